@@ -1,0 +1,50 @@
+/*
+ * asl_c.h — the C ABI of the ASL interpreter, for the PostgreSQL module.
+ *
+ * The module must not let a C++ exception or a longjmp cross these calls:
+ * every function catches everything and reports through its result, and the
+ * interpreter never calls into PostgreSQL.  Strings returned are malloc'd;
+ * the caller copies them (into palloc'd memory) and frees them with
+ * genroc_asl_free().
+ */
+#ifndef GENROC_ASL_C_H
+#define GENROC_ASL_C_H
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* The outcome of a call: ok, or an error with its SQLSTATE. */
+typedef struct GenrocAslResult
+{
+	int			ok;				/* 1 on success */
+	char	   *json;			/* on success: the answer as JSON text, or NULL */
+	char		sqlstate[6];	/* on failure: five characters and NUL */
+	char	   *message;		/* on failure */
+	char	   *detail;			/* on failure, may be NULL */
+} GenrocAslResult;
+
+/*
+ * Validates a definition (JSON text); on success json is NULL.  `cache_key`
+ * (e.g. the content hash) lets later steps skip parsing; NULL to not cache.
+ */
+extern GenrocAslResult genroc_asl_validate(const char *definition_json, const char *cache_key);
+
+/*
+ * Runs one step (see the protocol in asl.hpp).  The definition is looked up
+ * in a per-process cache by cache_key and compiled from definition_json on a
+ * miss.  definition_json may be NULL when the caller expects a hit; a miss
+ * then fails with SQLSTATE 55000 and the caller calls again with the text.
+ */
+extern GenrocAslResult genroc_asl_step(const char *cache_key, const char *definition_json,
+									   const char *request_json);
+
+/* Frees what a GenrocAslResult holds. */
+extern void genroc_asl_free(GenrocAslResult *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GENROC_ASL_C_H */

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# run-all.sh — the whole test suite, as CI runs it (.ci/run calls this).
+#
+# Installs what it needs, builds, starts a throwaway PostgreSQL cluster,
+# installs the extension, runs every suite, stops the cluster and prints
+# one line over all suites: "N passed, N failed".  Exits non-zero when
+# anything failed or a suite could not run.
+#
+#   bash test/run-all.sh            everything
+#   SUITES="regress ctest" bash test/run-all.sh    a subset:
+#                                   errors regress pgtap ctest
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+SUITES=${SUITES:-"errors regress pgtap ctest"}
+LOG=${GENROC_TEST_LOG:-$ROOT/build/test-logs}
+mkdir -p "$LOG"
+
+passed=0 failed=0 broken=()
+note() { printf '== %s\n' "$*" >&2; }
+count() { # suite passed failed
+  note "$1: $2 passed, $3 failed"
+  passed=$((passed + $2)); failed=$((failed + $3))
+}
+
+note "dependencies"; bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+note "build"
+if ! make -s >"$LOG/build.log" 2>&1; then
+  tail -50 "$LOG/build.log" >&2; echo "0 passed, 1 failed"; exit 1
+fi
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if ! $SUDO make -s install >"$LOG/install.log" 2>&1; then
+  tail -20 "$LOG/install.log" >&2; echo "0 passed, 1 failed"; exit 1
+fi
+
+note "throwaway PostgreSQL"
+env_lines=$(bash test/pgcluster.sh start) || { echo "0 passed, 1 failed"; exit 1; }
+eval "$env_lines"
+trap 'bash test/pgcluster.sh stop "$GENROC_PGDIR"' EXIT
+# A template database with the extension, for suites that make one database per test.
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE genroc_template" \
+  && psql -X -q -v ON_ERROR_STOP=1 -d genroc_template -c "CREATE EXTENSION genroc" \
+  || broken+=("template database")
+export GENROC_TEST_TEMPLATE=genroc_template GENROC_TEST_REQUIRE_PG=1
+
+for suite in $SUITES; do
+  case "$suite" in
+    errors)
+      out=$(bash test/check_errors.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/errors.log"
+      p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+      [ "$f" -gt 0 ] && echo "$out" | grep '^not ok ' >&2
+      count errors "$p" "$f" ;;
+    regress)
+      # pg_regress (sql/, expected/) and pg_isolation_regress (specs/, expected/)
+      make -s installcheck >"$LOG/regress.log" 2>&1; rc=$?
+      p=$(grep -cE '\.\.\. +ok' "$LOG/regress.log"); f=$(grep -cE '\.\.\. +FAILED' "$LOG/regress.log")
+      if [ $rc -ne 0 ]; then
+        [ "$f" -eq 0 ] && { f=1; tail -30 "$LOG/regress.log" >&2; }
+        cat build/regress/regression.diffs build/isolation/regression.diffs 2>/dev/null | head -300 >&2
+      fi
+      count regress "$p" "$f" ;;
+    pgtap)
+      psql -X -q -c "CREATE DATABASE genroc_pgtap TEMPLATE genroc_template" && \
+        psql -X -q -d genroc_pgtap -c "CREATE EXTENSION pgtap"
+      out=$(pg_prove --verbose -d genroc_pgtap test/pgtap/*.sql 2>&1); rc=$?
+      echo "$out" >"$LOG/pgtap.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; tail -40 <<<"$out" >&2; }
+      count pgtap "$p" "$f" ;;
+    ctest)
+      # GoogleTest: core units, the conformance suite on both stores, end-to-end tests
+      (cd build && ctest -j2 --timeout 300 --output-on-failure) >"$LOG/ctest.log" 2>&1; rc=$?
+      line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$LOG/ctest.log" | tail -1)
+      if [ -n "$line" ]; then
+        total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+        f=$(sed -E 's/.* ([0-9]+) tests failed.*/\1/' <<<"$line"); p=$((total - f))
+      else
+        p=0; f=1
+      fi
+      [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
+      count ctest "$p" "$f" ;;
+    *) broken+=("unknown suite $suite") ;;
+  esac
+done
+
+for b in "${broken[@]}"; do note "could not run: $b"; failed=$((failed + 1)); done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

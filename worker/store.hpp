@@ -1,0 +1,106 @@
+// store.hpp — the engine operations, one interface over both stores.
+//
+// Each method is one genroc.* SQL function (README "SQL API"), with the same
+// arguments, the same results and the same errors (genroc::Error carrying the
+// SQLSTATE).  PgStore (worker/pg_store.cpp) calls the function over libpq;
+// SqliteStore (sqlite_shim/) performs the same operation on a SQLite file.
+// The conformance suite (test/conformance/) runs every behaviour on both.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asl.hpp"
+
+namespace genroc {
+
+struct DefineResult {
+	std::string name;
+	int version = 0;
+	bool is_new = false;
+};
+
+struct StartResult {
+	int64_t instance_id = 0;
+	bool is_new = false;
+	std::string status;
+};
+
+// A task handed to a worker by claim().
+struct Task {
+	int64_t instance_id = 0;
+	int64_t epoch = 0;			// lease epoch: pass it back to complete()/fail()
+	std::string state;
+	std::string resource;		// "handler:NAME" | "genroc:noop|fail|sleep"
+	json input;
+	bool only_once = false;
+	std::optional<int> timeout_s;
+	int attempt = 0;			// 0 for the first run of this task, +1 per retry
+	std::string lease_expires;	// ISO-8601 UTC
+};
+
+// An activity task handed to an outside program by claim_activity().
+struct ActivityTask {
+	std::string token;
+	int64_t instance_id = 0;
+	std::string activity;		// NAME of "activity:NAME"
+	json input;
+	std::optional<int> heartbeat_s;
+	std::optional<int> timeout_s;
+};
+
+class Store {
+  public:
+	virtual ~Store() = default;
+
+	virtual std::string kind() const = 0;	// "postgres" | "sqlite"
+
+	// Definitions
+	virtual DefineResult define(const std::string &name, const json &definition) = 0;
+	virtual json list_definitions() = 0;	// [{name, version, created_at}] newest version per name
+
+	// Instances
+	virtual StartResult start(const std::string &definition, const json &input,
+							  const json &options) = 0;
+	virtual std::string cancel(int64_t instance_id) = 0;	// returns "cancelled"
+	virtual json get_instance(int64_t instance_id) = 0;		// throws RC003
+	virtual json list_instances(const json &filter) = 0;	// {status, definition, label, limit}
+	virtual json history(int64_t instance_id) = 0;			// the instance log, oldest first
+
+	// Workers and leases
+	virtual json worker_register(const std::string &worker, const json &options) = 0;
+	virtual void worker_heartbeat(const std::string &worker) = 0;
+	virtual void worker_stop(const std::string &worker) = 0;
+	virtual json list_workers() = 0;
+	virtual std::vector<Task> claim(const std::string &worker,
+									const std::vector<std::string> &queues, int n) = 0;
+	virtual std::vector<int64_t> renew(const std::string &worker,
+									   const std::vector<int64_t> &instance_ids) = 0;
+	virtual void release(const std::string &worker, const std::vector<int64_t> &instance_ids) = 0;
+	virtual std::string complete(int64_t instance_id, int64_t epoch, const json &output) = 0;
+	virtual std::string fail(int64_t instance_id, int64_t epoch, const std::string &error,
+							 const std::string &cause) = 0;
+
+	// Activities (work from outside)
+	virtual std::vector<ActivityTask> claim_activity(const std::string &activity,
+													 const std::string &worker, int n) = 0;
+	virtual std::string activity_succeed(const std::string &token, const json &output) = 0;
+	virtual std::string activity_fail(const std::string &token, const std::string &error,
+									  const std::string &cause) = 0;
+	virtual void activity_heartbeat(const std::string &token) = 0;
+
+	// Time
+	virtual json tick(int limit) = 0;		// counts of what it did, by kind
+	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC
+	// Sets (or with nullopt clears) the test clock of this store's session.
+	virtual void set_test_clock(const std::optional<std::string> &iso_time) = 0;
+};
+
+// Opens the store named by --database: a postgres:// or postgresql:// URL
+// (or any libpq conninfo containing '='), else a SQLite file path.
+std::unique_ptr<Store> open_store(const std::string &database);
+
+}  // namespace genroc
