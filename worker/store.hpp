@@ -97,7 +97,18 @@ class Store {
 	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC
 	// Sets (or with nullopt clears) the test clock of this store's session.
 	virtual void set_test_clock(const std::optional<std::string> &iso_time) = 0;
+
+	// Plumbing for the worker (not SQL functions)
+	// Blocks up to timeout_ms for a sign that work may be ready (PostgreSQL:
+	// LISTEN genroc; SQLite: a short poll).  True when woken by a signal.
+	virtual bool wait_for_work(int timeout_ms) = 0;
+	// True when the database answers (GET /healthz).
+	virtual bool ping() = 0;
 };
+
+// A Store is one connection: not thread-safe.  Open one per thread, or lock.
+// Connection failures raise Error with an SQLSTATE of class 08; the next call
+// reconnects.  Callers treat class 08 (and 57P01 admin shutdown) as transient.
 
 // Opens the store named by --database: a postgres:// or postgresql:// URL
 // (or any libpq conninfo containing '='), else a SQLite file path.
