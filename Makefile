@@ -18,9 +18,10 @@ DATA        = $(filter-out $(DATA_built),$(wildcard extension/$(EXTENSION)--*--*
 
 # A new file in sql/ or specs/ is a new test.
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
-REGRESS_OPTS = --inputdir=. --outputdir=build/regress
+BUILD       ?= build
+REGRESS_OPTS = --inputdir=. --outputdir=$(BUILD)/regress
 ISOLATION   = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
-ISOLATION_OPTS = --inputdir=. --outputdir=build/isolation
+ISOLATION_OPTS = --inputdir=. --outputdir=$(BUILD)/isolation
 
 PG_CPPFLAGS = -Icore
 PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
@@ -41,11 +42,14 @@ $(DATA_built): $(SQL_PARTS)
 
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
+# SKIP_CXX=1 builds only the extension.
 .PHONY: cxx check
+ifndef SKIP_CXX
 all: cxx
+endif
 cxx:
-	cmake -S . -B build -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
-	cmake --build build -j$$(nproc)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+	cmake --build $(BUILD) -j$$(nproc)
 
 check:
 	bash test/run-all.sh
@@ -53,4 +57,4 @@ check:
 installcheck: | regress-dirs
 .PHONY: regress-dirs
 regress-dirs:
-	mkdir -p build/regress build/isolation
+	mkdir -p $(BUILD)/regress $(BUILD)/isolation
