@@ -113,5 +113,6 @@ class Store {
 // Opens the store named by --database: a postgres:// or postgresql:// URL
 // (or any libpq conninfo containing '='), else a SQLite file path.
 std::unique_ptr<Store> open_store(const std::string &database);
+std::unique_ptr<Store> open_pg_store(const std::string &conninfo);
 
 }  // namespace genroc

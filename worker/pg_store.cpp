@@ -1,0 +1,330 @@
+// pg_store.cpp — the Store interface over libpq: each method calls one
+// genroc.* SQL function and nothing else (the tables are the extension's).
+//
+// One execute-with-parameters path (PgStore::exec): every value travels as a
+// parameter, no SQL is built from data.  Arrays go over as JSON and are
+// unpacked in SQL, so no array literal is ever quoted by hand.
+//
+// A lost connection raises Error with SQLSTATE class 08 and drops the
+// connection; the next call reconnects and restores the session settings
+// (test clock, LISTEN).  Retrying is the caller's business (worker loop).
+#include <libpq-fe.h>
+#include <poll.h>
+
+#include <cstring>
+#include <memory>
+
+#include "store.hpp"
+
+namespace genroc {
+namespace {
+
+struct ConnCloser {
+	void operator()(PGconn *c) const { PQfinish(c); }
+};
+struct ResultClearer {
+	void operator()(PGresult *r) const { PQclear(r); }
+};
+using Conn = std::unique_ptr<PGconn, ConnCloser>;
+using Result = std::unique_ptr<PGresult, ResultClearer>;
+
+// A timestamptz column as genroc's ISO-8601 UTC text.
+#define ISO(col) "to_char((" col ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+constexpr const char *CONNECTION_FAILURE = "08006";
+
+// A parameter: a value, or SQL NULL.
+using Param = std::optional<std::string>;
+
+std::string text(PGresult *r, int row, int col) {
+	return PQgetisnull(r, row, col) ? std::string() : std::string(PQgetvalue(r, row, col));
+}
+bool is_null(PGresult *r, int row, int col) { return PQgetisnull(r, row, col); }
+int64_t int64(PGresult *r, int row, int col) {
+	return is_null(r, row, col) ? 0 : std::stoll(PQgetvalue(r, row, col));
+}
+std::optional<int> opt_int(PGresult *r, int row, int col) {
+	if (is_null(r, row, col)) return std::nullopt;
+	return std::stoi(PQgetvalue(r, row, col));
+}
+bool boolean(PGresult *r, int row, int col) {
+	return !is_null(r, row, col) && PQgetvalue(r, row, col)[0] == 't';
+}
+json jsonb(PGresult *r, int row, int col) {
+	return is_null(r, row, col) ? json(nullptr) : json::parse(PQgetvalue(r, row, col));
+}
+json id_array(const std::vector<int64_t> &ids) {
+	json a = json::array();
+	for (auto id : ids) a.push_back(id);
+	return a;
+}
+
+class PgStore final : public Store {
+  public:
+	explicit PgStore(std::string conninfo) : conninfo_(std::move(conninfo)) { connect(); }
+
+	std::string kind() const override { return "postgres"; }
+
+	DefineResult define(const std::string &name, const json &definition) override {
+		auto r = exec("SELECT name, version, is_new FROM genroc.define($1, $2::jsonb)",
+					  {name, definition.dump()});
+		return {text(r.get(), 0, 0), static_cast<int>(int64(r.get(), 0, 1)), boolean(r.get(), 0, 2)};
+	}
+
+	json list_definitions() override {
+		return rows_as_json("SELECT to_jsonb(d) FROM genroc.list_definitions() d", {});
+	}
+
+	StartResult start(const std::string &definition, const json &input,
+					  const json &options) override {
+		auto r = exec("SELECT instance_id, is_new, status FROM genroc.start($1, $2::jsonb, $3::jsonb)",
+					  {definition, input.dump(), options.dump()});
+		return {int64(r.get(), 0, 0), boolean(r.get(), 0, 1), text(r.get(), 0, 2)};
+	}
+
+	std::string cancel(int64_t id) override {
+		return scalar("SELECT genroc.cancel($1)", {std::to_string(id)});
+	}
+
+	json get_instance(int64_t id) override {
+		auto r = exec("SELECT genroc.get_instance($1)", {std::to_string(id)});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	json list_instances(const json &filter) override {
+		return rows_as_json("SELECT genroc.list_instances($1::jsonb)", {filter.dump()});
+	}
+
+	json history(int64_t id) override {
+		return rows_as_json("SELECT to_jsonb(h) FROM genroc.history($1) h", {std::to_string(id)});
+	}
+
+	json worker_register(const std::string &worker, const json &options) override {
+		auto r = exec("SELECT genroc.worker_register($1, $2::jsonb)", {worker, options.dump()});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	void worker_heartbeat(const std::string &worker) override {
+		exec("SELECT genroc.worker_heartbeat($1)", {worker});
+	}
+
+	void worker_stop(const std::string &worker) override {
+		exec("SELECT genroc.worker_stop($1)", {worker});
+	}
+
+	json list_workers() override {
+		return rows_as_json("SELECT to_jsonb(w) FROM genroc.list_workers() w", {});
+	}
+
+	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
+							int n) override {
+		auto r = exec("SELECT instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO("lease_expires")
+					  " FROM genroc.claim($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3)",
+					  {worker, json(queues).dump(), std::to_string(n)});
+		std::vector<Task> tasks;
+		for (int i = 0; i < PQntuples(r.get()); i++) {
+			Task t;
+			t.instance_id = int64(r.get(), i, 0);
+			t.epoch = int64(r.get(), i, 1);
+			t.state = text(r.get(), i, 2);
+			t.resource = text(r.get(), i, 3);
+			t.input = jsonb(r.get(), i, 4);
+			t.only_once = boolean(r.get(), i, 5);
+			t.timeout_s = opt_int(r.get(), i, 6);
+			t.attempt = static_cast<int>(int64(r.get(), i, 7));
+			t.lease_expires = text(r.get(), i, 8);
+			tasks.push_back(std::move(t));
+		}
+		return tasks;
+	}
+
+	std::vector<int64_t> renew(const std::string &worker, const std::vector<int64_t> &ids) override {
+		auto r = exec("SELECT * FROM genroc.renew($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint))",
+					  {worker, id_array(ids).dump()});
+		std::vector<int64_t> kept;
+		for (int i = 0; i < PQntuples(r.get()); i++) kept.push_back(int64(r.get(), i, 0));
+		return kept;
+	}
+
+	void release(const std::string &worker, const std::vector<int64_t> &ids) override {
+		exec("SELECT genroc.release($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint))",
+			 {worker, id_array(ids).dump()});
+	}
+
+	std::string complete(int64_t id, int64_t epoch, const json &output) override {
+		return scalar("SELECT genroc.complete($1, $2, $3::jsonb)",
+					  {std::to_string(id), std::to_string(epoch), output.dump()});
+	}
+
+	std::string fail(int64_t id, int64_t epoch, const std::string &error,
+					 const std::string &cause) override {
+		return scalar("SELECT genroc.fail($1, $2, $3, $4)",
+					  {std::to_string(id), std::to_string(epoch), error, cause});
+	}
+
+	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker,
+											 int n) override {
+		auto r = exec("SELECT token, instance_id, activity, input, heartbeat_s, timeout_s"
+					  " FROM genroc.claim_activity($1, $2, $3)",
+					  {activity, worker, std::to_string(n)});
+		std::vector<ActivityTask> out;
+		for (int i = 0; i < PQntuples(r.get()); i++) {
+			ActivityTask a;
+			a.token = text(r.get(), i, 0);
+			a.instance_id = int64(r.get(), i, 1);
+			a.activity = text(r.get(), i, 2);
+			a.input = jsonb(r.get(), i, 3);
+			a.heartbeat_s = opt_int(r.get(), i, 4);
+			a.timeout_s = opt_int(r.get(), i, 5);
+			out.push_back(std::move(a));
+		}
+		return out;
+	}
+
+	std::string activity_succeed(const std::string &token, const json &output) override {
+		return scalar("SELECT genroc.activity_succeed($1, $2::jsonb)", {token, output.dump()});
+	}
+
+	std::string activity_fail(const std::string &token, const std::string &error,
+							  const std::string &cause) override {
+		return scalar("SELECT genroc.activity_fail($1, $2, $3)", {token, error, cause});
+	}
+
+	void activity_heartbeat(const std::string &token) override {
+		exec("SELECT genroc.activity_heartbeat($1)", {token});
+	}
+
+	json tick(int limit) override {
+		auto r = exec("SELECT genroc.tick($1)", {std::to_string(limit)});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	std::string now() override { return scalar("SELECT " ISO("genroc.now()"), {}); }
+
+	void set_test_clock(const std::optional<std::string> &iso_time) override {
+		test_clock_ = iso_time;
+		exec("SELECT set_config('genroc.test_clock', $1, false)", {iso_time.value_or("")});
+	}
+
+	bool wait_for_work(int timeout_ms) override {
+		ensure_connected();
+		if (!listening_) {
+			exec("LISTEN genroc", {});
+			listening_ = true;
+		}
+		if (drain_notifications()) return true;
+		pollfd p{PQsocket(conn_.get()), POLLIN, 0};
+		if (p.fd < 0) return false;
+		int rc = ::poll(&p, 1, timeout_ms);
+		if (rc <= 0) return false;
+		if (!PQconsumeInput(conn_.get())) {
+			std::string msg = PQerrorMessage(conn_.get());
+			drop_connection();
+			throw Error(CONNECTION_FAILURE, "connection to PostgreSQL lost: " + trim(msg));
+		}
+		return drain_notifications();
+	}
+
+	bool ping() override {
+		try {
+			exec("SELECT 1", {});
+			return true;
+		} catch (const Error &) {
+			return false;
+		}
+	}
+
+  private:
+	std::string conninfo_;
+	Conn conn_;
+	bool listening_ = false;
+	std::optional<std::string> test_clock_;
+
+	static std::string trim(std::string s) {
+		while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+		return s;
+	}
+
+	void connect() {
+		Conn c(PQconnectdb(conninfo_.c_str()));
+		if (!c || PQstatus(c.get()) != CONNECTION_OK) {
+			std::string msg = c ? PQerrorMessage(c.get()) : "out of memory";
+			throw Error(CONNECTION_FAILURE, "cannot connect to PostgreSQL: " + trim(msg));
+		}
+		conn_ = std::move(c);
+		bool was_listening = listening_;
+		listening_ = false;
+		// Session settings a reconnect must restore.
+		exec("SELECT set_config('application_name', 'genroc', false), set_config('TimeZone', 'UTC', false)", {});
+		if (test_clock_) exec("SELECT set_config('genroc.test_clock', $1, false)", {*test_clock_});
+		if (was_listening) {
+			exec("LISTEN genroc", {});
+			listening_ = true;
+		}
+	}
+
+	void ensure_connected() {
+		if (!conn_ || PQstatus(conn_.get()) != CONNECTION_OK) {
+			conn_.reset();
+			connect();
+		}
+	}
+
+	void drop_connection() { conn_.reset(); }
+
+	bool drain_notifications() {
+		bool any = false;
+		while (PGnotify *n = PQnotifies(conn_.get())) {
+			any = true;
+			PQfreemem(n);
+		}
+		return any;
+	}
+
+	// The one path to the server: parameters as text, results as text.
+	Result exec(const char *sql, std::initializer_list<Param> params) {
+		ensure_connected();
+		std::vector<const char *> values;
+		values.reserve(params.size());
+		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+		Result r(PQexecParams(conn_.get(), sql, static_cast<int>(values.size()), nullptr,
+							  values.data(), nullptr, nullptr, 0));
+		auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+		if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return r;
+
+		if (!r || PQstatus(conn_.get()) != CONNECTION_OK) {
+			std::string msg = PQerrorMessage(conn_.get());
+			const char *state = r ? PQresultErrorField(r.get(), PG_DIAG_SQLSTATE) : nullptr;
+			drop_connection();
+			throw Error(state && std::strncmp(state, "57P0", 4) == 0 ? state : CONNECTION_FAILURE,
+						"connection to PostgreSQL lost: " + trim(msg));
+		}
+		auto field = [&](int code) {
+			const char *v = PQresultErrorField(r.get(), code);
+			return v ? std::string(v) : std::string();
+		};
+		std::string state = field(PG_DIAG_SQLSTATE);
+		throw Error(state.empty() ? "XX000" : state, field(PG_DIAG_MESSAGE_PRIMARY),
+					field(PG_DIAG_MESSAGE_DETAIL), field(PG_DIAG_MESSAGE_HINT));
+	}
+
+	std::string scalar(const char *sql, std::initializer_list<Param> params) {
+		auto r = exec(sql, params);
+		return PQntuples(r.get()) ? text(r.get(), 0, 0) : std::string();
+	}
+
+	json rows_as_json(const char *sql, std::initializer_list<Param> params) {
+		auto r = exec(sql, params);
+		json a = json::array();
+		for (int i = 0; i < PQntuples(r.get()); i++) a.push_back(jsonb(r.get(), i, 0));
+		return a;
+	}
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_pg_store(const std::string &conninfo) {
+	return std::make_unique<PgStore>(conninfo);
+}
+
+}  // namespace genroc
