@@ -1,0 +1,49 @@
+/*
+ * genroc — a durable process engine inside PostgreSQL.
+ *
+ * This script is built from the parts in extension/sql/, in file-name order.
+ *
+ * The API in one page (README.md has every signature and error):
+ *
+ *   define(name, definition)      validate an ASL state machine; store a new
+ *                                 version only when the content changed
+ *   start(definition, input, options)
+ *                                 create an instance and run its inline states
+ *                                 (Pass, Choice, Succeed, Fail, due Waits) in
+ *                                 this transaction; it stops at a Task, a
+ *                                 future Wait or its end
+ *   worker_register / worker_heartbeat / worker_stop
+ *                                 the worker registry: one live holder per id
+ *   claim(worker, queues, n)      lease ready tasks to a worker (new epoch each)
+ *   renew / release               extend or give back leases
+ *   complete / fail               report a task under its lease epoch; the
+ *                                 instance goes on in the same transaction
+ *   claim_activity / activity_succeed / activity_fail / activity_heartbeat
+ *                                 external tasks, addressed by a task token
+ *   cancel(instance)              end a live instance
+ *   tick(limit)                   everything time does: timers, delayed
+ *                                 starts, timeouts, heartbeats, lapsed leases
+ *   get_instance / list_instances / history / list_definitions / list_workers
+ *                                 reading; views genroc.instances, genroc.workers
+ *
+ * How it is split: the ASL interpreter (C++, core/, shared with the SQLite
+ * shim) answers "where does this instance stop now"; the C module bridges to
+ * it (genroc._step); the PL/pgSQL here keeps the rows: statuses, leases and
+ * epochs, tokens, deadlines, the log.  genroc._apply_step is the one place
+ * where an interpreter answer becomes a row update, so every transition looks
+ * the same.
+ *
+ * The SQLite shim (sqlite_shim/) copies these semantics one for one; the
+ * comments marked "Semantics:" are the contract it follows.
+ *
+ * Privileges: tables and genroc._* helpers are private.  Public functions are
+ * SECURITY DEFINER (callers must not touch the tables) with a fixed
+ * search_path, and are executable by PUBLIC once the role has USAGE on the
+ * schema, which the install grants.  The views are not granted: an admin
+ * grants SELECT on genroc.instances / genroc.workers to the roles that may
+ * read every instance.  To keep a role from running the engine, an admin
+ * revokes EXECUTE on the functions it must not call.
+ */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION genroc" to load this file. \quit

@@ -1,0 +1,123 @@
+/*
+ * Tables.  Private to the extension: nothing outside genroc.* functions
+ * reads or writes them, and PUBLIC has no grant on them.
+ */
+
+-- A named, versioned ASL definition.  hash is the sha256 of the canonical
+-- text of the jsonb (jsonb::text is deterministic: keys sorted, no
+-- duplicates), so "same content" means same hash; it is also the interpreter's
+-- cache key.
+CREATE TABLE genroc._definitions (
+	id			bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	name		text NOT NULL CHECK (name <> ''),
+	version		int NOT NULL CHECK (version > 0),
+	definition	jsonb NOT NULL,
+	hash		text NOT NULL,
+	created_at	timestamptz NOT NULL,
+	UNIQUE (name, version),
+	UNIQUE (name, hash)
+);
+
+-- One execution.  The columns group as follows:
+--   where it is      status, state, state_input (raw input of the state),
+--                    task_input/resource (when stopped at a Task)
+--   when it may run  queue, priority, eligible_at (claim order and delay)
+--   lease            lease_owner, lease_epoch (bumped on every claim),
+--                    lease_expires
+--   attempts         retry_counts (the interpreter's, per Retry entry),
+--                    attempt (their sum), interruptions (lapses of this
+--                    attempt), only_once
+--   deadlines        timeout_s/timeout_at (TimeoutSeconds), heartbeat_s/
+--                    heartbeat_at (HeartbeatSeconds, activities),
+--                    wait_kind/wait_until (timer or delayed start)
+--   activity         activity (NAME), activity_token (one per parking),
+--                    activity_owner (who claimed it; NULL = not handed out)
+CREATE TABLE genroc._instances (
+	id				bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	definition_id	bigint NOT NULL REFERENCES genroc._definitions (id),
+	status			text NOT NULL CHECK (status IN ('ready', 'running', 'waiting',
+													'succeeded', 'failed', 'cancelled')),
+	state			text,
+	state_input		jsonb,
+	task_input		jsonb,
+	resource		text,
+	queue			text NOT NULL DEFAULT 'default',
+	priority		int NOT NULL DEFAULT 0,
+	eligible_at		timestamptz NOT NULL,
+	lease_owner		text,
+	lease_epoch		bigint NOT NULL DEFAULT 0,
+	lease_expires	timestamptz,
+	retry_counts	jsonb,
+	attempt			int NOT NULL DEFAULT 0,
+	interruptions	int NOT NULL DEFAULT 0,
+	only_once		boolean NOT NULL DEFAULT false,
+	timeout_s		int,
+	timeout_at		timestamptz,
+	heartbeat_s		int,
+	heartbeat_at	timestamptz,
+	wait_kind		text CHECK (wait_kind IN ('timer', 'run_at', 'activity')),
+	wait_until		timestamptz,
+	activity		text,
+	activity_token	text UNIQUE,
+	activity_owner	text,
+	input			jsonb NOT NULL,
+	output			jsonb,
+	error			text,
+	cause			text,
+	idempotency_key	text UNIQUE,
+	labels			jsonb NOT NULL DEFAULT '{}',
+	partition_key	text,
+	name			text,
+	created_at		timestamptz NOT NULL,
+	updated_at		timestamptz NOT NULL,
+	ended_at		timestamptz
+);
+
+-- claim: ready rows of a queue in claim order (priority, eligible_at, id)
+CREATE INDEX _instances_claim ON genroc._instances (queue, priority, eligible_at, id)
+	WHERE status = 'ready';
+-- claim_activity: unclaimed parked activities of a name, in the same order
+CREATE INDEX _instances_activity ON genroc._instances (activity, priority, eligible_at, id)
+	WHERE status = 'waiting' AND wait_kind = 'activity' AND activity_owner IS NULL;
+-- tick: timers and delayed starts, lapsed leases, timeouts, heartbeats
+CREATE INDEX _instances_wait ON genroc._instances (wait_until)
+	WHERE status = 'waiting' AND wait_kind IN ('timer', 'run_at');
+CREATE INDEX _instances_lease ON genroc._instances (lease_expires)
+	WHERE status = 'running';
+CREATE INDEX _instances_lease_owner ON genroc._instances (lease_owner)
+	WHERE status = 'running';
+CREATE INDEX _instances_timeout ON genroc._instances (timeout_at)
+	WHERE timeout_at IS NOT NULL;
+CREATE INDEX _instances_heartbeat ON genroc._instances (heartbeat_at)
+	WHERE heartbeat_at IS NOT NULL;
+-- list_instances by definition and status
+CREATE INDEX _instances_definition ON genroc._instances (definition_id);
+CREATE INDEX _instances_status ON genroc._instances (status, id);
+
+-- The worker registry: one row per worker id, kept after a stop so a
+-- restart can find its own leases.
+CREATE TABLE genroc._workers (
+	id				text PRIMARY KEY CHECK (id <> ''),
+	host			text NOT NULL,
+	lease_duration	interval NOT NULL,
+	stale_after		interval NOT NULL,
+	queues			text[] NOT NULL,
+	concurrency		int CHECK (concurrency > 0),
+	started_at		timestamptz NOT NULL,
+	heartbeat_at	timestamptz NOT NULL,
+	stopped_at		timestamptz
+);
+
+-- Each instance's history, oldest first by seq.
+CREATE TABLE genroc._log (
+	seq			bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	instance_id	bigint NOT NULL REFERENCES genroc._instances (id) ON DELETE CASCADE,
+	at			timestamptz NOT NULL,
+	event		text NOT NULL,
+	state		text,
+	detail		jsonb
+);
+CREATE INDEX _log_instance ON genroc._log (instance_id, seq);
+
+REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log FROM PUBLIC;
+GRANT USAGE ON SCHEMA genroc TO PUBLIC;

@@ -1,0 +1,394 @@
+/*
+ * The engine's core: the clock, the interpreter bridge, small helpers, and
+ * genroc._apply_step, where every interpreter answer becomes a row update.
+ */
+
+CREATE FUNCTION genroc.now() RETURNS timestamptz
+	AS 'MODULE_PATHNAME', 'genroc_now'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION genroc.now() IS
+	'The engine''s clock: the test clock (setting genroc.test_clock) when set, else the transaction start time.';
+
+-- Raises RC001 naming the JSON path of the first fault.  The cache key lets
+-- the next _step skip compiling.
+CREATE FUNCTION genroc._validate(p_definition jsonb, p_cache_key text) RETURNS void
+	AS 'MODULE_PATHNAME', 'genroc_validate'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- One interpreter step (core/asl.hpp, "The step protocol").  Deterministic:
+-- the caller passes now_ms and the context in the request.
+CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jsonb)
+	RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_step'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+-- Timestamps as genroc writes them everywhere: ISO-8601 UTC with
+-- milliseconds, e.g. 2030-01-01T00:00:00.000Z (the interpreter's format).
+CREATE FUNCTION genroc._iso(p_at timestamptz) RETURNS text
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	SET search_path = pg_catalog, pg_temp
+	RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+
+-- Milliseconds since the epoch (what the interpreter's now_ms/until_ms are).
+CREATE FUNCTION genroc._ms(p_at timestamptz) RETURNS bigint
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	SET search_path = pg_catalog, pg_temp
+	RETURN floor(extract(epoch FROM p_at) * 1000)::bigint;
+
+CREATE FUNCTION genroc._from_ms(p_ms bigint) RETURNS timestamptz
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	SET search_path = pg_catalog, pg_temp
+	RETURN 'epoch'::timestamptz + p_ms * interval '1 millisecond';
+
+-- Semantics: an option bag must be a JSON object whose keys are all in
+-- p_allowed; otherwise 22023 naming the first unknown key (in key order).
+CREATE FUNCTION genroc._check_options(p_options jsonb, p_allowed text[], p_what text)
+	RETURNS void
+	LANGUAGE plpgsql IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_key text;
+BEGIN
+	IF jsonb_typeof(p_options) <> 'object' THEN
+		RAISE EXCEPTION '% must be a JSON object', p_what
+			USING ERRCODE = '22023';
+	END IF;
+	FOR v_key IN SELECT k FROM jsonb_object_keys(p_options) AS k ORDER BY k LOOP
+		IF NOT v_key = ANY (p_allowed) THEN
+			RAISE EXCEPTION 'unknown option "%" in %', v_key, p_what
+				USING ERRCODE = '22023',
+					  HINT = format('Known options: %s.', array_to_string(p_allowed, ', '));
+		END IF;
+	END LOOP;
+END;
+$$;
+
+-- Semantics: a duration is a JSON number of seconds, or a string
+-- "<number><unit>" with unit ms, s, m, h or d ("10s", "1.5m", "500ms").
+-- Anything else is 22007 naming the option; zero or negative is 22023.
+CREATE FUNCTION genroc._duration(p_value jsonb, p_option text) RETURNS interval
+	LANGUAGE plpgsql IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_parts text[];
+	v_result interval;
+BEGIN
+	IF jsonb_typeof(p_value) = 'number' THEN
+		v_result := (p_value::text)::numeric * interval '1 second';
+	ELSIF jsonb_typeof(p_value) = 'string' THEN
+		v_parts := regexp_match(p_value #>> '{}', '^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$');
+		IF v_parts IS NULL THEN
+			RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
+				USING ERRCODE = '22007',
+					  HINT = 'Write a number of seconds or a string like "10s", "500ms", "2m", "1h", "1d".';
+		END IF;
+		v_result := v_parts[1]::numeric * CASE v_parts[2]
+			WHEN 'ms' THEN interval '1 millisecond'
+			WHEN 's' THEN interval '1 second'
+			WHEN 'm' THEN interval '1 minute'
+			WHEN 'h' THEN interval '1 hour'
+			ELSE interval '1 day' END;
+	ELSE
+		RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
+			USING ERRCODE = '22007';
+	END IF;
+	IF v_result <= interval '0' THEN
+		RAISE EXCEPTION 'option "%" must be a positive duration', p_option
+			USING ERRCODE = '22023';
+	END IF;
+	RETURN v_result;
+END;
+$$;
+
+-- Appends one entry to an instance's log.
+CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_detail jsonb)
+	RETURNS void
+	LANGUAGE sql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		INSERT INTO genroc._log (instance_id, at, event, state, detail)
+		VALUES (p_instance, genroc.now(), p_event, p_state, p_detail);
+	END;
+
+/*
+ * The place where a commit must reach the disk before it is confirmed.
+ * p_class names why: 'outside' (work from outside: start, activity results,
+ * cancel), 'only_once_claim' (the claim of an OnlyOnce task), 'terminal' (an
+ * instance ended).  The durability levels (DESIGN §4) are a later issue:
+ * that issue maps (level, p_class) to set_config('synchronous_commit', ...,
+ * true) here.  Until then nothing is changed, so every commit follows the
+ * server's synchronous_commit, which is 'on' by default: every commit is
+ * flushed (the strictest level).
+ */
+CREATE FUNCTION genroc._flush_commit(p_class text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF p_class NOT IN ('outside', 'only_once_claim', 'terminal') THEN
+		RAISE EXCEPTION 'unknown commit class "%"', p_class USING ERRCODE = '22023';
+	END IF;
+END;
+$$;
+
+/*
+ * The context object $$ as the store knows it (the interpreter adds State).
+ * Semantics:
+ *   Execution.Id         the instance id as a string ("42")
+ *   Execution.Name       the start option "name", else the id as a string
+ *   Execution.Input      the instance input
+ *   Execution.StartTime  created_at, ISO-8601 UTC with milliseconds
+ *   StateMachine.Id      "<definition name>:<version>"
+ *   StateMachine.Name    the definition name
+ *   Task.Token           a fresh random token (gen_random_uuid) for this step;
+ *                        it becomes the activity token if the step parks
+ */
+CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETURNS jsonb
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		SELECT jsonb_build_object(
+			'Execution', jsonb_build_object(
+				'Id', p_instance.id::text,
+				'Input', p_instance.input,
+				'Name', coalesce(p_instance.name, p_instance.id::text),
+				'StartTime', genroc._iso(p_instance.created_at)),
+			'StateMachine', jsonb_build_object(
+				'Id', d.name || ':' || d.version,
+				'Name', d.name),
+			'Task', jsonb_build_object('Token', p_token))
+		FROM genroc._definitions d
+		WHERE d.id = p_instance.definition_id;
+	END;
+
+/*
+ * Runs one interpreter step for a locked instance and records where it
+ * stopped.  p_request holds the op and its fields (input / state,
+ * state_input, result|error+cause, retry_counts); this adds now_ms and the
+ * context.  Returns the new status.  The caller holds the row lock.
+ *
+ * Semantics (the outcome → the row):
+ *   every step clears the lease, the deadlines, the wait and the activity
+ *   task → handler:/genroc: resources: status 'ready', eligible_at = now +
+ *          delay_ms (a retry back-off; claim skips the row until then, no tick
+ *          needed); activity: resources: status 'waiting', wait_kind
+ *          'activity', a new token, eligible_at = now + delay_ms (claim_activity
+ *          skips it until then), timeout_at = eligible_at + TimeoutSeconds.
+ *          Either way: retry_counts from the answer, attempt = their sum,
+ *          interruptions = 0 (a new attempt).
+ *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
+ *   succeeded / failed → that status, output or error+cause, ended_at
+ *   log: one 'entered' row per state entered, then one row for the outcome
+ *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
+ *   NOTIFY genroc with the queue name when a task is ready at once
+ */
+CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_now timestamptz := genroc.now();
+	v_inst genroc._instances;
+	v_def genroc._definitions;
+	v_token text := gen_random_uuid()::text;
+	v_request jsonb;
+	v_answer jsonb;
+	v_out jsonb;
+	v_entered jsonb;
+	v_last_state text;
+	v_delay bigint;
+	v_eligible timestamptz;
+	v_resource text;
+	v_status text;
+	v_timeout int;
+	v_heartbeat int;
+	v_counts jsonb;
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
+
+	v_request := p_request || jsonb_build_object(
+		'now_ms', genroc._ms(v_now),
+		'context', genroc._context(v_inst, v_token));
+	v_answer := genroc._step(v_def.hash, v_def.definition, v_request);
+	v_out := v_answer -> 'outcome';
+	v_entered := coalesce(v_answer -> 'entered', '[]');
+
+	INSERT INTO genroc._log (instance_id, at, event, state, detail)
+	SELECT p_instance, v_now, 'entered', e ->> 'state', jsonb_build_object('type', e -> 'type')
+	FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)
+	ORDER BY n;
+	v_last_state := coalesce(v_entered -> -1 ->> 'state', v_inst.state);
+
+	CASE v_out ->> 'kind'
+	WHEN 'task' THEN
+		v_delay := coalesce((v_out ->> 'delay_ms')::bigint, 0);
+		v_eligible := v_now + v_delay * interval '1 millisecond';
+		v_resource := v_out ->> 'resource';
+		v_timeout := (v_out ->> 'timeout_s')::int;
+		v_heartbeat := (v_out ->> 'heartbeat_s')::int;
+		v_counts := coalesce(v_out -> 'retry_counts', '[]');
+		v_status := CASE WHEN v_resource LIKE 'activity:%' THEN 'waiting' ELSE 'ready' END;
+		UPDATE genroc._instances SET
+			status = v_status,
+			state = v_out ->> 'state',
+			state_input = v_out -> 'state_input',
+			task_input = v_out -> 'task_input',
+			resource = v_resource,
+			eligible_at = v_eligible,
+			lease_owner = NULL,
+			lease_expires = NULL,
+			retry_counts = v_counts,
+			attempt = (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c),
+			interruptions = 0,
+			only_once = coalesce((v_out ->> 'only_once')::boolean, false),
+			timeout_s = v_timeout,
+			heartbeat_s = v_heartbeat,
+			-- handler tasks: TimeoutSeconds counts from the claim (set there)
+			timeout_at = CASE WHEN v_status = 'waiting' AND v_timeout IS NOT NULL
+						 THEN v_eligible + v_timeout * interval '1 second' END,
+			heartbeat_at = NULL,
+			wait_kind = CASE WHEN v_status = 'waiting' THEN 'activity' END,
+			wait_until = NULL,
+			activity = CASE WHEN v_status = 'waiting' THEN substr(v_resource, 10) END,
+			activity_token = CASE WHEN v_status = 'waiting' THEN v_token END,
+			activity_owner = NULL,
+			updated_at = v_now
+		WHERE id = p_instance;
+		PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
+			jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
+							   'attempt', (SELECT attempt FROM genroc._instances WHERE id = p_instance),
+							   'delay_ms', v_delay));
+		IF v_status = 'ready' AND v_delay = 0 THEN
+			PERFORM pg_notify('genroc', v_inst.queue);
+		END IF;
+	WHEN 'wait' THEN
+		v_status := 'waiting';
+		UPDATE genroc._instances SET
+			status = v_status,
+			state = v_out ->> 'state',
+			state_input = v_out -> 'state_input',
+			task_input = NULL, resource = NULL,
+			lease_owner = NULL, lease_expires = NULL,
+			retry_counts = NULL, attempt = 0, interruptions = 0, only_once = false,
+			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
+			wait_kind = 'timer',
+			wait_until = genroc._from_ms((v_out ->> 'until_ms')::bigint),
+			activity = NULL, activity_token = NULL, activity_owner = NULL,
+			updated_at = v_now
+		WHERE id = p_instance;
+		PERFORM genroc._log(p_instance, 'wait_started', v_out ->> 'state',
+			jsonb_build_object('until', genroc._iso(genroc._from_ms((v_out ->> 'until_ms')::bigint))));
+	WHEN 'succeeded', 'failed' THEN
+		v_status := v_out ->> 'kind';
+		UPDATE genroc._instances SET
+			status = v_status,
+			state = v_last_state,
+			state_input = NULL, task_input = NULL, resource = NULL,
+			lease_owner = NULL, lease_expires = NULL,
+			retry_counts = NULL, interruptions = 0, only_once = false,
+			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
+			wait_kind = NULL, wait_until = NULL,
+			activity = NULL, activity_token = NULL, activity_owner = NULL,
+			output = CASE WHEN v_status = 'succeeded' THEN v_out -> 'output' END,
+			error = CASE WHEN v_status = 'failed' THEN v_out ->> 'error' END,
+			cause = CASE WHEN v_status = 'failed' THEN v_out ->> 'cause' END,
+			updated_at = v_now,
+			ended_at = v_now
+		WHERE id = p_instance;
+		PERFORM genroc._log(p_instance, v_status, v_last_state,
+			CASE WHEN v_status = 'succeeded'
+				 THEN jsonb_build_object('output', v_out -> 'output')
+				 ELSE jsonb_build_object('error', v_out -> 'error', 'cause', v_out -> 'cause') END);
+		PERFORM genroc._flush_commit('terminal');
+	ELSE
+		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
+			USING ERRCODE = 'XX000';
+	END CASE;
+	RETURN v_status;
+END;
+$$;
+
+-- The request that continues a stopped task with its result or error.
+CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
+									 p_result jsonb, p_error text, p_cause text)
+	RETURNS jsonb
+	LANGUAGE sql IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+	RETURN jsonb_strip_nulls(jsonb_build_object(
+		'op', p_op,
+		'state', p_instance.state,
+		'retry_counts', p_instance.retry_counts,
+		'error', p_error,
+		'cause', p_cause))
+		|| jsonb_build_object('state_input', coalesce(p_instance.state_input, 'null'::jsonb))
+		|| CASE WHEN p_op = 'task_succeeded'
+				THEN jsonb_build_object('result', coalesce(p_result, 'null'::jsonb))
+				ELSE '{}'::jsonb END;
+
+-- Semantics: a task fails with an engine error (timeouts, interruptions)
+-- through the interpreter, so Retry and Catch decide as for any error.
+CREATE FUNCTION genroc._fail_task(p_instance bigint, p_error text, p_cause text) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
+		jsonb_build_object('error', p_error, 'cause', p_cause));
+	RETURN genroc._apply_step(p_instance,
+		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause));
+END;
+$$;
+
+/*
+ * A running task lost its worker: the lease lapsed (tick), the worker gave
+ * it back (release, worker_stop) or registered again after a crash
+ * (worker_register).  The caller holds the row lock.
+ * Semantics:
+ *   OnlyOnce task → task_failed only_once.interrupted (never handed out again)
+ *   the 5th interruption of one attempt → task_failed genroc.Interrupted
+ *   otherwise → status 'ready', eligible_at = now, interruptions + 1, the
+ *   lease dropped (the epoch stays; the next claim bumps it)
+ */
+CREATE FUNCTION genroc._interrupt(p_instance bigint, p_reason text) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+	v_now timestamptz := genroc.now();
+	c_max_interruptions constant int := 5;
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, 'task_interrupted', v_inst.state,
+		jsonb_build_object('reason', p_reason, 'worker', v_inst.lease_owner,
+						   'epoch', v_inst.lease_epoch,
+						   'interruptions', v_inst.interruptions + 1));
+	IF v_inst.only_once THEN
+		RETURN genroc._fail_task(p_instance, 'only_once.interrupted',
+			format('the lease of OnlyOnce task "%s" was lost (%s); it is not run again',
+				   v_inst.state, p_reason));
+	END IF;
+	IF v_inst.interruptions + 1 >= c_max_interruptions THEN
+		RETURN genroc._fail_task(p_instance, 'genroc.Interrupted',
+			format('task "%s" was interrupted %s times in one attempt',
+				   v_inst.state, c_max_interruptions));
+	END IF;
+	UPDATE genroc._instances SET
+		status = 'ready',
+		eligible_at = v_now,
+		interruptions = interruptions + 1,
+		lease_owner = NULL,
+		lease_expires = NULL,
+		timeout_at = NULL,
+		updated_at = v_now
+	WHERE id = p_instance;
+	PERFORM pg_notify('genroc', v_inst.queue);
+	RETURN 'ready';
+END;
+$$;

@@ -1,0 +1,88 @@
+/*
+ * Definitions: define and list.
+ */
+
+CREATE FUNCTION genroc.define(p_name text, p_definition jsonb)
+	RETURNS TABLE (name text, version int, is_new boolean)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	v_hash text;
+	v_version int;
+BEGIN
+	IF p_name IS NULL THEN
+		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_definition IS NULL THEN
+		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_name = '' THEN
+		RAISE EXCEPTION 'p_name must not be empty' USING ERRCODE = '22023';
+	END IF;
+	v_hash := encode(sha256(convert_to(p_definition::text, 'UTF8')), 'hex');
+
+	-- Semantics: versions of one name are numbered 1, 2, ... in the order
+	-- their content first appeared; the lock keeps two concurrent defines of
+	-- one name from taking the same number.
+	PERFORM pg_advisory_xact_lock(hashtextextended('genroc.define:' || p_name, 0));
+	SELECT d.version INTO v_version
+	FROM genroc._definitions d WHERE d.name = p_name AND d.hash = v_hash;
+	IF FOUND THEN
+		RETURN QUERY SELECT p_name, v_version, false;
+		RETURN;
+	END IF;
+
+	PERFORM genroc._validate(p_definition, v_hash);
+	SELECT coalesce(max(d.version), 0) + 1 INTO v_version
+	FROM genroc._definitions d WHERE d.name = p_name;
+	INSERT INTO genroc._definitions (name, version, definition, hash, created_at)
+	VALUES (p_name, v_version, p_definition, v_hash, genroc.now());
+	RETURN QUERY SELECT p_name, v_version, true;
+END;
+$$;
+COMMENT ON FUNCTION genroc.define(text, jsonb) IS
+	'Validates an ASL definition and stores it as a new version of p_name unless a stored version has the same content.';
+
+CREATE FUNCTION genroc.list_definitions()
+	RETURNS TABLE (name text, version int, created_at timestamptz)
+	LANGUAGE sql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		SELECT DISTINCT ON (d.name) d.name, d.version, d.created_at
+		FROM genroc._definitions d
+		ORDER BY d.name, d.version DESC;
+	END;
+COMMENT ON FUNCTION genroc.list_definitions() IS
+	'The newest version of every definition, by name.';
+
+-- The stored text of one definition (the newest version when p_version is NULL).
+CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)
+	RETURNS jsonb
+	LANGUAGE plpgsql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_result jsonb;
+BEGIN
+	IF p_name IS NULL THEN
+		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT jsonb_build_object('name', d.name, 'version', d.version,
+							  'definition', d.definition,
+							  'created_at', genroc._iso(d.created_at))
+	INTO v_result
+	FROM genroc._definitions d
+	WHERE d.name = p_name AND (p_version IS NULL OR d.version = p_version)
+	ORDER BY d.version DESC LIMIT 1;
+	IF v_result IS NULL THEN
+		RAISE EXCEPTION 'definition "%"% not found', p_name,
+			CASE WHEN p_version IS NULL THEN '' ELSE format(' version %s', p_version) END
+			USING ERRCODE = 'RC002';
+	END IF;
+	RETURN v_result;
+END;
+$$;
+COMMENT ON FUNCTION genroc.get_definition(text, int) IS
+	'One stored definition as {name, version, definition, created_at}; raises RC002 when there is none.';

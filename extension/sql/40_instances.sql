@@ -1,0 +1,359 @@
+/*
+ * Instances: start, cancel, and reading them.
+ */
+
+-- Parses a timestamp option; 22007 naming the option when it does not parse.
+CREATE FUNCTION genroc._parse_time(p_value jsonb, p_option text) RETURNS timestamptz
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF jsonb_typeof(p_value) <> 'string' THEN
+		RAISE EXCEPTION 'option "%" must be a timestamp string, not %', p_option, p_value
+			USING ERRCODE = '22007';
+	END IF;
+	BEGIN
+		RETURN (p_value #>> '{}')::timestamptz;
+	EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow THEN
+		RAISE EXCEPTION 'invalid timestamp for option "%": %', p_option, p_value
+			USING ERRCODE = '22007';
+	END;
+END;
+$$;
+
+-- An integer option (a JSON number without a fraction, in int range).
+CREATE FUNCTION genroc._int_option(p_value jsonb, p_option text) RETURNS int
+	LANGUAGE plpgsql IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_n numeric;
+BEGIN
+	IF jsonb_typeof(p_value) = 'number' THEN
+		v_n := (p_value::text)::numeric;
+		IF v_n = trunc(v_n) AND v_n BETWEEN -2147483648 AND 2147483647 THEN
+			RETURN v_n::int;
+		END IF;
+	END IF;
+	RAISE EXCEPTION 'option "%" must be an integer, not %', p_option, p_value
+		USING ERRCODE = '22023';
+END;
+$$;
+
+-- A string option.
+CREATE FUNCTION genroc._text_option(p_value jsonb, p_option text) RETURNS text
+	LANGUAGE plpgsql IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF jsonb_typeof(p_value) <> 'string' OR p_value #>> '{}' = '' THEN
+		RAISE EXCEPTION 'option "%" must be a non-empty string, not %', p_option, p_value
+			USING ERRCODE = '22023';
+	END IF;
+	RETURN p_value #>> '{}';
+END;
+$$;
+
+/*
+ * Semantics of start:
+ *   the latest version of the definition, or option "version" (RC002 if none)
+ *   idempotency_key: an instance with that key is returned as it is
+ *     (is_new = false), whatever the definition and input; the unique index
+ *     settles two concurrent starts
+ *   run_at later than now: status 'waiting' (wait_kind 'run_at'); tick runs
+ *     the first step when it is due.  Otherwise the first step runs here.
+ */
+CREATE FUNCTION genroc.start(p_definition text, p_input jsonb DEFAULT '{}',
+							 p_options jsonb DEFAULT '{}')
+	RETURNS TABLE (instance_id bigint, is_new boolean, status text)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	v_options jsonb := coalesce(p_options, '{}');
+	v_now timestamptz := genroc.now();
+	v_def genroc._definitions;
+	v_version int;
+	v_priority int := 0;
+	v_run_at timestamptz;
+	v_labels jsonb := '{}';
+	v_key text;
+	v_partition text;
+	v_name text;
+	v_id bigint;
+	v_status text;
+BEGIN
+	IF p_definition IS NULL THEN
+		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_input IS NULL THEN
+		RAISE EXCEPTION 'p_input must not be null (pass ''null''::jsonb for a JSON null)'
+			USING ERRCODE = '22004';
+	END IF;
+	PERFORM genroc._check_options(v_options,
+		ARRAY['idempotency_key', 'labels', 'name', 'partition_key', 'priority', 'run_at', 'version'],
+		'start options');
+	IF v_options ? 'version' THEN
+		v_version := genroc._int_option(v_options -> 'version', 'version');
+	END IF;
+	IF v_options ? 'priority' THEN
+		v_priority := genroc._int_option(v_options -> 'priority', 'priority');
+	END IF;
+	IF v_options ? 'run_at' THEN
+		v_run_at := genroc._parse_time(v_options -> 'run_at', 'run_at');
+	END IF;
+	IF v_options ? 'labels' THEN
+		v_labels := v_options -> 'labels';
+		IF jsonb_typeof(v_labels) <> 'object' OR EXISTS (
+			SELECT 1 FROM jsonb_each(v_labels) AS l WHERE jsonb_typeof(l.value) <> 'string') THEN
+			RAISE EXCEPTION 'option "labels" must be an object of strings, not %', v_labels
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF v_options ? 'idempotency_key' THEN
+		v_key := genroc._text_option(v_options -> 'idempotency_key', 'idempotency_key');
+	END IF;
+	IF v_options ? 'partition_key' THEN
+		v_partition := genroc._text_option(v_options -> 'partition_key', 'partition_key');
+	END IF;
+	IF v_options ? 'name' THEN
+		v_name := genroc._text_option(v_options -> 'name', 'name');
+	END IF;
+
+	SELECT * INTO v_def FROM genroc._definitions d
+	WHERE d.name = p_definition AND (v_version IS NULL OR d.version = v_version)
+	ORDER BY d.version DESC LIMIT 1;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'definition "%"% not found', p_definition,
+			CASE WHEN v_version IS NULL THEN '' ELSE format(' version %s', v_version) END
+			USING ERRCODE = 'RC002';
+	END IF;
+
+	IF v_key IS NOT NULL THEN
+		RETURN QUERY SELECT i.id, false, i.status FROM genroc._instances i
+			WHERE i.idempotency_key = v_key;
+		IF FOUND THEN
+			RETURN;
+		END IF;
+	END IF;
+
+	INSERT INTO genroc._instances AS i (definition_id, status, eligible_at, input, idempotency_key,
+		labels, partition_key, name, priority, wait_kind, wait_until, created_at, updated_at)
+	VALUES (v_def.id,
+			CASE WHEN v_run_at > v_now THEN 'waiting' ELSE 'ready' END,
+			greatest(v_now, coalesce(v_run_at, v_now)), p_input, v_key,
+			v_labels, v_partition, v_name, v_priority,
+			CASE WHEN v_run_at > v_now THEN 'run_at' END,
+			CASE WHEN v_run_at > v_now THEN v_run_at END,
+			v_now, v_now)
+	ON CONFLICT (idempotency_key) DO NOTHING
+	RETURNING i.id INTO v_id;
+	IF v_id IS NULL THEN
+		-- a concurrent start with the same key committed first
+		RETURN QUERY SELECT i.id, false, i.status FROM genroc._instances i
+			WHERE i.idempotency_key = v_key;
+		RETURN;
+	END IF;
+
+	PERFORM genroc._log(v_id, 'started', NULL,
+		jsonb_build_object('definition', v_def.name, 'version', v_def.version, 'input', p_input)
+		|| CASE WHEN v_run_at > v_now THEN jsonb_build_object('run_at', genroc._iso(v_run_at))
+				ELSE '{}'::jsonb END);
+	IF v_run_at > v_now THEN
+		v_status := 'waiting';
+	ELSE
+		v_status := genroc._apply_step(v_id, jsonb_build_object('op', 'start', 'input', p_input));
+	END IF;
+	PERFORM genroc._flush_commit('outside');
+	RETURN QUERY SELECT v_id, true, v_status;
+END;
+$$;
+COMMENT ON FUNCTION genroc.start(text, jsonb, jsonb) IS
+	'Starts an instance of a definition and runs its inline states; options: version, idempotency_key, priority, run_at, labels, partition_key, name.';
+
+-- Locks an instance row for a change; RC003 when there is none.
+CREATE FUNCTION genroc._lock_instance(p_instance bigint) RETURNS genroc._instances
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	IF p_instance IS NULL THEN
+		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT * INTO v_inst FROM genroc._instances WHERE id = p_instance FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
+	END IF;
+	RETURN v_inst;
+END;
+$$;
+
+-- Semantics: cancel drops the lease, timer and activity token at once (a
+-- late complete gets RC004, a late activity result RC007); the instance
+-- ends as 'cancelled' with error genroc.Cancelled.  An ended one: RC008.
+CREATE FUNCTION genroc.cancel(p_instance bigint) RETURNS text
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances := genroc._lock_instance(p_instance);
+	v_now timestamptz := genroc.now();
+BEGIN
+	IF v_inst.status IN ('succeeded', 'failed', 'cancelled') THEN
+		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
+			USING ERRCODE = 'RC008';
+	END IF;
+	UPDATE genroc._instances SET
+		status = 'cancelled',
+		task_input = NULL, resource = NULL,
+		lease_owner = NULL, lease_expires = NULL,
+		timeout_at = NULL, heartbeat_at = NULL,
+		wait_kind = NULL, wait_until = NULL,
+		activity = NULL, activity_token = NULL, activity_owner = NULL,
+		error = 'genroc.Cancelled', cause = 'cancelled by request',
+		updated_at = v_now, ended_at = v_now
+	WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, 'cancelled', v_inst.state,
+		jsonb_build_object('previous_status', v_inst.status));
+	PERFORM genroc._flush_commit('outside');
+	RETURN 'cancelled';
+END;
+$$;
+COMMENT ON FUNCTION genroc.cancel(bigint) IS
+	'Ends a live instance as cancelled (its lease, timer or activity is dropped); RC008 when it has already ended.';
+
+-- An instance as the API shows it (timestamps ISO-8601 UTC).
+CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS jsonb
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		SELECT jsonb_build_object(
+			'id', p_instance.id,
+			'definition', d.name,
+			'version', d.version,
+			'status', p_instance.status,
+			'state', p_instance.state,
+			'resource', p_instance.resource,
+			'queue', p_instance.queue,
+			'priority', p_instance.priority,
+			'input', p_instance.input,
+			'task_input', p_instance.task_input,
+			'output', p_instance.output,
+			'error', p_instance.error,
+			'cause', p_instance.cause,
+			'attempt', p_instance.attempt,
+			'interruptions', p_instance.interruptions,
+			'lease_owner', p_instance.lease_owner,
+			'lease_epoch', p_instance.lease_epoch,
+			'lease_expires', genroc._iso(p_instance.lease_expires),
+			'eligible_at', genroc._iso(p_instance.eligible_at),
+			'wait_kind', p_instance.wait_kind,
+			'wait_until', genroc._iso(p_instance.wait_until),
+			'activity', p_instance.activity,
+			'idempotency_key', p_instance.idempotency_key,
+			'labels', p_instance.labels,
+			'partition_key', p_instance.partition_key,
+			'name', p_instance.name,
+			'created_at', genroc._iso(p_instance.created_at),
+			'updated_at', genroc._iso(p_instance.updated_at),
+			'ended_at', genroc._iso(p_instance.ended_at))
+		FROM genroc._definitions d
+		WHERE d.id = p_instance.definition_id;
+	END;
+
+CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
+	LANGUAGE plpgsql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	IF p_instance IS NULL THEN
+		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT * INTO v_inst FROM genroc._instances WHERE id = p_instance;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
+	END IF;
+	RETURN genroc._instance_json(v_inst);
+END;
+$$;
+COMMENT ON FUNCTION genroc.get_instance(bigint) IS
+	'One instance as JSON (status, state, input, output, error, lease, timestamps); RC003 when there is none.';
+
+-- Semantics: filter keys status, definition, label ({"k":"v"}: every pair
+-- must be among the instance's labels), limit (default 100, 1..10000);
+-- newest first (id descending).
+CREATE FUNCTION genroc.list_instances(p_filter jsonb DEFAULT '{}') RETURNS SETOF jsonb
+	LANGUAGE plpgsql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_filter jsonb := coalesce(p_filter, '{}');
+	v_status text;
+	v_definition text;
+	v_label jsonb;
+	v_limit int := 100;
+BEGIN
+	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'status'],
+								  'list_instances filter');
+	IF v_filter ? 'status' THEN
+		v_status := genroc._text_option(v_filter -> 'status', 'status');
+		IF v_status NOT IN ('ready', 'running', 'waiting', 'succeeded', 'failed', 'cancelled') THEN
+			RAISE EXCEPTION 'option "status" must be one of ready, running, waiting, succeeded, failed, cancelled, not "%"', v_status
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF v_filter ? 'definition' THEN
+		v_definition := genroc._text_option(v_filter -> 'definition', 'definition');
+	END IF;
+	IF v_filter ? 'label' THEN
+		v_label := v_filter -> 'label';
+		IF jsonb_typeof(v_label) <> 'object' OR EXISTS (
+			SELECT 1 FROM jsonb_each(v_label) AS l WHERE jsonb_typeof(l.value) <> 'string') THEN
+			RAISE EXCEPTION 'option "label" must be an object of strings, not %', v_label
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF v_filter ? 'limit' THEN
+		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
+		IF v_limit NOT BETWEEN 1 AND 10000 THEN
+			RAISE EXCEPTION 'option "limit" must be between 1 and 10000, not %', v_limit
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	RETURN QUERY
+		SELECT genroc._instance_json(i)
+		FROM genroc._instances i
+		JOIN genroc._definitions d ON d.id = i.definition_id
+		WHERE (v_status IS NULL OR i.status = v_status)
+		  AND (v_definition IS NULL OR d.name = v_definition)
+		  AND (v_label IS NULL OR i.labels @> v_label)
+		ORDER BY i.id DESC
+		LIMIT v_limit;
+END;
+$$;
+COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
+	'Instances as JSON, newest first; filter keys status, definition, label ({"k":"v"}), limit (default 100).';
+
+CREATE FUNCTION genroc.history(p_instance bigint)
+	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)
+	LANGUAGE plpgsql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF p_instance IS NULL THEN
+		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF NOT EXISTS (SELECT 1 FROM genroc._instances i WHERE i.id = p_instance) THEN
+		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
+	END IF;
+	RETURN QUERY SELECT l.seq, l.at, l.event, l.state, l.detail
+		FROM genroc._log l WHERE l.instance_id = p_instance ORDER BY l.seq;
+END;
+$$;
+COMMENT ON FUNCTION genroc.history(bigint) IS
+	'The log of one instance, oldest first: states entered, tasks scheduled, claimed, succeeded, failed, interrupted, waits, the end.';

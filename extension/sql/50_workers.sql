@@ -1,0 +1,393 @@
+/*
+ * Workers and leases: the registry, claim, renew, release, complete, fail.
+ */
+
+-- A registered, not stopped worker, locked; RC006 otherwise.
+CREATE FUNCTION genroc._live_worker(p_worker text) RETURNS genroc._workers
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_worker genroc._workers;
+BEGIN
+	IF p_worker IS NULL THEN
+		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT * INTO v_worker FROM genroc._workers WHERE id = p_worker FOR UPDATE;
+	IF NOT FOUND OR v_worker.stopped_at IS NOT NULL THEN
+		RAISE EXCEPTION 'worker "%" is not registered', p_worker
+			USING ERRCODE = 'RC006',
+				  DETAIL = CASE WHEN FOUND THEN 'It was stopped.' ELSE 'No worker has that id.' END,
+				  HINT = 'Call genroc.worker_register first.';
+	END IF;
+	RETURN v_worker;
+END;
+$$;
+
+/*
+ * Semantics of worker_register:
+ *   options host (default ''), lease_duration (default 10s), stale_after
+ *   (default 30s), queues (array of strings, default ["default"]),
+ *   concurrency (positive int, default none = no limit)
+ *   an existing row that is not stopped and whose heartbeat is newer than
+ *   its own stale_after (heartbeat_at > now - stale_after) is a live holder:
+ *   RC005 naming its host, nothing changes
+ *   otherwise the row is created or replaced (started_at = heartbeat_at =
+ *   now, stopped_at cleared) and every instance still leased to that id is
+ *   taken back at once through the lapse path (genroc._interrupt)
+ */
+CREATE FUNCTION genroc.worker_register(p_worker text, p_options jsonb DEFAULT '{}')
+	RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_options jsonb := coalesce(p_options, '{}');
+	v_now timestamptz := genroc.now();
+	v_host text := '';
+	v_lease interval := interval '10 seconds';
+	v_stale interval := interval '30 seconds';
+	v_queues text[] := ARRAY['default'];
+	v_concurrency int;
+	v_old genroc._workers;
+	v_id bigint;
+	v_reclaimed int := 0;
+BEGIN
+	IF p_worker IS NULL THEN
+		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_worker = '' THEN
+		RAISE EXCEPTION 'p_worker must not be empty' USING ERRCODE = '22023';
+	END IF;
+	PERFORM genroc._check_options(v_options,
+		ARRAY['concurrency', 'host', 'lease_duration', 'queues', 'stale_after'],
+		'worker options');
+	IF v_options ? 'host' THEN
+		v_host := genroc._text_option(v_options -> 'host', 'host');
+	END IF;
+	IF v_options ? 'lease_duration' THEN
+		v_lease := genroc._duration(v_options -> 'lease_duration', 'lease_duration');
+	END IF;
+	IF v_options ? 'stale_after' THEN
+		v_stale := genroc._duration(v_options -> 'stale_after', 'stale_after');
+	END IF;
+	IF v_options ? 'queues' THEN
+		IF jsonb_typeof(v_options -> 'queues') <> 'array'
+		   OR jsonb_array_length(v_options -> 'queues') = 0
+		   OR EXISTS (SELECT 1 FROM jsonb_array_elements(v_options -> 'queues') AS q
+					  WHERE jsonb_typeof(q) <> 'string' OR q #>> '{}' = '') THEN
+			RAISE EXCEPTION 'option "queues" must be a non-empty array of non-empty strings, not %',
+				v_options -> 'queues' USING ERRCODE = '22023';
+		END IF;
+		v_queues := ARRAY(SELECT jsonb_array_elements_text(v_options -> 'queues'));
+	END IF;
+	IF v_options ? 'concurrency' THEN
+		v_concurrency := genroc._int_option(v_options -> 'concurrency', 'concurrency');
+		IF v_concurrency < 1 THEN
+			RAISE EXCEPTION 'option "concurrency" must be at least 1, not %', v_concurrency
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+
+	-- Two registrations of one new id: the second waits for the first here.
+	PERFORM pg_advisory_xact_lock(hashtextextended('genroc.worker:' || p_worker, 0));
+	SELECT * INTO v_old FROM genroc._workers WHERE id = p_worker FOR UPDATE;
+	IF FOUND AND v_old.stopped_at IS NULL AND v_old.heartbeat_at > v_now - v_old.stale_after THEN
+		RAISE EXCEPTION 'worker id "%" is in use by a live worker on host "%"', p_worker, v_old.host
+			USING ERRCODE = 'RC005',
+				  DETAIL = format('Its last heartbeat was at %s; it counts as alive for %s after that.',
+								  genroc._iso(v_old.heartbeat_at), v_old.stale_after),
+				  HINT = 'Use another worker id, stop that worker, or wait until it is stale.';
+	END IF;
+	INSERT INTO genroc._workers AS w (id, host, lease_duration, stale_after, queues, concurrency,
+									  started_at, heartbeat_at, stopped_at)
+	VALUES (p_worker, v_host, v_lease, v_stale, v_queues, v_concurrency, v_now, v_now, NULL)
+	ON CONFLICT (id) DO UPDATE SET
+		host = excluded.host, lease_duration = excluded.lease_duration,
+		stale_after = excluded.stale_after, queues = excluded.queues,
+		concurrency = excluded.concurrency, started_at = excluded.started_at,
+		heartbeat_at = excluded.heartbeat_at, stopped_at = NULL;
+
+	FOR v_id IN SELECT i.id FROM genroc._instances i
+				WHERE i.status = 'running' AND i.lease_owner = p_worker
+				ORDER BY i.id FOR UPDATE LOOP
+		PERFORM genroc._interrupt(v_id, 'worker registered again');
+		v_reclaimed := v_reclaimed + 1;
+	END LOOP;
+	RETURN jsonb_build_object('worker', p_worker, 'reclaimed', v_reclaimed);
+END;
+$$;
+COMMENT ON FUNCTION genroc.worker_register(text, jsonb) IS
+	'Registers a worker id (options host, lease_duration, stale_after, queues, concurrency); RC005 when a live worker holds it; takes back the instances still leased to that id.';
+
+CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS void
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM genroc._live_worker(p_worker);
+	UPDATE genroc._workers SET heartbeat_at = genroc.now() WHERE id = p_worker;
+END;
+$$;
+COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
+	'Records that the worker is alive; RC006 when it is not registered or stopped.';
+
+-- Gives running instances of a worker back (release, worker_stop).
+CREATE FUNCTION genroc._release(p_worker text, p_instances bigint[], p_reason text) RETURNS int
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_id bigint;
+	v_n int := 0;
+BEGIN
+	FOR v_id IN SELECT i.id FROM genroc._instances i
+				WHERE i.status = 'running' AND i.lease_owner = p_worker
+				  AND (p_instances IS NULL OR i.id = ANY (p_instances))
+				ORDER BY i.id FOR UPDATE LOOP
+		PERFORM genroc._interrupt(v_id, p_reason);
+		v_n := v_n + 1;
+	END LOOP;
+	RETURN v_n;
+END;
+$$;
+
+-- Semantics: the worker's leases are released (as genroc.release) and the
+-- row is marked stopped, so its id can be registered again at once.
+CREATE FUNCTION genroc.worker_stop(p_worker text) RETURNS void
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM genroc._live_worker(p_worker);
+	PERFORM genroc._release(p_worker, NULL, 'worker stopped');
+	UPDATE genroc._workers SET stopped_at = genroc.now() WHERE id = p_worker;
+END;
+$$;
+COMMENT ON FUNCTION genroc.worker_stop(text) IS
+	'Releases the worker''s leases (the tasks run again elsewhere) and marks it stopped.';
+
+CREATE FUNCTION genroc.list_workers()
+	RETURNS TABLE (worker text, host text, queues text[], concurrency int,
+				   lease_duration_ms bigint, stale_after_ms bigint,
+				   started_at timestamptz, heartbeat_at timestamptz, stopped_at timestamptz,
+				   live boolean, running bigint)
+	LANGUAGE sql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		SELECT w.id, w.host, w.queues, w.concurrency,
+			   (extract(epoch FROM w.lease_duration) * 1000)::bigint,
+			   (extract(epoch FROM w.stale_after) * 1000)::bigint,
+			   w.started_at, w.heartbeat_at, w.stopped_at,
+			   w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after,
+			   (SELECT count(*) FROM genroc._instances i
+				WHERE i.status = 'running' AND i.lease_owner = w.id)
+		FROM genroc._workers w
+		ORDER BY w.id;
+	END;
+COMMENT ON FUNCTION genroc.list_workers() IS
+	'Every registered worker: settings, timestamps, whether it is live, and how many tasks it holds.';
+
+/*
+ * Semantics of claim:
+ *   the worker must be registered and not stopped (RC006); a claim counts as
+ *   its heartbeat
+ *   candidates: status 'ready', queue in p_queues, eligible_at <= now, in
+ *   the order priority asc, eligible_at asc, id asc; FOR UPDATE SKIP LOCKED
+ *   (a row another transaction is claiming is skipped, not waited for)
+ *   at most p_n, and with a worker concurrency c at most c minus the tasks
+ *   it already holds
+ *   each: status 'running', lease_owner = worker, lease_epoch + 1,
+ *   lease_expires = now + the worker's lease_duration, timeout_at = now +
+ *   TimeoutSeconds (a handler task's timeout counts from its claim)
+ *   attempt in the result: the retry number (0 for the first run)
+ */
+CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
+	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	v_worker genroc._workers;
+	v_now timestamptz := genroc.now();
+	v_n int;
+	v_row record;
+	v_only_once boolean := false;
+BEGIN
+	IF p_queues IS NULL THEN
+		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_n IS NULL THEN
+		RAISE EXCEPTION 'p_n must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_n < 1 THEN
+		RAISE EXCEPTION 'p_n must be at least 1, not %', p_n USING ERRCODE = '22023';
+	END IF;
+	v_worker := genroc._live_worker(p_worker);
+	UPDATE genroc._workers SET heartbeat_at = v_now WHERE id = p_worker;
+	v_n := p_n;
+	IF v_worker.concurrency IS NOT NULL THEN
+		v_n := least(v_n, v_worker.concurrency - (
+			SELECT count(*)::int FROM genroc._instances i
+			WHERE i.status = 'running' AND i.lease_owner = p_worker));
+	END IF;
+	IF v_n <= 0 THEN
+		RETURN;
+	END IF;
+
+	FOR v_row IN
+		WITH candidates AS (
+			SELECT i.id FROM genroc._instances i
+			WHERE i.status = 'ready' AND i.queue = ANY (p_queues) AND i.eligible_at <= v_now
+			ORDER BY i.priority, i.eligible_at, i.id
+			LIMIT v_n
+			FOR UPDATE SKIP LOCKED),
+		claimed AS (
+		UPDATE genroc._instances i SET
+			status = 'running',
+			lease_owner = p_worker,
+			lease_epoch = i.lease_epoch + 1,
+			lease_expires = v_now + v_worker.lease_duration,
+			timeout_at = CASE WHEN i.timeout_s IS NOT NULL
+						 THEN v_now + i.timeout_s * interval '1 second' END,
+			updated_at = v_now
+		FROM candidates c
+		WHERE i.id = c.id
+		RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
+				  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at)
+		SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id
+	LOOP
+		PERFORM genroc._log(v_row.id, 'task_started', v_row.state,
+			jsonb_build_object('worker', p_worker, 'epoch', v_row.lease_epoch,
+							   'attempt', v_row.attempt));
+		v_only_once := v_only_once OR v_row.only_once;
+		instance_id := v_row.id;
+		epoch := v_row.lease_epoch;
+		state := v_row.state;
+		resource := v_row.resource;
+		input := v_row.task_input;
+		only_once := v_row.only_once;
+		timeout_s := v_row.timeout_s;
+		attempt := v_row.attempt;
+		lease_expires := v_row.lease_expires;
+		RETURN NEXT;
+	END LOOP;
+	IF v_only_once THEN
+		-- the claim of an OnlyOnce task must be on disk before its handler runs
+		PERFORM genroc._flush_commit('only_once_claim');
+	END IF;
+END;
+$$;
+COMMENT ON FUNCTION genroc.claim(text, text[], int) IS
+	'Leases up to p_n ready tasks of the given queues to a registered worker (priority, then eligible time, then id), each with a new lease epoch.';
+
+-- Semantics: only leases the worker holds on running instances are
+-- extended (to now + its lease_duration); the others are absent from the
+-- result.  Counts as a heartbeat.  Ids in ascending order.
+CREATE FUNCTION genroc.renew(p_worker text, p_instances bigint[]) RETURNS SETOF bigint
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_worker genroc._workers;
+	v_now timestamptz := genroc.now();
+BEGIN
+	IF p_instances IS NULL THEN
+		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
+	END IF;
+	v_worker := genroc._live_worker(p_worker);
+	UPDATE genroc._workers SET heartbeat_at = v_now WHERE id = p_worker;
+	RETURN QUERY
+		WITH renewed AS (
+			UPDATE genroc._instances i SET lease_expires = v_now + v_worker.lease_duration
+			WHERE i.id = ANY (p_instances) AND i.status = 'running' AND i.lease_owner = p_worker
+			RETURNING i.id)
+		SELECT r.id FROM renewed r ORDER BY r.id;
+END;
+$$;
+COMMENT ON FUNCTION genroc.renew(text, bigint[]) IS
+	'Extends the leases the worker still holds among p_instances and returns their ids; counts as a heartbeat.';
+
+-- Semantics: like a lapse, at once (an OnlyOnce task fails with
+-- only_once.interrupted).  Instances the worker does not hold are ignored.
+-- A stopped or unknown worker: RC006.
+CREATE FUNCTION genroc.release(p_worker text, p_instances bigint[]) RETURNS int
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF p_instances IS NULL THEN
+		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
+	END IF;
+	PERFORM genroc._live_worker(p_worker);
+	RETURN genroc._release(p_worker, p_instances, 'released by worker');
+END;
+$$;
+COMMENT ON FUNCTION genroc.release(text, bigint[]) IS
+	'Gives leases back at once (shutdown): the tasks run again elsewhere; an OnlyOnce task fails with only_once.interrupted.';
+
+-- The running instance under lease epoch p_epoch, locked; RC003 / RC004.
+CREATE FUNCTION genroc._leased(p_instance bigint, p_epoch bigint) RETURNS genroc._instances
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	IF p_epoch IS NULL THEN
+		RAISE EXCEPTION 'p_epoch must not be null' USING ERRCODE = '22004';
+	END IF;
+	v_inst := genroc._lock_instance(p_instance);
+	IF v_inst.status <> 'running' OR v_inst.lease_epoch <> p_epoch THEN
+		RAISE EXCEPTION 'lease lost on instance %', p_instance
+			USING ERRCODE = 'RC004',
+				  DETAIL = format('The report is for epoch %s; the instance is %s at epoch %s.',
+								  p_epoch, v_inst.status, v_inst.lease_epoch);
+	END IF;
+	RETURN v_inst;
+END;
+$$;
+
+-- Semantics: accepted while the instance is running at that epoch, even
+-- when its lease has expired and tick has not yet seen it (nobody else can
+-- hold it then).
+CREATE FUNCTION genroc.complete(p_instance bigint, p_epoch bigint, p_output jsonb) RETURNS text
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	IF p_output IS NULL THEN
+		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
+			USING ERRCODE = '22004';
+	END IF;
+	v_inst := genroc._leased(p_instance, p_epoch);
+	PERFORM genroc._log(p_instance, 'task_succeeded', v_inst.state,
+		jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner, 'epoch', p_epoch));
+	RETURN genroc._apply_step(p_instance,
+		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL));
+END;
+$$;
+COMMENT ON FUNCTION genroc.complete(bigint, bigint, jsonb) IS
+	'Reports a task''s output under its lease epoch; the instance goes on in this transaction; returns the new status; RC004 for a stale epoch.';
+
+CREATE FUNCTION genroc.fail(p_instance bigint, p_epoch bigint, p_error text,
+							p_cause text DEFAULT NULL) RETURNS text
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	IF p_error IS NULL THEN
+		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
+	END IF;
+	v_inst := genroc._leased(p_instance, p_epoch);
+	RETURN genroc._fail_task(p_instance, p_error, p_cause);
+END;
+$$;
+COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
+	'Reports a task''s error under its lease epoch; Retry and Catch decide in this transaction; returns the new status; RC004 for a stale epoch.';
