@@ -1,0 +1,103 @@
+// sqlite_db.cpp — the SQLite plumbing under the shim: open, prepare, bind,
+// step, transactions, and SQLite result codes mapped to SQLSTATEs.
+#include "sqlite_db.hpp"
+
+namespace genroc::sqlite {
+
+void raise(sqlite3 *db, int rc, std::string_view what) {
+	std::string msg = std::string(what) + ": " +
+					  (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+	switch (rc & 0xff) {
+		// Another process held the write lock for longer than busy_timeout.
+		case SQLITE_BUSY:
+		case SQLITE_LOCKED: throw Error("55P03", msg);
+		case SQLITE_CANTOPEN:
+		case SQLITE_NOTADB: throw Error("08006", msg);
+		case SQLITE_IOERR:
+		case SQLITE_FULL:
+		case SQLITE_CORRUPT: throw Error("58030", msg);
+		case SQLITE_CONSTRAINT: throw Error("23505", msg);
+		default: throw Error("XX000", msg);
+	}
+}
+
+Db::Db(const std::string &path) {
+	sqlite3 *h = nullptr;
+	int rc = sqlite3_open_v2(path.c_str(), &h,
+							 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+							 nullptr);
+	db_.reset(h);
+	if (rc != SQLITE_OK) raise(h, rc, "cannot open SQLite database \"" + path + "\"");
+	// Several processes may share the file: wait for the writer instead of
+	// failing at once.
+	sqlite3_busy_timeout(h, 10000);
+	sqlite3_extended_result_codes(h, 1);
+}
+
+void Db::exec(const char *sql) {
+	char *err = nullptr;
+	int rc = sqlite3_exec(db_.get(), sql, nullptr, nullptr, &err);
+	if (rc != SQLITE_OK) {
+		std::string m = err ? err : sqlite3_errstr(rc);
+		sqlite3_free(err);
+		raise(nullptr, rc, m);
+	}
+}
+
+sqlite3_stmt *Db::prepare(const char *sql) {
+	auto it = cache_.find(sql);
+	if (it != cache_.end()) return it->second.get();
+	sqlite3_stmt *s = nullptr;
+	int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+	if (rc != SQLITE_OK) raise(db_.get(), rc, "prepare");
+	cache_.emplace(sql, StmtPtr(s));
+	return s;
+}
+
+void Db::begin_immediate(Durability d) {
+	if (sync_ != d) {
+		// NORMAL in WAL mode never corrupts the file; FULL also makes the
+		// commit survive a power loss.  OFF is never used (DESIGN §4).
+		exec(d == Durability::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+		sync_ = d;
+	}
+	exec("BEGIN IMMEDIATE");
+}
+
+void Db::commit() { exec("COMMIT"); }
+
+void Db::rollback() noexcept {
+	if (!sqlite3_get_autocommit(db_.get())) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+bool Query::next() {
+	int rc = sqlite3_step(s_);
+	if (rc == SQLITE_ROW) return true;
+	if (rc == SQLITE_DONE) return false;
+	raise(db_.handle(), rc, "SQLite statement failed");
+}
+
+void Query::run() {
+	while (next()) {
+	}
+}
+
+std::string Query::text(int col) const {
+	const unsigned char *p = sqlite3_column_text(s_, col);
+	int n = sqlite3_column_bytes(s_, col);
+	return p ? std::string(reinterpret_cast<const char *>(p), n) : std::string();
+}
+
+json Query::js(int col) const {
+	if (is_null(col)) return nullptr;
+	return json::parse(text(col));
+}
+
+void Query::bind(int i, std::nullopt_t) { sqlite3_bind_null(s_, i); }
+void Query::bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+void Query::bind(int i, const std::string &v) {
+	sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+}
+void Query::bind(int i, const json &v) { bind(i, v.dump()); }
+
+}  // namespace genroc::sqlite

@@ -1,0 +1,113 @@
+// sqlite_db.hpp — RAII owners for sqlite3* and sqlite3_stmt*, a statement
+// cache, and the one transaction shape every write of the shim uses.
+//
+// Glossary
+//   Db       one open database file (one connection), with its statement cache
+//   Query    one execution of a cached statement: binds its arguments on
+//            construction, steps through rows, and resets the statement when
+//            it goes out of scope (so a cached statement is never left busy)
+//   Durability  how hard a commit must reach the disk; decided in one place
+//            (SqliteStore::durability_for) and applied here before BEGIN
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "asl.hpp"
+
+namespace genroc::sqlite {
+
+// Throws genroc::Error for a SQLite result code (SQLSTATE chosen by kind).
+[[noreturn]] void raise(sqlite3 *db, int rc, std::string_view what);
+
+struct StmtDeleter {
+	void operator()(sqlite3_stmt *s) const { sqlite3_finalize(s); }
+};
+using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtDeleter>;
+
+struct DbDeleter {
+	void operator()(sqlite3 *db) const { sqlite3_close_v2(db); }
+};
+using DbPtr = std::unique_ptr<sqlite3, DbDeleter>;
+
+// Commit durability (DESIGN §4).  Only the level is chosen per transaction;
+// PRAGMA synchronous cannot change inside one, so it is set before BEGIN.
+enum class Durability { normal, full };
+
+class Db {
+  public:
+	explicit Db(const std::string &path);
+
+	sqlite3 *handle() const { return db_.get(); }
+	// Runs SQL text without parameters or results (DDL, pragmas).
+	void exec(const char *sql);
+	// The cached prepared statement for this SQL text.
+	sqlite3_stmt *prepare(const char *sql);
+
+	void begin_immediate(Durability d);
+	void commit();
+	void rollback() noexcept;
+
+  private:
+	DbPtr db_;
+	std::unordered_map<std::string, StmtPtr> cache_;
+	std::optional<Durability> sync_;  // the PRAGMA synchronous now in force
+};
+
+class Query {
+  public:
+	template <typename... Args>
+	Query(Db &db, const char *sql, const Args &...args) : db_(db), s_(db.prepare(sql)) {
+		int i = 1;
+		(bind(i++, args), ...);
+	}
+	~Query() {
+		sqlite3_reset(s_);
+		sqlite3_clear_bindings(s_);
+	}
+	Query(const Query &) = delete;
+	Query &operator=(const Query &) = delete;
+
+	// Steps to the next row; false when done.
+	bool next();
+	// Runs a statement that returns no rows (or whose rows are not wanted).
+	void run();
+
+	bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+	int64_t i64(int col) const { return sqlite3_column_int64(s_, col); }
+	std::optional<int64_t> oi64(int col) const {
+		return is_null(col) ? std::nullopt : std::optional<int64_t>(i64(col));
+	}
+	std::string text(int col) const;
+	std::optional<std::string> otext(int col) const {
+		return is_null(col) ? std::nullopt : std::optional<std::string>(text(col));
+	}
+	json js(int col) const;	// NULL reads as JSON null
+
+  private:
+	void bind(int i, std::nullopt_t);
+	void bind(int i, int64_t v);
+	void bind(int i, int v) { bind(i, static_cast<int64_t>(v)); }
+	void bind(int i, bool v) { bind(i, static_cast<int64_t>(v ? 1 : 0)); }
+	void bind(int i, const std::string &v);
+	void bind(int i, const char *v) { bind(i, std::string(v)); }
+	void bind(int i, const json &v);  // stored as its text
+	template <typename T>
+	void bind(int i, const std::optional<T> &v) {
+		if (v)
+			bind(i, *v);
+		else
+			bind(i, std::nullopt);
+	}
+
+	Db &db_;
+	sqlite3_stmt *s_;
+};
+
+}  // namespace genroc::sqlite

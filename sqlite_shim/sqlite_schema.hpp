@@ -1,0 +1,117 @@
+// sqlite_schema.hpp — the shim's tables, created on open when missing.
+//
+// They mirror the extension's tables in spirit: one row per definition
+// version, per instance (its status, where it stands, its lease), per waiting
+// activity, per worker, and the instance log.  Times are integers:
+// milliseconds since the epoch, UTC (genroc.now() of the operation), so
+// comparisons are plain integer comparisons; the API returns them as ISO text.
+#pragma once
+
+namespace genroc::sqlite {
+
+// Bumped when the tables change; an older file is refused rather than
+// misread (there is only version 1 so far).
+inline constexpr int SCHEMA_VERSION = 1;
+
+inline constexpr const char *SCHEMA_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS definitions (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	name       TEXT NOT NULL CHECK (name <> ''),
+	version    INTEGER NOT NULL CHECK (version > 0),
+	definition TEXT NOT NULL,		-- canonical JSON text (sorted keys): same content, same text
+	created_at INTEGER NOT NULL,
+	UNIQUE (name, version),
+	UNIQUE (name, definition)
+);
+
+-- One execution; the columns are the extension's genroc._instances:
+--   where it is      status, state, state_input, task_input/resource
+--   when it may run  queue, priority, eligible_at (claim order and delay)
+--   lease            lease_owner, lease_epoch (bumped on every claim), lease_expires
+--   attempts         retry_counts, attempt (their sum), interruptions, only_once
+--   deadlines        timeout_s/timeout_at, heartbeat_s/heartbeat_at,
+--                    wait_kind/wait_until (timer or delayed start)
+--   activity         activity (NAME), activity_token, activity_owner
+CREATE TABLE IF NOT EXISTS instances (
+	id              INTEGER PRIMARY KEY AUTOINCREMENT,
+	definition_id   INTEGER NOT NULL REFERENCES definitions (id),
+	status          TEXT NOT NULL CHECK (status IN ('ready', 'running', 'waiting',
+												   'succeeded', 'failed', 'cancelled')),
+	state           TEXT,
+	state_input     TEXT,
+	task_input      TEXT,
+	resource        TEXT,
+	queue           TEXT NOT NULL DEFAULT 'default',
+	priority        INTEGER NOT NULL DEFAULT 0,
+	eligible_at     INTEGER NOT NULL,
+	lease_owner     TEXT,
+	lease_epoch     INTEGER NOT NULL DEFAULT 0,
+	lease_expires   INTEGER,
+	retry_counts    TEXT,
+	attempt         INTEGER NOT NULL DEFAULT 0,
+	interruptions   INTEGER NOT NULL DEFAULT 0,
+	only_once       INTEGER NOT NULL DEFAULT 0,
+	timeout_s       INTEGER,
+	timeout_at      INTEGER,
+	heartbeat_s     INTEGER,
+	heartbeat_at    INTEGER,
+	wait_kind       TEXT CHECK (wait_kind IN ('timer', 'run_at', 'activity')),
+	wait_until      INTEGER,
+	activity        TEXT,
+	activity_token  TEXT UNIQUE,
+	activity_owner  TEXT,
+	input           TEXT NOT NULL,
+	output          TEXT,
+	error           TEXT,
+	cause           TEXT,
+	idempotency_key TEXT UNIQUE,
+	labels          TEXT NOT NULL DEFAULT '{}',
+	partition_key   TEXT,
+	name            TEXT,
+	created_at      INTEGER NOT NULL,
+	updated_at      INTEGER NOT NULL,
+	ended_at        INTEGER
+);
+CREATE INDEX IF NOT EXISTS instances_claim ON instances (queue, priority, eligible_at, id) WHERE status = 'ready';
+CREATE INDEX IF NOT EXISTS instances_activity ON instances (activity, priority, eligible_at, id)
+	WHERE status = 'waiting' AND wait_kind = 'activity' AND activity_owner IS NULL;
+CREATE INDEX IF NOT EXISTS instances_wait ON instances (wait_until) WHERE status = 'waiting' AND wait_kind IN ('timer', 'run_at');
+CREATE INDEX IF NOT EXISTS instances_lease ON instances (lease_expires) WHERE status = 'running';
+CREATE INDEX IF NOT EXISTS instances_lease_owner ON instances (lease_owner) WHERE status = 'running';
+CREATE INDEX IF NOT EXISTS instances_timeout ON instances (timeout_at) WHERE timeout_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS instances_heartbeat ON instances (heartbeat_at) WHERE heartbeat_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS instances_status ON instances (status, id);
+
+-- The worker registry: one row per worker id, kept after a stop so a
+-- restart can find its own leases.
+CREATE TABLE IF NOT EXISTS workers (
+	id             TEXT PRIMARY KEY CHECK (id <> ''),
+	host           TEXT NOT NULL,
+	lease_ms       INTEGER NOT NULL,
+	stale_after_ms INTEGER NOT NULL,
+	queues         TEXT NOT NULL,		-- JSON array of strings
+	concurrency    INTEGER CHECK (concurrency > 0),
+	started_at     INTEGER NOT NULL,
+	heartbeat_at   INTEGER NOT NULL,
+	stopped_at     INTEGER
+);
+
+-- Each instance's history, oldest first by seq (one sequence for all, as
+-- the extension's identity column).
+CREATE TABLE IF NOT EXISTS log (
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	instance_id INTEGER NOT NULL REFERENCES instances (id) ON DELETE CASCADE,
+	at          INTEGER NOT NULL,
+	event       TEXT NOT NULL,
+	state       TEXT,
+	detail      TEXT
+);
+CREATE INDEX IF NOT EXISTS log_instance ON log (instance_id, seq);
+)SQL";
+
+}  // namespace genroc::sqlite

@@ -1,0 +1,1076 @@
+// sqlite_store.cpp — the engine on one SQLite file: every genroc.* operation
+// of the SQL API, one for one with the extension (extension/sql/*.sql).
+//
+// The ASL semantics are not here: each transition asks genroc::asl::step
+// (core/) where the instance stops, exactly as the extension's C module does,
+// and this file records the answer the way genroc._apply_step does
+// (statuses, leases and epochs, activities, timers, the instance log).
+// Every write operation is one BEGIN IMMEDIATE transaction, so several
+// processes may share the file: SQLite lets one writer in at a time and
+// busy_timeout makes the others wait (the extension's row locks and SKIP
+// LOCKED have nothing to skip here: a writer sees every row).
+//
+// Each method names the PL/pgSQL function it mirrors; "Semantics" comments
+// there are the specification, kept in sync by the conformance suite.
+//
+// Glossary
+//   op        one Store method call = one transaction
+//   stop      where the interpreter left the instance: a task (ready for a
+//             worker, or parked for an activity worker), a timer, or the end
+//   lease     lease_owner + lease_epoch + lease_expires on a running
+//             instance; every claim bumps the epoch, complete/fail quote it
+//   lapse     a lease that expired without renew: the task runs again (or,
+//             OnlyOnce, fails with only_once.interrupted)
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <regex>
+#include <thread>
+#include <type_traits>
+
+#include "sqlite_db.hpp"
+#include "sqlite_schema.hpp"
+#include "sqlite_store.hpp"
+
+namespace genroc {
+namespace {
+
+using sqlite::Db;
+using sqlite::Durability;
+using sqlite::Query;
+
+// The 5th interruption of one attempt fails the task with genroc.Interrupted
+// (genroc._interrupt).
+constexpr int MAX_INTERRUPTIONS = 5;
+
+int64_t system_now_ms() {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(
+			   std::chrono::system_clock::now().time_since_epoch())
+		.count();
+}
+
+std::string iso(int64_t ms) { return asl::format_time(ms); }
+json iso_or_null(std::optional<int64_t> ms) { return ms ? json(iso(*ms)) : json(nullptr); }
+json text_or_null(const std::optional<std::string> &s) { return s ? json(*s) : json(nullptr); }
+
+// 32 hex characters from OpenSSL's CSPRNG: task tokens are bearer secrets.
+std::string new_token() {
+	unsigned char b[16];
+	if (RAND_bytes(b, sizeof b) != 1) throw Error("XX000", "cannot generate a task token: no randomness");
+	static const char *hex = "0123456789abcdef";
+	std::string s;
+	for (unsigned char c : b) {
+		s += hex[c >> 4];
+		s += hex[c & 15];
+	}
+	return s;
+}
+
+// ---- option bags (genroc._check_options, _int_option, _text_option, ...) ----
+
+// An option bag must be an object whose keys are all allowed; the first
+// unknown key in key order is named (nlohmann's objects iterate sorted, as
+// the extension's ORDER BY k).
+void check_options(const json &bag, const std::vector<std::string> &allowed, const std::string &what) {
+	if (!bag.is_object()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, what + " must be a JSON object");
+	for (auto &[k, v] : bag.items()) {
+		if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+			std::string known;
+			for (auto &a : allowed) known += (known.empty() ? "" : ", ") + a;
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "unknown option \"" + k + "\" in " + what, "",
+						"Known options: " + known + ".");
+		}
+	}
+}
+
+int int_option(const json &v, const std::string &option) {
+	if (v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX)
+		return static_cast<int>(v.get<int64_t>());
+	if (v.is_number_float()) {
+		double d = v.get<double>();
+		if (d == std::trunc(d) && d >= INT32_MIN && d <= INT32_MAX) return static_cast<int>(d);
+	}
+	throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be an integer, not " + v.dump());
+}
+
+std::string text_option(const json &v, const std::string &option) {
+	if (!v.is_string() || v.get<std::string>().empty())
+		throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+					"option \"" + option + "\" must be a non-empty string, not " + v.dump());
+	return v.get<std::string>();
+}
+
+bool is_string_object(const json &v) {
+	if (!v.is_object()) return false;
+	for (auto &[k, x] : v.items())
+		if (!x.is_string()) return false;
+	return true;
+}
+
+int64_t time_option(const json &v, const std::string &option) {
+	if (!v.is_string())
+		throw Error(sqlstate::INVALID_DATETIME_FORMAT,
+					"option \"" + option + "\" must be a timestamp string, not " + v.dump());
+	int64_t t;
+	if (!asl::parse_time(v.get<std::string>(), t))
+		throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid timestamp for option \"" + option + "\": " + v.dump());
+	return t;
+}
+
+// genroc._duration: a JSON number of seconds, or "<number><unit>" with unit
+// ms, s, m, h or d.  Unparsable: 22007; zero or negative: 22023.
+int64_t duration_ms(const json &v, const std::string &option) {
+	double ms;
+	if (v.is_number()) {
+		ms = v.get<double>() * 1000.0;
+	} else {
+		static const std::regex re(R"(^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$)");
+		std::smatch m;
+		std::string s = v.is_string() ? v.get<std::string>() : std::string();
+		if (!v.is_string() || !std::regex_match(s, m, re))
+			throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid duration for option \"" + option + "\": " + v.dump(),
+						"", "Write a number of seconds or a string like \"10s\", \"500ms\", \"2m\", \"1h\", \"1d\".");
+		double n = std::stod(m[1].str());
+		const std::string u = m[2].str();
+		double f = u == "ms" ? 1 : u == "s" ? 1e3 : u == "m" ? 6e4 : u == "h" ? 3.6e6 : 8.64e7;
+		ms = n * f;
+	}
+	if (!(ms > 0))
+		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be a positive duration");
+	return static_cast<int64_t>(std::llround(ms));
+}
+
+// ---- the instance row ---------------------------------------------------
+
+struct Inst {
+	int64_t id = 0;
+	int64_t definition_id = 0;
+	std::string status;
+	std::optional<std::string> state;
+	json state_input, task_input;
+	std::optional<std::string> resource;
+	std::string queue;
+	int64_t priority = 0;
+	int64_t eligible_at = 0;
+	std::optional<std::string> lease_owner;
+	int64_t lease_epoch = 0;
+	std::optional<int64_t> lease_expires;
+	json retry_counts;
+	int64_t attempt = 0, interruptions = 0;
+	bool only_once = false;
+	std::optional<int64_t> timeout_s, timeout_at, heartbeat_s, heartbeat_at;
+	std::optional<std::string> wait_kind;
+	std::optional<int64_t> wait_until;
+	std::optional<std::string> activity, activity_token, activity_owner;
+	json input;
+	std::optional<std::string> name;
+	int64_t created_at = 0;
+
+	bool ended() const { return status == "succeeded" || status == "failed" || status == "cancelled"; }
+};
+
+constexpr const char *INST_SELECT =
+	"SELECT id, definition_id, status, state, state_input, task_input, resource, queue, priority, eligible_at, "
+	"lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once, timeout_s, "
+	"timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity, activity_token, activity_owner, "
+	"input, name, created_at FROM instances WHERE id = ?1";
+
+Inst read_inst(const Query &q) {
+	Inst i;
+	i.id = q.i64(0);
+	i.definition_id = q.i64(1);
+	i.status = q.text(2);
+	i.state = q.otext(3);
+	i.state_input = q.js(4);
+	i.task_input = q.js(5);
+	i.resource = q.otext(6);
+	i.queue = q.text(7);
+	i.priority = q.i64(8);
+	i.eligible_at = q.i64(9);
+	i.lease_owner = q.otext(10);
+	i.lease_epoch = q.i64(11);
+	i.lease_expires = q.oi64(12);
+	i.retry_counts = q.js(13);
+	i.attempt = q.i64(14);
+	i.interruptions = q.i64(15);
+	i.only_once = q.i64(16) != 0;
+	i.timeout_s = q.oi64(17);
+	i.timeout_at = q.oi64(18);
+	i.heartbeat_s = q.oi64(19);
+	i.heartbeat_at = q.oi64(20);
+	i.wait_kind = q.otext(21);
+	i.wait_until = q.oi64(22);
+	i.activity = q.otext(23);
+	i.activity_token = q.otext(24);
+	i.activity_owner = q.otext(25);
+	i.input = q.js(26);
+	i.name = q.otext(27);
+	i.created_at = q.i64(28);
+	return i;
+}
+
+// genroc._instance_json: the instance as the API shows it.
+constexpr const char *INSTANCE_JSON_COLUMNS =
+	"i.id, d.name, d.version, i.status, i.state, i.resource, i.queue, i.priority, i.input, i.task_input, "
+	"i.output, i.error, i.cause, i.attempt, i.interruptions, i.lease_owner, i.lease_epoch, i.lease_expires, "
+	"i.eligible_at, i.wait_kind, i.wait_until, i.activity, i.idempotency_key, i.labels, i.partition_key, "
+	"i.name, i.created_at, i.updated_at, i.ended_at";
+
+json instance_json(const Query &q) {
+	return {{"id", q.i64(0)},
+			{"definition", q.text(1)},
+			{"version", q.i64(2)},
+			{"status", q.text(3)},
+			{"state", text_or_null(q.otext(4))},
+			{"resource", text_or_null(q.otext(5))},
+			{"queue", q.text(6)},
+			{"priority", q.i64(7)},
+			{"input", q.js(8)},
+			{"task_input", q.js(9)},
+			{"output", q.js(10)},
+			{"error", text_or_null(q.otext(11))},
+			{"cause", text_or_null(q.otext(12))},
+			{"attempt", q.i64(13)},
+			{"interruptions", q.i64(14)},
+			{"lease_owner", text_or_null(q.otext(15))},
+			{"lease_epoch", q.i64(16)},
+			{"lease_expires", iso_or_null(q.oi64(17))},
+			{"eligible_at", iso(q.i64(18))},
+			{"wait_kind", text_or_null(q.otext(19))},
+			{"wait_until", iso_or_null(q.oi64(20))},
+			{"activity", text_or_null(q.otext(21))},
+			{"idempotency_key", text_or_null(q.otext(22))},
+			{"labels", q.js(23)},
+			{"partition_key", text_or_null(q.otext(24))},
+			{"name", text_or_null(q.otext(25))},
+			{"created_at", iso(q.i64(26))},
+			{"updated_at", iso(q.i64(27))},
+			{"ended_at", iso_or_null(q.oi64(28))}};
+}
+
+const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
+									   " FROM instances i JOIN definitions d ON d.id = i.definition_id WHERE i.id = ?1";
+const std::string INSTANCE_LIST_SQL =
+	std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
+	" FROM instances i JOIN definitions d ON d.id = i.definition_id"
+	" WHERE (?1 IS NULL OR i.status = ?1) AND (?2 IS NULL OR d.name = ?2)"
+	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f"
+	"      WHERE json_extract(i.labels, '$.\"' || f.key || '\"') IS NOT f.value))"
+	" ORDER BY i.id DESC LIMIT ?4";
+
+class SqliteStore final : public Store {
+  public:
+	explicit SqliteStore(const std::string &path) : path_(path), db_(path) {
+		db_.exec("PRAGMA journal_mode=WAL");
+		db_.exec("PRAGMA foreign_keys=ON");
+		migrate();
+	}
+
+	std::string kind() const override { return "sqlite"; }
+
+	// ---- definitions (genroc.define, genroc.list_definitions) ------------
+
+	DefineResult define(const std::string &name, const json &definition) override {
+		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must not be empty");
+		// Canonical text: nlohmann sorts object keys, as jsonb does, so the same
+		// content always gives the same text.
+		const std::string text = definition.dump();
+		return write(Durability::normal, [&](int64_t now) {
+			{
+				Query q(db_, "SELECT version FROM definitions WHERE name = ?1 AND definition = ?2", name, text);
+				if (q.next()) return DefineResult{name, static_cast<int>(q.i64(0)), false};
+			}
+			asl::compile(definition);  // RC001 naming the JSON path of the fault
+			int version = 1;
+			{
+				Query q(db_, "SELECT coalesce(max(version), 0) + 1 FROM definitions WHERE name = ?1", name);
+				if (q.next()) version = static_cast<int>(q.i64(0));
+			}
+			Query(db_, "INSERT INTO definitions (name, version, definition, created_at) VALUES (?1, ?2, ?3, ?4)",
+				  name, version, text, now)
+				.run();
+			return DefineResult{name, version, true};
+		});
+	}
+
+	json list_definitions() override {
+		return read([&](int64_t) {
+			json out = json::array();
+			Query q(db_,
+					"SELECT name, version, created_at FROM definitions d WHERE version = "
+					"(SELECT max(version) FROM definitions e WHERE e.name = d.name) ORDER BY name");
+			while (q.next())
+				out.push_back({{"name", q.text(0)}, {"version", q.i64(1)}, {"created_at", iso(q.i64(2))}});
+			return out;
+		});
+	}
+
+	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
+
+	StartResult start(const std::string &definition, const json &input, const json &options) override {
+		const json opts = options.is_null() ? json::object() : options;
+		check_options(opts, {"idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
+					  "start options");
+		std::optional<int> version;
+		int priority = 0;
+		std::optional<int64_t> run_at;
+		json labels = json::object();
+		std::optional<std::string> key, partition, exec_name;
+		if (opts.contains("version")) version = int_option(opts["version"], "version");
+		if (opts.contains("priority")) priority = int_option(opts["priority"], "priority");
+		if (opts.contains("run_at")) run_at = time_option(opts["run_at"], "run_at");
+		if (opts.contains("labels")) {
+			labels = opts["labels"];
+			if (!is_string_object(labels))
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"labels\" must be an object of strings, not " + labels.dump());
+		}
+		if (opts.contains("idempotency_key")) key = text_option(opts["idempotency_key"], "idempotency_key");
+		if (opts.contains("partition_key")) partition = text_option(opts["partition_key"], "partition_key");
+		if (opts.contains("name")) exec_name = text_option(opts["name"], "name");
+
+		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
+			Query dq(db_,
+					 "SELECT id, version FROM definitions WHERE name = ?1 AND (?2 IS NULL OR version = ?2) "
+					 "ORDER BY version DESC LIMIT 1",
+					 definition, version);
+			if (!dq.next())
+				throw Error(sqlstate::DEFINITION_NOT_FOUND,
+							"definition \"" + definition + "\"" +
+								(version ? " version " + std::to_string(*version) : std::string()) + " not found");
+			const int64_t def_id = dq.i64(0);
+			const int64_t def_version = dq.i64(1);
+			if (key) {
+				Query q(db_, "SELECT id, status FROM instances WHERE idempotency_key = ?1", *key);
+				if (q.next()) return {q.i64(0), false, q.text(1)};
+			}
+			const bool delayed = run_at && *run_at > now;
+			Query(db_,
+				  "INSERT INTO instances (definition_id, status, eligible_at, input, idempotency_key, labels, "
+				  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at) "
+				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+				  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *run_at : now, input, key, labels,
+				  partition, exec_name, priority, delayed ? std::optional<std::string>("run_at") : std::nullopt,
+				  delayed ? run_at : std::nullopt, now)
+				.run();
+			const int64_t id = sqlite3_last_insert_rowid(db_.handle());
+			json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
+			if (delayed) detail["run_at"] = iso(*run_at);
+			log(id, now, "started", std::nullopt, detail);
+			std::string status = delayed ? "waiting" : apply_step(id, {{"op", "start"}, {"input", input}}, now);
+			return {id, true, status};
+		});
+	}
+
+	std::string cancel(int64_t id) override {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			Inst inst = load(id);
+			if (inst.ended())
+				throw Error(sqlstate::INSTANCE_ENDED,
+							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
+			Query(db_,
+				  "UPDATE instances SET status = 'cancelled', task_input = NULL, resource = NULL, "
+				  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, heartbeat_at = NULL, "
+				  "wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
+				  "error = 'genroc.Cancelled', cause = 'cancelled by request', updated_at = ?2, ended_at = ?2 "
+				  "WHERE id = ?1",
+				  id, now)
+				.run();
+			log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}});
+			return std::string("cancelled");
+		});
+	}
+
+	json get_instance(int64_t id) override {
+		return read([&](int64_t) {
+			Query q(db_, INSTANCE_BY_ID_SQL.c_str(), id);
+			if (!q.next()) throw not_found(id);
+			return instance_json(q);
+		});
+	}
+
+	json list_instances(const json &filter) override {
+		const json f = filter.is_null() ? json::object() : filter;
+		check_options(f, {"definition", "label", "limit", "status"}, "list_instances filter");
+		std::optional<std::string> status, definition;
+		std::optional<json> label;
+		int limit = 100;
+		if (f.contains("status")) {
+			status = text_option(f["status"], "status");
+			static const std::vector<std::string> known = {"ready", "running", "waiting", "succeeded", "failed", "cancelled"};
+			if (std::find(known.begin(), known.end(), *status) == known.end())
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"status\" must be one of ready, running, waiting, succeeded, failed, cancelled, not \"" +
+								*status + "\"");
+		}
+		if (f.contains("definition")) definition = text_option(f["definition"], "definition");
+		if (f.contains("label")) {
+			if (!is_string_object(f["label"]))
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"label\" must be an object of strings, not " + f["label"].dump());
+			label = f["label"];
+		}
+		if (f.contains("limit")) {
+			limit = int_option(f["limit"], "limit");
+			if (limit < 1 || limit > 10000)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"limit\" must be between 1 and 10000, not " + std::to_string(limit));
+		}
+		return read([&](int64_t) {
+			json out = json::array();
+			Query q(db_, INSTANCE_LIST_SQL.c_str(), status, definition, label, limit);
+			while (q.next()) out.push_back(instance_json(q));
+			return out;
+		});
+	}
+
+	json history(int64_t id) override {
+		return read([&](int64_t) {
+			{
+				Query q(db_, "SELECT 1 FROM instances WHERE id = ?1", id);
+				if (!q.next()) throw not_found(id);
+			}
+			json out = json::array();
+			Query q(db_, "SELECT seq, at, event, state, detail FROM log WHERE instance_id = ?1 ORDER BY seq", id);
+			while (q.next())
+				out.push_back({{"seq", q.i64(0)},
+							   {"at", iso(q.i64(1))},
+							   {"event", q.text(2)},
+							   {"state", text_or_null(q.otext(3))},
+							   {"detail", q.js(4)}});
+			return out;
+		});
+	}
+
+	// ---- workers and leases ---------------------------------------------
+
+	json worker_register(const std::string &worker, const json &options) override {
+		if (worker.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_worker must not be empty");
+		const json opts = options.is_null() ? json::object() : options;
+		check_options(opts, {"concurrency", "host", "lease_duration", "queues", "stale_after"}, "worker options");
+		std::string host;
+		int64_t lease_ms = 10'000, stale_ms = 30'000;
+		json queues = json::array({"default"});
+		std::optional<int> concurrency;
+		if (opts.contains("host")) host = text_option(opts["host"], "host");
+		if (opts.contains("lease_duration")) lease_ms = duration_ms(opts["lease_duration"], "lease_duration");
+		if (opts.contains("stale_after")) stale_ms = duration_ms(opts["stale_after"], "stale_after");
+		if (opts.contains("queues")) {
+			queues = opts["queues"];
+			bool ok = queues.is_array() && !queues.empty();
+			for (auto &q : queues) ok = ok && q.is_string() && !q.get<std::string>().empty();
+			if (!ok)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"queues\" must be a non-empty array of non-empty strings, not " + queues.dump());
+		}
+		if (opts.contains("concurrency")) {
+			concurrency = int_option(opts["concurrency"], "concurrency");
+			if (*concurrency < 1)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"concurrency\" must be at least 1, not " +
+																   std::to_string(*concurrency));
+		}
+		return write(Durability::normal, [&](int64_t now) {
+			{
+				Query q(db_, "SELECT host, heartbeat_at, stale_after_ms, stopped_at FROM workers WHERE id = ?1", worker);
+				if (q.next() && q.is_null(3) && q.i64(1) + q.i64(2) > now)
+					throw Error(sqlstate::WORKER_ID_IN_USE,
+								"worker id \"" + worker + "\" is in use by a live worker on host \"" + q.text(0) + "\"",
+								"Its last heartbeat was at " + iso(q.i64(1)) + ".",
+								"Wait until it is stale, or choose another worker id.");
+			}
+			Query(db_,
+				  "INSERT INTO workers (id, host, lease_ms, stale_after_ms, queues, concurrency, started_at, heartbeat_at) "
+				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) "
+				  "ON CONFLICT (id) DO UPDATE SET host = excluded.host, lease_ms = excluded.lease_ms, "
+				  "stale_after_ms = excluded.stale_after_ms, queues = excluded.queues, concurrency = excluded.concurrency, "
+				  "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL",
+				  worker, host, lease_ms, stale_ms, queues, concurrency, now)
+				.run();
+			// A restart after a crash: what this id still holds is taken back at
+			// once, as a lapsed lease would be.
+			int64_t reclaimed = 0;
+			for (int64_t id :
+				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker)) {
+				interrupt(id, "worker registered again", now);
+				reclaimed++;
+			}
+			return json{{"worker", worker}, {"reclaimed", reclaimed}};
+		});
+	}
+
+	void worker_heartbeat(const std::string &worker) override {
+		write(Durability::normal, [&](int64_t now) {
+			require_worker(worker);
+			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
+			return 0;
+		});
+	}
+
+	void worker_stop(const std::string &worker) override {
+		write(Durability::normal, [&](int64_t now) {
+			require_worker(worker);
+			for (int64_t id :
+				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker))
+				interrupt(id, "worker stopped", now);
+			Query(db_, "UPDATE workers SET stopped_at = ?2 WHERE id = ?1", worker, now).run();
+			return 0;
+		});
+	}
+
+	json list_workers() override {
+		return read([&](int64_t now) {
+			json out = json::array();
+			Query q(db_,
+					"SELECT w.id, w.host, w.queues, w.concurrency, w.lease_ms, w.stale_after_ms, w.started_at, "
+					"w.heartbeat_at, w.stopped_at, "
+					"(SELECT count(*) FROM instances i WHERE i.status = 'running' AND i.lease_owner = w.id) "
+					"FROM workers w ORDER BY w.id");
+			while (q.next()) {
+				const bool stopped = !q.is_null(8);
+				const bool live = !stopped && q.i64(7) + q.i64(5) > now;
+				out.push_back({{"worker", q.text(0)},
+							   {"host", q.text(1)},
+							   {"queues", q.js(2)},
+							   {"concurrency", q.oi64(3) ? json(*q.oi64(3)) : json(nullptr)},
+							   {"lease_duration_ms", q.i64(4)},
+							   {"stale_after_ms", q.i64(5)},
+							   {"started_at", iso(q.i64(6))},
+							   {"heartbeat_at", iso(q.i64(7))},
+							   {"stopped_at", iso_or_null(q.oi64(8))},
+							   {"live", live},
+							   {"running", q.i64(9)}});
+			}
+			return out;
+		});
+	}
+
+	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues, int n) override {
+		if (n < 1) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not " + std::to_string(n));
+		return write(durability_for(Commit::only_once_claim), [&](int64_t now) {
+			auto [lease_ms, concurrency] = require_worker(worker);
+			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
+			int64_t room = n;
+			if (concurrency) {
+				Query q(db_, "SELECT count(*) FROM instances WHERE status = 'running' AND lease_owner = ?1", worker);
+				q.next();
+				room = std::min<int64_t>(room, std::max<int64_t>(0, *concurrency - q.i64(0)));
+			}
+			std::vector<Task> out;
+			if (room <= 0 || queues.empty()) return out;
+			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
+								  "AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id LIMIT ?3",
+								  now, json(queues), room)) {
+				Inst inst = load(id);
+				const int64_t expires = now + lease_ms;
+				// TimeoutSeconds of a handler task counts from the claim.
+				std::optional<int64_t> timeout_at;
+				if (inst.timeout_s) timeout_at = now + *inst.timeout_s * 1000;
+				Query(db_,
+					  "UPDATE instances SET status = 'running', lease_owner = ?2, lease_epoch = lease_epoch + 1, "
+					  "lease_expires = ?3, timeout_at = ?4, updated_at = ?5 WHERE id = ?1",
+					  id, worker, expires, timeout_at, now)
+					.run();
+				log(id, now, "task_started", inst.state,
+					{{"worker", worker}, {"epoch", inst.lease_epoch + 1}, {"attempt", inst.attempt}});
+				Task t;
+				t.instance_id = id;
+				t.epoch = inst.lease_epoch + 1;
+				t.state = inst.state.value_or("");
+				t.resource = inst.resource.value_or("");
+				t.input = inst.task_input;
+				t.only_once = inst.only_once;
+				if (inst.timeout_s) t.timeout_s = static_cast<int>(*inst.timeout_s);
+				t.attempt = static_cast<int>(inst.attempt);
+				t.lease_expires = iso(expires);
+				out.push_back(std::move(t));
+			}
+			return out;
+		});
+	}
+
+	std::vector<int64_t> renew(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
+		return write(Durability::normal, [&](int64_t now) {
+			auto [lease_ms, concurrency] = require_worker(worker);
+			(void)concurrency;
+			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
+			std::vector<int64_t> kept;
+			// Only leases the worker holds are extended, expired or not: until
+			// tick sees a lapse nobody else can hold the instance.
+			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 "
+								  "AND id IN (SELECT value FROM json_each(?2)) ORDER BY id",
+								  worker, json(instance_ids))) {
+				Query(db_, "UPDATE instances SET lease_expires = ?2 WHERE id = ?1", id, now + lease_ms).run();
+				kept.push_back(id);
+			}
+			return kept;
+		});
+	}
+
+	void release(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
+		write(Durability::normal, [&](int64_t now) {
+			require_worker(worker);
+			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 "
+								  "AND id IN (SELECT value FROM json_each(?2)) ORDER BY id",
+								  worker, json(instance_ids)))
+				interrupt(id, "released by worker", now);
+			return 0;
+		});
+	}
+
+	std::string complete(int64_t id, int64_t epoch, const json &output) override {
+		return write(Durability::normal, [&](int64_t now) {
+			Inst inst = leased(id, epoch);
+			log(id, now, "task_succeeded", inst.state,
+				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
+			return apply_step(id, task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt), now);
+		});
+	}
+
+	std::string fail(int64_t id, int64_t epoch, const std::string &error, const std::string &cause) override {
+		return write(Durability::normal, [&](int64_t now) {
+			Inst inst = leased(id, epoch);
+			return fail_task(inst.id, error, cause, now);
+		});
+	}
+
+	// ---- activities -----------------------------------------------------
+
+	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker, int n) override {
+		if (n < 1) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not " + std::to_string(n));
+		return write(Durability::normal, [&](int64_t now) {
+			std::vector<ActivityTask> out;
+			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'waiting' AND wait_kind = 'activity' "
+								  "AND activity_owner IS NULL AND activity = ?1 AND eligible_at <= ?2 "
+								  "ORDER BY priority, eligible_at, id LIMIT ?3",
+								  activity, now, n)) {
+				Inst inst = load(id);
+				std::optional<int64_t> hb;
+				if (inst.heartbeat_s) hb = now + *inst.heartbeat_s * 1000;
+				Query(db_, "UPDATE instances SET activity_owner = ?2, heartbeat_at = ?3, updated_at = ?4 WHERE id = ?1",
+					  id, worker, hb, now)
+					.run();
+				log(id, now, "activity_claimed", inst.state, {{"worker", worker}, {"activity", activity}});
+				ActivityTask t;
+				t.token = inst.activity_token.value_or("");
+				t.instance_id = id;
+				t.activity = activity;
+				t.input = inst.task_input;
+				if (inst.heartbeat_s) t.heartbeat_s = static_cast<int>(*inst.heartbeat_s);
+				if (inst.timeout_s) t.timeout_s = static_cast<int>(*inst.timeout_s);
+				out.push_back(std::move(t));
+			}
+			return out;
+		});
+	}
+
+	std::string activity_succeed(const std::string &token, const json &output) override {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			Inst inst = by_token(token);
+			log(inst.id, now, "task_succeeded", inst.state,
+				{{"output", output}, {"activity_worker", text_or_null(inst.activity_owner)}});
+			return apply_step(inst.id, task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt), now);
+		});
+	}
+
+	std::string activity_fail(const std::string &token, const std::string &error, const std::string &cause) override {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			Inst inst = by_token(token);
+			return fail_task(inst.id, error, cause, now);
+		});
+	}
+
+	void activity_heartbeat(const std::string &token) override {
+		write(Durability::normal, [&](int64_t now) {
+			Inst inst = by_token(token);
+			std::optional<int64_t> due;
+			if (inst.heartbeat_s) due = now + *inst.heartbeat_s * 1000;
+			Query(db_, "UPDATE instances SET heartbeat_at = ?2, updated_at = ?3 WHERE id = ?1", inst.id, due, now).run();
+			return 0;
+		});
+	}
+
+	// ---- time (genroc.tick) ---------------------------------------------
+
+	// genroc.tick: kinds in this order, each at most `limit` rows, oldest
+	// deadline first, then id.  Retry back-off needs no tick: the row is
+	// ready with a later eligible_at.
+	json tick(int limit) override {
+		if (limit < 1)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
+		return write(Durability::normal, [&](int64_t now) {
+			int64_t timeouts = 0, heartbeats = 0, lapsed = 0, timers = 0, run_at = 0;
+			// TimeoutSeconds: a handler task counts from its claim, an activity
+			// from its parking.
+			for (int64_t id : ids("SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
+								  "(status = 'waiting' AND wait_kind = 'activity')) ORDER BY timeout_at, id LIMIT ?2",
+								  now, limit)) {
+				Inst inst = load(id);
+				fail_task(id, "States.Timeout",
+						  "task \"" + inst.state.value_or("") + "\" did not finish within " +
+							  std::to_string(inst.timeout_s.value_or(0)) + " seconds",
+						  now);
+				timeouts++;
+			}
+			for (int64_t id : ids("SELECT id FROM instances WHERE heartbeat_at <= ?1 AND status = 'waiting' "
+								  "AND wait_kind = 'activity' ORDER BY heartbeat_at, id LIMIT ?2",
+								  now, limit)) {
+				Inst inst = load(id);
+				fail_task(id, "States.HeartbeatTimeout",
+						  "activity \"" + inst.activity.value_or("") + "\" sent no heartbeat within " +
+							  std::to_string(inst.heartbeat_s.value_or(0)) + " seconds",
+						  now);
+				heartbeats++;
+			}
+			for (int64_t id : ids("SELECT id FROM instances WHERE lease_expires <= ?1 AND status = 'running' "
+								  "ORDER BY lease_expires, id LIMIT ?2",
+								  now, limit)) {
+				interrupt(id, "lease lapsed", now);
+				lapsed++;
+			}
+			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
+								  "AND wait_kind = 'timer' ORDER BY wait_until, id LIMIT ?2",
+								  now, limit)) {
+				Inst inst = load(id);
+				log(id, now, "wait_ended", inst.state, nullptr);
+				apply_step(id,
+						   {{"op", "timer_fired"}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}},
+						   now);
+				timers++;
+			}
+			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
+								  "AND wait_kind = 'run_at' ORDER BY wait_until, id LIMIT ?2",
+								  now, limit)) {
+				Inst inst = load(id);
+				log(id, now, "run_at_reached", std::nullopt, nullptr);
+				apply_step(id, {{"op", "start"}, {"input", inst.input}}, now);
+				run_at++;
+			}
+			return json{{"timeouts", timeouts},
+						{"heartbeats", heartbeats},
+						{"lapsed", lapsed},
+						{"timers", timers},
+						{"run_at", run_at}};
+		});
+	}
+
+	std::string now() override { return iso(now_ms()); }
+
+	void set_test_clock(const std::optional<std::string> &iso_time) override {
+		if (!iso_time || iso_time->empty()) {
+			test_clock_.reset();
+			return;
+		}
+		int64_t t;
+		if (!asl::parse_time(*iso_time, t))
+			throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid value for genroc.test_clock: \"" + *iso_time + "\"");
+		test_clock_ = t;
+	}
+
+	bool wait_for_work(int timeout_ms) override {
+		// SQLite has no notifications: a short sleep, and the caller polls.
+		std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(timeout_ms, 0, 50)));
+		return false;
+	}
+
+	bool ping() override {
+		try {
+			Query q(db_, "SELECT 1");
+			return q.next();
+		} catch (const Error &) {
+			return false;
+		}
+	}
+
+  private:
+	// Why a commit may have to reach the disk (genroc._flush_commit's classes).
+	enum class Commit { outside, only_once_claim, terminal };
+
+	// The one place where a commit's durability is decided.  The
+	// --durability levels (DESIGN §4) are a later issue; until then every
+	// commit uses synchronous=NORMAL (in WAL mode: never corrupts the file,
+	// may lose the last commits on power loss).  That issue maps (level,
+	// Commit) to Durability::full here.  PRAGMA synchronous is set before
+	// BEGIN, so a class known only inside the transaction (the claim of an
+	// OnlyOnce task, an instance that ends) must then be decided up front
+	// (claim: from its queues) or flushed after COMMIT (wal_checkpoint).
+	Durability durability_for(Commit) const { return Durability::normal; }
+
+	int64_t now_ms() const { return test_clock_ ? *test_clock_ : system_now_ms(); }
+
+	// Runs fn(now) in one BEGIN IMMEDIATE transaction; rolls back on any
+	// exception, so an error changes nothing (as a failed SQL function).
+	// `now` is fixed for the whole transaction, as genroc.now() is.
+	template <typename F>
+	auto write(Durability d, F &&fn) -> std::invoke_result_t<F, int64_t> {
+		db_.begin_immediate(d);
+		try {
+			auto r = fn(now_ms());
+			db_.commit();
+			return r;
+		} catch (...) {
+			db_.rollback();
+			throw;
+		}
+	}
+
+	// A read in one snapshot (a deferred transaction).
+	template <typename F>
+	auto read(F &&fn) -> std::invoke_result_t<F, int64_t> {
+		db_.exec("BEGIN");
+		try {
+			auto r = fn(now_ms());
+			db_.exec("COMMIT");
+			return r;
+		} catch (...) {
+			db_.rollback();
+			throw;
+		}
+	}
+
+	void migrate() {
+		write(Durability::normal, [&](int64_t) {
+			db_.exec(sqlite::SCHEMA_SQL);
+			Query q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+			if (q.next()) {
+				if (q.text(0) != std::to_string(sqlite::SCHEMA_VERSION))
+					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + q.text(0) +
+											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
+			} else {
+				Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+					  std::to_string(sqlite::SCHEMA_VERSION))
+					.run();
+			}
+			return 0;
+		});
+	}
+
+	static Error not_found(int64_t id) {
+		return Error(sqlstate::INSTANCE_NOT_FOUND, "instance " + std::to_string(id) + " not found");
+	}
+
+	template <typename... Args>
+	std::vector<int64_t> ids(const char *sql, const Args &...args) {
+		std::vector<int64_t> out;
+		Query q(db_, sql, args...);
+		while (q.next()) out.push_back(q.i64(0));
+		return out;
+	}
+
+	Inst load(int64_t id) {
+		Query q(db_, INST_SELECT, id);
+		if (!q.next()) throw not_found(id);
+		return read_inst(q);
+	}
+
+	// complete()/fail() quote a lease: running, this epoch.  Anything else is
+	// RC004 and changes nothing.
+	Inst leased(int64_t id, int64_t epoch) {
+		Inst inst = load(id);
+		if (inst.status != "running" || inst.lease_epoch != epoch)
+			throw Error(sqlstate::LEASE_LOST, "lease lost on instance " + std::to_string(id),
+						"The report is for epoch " + std::to_string(epoch) + "; the instance is " + inst.status +
+							" at epoch " + std::to_string(inst.lease_epoch) + ".");
+		return inst;
+	}
+
+	// The instance parked with that token (genroc._activity).  Whether it
+	// was claimed does not matter: a token passed on with $$.Task.Token works
+	// the same.
+	Inst by_token(const std::string &token) {
+		Query q(db_,
+				"SELECT id FROM instances WHERE activity_token = ?1 AND status = 'waiting' AND wait_kind = 'activity'",
+				token);
+		if (!q.next())
+			throw Error(sqlstate::TASK_TOKEN_INVALID, "task token \"" + token + "\" is not valid",
+						"No activity is waiting with that token: it is unknown, already reported, timed out or cancelled.");
+		return load(q.i64(0));
+	}
+
+	// Lease duration and concurrency of a registered, not stopped worker.
+	std::pair<int64_t, std::optional<int64_t>> require_worker(const std::string &worker) {
+		Query q(db_, "SELECT lease_ms, concurrency, stopped_at FROM workers WHERE id = ?1", worker);
+		const bool found = q.next();
+		if (!found || !q.is_null(2))
+			throw Error(sqlstate::WORKER_NOT_REGISTERED, "worker \"" + worker + "\" is not registered",
+						found ? "It was stopped." : "No worker has that id.", "Call genroc.worker_register first.");
+		return {q.i64(0), q.oi64(1)};
+	}
+
+	asl::DefinitionPtr compiled(int64_t definition_id) {
+		auto it = compiled_.find(definition_id);
+		if (it != compiled_.end()) return it->second;
+		Query q(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
+		if (!q.next()) throw Error("XX000", "definition " + std::to_string(definition_id) + " is missing");
+		auto def = asl::compile(json::parse(q.text(0)));
+		compiled_.emplace(definition_id, def);
+		return def;
+	}
+
+	void log(int64_t id, int64_t now, const std::string &event, const std::optional<std::string> &state,
+			 const json &detail) {
+		Query(db_, "INSERT INTO log (instance_id, at, event, state, detail) VALUES (?1, ?2, ?3, ?4, ?5)", id, now,
+			  event, state, detail)
+			.run();
+	}
+
+	// genroc._context: the context object $$ as the store knows it.
+	json context(const Inst &inst, const std::string &token) {
+		Query q(db_, "SELECT name, version FROM definitions WHERE id = ?1", inst.definition_id);
+		q.next();
+		return {{"Execution",
+				 {{"Id", std::to_string(inst.id)},
+				  {"Input", inst.input},
+				  {"Name", inst.name.value_or(std::to_string(inst.id))},
+				  {"StartTime", iso(inst.created_at)}}},
+				{"StateMachine", {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}}},
+				{"Task", {{"Token", token}}}};
+	}
+
+	// genroc._task_request: continues a stopped task with its result or error.
+	static json task_request(const Inst &inst, const std::string &op, const json &result,
+							 const std::optional<std::string> &error, const std::optional<std::string> &cause) {
+		json r = {{"op", op}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}};
+		if (!inst.retry_counts.is_null()) r["retry_counts"] = inst.retry_counts;
+		if (error) r["error"] = *error;
+		if (cause) r["cause"] = *cause;
+		if (op == "task_succeeded") r["result"] = result;
+		return r;
+	}
+
+	// genroc._apply_step: one interpreter step, and the row where it stops.
+	std::string apply_step(int64_t id, json request, int64_t now) {
+		Inst inst = load(id);
+		auto def = compiled(inst.definition_id);
+		const std::string token = new_token();
+		request["now_ms"] = now;
+		request["context"] = context(inst, token);
+		const json answer = asl::step(*def, request);
+		const json &out = answer.at("outcome");
+		const json entered = answer.value("entered", json::array());
+		for (auto &e : entered)
+			log(id, now, "entered", e.at("state").get<std::string>(), {{"type", e.at("type")}});
+		std::optional<std::string> last_state = inst.state;
+		if (!entered.empty()) last_state = entered.back().at("state").get<std::string>();
+
+		const std::string kind = out.at("kind").get<std::string>();
+		std::string status;
+		if (kind == "task") {
+			const int64_t delay = out.value("delay_ms", json(0)).is_number() ? out["delay_ms"].get<int64_t>() : 0;
+			const int64_t eligible = now + delay;
+			const std::string resource = out.at("resource").get<std::string>();
+			auto opt_int = [&](const char *k) -> std::optional<int64_t> {
+				return out.contains(k) && out[k].is_number() ? std::optional<int64_t>(out[k].get<int64_t>())
+															 : std::nullopt;
+			};
+			const auto timeout = opt_int("timeout_s"), heartbeat = opt_int("heartbeat_s");
+			json counts = out.contains("retry_counts") && !out["retry_counts"].is_null() ? out["retry_counts"]
+																						  : json::array();
+			int64_t attempt = 0;
+			for (auto &c : counts) attempt += c.get<int64_t>();
+			const bool activity = resource.rfind("activity:", 0) == 0;
+			status = activity ? "waiting" : "ready";
+			std::optional<int64_t> timeout_at;
+			if (activity && timeout) timeout_at = eligible + *timeout * 1000;
+			const bool only_once = out.value("only_once", json(false)).is_boolean() && out["only_once"].get<bool>();
+			Query(db_,
+				  "UPDATE instances SET status = ?2, state = ?3, state_input = ?4, task_input = ?5, resource = ?6, "
+				  "eligible_at = ?7, lease_owner = NULL, lease_expires = NULL, retry_counts = ?8, attempt = ?9, "
+				  "interruptions = 0, only_once = ?10, timeout_s = ?11, heartbeat_s = ?12, timeout_at = ?13, "
+				  "heartbeat_at = NULL, wait_kind = ?14, wait_until = NULL, activity = ?15, activity_token = ?16, "
+				  "activity_owner = NULL, updated_at = ?17 WHERE id = ?1",
+				  id, status, out.at("state").get<std::string>(), out.at("state_input"), out.at("task_input"), resource,
+				  eligible, counts, attempt, only_once, timeout, heartbeat, timeout_at,
+				  activity ? std::optional<std::string>("activity") : std::nullopt,
+				  activity ? std::optional<std::string>(resource.substr(9)) : std::nullopt,
+				  activity ? std::optional<std::string>(token) : std::nullopt, now)
+				.run();
+			log(id, now, "task_scheduled", out.at("state").get<std::string>(),
+				{{"resource", resource}, {"input", out.at("task_input")}, {"attempt", attempt}, {"delay_ms", delay}});
+		} else if (kind == "wait") {
+			status = "waiting";
+			const int64_t until = out.at("until_ms").get<int64_t>();
+			Query(db_,
+				  "UPDATE instances SET status = 'waiting', state = ?2, state_input = ?3, task_input = NULL, "
+				  "resource = NULL, lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, attempt = 0, "
+				  "interruptions = 0, only_once = 0, timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, "
+				  "heartbeat_at = NULL, wait_kind = 'timer', wait_until = ?4, activity = NULL, activity_token = NULL, "
+				  "activity_owner = NULL, updated_at = ?5 WHERE id = ?1",
+				  id, out.at("state").get<std::string>(), out.at("state_input"), until, now)
+				.run();
+			log(id, now, "wait_started", out.at("state").get<std::string>(), {{"until", iso(until)}});
+		} else if (kind == "succeeded" || kind == "failed") {
+			status = kind;
+			const bool ok = kind == "succeeded";
+			auto str = [&](const char *k) -> std::optional<std::string> {
+				return out.contains(k) && out[k].is_string() ? std::optional<std::string>(out[k].get<std::string>())
+															 : std::nullopt;
+			};
+			Query(db_,
+				  "UPDATE instances SET status = ?2, state = ?3, state_input = NULL, task_input = NULL, resource = NULL, "
+				  "lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, interruptions = 0, only_once = 0, "
+				  "timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL, wait_kind = NULL, "
+				  "wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
+				  "output = ?4, error = ?5, cause = ?6, updated_at = ?7, ended_at = ?7 WHERE id = ?1",
+				  id, status, last_state, ok ? std::optional<json>(out.value("output", json(nullptr))) : std::nullopt,
+				  ok ? std::nullopt : str("error"), ok ? std::nullopt : str("cause"), now)
+				.run();
+			log(id, now, status, last_state,
+				ok ? json{{"output", out.value("output", json(nullptr))}}
+				   : json{{"error", out.value("error", json(nullptr))}, {"cause", out.value("cause", json(nullptr))}});
+		} else {
+			throw Error("XX000", "ASL interpreter answered an unknown outcome: " + out.dump());
+		}
+		return status;
+	}
+
+	// genroc._fail_task: an error (reported, timed out, interrupted) goes
+	// through the interpreter, so Retry and Catch decide.
+	std::string fail_task(int64_t id, const std::string &error, const std::optional<std::string> &cause, int64_t now) {
+		Inst inst = load(id);
+		log(id, now, "task_failed", inst.state, {{"error", error}, {"cause", text_or_null(cause)}});
+		return apply_step(id, task_request(inst, "task_failed", nullptr, error, cause), now);
+	}
+
+	// genroc._interrupt: a running task lost its worker (lapse, release,
+	// stop, re-register).  OnlyOnce → only_once.interrupted; the 5th
+	// interruption of one attempt → genroc.Interrupted; else ready again
+	// (the epoch stays; the next claim bumps it).
+	std::string interrupt(int64_t id, const std::string &reason, int64_t now) {
+		Inst inst = load(id);
+		log(id, now, "task_interrupted", inst.state,
+			{{"reason", reason},
+			 {"worker", text_or_null(inst.lease_owner)},
+			 {"epoch", inst.lease_epoch},
+			 {"interruptions", inst.interruptions + 1}});
+		const std::string state = inst.state.value_or("");
+		if (inst.only_once)
+			return fail_task(id, "only_once.interrupted",
+							 "the lease of OnlyOnce task \"" + state + "\" was lost (" + reason + "); it is not run again",
+							 now);
+		if (inst.interruptions + 1 >= MAX_INTERRUPTIONS)
+			return fail_task(id, "genroc.Interrupted",
+							 "task \"" + state + "\" was interrupted " + std::to_string(MAX_INTERRUPTIONS) +
+								 " times in one attempt",
+							 now);
+		Query(db_,
+			  "UPDATE instances SET status = 'ready', eligible_at = ?2, interruptions = interruptions + 1, "
+			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, updated_at = ?2 WHERE id = ?1",
+			  id, now)
+			.run();
+		return "ready";
+	}
+
+	std::string path_;
+	Db db_;
+	std::optional<int64_t> test_clock_;
+	std::map<int64_t, asl::DefinitionPtr> compiled_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_sqlite_store(const std::string &path) { return std::make_unique<SqliteStore>(path); }
+
+}  // namespace genroc
