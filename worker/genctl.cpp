@@ -1,0 +1,312 @@
+// genctl.cpp — the admin CLI: read and steer instances from a shell.
+//
+// Every command is one or two Store calls (the genroc.* SQL functions), so it
+// works the same on PostgreSQL and on a SQLite file (--database, default
+// ./genroc.db, env GENROC_DATABASE).  Output is a human table by default and
+// the store's JSON with --json, for scripts.
+//
+//   genctl definitions
+//   genctl define NAME FILE
+//   genctl start DEF [--input JSON] [--options JSON]
+//   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N]
+//   genctl instances show ID
+//   genctl cancel ID
+//   genctl workers
+//   genctl activity
+//
+// Exit status: 0 done; 1 the engine refused (the SQLSTATE and message are
+// printed) or a file could not be read; 2 a usage error.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "store.hpp"
+
+namespace {
+
+using genroc::json;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr size_t kCellMax = 72;	 // longer cells are cut in tables (--json has all)
+
+// A problem on genctl's side (a file, an argument): message and exit status.
+struct CliError {
+	std::string message;
+	int exit_code;
+};
+
+// ---- tables ---------------------------------------------------------------
+
+// A JSON value as a table cell: strings bare, null as "-", the rest compact.
+std::string cell(const json &v) {
+	std::string s;
+	if (v.is_null())
+		s = "-";
+	else if (v.is_string())
+		s = v.get<std::string>();
+	else
+		s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+	for (auto &c : s)
+		if (c == '\n' || c == '\t') c = ' ';
+	if (s.size() > kCellMax) s = s.substr(0, kCellMax - 3) + "...";
+	return s;
+}
+
+std::string cell(const json &row, const char *key) {
+	auto it = row.find(key);
+	return it == row.end() ? "-" : cell(*it);
+}
+
+// The lease owner of an instance row ("lease_owner"; "worker" in older shapes).
+std::string owner_cell(const json &row) {
+	return row.contains("lease_owner") ? cell(row, "lease_owner") : cell(row, "worker");
+}
+
+void print_table(const std::vector<std::string> &header, const std::vector<std::vector<std::string>> &rows) {
+	std::vector<size_t> width(header.size());
+	for (size_t i = 0; i < header.size(); i++) width[i] = header[i].size();
+	for (const auto &r : rows)
+		for (size_t i = 0; i < r.size() && i < width.size(); i++) width[i] = std::max(width[i], r[i].size());
+	auto line = [&](const std::vector<std::string> &r) {
+		std::string out;
+		for (size_t i = 0; i < r.size(); i++) {
+			out += r[i];
+			if (i + 1 < r.size()) out += std::string(width[i] - r[i].size() + 2, ' ');
+		}
+		std::cout << out << "\n";
+	};
+	line(header);
+	for (const auto &r : rows) line(r);
+}
+
+void print_json(const json &j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; }
+
+// ---- inputs ---------------------------------------------------------------
+
+json parse_json_arg(const std::string &text, const std::string &what) {
+	try {
+		return json::parse(text);
+	} catch (const json::parse_error &e) {
+		throw CliError{what + " is not valid JSON: " + e.what(), kExitUsage};
+	}
+}
+
+json read_json_file(const std::string &path) {
+	std::ifstream in(path, std::ios::binary);
+	if (!in) throw CliError{"cannot read " + path, kExitError};
+	std::stringstream buf;
+	buf << in.rdbuf();
+	try {
+		return json::parse(buf.str());
+	} catch (const json::parse_error &e) {
+		throw CliError{path + " is not valid JSON: " + e.what(), kExitError};
+	}
+}
+
+// ---- commands -------------------------------------------------------------
+
+struct Options {
+	std::string database = "./genroc.db";
+	bool as_json = false;
+	// instances
+	std::string status, definition;
+	std::vector<std::string> labels;
+	int limit = 0;
+	// instances show, cancel
+	int64_t id = 0;
+	// start
+	std::string start_definition, input = "{}", start_options = "{}";
+	// define
+	std::string define_name, define_file;
+};
+
+void cmd_definitions(genroc::Store &store, const Options &o) {
+	json defs = store.list_definitions();
+	if (o.as_json) return print_json(defs);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &d : defs) rows.push_back({cell(d, "name"), cell(d, "version"), cell(d, "created_at")});
+	print_table({"NAME", "VERSION", "CREATED"}, rows);
+}
+
+void cmd_define(genroc::Store &store, const Options &o) {
+	json definition = read_json_file(o.define_file);
+	auto r = store.define(o.define_name, definition);
+	if (o.as_json) return print_json({{"name", r.name}, {"version", r.version}, {"is_new", r.is_new}});
+	if (r.is_new)
+		std::cout << "defined " << r.name << " version " << r.version << "\n";
+	else
+		std::cout << r.name << " unchanged: same content as version " << r.version << "\n";
+}
+
+void cmd_start(genroc::Store &store, const Options &o) {
+	json input = parse_json_arg(o.input, "--input");
+	json options = parse_json_arg(o.start_options, "--options");
+	if (!options.is_object()) throw CliError{"--options must be a JSON object", kExitUsage};
+	auto r = store.start(o.start_definition, input, options);
+	if (o.as_json) return print_json({{"instance_id", r.instance_id}, {"is_new", r.is_new}, {"status", r.status}});
+	if (r.is_new)
+		std::cout << "started instance " << r.instance_id << " (" << r.status << ")\n";
+	else
+		std::cout << "instance " << r.instance_id << " already started with that idempotency key ("
+				  << r.status << ")\n";
+}
+
+json instance_filter(const Options &o) {
+	json filter = json::object();
+	if (!o.status.empty()) filter["status"] = o.status;
+	if (!o.definition.empty()) filter["definition"] = o.definition;
+	for (const auto &l : o.labels) {
+		auto eq = l.find('=');	// checked by the option's validator
+		filter["label"][l.substr(0, eq)] = l.substr(eq + 1);
+	}
+	if (o.limit > 0) filter["limit"] = o.limit;
+	return filter;
+}
+
+void cmd_instances(genroc::Store &store, const Options &o) {
+	json list = store.list_instances(instance_filter(o));
+	if (o.as_json) return print_json(list);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &i : list)
+		rows.push_back({cell(i, "id"), cell(i, "definition") + "@" + cell(i, "version"), cell(i, "status"),
+						cell(i, "state"), owner_cell(i), cell(i, "updated_at")});
+	print_table({"ID", "DEFINITION", "STATUS", "STATE", "WORKER", "UPDATED"}, rows);
+}
+
+void cmd_show(genroc::Store &store, const Options &o) {
+	json inst = store.get_instance(o.id);
+	json hist = store.history(o.id);
+	if (o.as_json) return print_json({{"instance", inst}, {"history", hist}});
+	// The fields an operator looks at first; --json shows everything.
+	// Payloads (input, output) print as JSON, so a string result shows its quotes.
+	const char *fields[] = {"id",		  "definition", "version",	  "name",	  "status",		"state",
+							"resource",	  "lease_owner", "worker",	  "attempt",  "labels",		"created_at",
+							"updated_at", "ended_at",	 "input",	  "output",	  "error",		"cause"};
+	for (const char *f : fields) {
+		if (!inst.contains(f)) continue;
+		const json &v = inst[f];
+		bool payload = std::string(f) == "input" || std::string(f) == "output";
+		std::string text = v.is_null()					 ? "-"
+						   : v.is_string() && !payload ? v.get<std::string>()
+													   : v.dump(-1, ' ', false, json::error_handler_t::replace);
+		std::cout << f << ":" << std::string(12 - std::min<size_t>(11, std::string(f).size()), ' ') << text
+				  << "\n";
+	}
+	std::cout << "\nhistory:\n";
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &h : hist)
+		rows.push_back({cell(h, "seq"), cell(h, "at"), cell(h, "event"), cell(h, "state"), cell(h, "detail")});
+	print_table({"SEQ", "AT", "EVENT", "STATE", "DETAIL"}, rows);
+}
+
+void cmd_cancel(genroc::Store &store, const Options &o) {
+	std::string status = store.cancel(o.id);
+	if (o.as_json) return print_json({{"instance_id", o.id}, {"status", status}});
+	std::cout << "instance " << o.id << " " << status << "\n";
+}
+
+void cmd_workers(genroc::Store &store, const Options &o) {
+	json list = store.list_workers();
+	if (o.as_json) return print_json(list);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &w : list)
+		rows.push_back({cell(w, "worker"), cell(w, "host"), cell(w, "status"), cell(w, "heartbeat_at"),
+						cell(w, "running"), cell(w, "queues")});
+	print_table({"WORKER", "HOST", "STATE", "LAST HEARTBEAT", "RUNNING", "QUEUES"}, rows);
+}
+
+// Which worker runs what: the running (leased) instances and their lease owner.
+void cmd_activity(genroc::Store &store, const Options &o) {
+	json filter = {{"status", "running"}, {"limit", o.limit > 0 ? o.limit : 1000}};
+	json list = store.list_instances(filter);
+	if (o.as_json) return print_json(list);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &i : list)
+		rows.push_back({owner_cell(i), cell(i, "id"), cell(i, "definition"), cell(i, "state"),
+						cell(i, "attempt"), cell(i, "lease_expires")});
+	std::sort(rows.begin(), rows.end());
+	print_table({"WORKER", "INSTANCE", "DEFINITION", "STATE", "ATTEMPT", "LEASE EXPIRES"}, rows);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+	Options o;
+	CLI::App app{"genctl: administer genroc definitions, instances and workers", "genctl"};
+	app.require_subcommand(1, 1);
+	app.fallthrough();	// global options may follow the command
+	app.add_option("--database", o.database, "PostgreSQL URL or SQLite file")
+		->envname("GENROC_DATABASE")
+		->capture_default_str();
+	app.add_flag("--json", o.as_json, "print JSON instead of a table");
+
+	auto *definitions = app.add_subcommand("definitions", "list definitions (newest version of each)");
+
+	auto *define = app.add_subcommand("define", "register a definition from a JSON file");
+	define->add_option("NAME", o.define_name, "definition name")->required();
+	define->add_option("FILE", o.define_file, "ASL definition (JSON)")->required();
+
+	auto *start = app.add_subcommand("start", "start an instance of a definition");
+	start->add_option("DEF", o.start_definition, "definition name")->required();
+	start->add_option("--input", o.input, "instance input (JSON)")->capture_default_str();
+	start->add_option("--options", o.start_options,
+					  "start options (JSON: idempotency_key, priority, run_at, labels, ...)")
+		->capture_default_str();
+
+	auto *instances = app.add_subcommand("instances", "list instances, or show one");
+	instances->require_subcommand(0, 1);
+	instances->add_option("--status", o.status, "only this status (ready, running, waiting, ...)");
+	instances->add_option("--definition", o.definition, "only this definition");
+	instances->add_option("--label", o.labels, "only instances with this label (k=v, repeatable)")
+		->check([](const std::string &s) {
+			auto eq = s.find('=');
+			return eq == std::string::npos || eq == 0 ? std::string("a label is key=value") : std::string();
+		});
+	instances->add_option("--limit", o.limit, "at most N instances")->check(CLI::PositiveNumber);
+	auto *show = instances->add_subcommand("show", "one instance: state, status, input, output, history");
+	show->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+
+	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");
+	cancel->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+
+	auto *workers = app.add_subcommand("workers", "workers: state, last heartbeat, running instances");
+	auto *activity = app.add_subcommand("activity", "which worker runs what (running instances)");
+
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		int rc = app.exit(e);
+		return rc == 0 ? 0 : kExitUsage;
+	}
+
+	try {
+		auto store = genroc::open_store(o.database);
+		if (*definitions) cmd_definitions(*store, o);
+		else if (*define) cmd_define(*store, o);
+		else if (*start) cmd_start(*store, o);
+		else if (*show) cmd_show(*store, o);
+		else if (*instances) cmd_instances(*store, o);
+		else if (*cancel) cmd_cancel(*store, o);
+		else if (*workers) cmd_workers(*store, o);
+		else if (*activity) cmd_activity(*store, o);
+		return 0;
+	} catch (const CliError &e) {
+		std::cerr << "genctl: " << e.message << "\n";
+		return e.exit_code;
+	} catch (const genroc::Error &e) {
+		std::cerr << "genctl: ERROR " << e.sqlstate << ": " << e.what() << "\n";
+		if (!e.detail.empty()) std::cerr << "DETAIL: " << e.detail << "\n";
+		if (!e.hint.empty()) std::cerr << "HINT: " << e.hint << "\n";
+		return kExitError;
+	} catch (const std::exception &e) {
+		std::cerr << "genctl: " << e.what() << "\n";
+		return kExitError;
+	}
+}

@@ -1,0 +1,83 @@
+// http_api.hpp — the genroc binary's HTTP server: GET /healthz and the /api routes.
+//
+// The server is a thin layer over Store: each /api route is one Store call
+// (one genroc.* SQL function), with JSON in and JSON out.  It never writes
+// anything the SQL API does not write.
+//
+// Routes (JSON bodies; lists come wrapped in an object so fields can be added):
+//   GET  /healthz                          {"status","worker_id","database","lease_age_ms","manual_tick"}
+//                                          503 with status "unavailable" only when the database
+//                                          does not answer; no token, outside /api
+//   POST /api/definitions                  {name, definition} -> {name, version, is_new}
+//                                          201 when a new version was stored, else 200
+//   GET  /api/definitions                  -> {"definitions": [...]}
+//   POST /api/instances                    {definition, input?, options?} -> {instance_id, is_new, status}
+//                                          201 when new, 200 for an idempotent repeat
+//   GET  /api/instances?status=&definition=&label=k:v&limit=
+//                                          -> {"instances": [...]}; label may repeat
+//   GET  /api/instances/{id}               -> the instance (genroc.get_instance)
+//   GET  /api/instances/{id}/history       -> {"instance_id", "history": [...]}
+//   POST /api/instances/{id}/cancel        -> {instance_id, status}
+//   POST /api/activities/{name}/claim      {worker, n?} -> {"tasks": [{token, instance_id, activity,
+//                                          input, heartbeat_s, timeout_s}]}
+//   POST /api/activities/succeed           {token, output?} -> {status}
+//   POST /api/activities/fail              {token, error, cause?} -> {status}
+//   POST /api/activities/heartbeat         {token} -> {"ok": true}
+//   GET  /api/workers                      -> {"workers": [...]}
+//
+// Errors: {"error": {"sqlstate", "message"[, "detail", "hint"]}}.  The HTTP status
+// follows the SQLSTATE (http_status_for): RC001 and class 22 -> 400, RC002 and
+// RC003 -> 404, RC004 to RC008 -> 409, class 08 and 57P0x -> 503, anything else
+// 500.  Problems the server sees before any Store call have SQLSTATEs of their
+// own: 22P02 malformed JSON, 22023 a wrong or unknown field, 22004 a missing
+// one, 54000 a body over max_body (413), 42883 no such route (404).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "store.hpp"
+
+namespace genroc {
+
+struct ApiOptions {
+	std::string listen = "127.0.0.1:8448";	// host:port; port 0 picks a free one
+	size_t max_body = 1 << 20;				// request bodies over this answer 413
+};
+
+struct HealthInfo {
+	std::string worker_id;
+	bool manual_tick = false;
+	// Time since this process last renewed its leases; -1 (or no function)
+	// when it runs no worker, which /healthz reports as null.
+	std::function<int64_t()> lease_age_ms;
+};
+
+class ApiServer {
+  public:
+	virtual ~ApiServer() = default;
+	// Stops accepting, waits for the listener thread; safe to call twice.
+	virtual void stop() = 0;
+	// The port actually bound (useful with port 0).
+	virtual int port() const = 0;
+};
+
+// Binds ApiOptions::listen and serves on a background thread until stop() or
+// destruction.  Each request borrows a Store from a small pool filled by
+// open_store (a Store is one connection and not thread-safe).  Throws
+// std::runtime_error when the address does not parse or cannot be bound.
+std::unique_ptr<ApiServer> start_api(const ApiOptions &options,
+									 std::function<std::unique_ptr<Store>()> open_store,
+									 HealthInfo health);
+
+// The HTTP status for a SQLSTATE (see the table above).
+int http_status_for(const std::string &sqlstate);
+
+// Splits "host:port", "[v6]:port" or ":port" (all interfaces); throws
+// std::runtime_error naming the text when it is not one of those.
+void parse_listen(const std::string &listen, std::string &host, int &port);
+
+}  // namespace genroc
