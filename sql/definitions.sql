@@ -1,0 +1,87 @@
+-- Definitions: versions by content, lookups, and every validation error
+-- (the message names the JSON path of the fault).
+CREATE EXTENSION genroc;
+SET genroc.test_clock = '2030-01-01 00:00:00Z';
+\set VERBOSITY terse
+
+SELECT * FROM genroc.define('hello', '{"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}}');
+-- same content, keys in another order and other spacing: the same version
+SELECT * FROM genroc.define('hello', '{ "States": {"Hi": {"End": true, "Result": "hello", "Type": "Pass"}}, "StartAt": "Hi"}');
+-- new content: a new version
+SELECT * FROM genroc.define('hello', '{"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hi","End":true}}}');
+-- the first content again: still version 1
+SELECT * FROM genroc.define('hello', '{"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}}');
+-- another name starts at 1
+SELECT * FROM genroc.define('other', '{"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}}');
+SELECT name, version FROM genroc.list_definitions();
+SELECT genroc.get_definition('hello') -> 'version' AS latest,
+       genroc.get_definition('hello', 1) -> 'definition' -> 'States' -> 'Hi' -> 'Result' AS v1_result;
+
+-- instances pin their version; the latest is the default
+SELECT status FROM genroc.start('hello', '{}');
+SELECT status FROM genroc.start('hello', '{}', '{"version":1}');
+SELECT definition, version, status FROM genroc.instances ORDER BY id;
+SELECT output FROM genroc.instances i, LATERAL (SELECT genroc.get_instance(i.id) -> 'output' AS output) o ORDER BY i.id;
+
+-- lookups that fail
+SELECT genroc.get_definition('nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT genroc.get_definition('hello', 9);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM genroc.start('nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM genroc.start('hello', '{}', '{"version":7}');
+\echo :LAST_ERROR_SQLSTATE
+
+-- required arguments
+SELECT * FROM genroc.define(NULL, '{}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM genroc.define('x', NULL);
+\echo :LAST_ERROR_SQLSTATE
+
+-- validation: each fault, each with its JSON path
+-- not an object
+SELECT * FROM genroc.define('bad', '[1,2]');
+\echo :LAST_ERROR_SQLSTATE
+-- missing StartAt
+SELECT * FROM genroc.define('bad', '{"States":{"A":{"Type":"Pass","End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- StartAt names no state
+SELECT * FROM genroc.define('bad', '{"StartAt":"B","States":{"A":{"Type":"Pass","End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- unknown Next
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nope"}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- unknown Next inside a Choice rule
+SELECT * FROM genroc.define('bad', '{"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Variable":"$.x","IsPresent":true,"Next":"A"},{"Variable":"$.x","IsNull":true,"Next":"Nope"}],"Default":"A"},"A":{"Type":"Succeed"}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- unreachable state
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass","End":true},"Lost":{"Type":"Succeed"}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- neither Next nor End
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass"}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- unknown field
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass","End":true,"Colour":"red"}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- unknown state type
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Parallelogram","End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- unknown Choice operator
+SELECT * FROM genroc.define('bad', '{"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Variable":"$.x","NumericRoughly":1,"Next":"A"}]},"A":{"Type":"Succeed"}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- a Path that is not a path
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass","InputPath":"x.y","End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"v.$":"$..[["},"End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- Retry on a state that cannot have one
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Pass","Retry":[{"ErrorEquals":["States.ALL"]}],"End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- Task without a known resource kind
+SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:x","End":true}}}');
+\echo :LAST_ERROR_SQLSTATE
+-- nothing of it was stored
+SELECT count(*) AS bad_versions FROM genroc.list_definitions() WHERE name = 'bad';
+
+DROP EXTENSION genroc;
