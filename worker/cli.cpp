@@ -1,0 +1,276 @@
+// cli.cpp — flags, environment variables and the commands (see cli.hpp).
+#include "cli.hpp"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "handlers.hpp"
+#include "http_api.hpp"
+#include "log.hpp"
+#include "run_cmd.hpp"
+#include "runner.hpp"
+#include "stop.hpp"
+#include "store.hpp"
+
+namespace genroc {
+
+namespace {
+
+// Duration flags are read as text, then parsed, so that the error names the
+// flag and shows the accepted forms.
+struct DurationFlag {
+	const char *flag;
+	const char *env;
+	std::string text;
+	Millis *target;
+	bool allow_zero;
+};
+
+int usage_error(const std::string &message) {
+	std::fprintf(stderr, "genroc: %s\n", message.c_str());
+	return kExitUsage;
+}
+
+}  // namespace
+
+int parse_command_line(int argc, const char *const *argv, Config &cfg) {
+	CLI::App app{"genroc — a durable process engine in PostgreSQL (or SQLite)", "genroc"};
+	app.require_subcommand(1);
+	app.set_help_all_flag("--help-all", "help for every command");
+
+	std::vector<DurationFlag> durations = {
+		{"--lease-duration", "GENROC_LEASE_DURATION", "10s", &cfg.lease_duration, false},
+		{"--stale-after", "GENROC_STALE_AFTER", "30s", &cfg.stale_after, true},
+		{"--shutdown-grace", "GENROC_SHUTDOWN_GRACE", "15s", &cfg.shutdown_grace, true},
+		{"--tick-interval", "GENROC_TICK_INTERVAL", "1s", &cfg.tick_interval, false},
+		{"--poll-interval", "GENROC_POLL_INTERVAL", "1s", &cfg.poll_interval, false},
+	};
+	std::string worker_id_flag, log_mode = "text", log_level;
+
+	auto common = [&](CLI::App *sub) {
+		sub->add_option("--database", cfg.database,
+						"PostgreSQL URL (postgresql://...) or conninfo, or a SQLite file path")
+			->envname("GENROC_DATABASE")
+			->capture_default_str();
+		sub->add_option("--handlers", cfg.handlers_file,
+						"handlers file (JSON): handler name -> command, sha256, timeout, queue")
+			->envname("GENROC_HANDLERS");
+		sub->add_option("--log-mode", log_mode, "text, or json: one JSON object per line (UTC)")
+			->envname("GENROC_LOG_MODE")
+			->check(CLI::IsMember({"text", "json"}))
+			->capture_default_str();
+		sub->add_option("--log-level", log_level, "debug, info, warn or error")
+			->envname("GENROC_LOG_LEVEL")
+			->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+	};
+	auto worker_flags = [&](CLI::App *sub) {
+		sub->add_option("--worker-id", worker_id_flag,
+						"this worker's stable, unique id (default: the host name; GENROC_WORKER_ID wins)");
+		for (auto &d : durations)
+			sub->add_option(d.flag, d.text, std::string("duration, e.g. 10s, 500ms, 1h30m"))
+				->envname(d.env)
+				->capture_default_str();
+		sub->add_option("--concurrency", cfg.concurrency, "tasks this worker runs at once")
+			->envname("GENROC_CONCURRENCY")
+			->check(CLI::Range(1, 100000))
+			->capture_default_str();
+		sub->add_option("--queue", cfg.queues, "a queue to serve besides default (repeatable)")
+			->envname("GENROC_QUEUE")
+			->delimiter(',');
+		sub->add_flag("--exclusive", cfg.exclusive, "serve only the --queue queues (and the handlers')")
+			->envname("GENROC_EXCLUSIVE");
+		sub->add_option("--region", cfg.region, "serve <queue>.<region> instead of each queue")
+			->envname("GENROC_REGION");
+		sub->add_flag("--manual-tick", cfg.manual_tick,
+					  "never call genroc.tick() (tests and operators drive time-driven work)")
+			->envname("GENROC_MANUAL_TICK");
+	};
+	auto listen_flag = [&](CLI::App *sub) {
+		sub->add_option("--listen", cfg.listen, "HTTP address host:port")
+			->envname("GENROC_LISTEN")
+			->capture_default_str();
+	};
+
+	auto *serve = app.add_subcommand("serve", "HTTP API and worker in one process");
+	common(serve);
+	worker_flags(serve);
+	listen_flag(serve);
+	auto *worker = app.add_subcommand("worker", "run tasks (no HTTP)");
+	common(worker);
+	worker_flags(worker);
+	auto *api = app.add_subcommand("api", "HTTP API only (no tasks)");
+	common(api);
+	listen_flag(api);
+	auto *run = app.add_subcommand("run", "start one instance of a definition file and run it to its end here");
+	common(run);
+	run->add_option("file", cfg.run_file, "definition file (ASL JSON)")->required();
+	run->add_option("--input", cfg.run_input, "the instance input (JSON)")->capture_default_str();
+	run->add_option("--name", cfg.run_name, "definition name (default: the file name without extension)");
+	run->add_flag("--json", cfg.run_json, "last stdout line: {\"status\",\"output\",\"error\",\"cause\"}");
+
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::CallForHelp &e) {
+		return app.exit(e);
+	} catch (const CLI::CallForAllHelp &e) {
+		return app.exit(e);
+	} catch (const CLI::ParseError &e) {
+		app.exit(e);
+		return kExitUsage;
+	}
+	for (auto *sub : {serve, worker, api, run})
+		if (sub->parsed()) cfg.command = sub->get_name();
+
+	cfg.log_mode = log_mode == "json" ? log::Mode::json : log::Mode::text;
+	// `run` talks to a person: worker chatter only when something is wrong.
+	cfg.log_level = cfg.command == "run" ? log::Level::warn : log::Level::info;
+	if (log_level == "debug") cfg.log_level = log::Level::debug;
+	else if (log_level == "info") cfg.log_level = log::Level::info;
+	else if (log_level == "warn") cfg.log_level = log::Level::warn;
+	else if (log_level == "error") cfg.log_level = log::Level::error;
+
+	if (cfg.command == "serve" || cfg.command == "worker") {
+		for (auto &d : durations) {
+			auto v = parse_duration(d.text);
+			if (!v)
+				return usage_error(std::string(d.flag) + ": invalid duration \"" + d.text +
+								   "\" (use e.g. 10s, 500ms, 720h, 1h30m)");
+			if (v->count() == 0 && !d.allow_zero)
+				return usage_error(std::string(d.flag) + ": must be more than 0");
+			*d.target = *v;
+		}
+		cfg.host = host_name();
+		const char *env_id = std::getenv("GENROC_WORKER_ID");
+		if (env_id && *env_id) cfg.worker_id = env_id;
+		else if (!worker_id_flag.empty()) cfg.worker_id = worker_id_flag;
+		else cfg.worker_id = cfg.host;
+		if (cfg.exclusive && cfg.queues.empty())
+			return usage_error("--exclusive: give at least one --queue to serve");
+		for (auto &q : cfg.queues)
+			if (q.empty()) return usage_error("--queue: a queue name must not be empty");
+	}
+	if (cfg.command == "serve" || cfg.command == "api") {
+		try {
+			std::string h;
+			int p = 0;
+			parse_listen(cfg.listen, h, p);
+		} catch (const std::exception &e) {
+			return usage_error(std::string("--listen: ") + e.what());
+		}
+	}
+	if (cfg.database.empty()) return usage_error("--database: must not be empty");
+	return -1;
+}
+
+namespace {
+
+StopFlag g_stop;	// the signal thread outlives main's locals
+
+StoreFactory store_factory(const std::string &database) {
+	return [database] { return open_store(database); };
+}
+
+// Warns when the API port can be reached from other machines: there is no
+// authentication yet (DESIGN §7: --auth).
+void warn_if_exposed(const std::string &listen) {
+	std::string host;
+	int port = 0;
+	parse_listen(listen, host, port);
+	if (host != "127.0.0.1" && host != "localhost" && host != "::1")
+		log::warn("the HTTP API is reachable from other machines and has no authentication",
+				  {{"listen", listen}});
+}
+
+int run_api_command(const Config &cfg) {
+	std::unique_ptr<ApiServer> server;
+	try {
+		server = start_api({cfg.listen}, store_factory(cfg.database),
+						   HealthInfo{"", false, [] { return int64_t{-1}; }});
+	} catch (const std::exception &e) {
+		log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
+		return kExitFailed;
+	}
+	warn_if_exposed(cfg.listen);
+	log::info("API listening", {{"listen", cfg.listen}, {"port", server->port()}});
+	while (!g_stop.wait_for(Millis(60'000))) {
+	}
+	server->stop();
+	log::info("API stopped");
+	return kExitOk;
+}
+
+int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
+	WorkerOptions o;
+	o.worker_id = cfg.worker_id;
+	o.host = cfg.host;
+	o.lease_duration = cfg.lease_duration;
+	o.stale_after = cfg.stale_after;
+	o.shutdown_grace = cfg.shutdown_grace;
+	o.concurrency = cfg.concurrency;
+	o.queues = worker_queues(cfg, handlers.queues());
+	o.manual_tick = cfg.manual_tick;
+	o.tick_interval = cfg.tick_interval;
+	o.poll_interval = cfg.poll_interval;
+	Runner runner(o, handlers, store_factory(cfg.database));
+
+	std::unique_ptr<ApiServer> server;
+	if (cfg.command == "serve") {
+		try {
+			server = start_api({cfg.listen}, store_factory(cfg.database),
+							   HealthInfo{cfg.worker_id, cfg.manual_tick,
+										  [&runner] { return runner.lease_age_ms(); }});
+		} catch (const std::exception &e) {
+			log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
+			return kExitFailed;
+		}
+		warn_if_exposed(cfg.listen);
+		log::info("API listening", {{"listen", cfg.listen}, {"port", server->port()}});
+	}
+	int rc = runner.run(g_stop);
+	// The API stays up while the worker drains, so health checks see it.
+	if (server) server->stop();
+	return rc;
+}
+
+}  // namespace
+
+int genroc_main(int argc, const char *const *argv) {
+	Config cfg;
+	int rc = parse_command_line(argc, argv, cfg);
+	if (rc >= 0) return rc;
+	log::set_mode(cfg.log_mode);
+	log::set_level(cfg.log_level);
+
+	install_signal_thread([](int sig) {
+		static std::atomic<int> seen{0};
+		if (seen++ > 0) {
+			// A second signal: the operator does not want to wait for the
+			// grace.  Leases lapse and other workers continue, as after a crash.
+			log::warn("second signal; exiting without draining", {{"signal", ::strsignal(sig)}});
+			::_exit(kExitFailed);
+		}
+		log::info("signal received; stopping", {{"signal", ::strsignal(sig)}});
+		g_stop.request();
+	});
+
+	HandlerRegistry handlers = HandlerRegistry::with_builtins();
+	if (!cfg.handlers_file.empty()) {
+		try {
+			handlers.load_file(cfg.handlers_file);
+		} catch (const std::exception &e) {
+			log::error("refusing to start", {{"error", e.what()}});
+			return kExitUsage;
+		}
+	}
+	if (cfg.command == "run") return run_file(cfg, handlers, g_stop);
+	if (cfg.command == "api") return run_api_command(cfg);
+	return run_worker_command(cfg, handlers);
+}
+
+}  // namespace genroc

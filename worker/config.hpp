@@ -1,0 +1,54 @@
+// config.hpp — the genroc binary's settings, from flags and GENROC_* variables.
+//
+// Every flag has an environment variable named after it (--lease-duration ->
+// GENROC_LEASE_DURATION); a flag on the command line beats the variable.  The
+// one exception is the worker id: GENROC_WORKER_ID wins over --worker-id and
+// over the host-name default (DESIGN §3), so an orchestrator that sets it per
+// pod (a StatefulSet's pod name) cannot be overridden by a baked-in flag.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "duration.hpp"
+#include "log.hpp"
+
+namespace genroc {
+
+struct Config {
+	std::string command;					// serve | worker | api | run
+	std::string database = "./genroc.db";	// PostgreSQL URL / conninfo, or a SQLite path
+	std::string worker_id;					// resolved: GENROC_WORKER_ID, flag, host name
+	std::string host;						// this machine's host name
+	Millis lease_duration{10'000};
+	Millis stale_after{30'000};
+	Millis shutdown_grace{15'000};
+	Millis tick_interval{1'000};
+	Millis poll_interval{1'000};
+	int concurrency = 16;
+	std::vector<std::string> queues;		// as given by --queue
+	bool exclusive = false;					// serve only --queue (and handler queues)
+	std::string region;						// serve <queue>.<region> only
+	std::string handlers_file;
+	std::string listen = "127.0.0.1:8448";
+	log::Mode log_mode = log::Mode::text;
+	log::Level log_level = log::Level::info;
+	bool manual_tick = false;
+
+	// genroc run
+	std::string run_file;
+	std::string run_input = "{}";
+	std::string run_name;
+	bool run_json = false;
+};
+
+// The queues the worker claims from: "default" (unless --exclusive), then the
+// --queue ones, then the handlers' own queues; with a region each becomes
+// <queue>.<region>.  Sorted, unique.
+std::vector<std::string> worker_queues(const Config &config,
+									   const std::vector<std::string> &handler_queues);
+
+// The machine's host name ("localhost" if it has none).
+std::string host_name();
+
+}  // namespace genroc

@@ -1,0 +1,189 @@
+// run_cmd.cpp — `genroc run FILE` (see run_cmd.hpp).
+//
+// The tasks run on an ordinary Runner in a thread of this process (so leases,
+// renewals, retries and timers behave exactly as under `genroc worker`); this
+// thread follows the instance through store->history() and prints each new
+// entry, until the instance ends.
+#include "run_cmd.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "log.hpp"
+#include "runner.hpp"
+#include "store.hpp"
+
+namespace genroc {
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kRefused = 2, kInterrupted = 130;
+
+std::string stem(const std::string &path) {
+	std::string base = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+	auto dot = base.find_last_of('.');
+	return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+}
+
+std::string short_json(const json &j, size_t max = 200) {
+	std::string s = j.dump();
+	if (s.size() > max) s = s.substr(0, max - 3) + "...";
+	return s;
+}
+
+// One progress line for one history entry.
+std::string describe(const json &e, int64_t now_ms) {
+	const std::string event = e.value("event", "");
+	const std::string state = e.contains("state") && e["state"].is_string() ? e["state"].get<std::string>() : "";
+	const json detail = e.contains("detail") ? e["detail"] : json::object();
+	auto d = [&](const char *k) { return detail.is_object() && detail.contains(k) ? detail[k] : json(); };
+	if (event == "started") return "started, input " + short_json(d("input"));
+	if (event == "state_entered")
+		return "-> " + state + (d("type").is_string() ? " (" + d("type").get<std::string>() + ")" : "");
+	if (event == "task_claimed") return "   " + state + ": task running";
+	if (event == "task_succeeded") return "   " + state + ": task succeeded, output " + short_json(d("output"));
+	if (event == "task_failed") {
+		std::string s = "   " + state + ": task failed: " + (d("error").is_string() ? d("error").get<std::string>() : "");
+		if (d("cause").is_string() && !d("cause").get<std::string>().empty()) s += ": " + d("cause").get<std::string>();
+		return s;
+	}
+	if (event == "waiting") {
+		std::string s = "   " + state + ": waiting";
+		int64_t until = 0;
+		if (d("until").is_string() && asl::parse_time(d("until").get<std::string>(), until)) {
+			s += " until " + d("until").get<std::string>();
+			if (until > now_ms) s += " (" + std::to_string((until - now_ms + 999) / 1000) + "s)";
+		}
+		return s;
+	}
+	if (event == "timer_fired") return "   " + state + ": timer fired";
+	if (event == "succeeded") return "succeeded";
+	if (event == "failed") return "failed: " + short_json(d("error")) + " " + short_json(d("cause"));
+	if (event == "cancelled") return "cancelled";
+	std::string s = "   " + (state.empty() ? std::string() : state + ": ") + event;
+	if (detail.is_object() && !detail.empty()) s += " " + short_json(detail);
+	return s;
+}
+
+}  // namespace
+
+int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag &stop) {
+	auto refuse = [](const std::string &msg) {
+		std::fprintf(stderr, "genroc run: %s\n", msg.c_str());
+		return kRefused;
+	};
+	std::ifstream in(cfg.run_file);
+	if (!in) return refuse(cfg.run_file + ": cannot read it");
+	json definition;
+	try {
+		definition = json::parse(in);
+	} catch (const json::parse_error &e) {
+		return refuse(cfg.run_file + ": not JSON: " + e.what());
+	}
+	json input;
+	try {
+		input = json::parse(cfg.run_input);
+	} catch (const json::parse_error &e) {
+		return refuse(std::string("--input: not JSON: ") + e.what());
+	}
+	const std::string name = cfg.run_name.empty() ? stem(cfg.run_file) : cfg.run_name;
+
+	std::unique_ptr<Store> store;
+	StartResult started;
+	try {
+		store = open_store(cfg.database);
+		DefineResult def = store->define(name, definition);
+		started = store->start(name, input, json::object());
+		std::fprintf(stderr, "instance %lld of %s v%d (%s)\n", static_cast<long long>(started.instance_id),
+					 def.name.c_str(), def.version, cfg.database.c_str());
+	} catch (const Error &e) {
+		if (e.sqlstate == sqlstate::INVALID_DEFINITION) return refuse(e.what());
+		std::fprintf(stderr, "genroc run: %s (SQLSTATE %s)\n", e.what(), e.sqlstate.c_str());
+		return kFailed;
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "genroc run: %s\n", e.what());
+		return kFailed;
+	}
+
+	// An in-process worker with an id of its own, so it never collides with
+	// a `genroc worker` on the same database.
+	WorkerOptions o;
+	o.host = host_name();
+	o.worker_id = "run-" + o.host + "-" + std::to_string(::getpid());
+	o.queues = worker_queues(cfg, handlers.queues());
+	o.shutdown_grace = Millis(5'000);
+	o.tick_interval = Millis(200);	// timers fire promptly
+	o.poll_interval = Millis(100);
+	const std::string database = cfg.database;
+	Runner runner(o, handlers, [database] { return open_store(database); });
+	StopFlag runner_stop;
+	int runner_rc = 0;
+	std::thread worker([&] { runner_rc = runner.run(runner_stop); });
+
+	const auto t0 = std::chrono::steady_clock::now();
+	int64_t printed = 0;
+	json instance;
+	bool interrupted = false;
+	auto print_new = [&] {
+		json hist = store->history(started.instance_id);
+		int64_t now_ms = std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
+		for (auto &e : hist) {
+			int64_t seq = e.value("seq", int64_t{0});
+			if (seq <= printed) continue;
+			printed = seq;
+			double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+			std::fprintf(stderr, "[%6.2fs] %s\n", secs, describe(e, now_ms).c_str());
+		}
+	};
+	Backoff backoff;
+	for (;;) {
+		try {
+			print_new();
+			instance = store->get_instance(started.instance_id);
+			backoff.reset();
+			const std::string status = instance.value("status", "");
+			if (status == "succeeded" || status == "failed" || status == "cancelled") break;
+		} catch (const Error &e) {
+			if (!is_transient(e)) {
+				std::fprintf(stderr, "genroc run: %s (SQLSTATE %s)\n", e.what(), e.sqlstate.c_str());
+				interrupted = true;
+				break;
+			}
+			stop.wait_for(backoff.next());
+		}
+		if (stop.wait_for(Millis(100))) {
+			interrupted = true;
+			break;
+		}
+	}
+	runner_stop.request();
+	worker.join();
+	if (interrupted) {
+		std::fprintf(stderr, "interrupted; instance %lld stays in %s and continues on the next worker\n",
+					 static_cast<long long>(started.instance_id), cfg.database.c_str());
+		return kInterrupted;
+	}
+	(void)runner_rc;
+
+	const std::string status = instance.value("status", "");
+	json out = {{"status", status},
+				{"output", instance.contains("output") ? instance["output"] : json()},
+				{"error", instance.contains("error") ? instance["error"] : json()},
+				{"cause", instance.contains("cause") ? instance["cause"] : json()}};
+	if (cfg.run_json) {
+		std::printf("%s\n", out.dump().c_str());
+	} else if (status == "succeeded") {
+		std::printf("%s\n", out["output"].dump(2).c_str());
+	} else {
+		std::fprintf(stderr, "%s: %s%s\n", status.c_str(), out["error"].is_string() ? out["error"].get<std::string>().c_str() : "",
+					 out["cause"].is_string() ? (": " + out["cause"].get<std::string>()).c_str() : "");
+	}
+	std::fflush(stdout);
+	return status == "succeeded" ? kOk : kFailed;
+}
+
+}  // namespace genroc

@@ -1,0 +1,449 @@
+// runner.cpp — the worker loop (see runner.hpp for the threads and the call chain).
+#include "runner.hpp"
+
+#include <algorithm>
+
+#include "log.hpp"
+
+namespace genroc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t steady_ms() {
+	return std::chrono::duration_cast<Millis>(Clock::now().time_since_epoch()).count();
+}
+
+json error_fields(const Error &e) { return {{"sqlstate", e.sqlstate}, {"error", e.what()}}; }
+
+}  // namespace
+
+struct Runner::Slot {
+	Task task;
+	CancelToken cancel;
+	std::atomic<bool> finished{false};	 // its thread has nothing left to do
+	std::atomic<bool> abandoned{false};	 // stopped unreported: release its lease
+	std::atomic<bool> lost{false};		 // renew no longer returns it
+	std::thread thread;
+};
+
+// Stores for the task threads, opened on demand and kept for reuse.
+class Runner::Pool {
+  public:
+	explicit Pool(StoreFactory open) : open_(std::move(open)) {}
+	std::unique_ptr<Store> take() {
+		{
+			std::lock_guard<std::mutex> g(m_);
+			if (!free_.empty()) {
+				auto s = std::move(free_.back());
+				free_.pop_back();
+				return s;
+			}
+		}
+		return open_();
+	}
+	void give(std::unique_ptr<Store> s) {
+		if (!s) return;
+		std::lock_guard<std::mutex> g(m_);
+		free_.push_back(std::move(s));
+	}
+
+  private:
+	StoreFactory open_;
+	std::mutex m_;
+	std::vector<std::unique_ptr<Store>> free_;
+};
+
+Runner::Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFactory open_store)
+	: opt_(std::move(options)), handlers_(handlers), open_store_(std::move(open_store)),
+	  pool_(std::make_unique<Pool>(open_store_)) {}
+
+Runner::~Runner() {
+	renewer_stop_.request();
+	if (renewer_.joinable()) renewer_.join();
+	for (auto &[_, s] : slots_) {
+		s->cancel.cancel();
+		if (s->thread.joinable()) s->thread.join();
+	}
+}
+
+int64_t Runner::lease_age_ms() const {
+	int64_t last = last_renew_ms_.load();
+	return last < 0 ? -1 : steady_ms() - last;
+}
+
+int Runner::running() const {
+	std::lock_guard<std::mutex> g(m_);
+	int n = 0;
+	for (auto &[_, s] : slots_)
+		if (!s->finished) ++n;
+	return n;
+}
+
+bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
+	// Milliseconds: the one unit both PostgreSQL's interval input and the
+	// shim read the same way.
+	auto ms = [](Millis d) { return std::to_string(d.count()) + "ms"; };
+	const json options = {{"host", opt_.host},
+						  {"lease_duration", ms(opt_.lease_duration)},
+						  {"stale_after", ms(opt_.stale_after)},
+						  {"queues", opt_.queues},
+						  {"concurrency", opt_.concurrency}};
+	const auto t0 = Clock::now();
+	bool warned_in_use = false, warned_db = false;
+	Backoff backoff;
+	while (!stop.requested()) {
+		try {
+			json r = store.worker_register(opt_.worker_id, options);
+			last_renew_ms_ = steady_ms();
+			log::info(first ? "worker registered" : "worker registered again",
+					  {{"worker", opt_.worker_id},
+					   {"reclaimed", r.is_object() && r.contains("reclaimed") ? r["reclaimed"] : json(0)}});
+			return true;
+		} catch (const Error &e) {
+			if (e.sqlstate == sqlstate::WORKER_ID_IN_USE) {
+				// The holder may be this worker's previous life that crashed
+				// without worker_stop: its heartbeat goes stale after
+				// stale_after, so waiting that long tells a restart from a
+				// real second worker.
+				if (Clock::now() - t0 >= opt_.stale_after) {
+					log::error("worker id in use by a live worker; giving up",
+							   {{"worker", opt_.worker_id}, {"error", e.what()}});
+					return false;
+				}
+				if (!warned_in_use)
+					log::warn("worker id in use; retrying until stale-after has passed",
+							  {{"worker", opt_.worker_id},
+							   {"stale_after", format_duration(opt_.stale_after)},
+							   {"error", e.what()}});
+				warned_in_use = true;
+				stop.wait_for(std::clamp(opt_.stale_after / 10, Millis(100), Millis(1'000)));
+			} else if (is_transient(e)) {
+				if (!warned_db) log::warn("database unreachable; retrying", error_fields(e));
+				warned_db = true;
+				stop.wait_for(backoff.next());
+			} else {
+				log::error("cannot register the worker", error_fields(e));
+				return false;
+			}
+		}
+	}
+	return false;
+}
+
+void Runner::renew_loop() {
+	std::unique_ptr<Store> store;
+	const Millis every = std::max(opt_.lease_duration / 3, Millis(50));
+	while (!renewer_stop_.wait_for(every)) {
+		std::vector<int64_t> ids;
+		{
+			std::lock_guard<std::mutex> g(m_);
+			for (auto &[id, s] : slots_)
+				if (!s->finished && !s->lost) ids.push_back(id);
+		}
+		try {
+			if (!store) store = open_store_();
+			if (ids.empty()) {
+				// No leases to renew: still prove this worker alive, so its
+				// id is not taken over while it waits for work.
+				store->worker_heartbeat(opt_.worker_id);
+			} else {
+				auto kept = store->renew(opt_.worker_id, ids);
+				std::sort(kept.begin(), kept.end());
+				std::lock_guard<std::mutex> g(m_);
+				for (int64_t id : ids) {
+					if (std::binary_search(kept.begin(), kept.end(), id)) continue;
+					auto it = slots_.find(id);
+					if (it == slots_.end() || it->second->finished) continue;
+					// Keep running it: the handler's result is refused
+					// later (RC004) and logged there as "lease lost".
+					it->second->lost = true;
+					log::debug("lease not renewed", {{"instance", id}});
+				}
+			}
+			last_renew_ms_ = steady_ms();
+		} catch (const Error &e) {
+			if (e.sqlstate == sqlstate::WORKER_NOT_REGISTERED) need_register_ = true;
+			else if (!is_transient(e)) log::warn("renew failed", error_fields(e));
+		} catch (const std::exception &e) {
+			log::warn("renew failed", {{"error", e.what()}});
+		}
+	}
+}
+
+void Runner::report(Slot &slot, const TaskResult &result) {
+	const Task &t = slot.task;
+	const bool ok = result.kind == TaskResult::Kind::succeeded;
+	Backoff backoff;
+	bool warned = false;
+	for (;;) {
+		std::unique_ptr<Store> store;
+		try {
+			store = pool_->take();
+			std::string status = ok ? store->complete(t.instance_id, t.epoch, result.output)
+									: store->fail(t.instance_id, t.epoch, result.error, result.cause);
+			pool_->give(std::move(store));
+			json f = {{"instance", t.instance_id}, {"state", t.state}, {"status", status}};
+			if (!ok) {
+				f["error"] = result.error;
+				f["cause"] = result.cause;
+			}
+			log::info(ok ? "task succeeded" : "task failed", f);
+			return;
+		} catch (const Error &e) {
+			pool_->give(std::move(store));	// it reconnects on its next call
+			if (e.sqlstate == sqlstate::LEASE_LOST || e.sqlstate == sqlstate::INSTANCE_ENDED) {
+				// Another worker holds (or finished) the instance now; this
+				// result must not overwrite its run.
+				log::warn("lease lost", {{"instance", t.instance_id}, {"epoch", t.epoch},
+										 {"state", t.state}, {"error", e.what()}});
+				return;
+			}
+			if (!is_transient(e)) {
+				log::error("cannot report the task result",
+						   {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}, {"error", e.what()}});
+				return;
+			}
+			if (!warned)
+				log::warn("database unreachable; holding the task result",
+						  {{"instance", t.instance_id}, {"error", e.what()}});
+			warned = true;
+		} catch (const std::exception &e) {
+			log::error("cannot report the task result", {{"instance", t.instance_id}, {"error", e.what()}});
+			return;
+		}
+		// Shutdown grace over while the database is away: give up; the
+		// lease is released (or lapses) and the task runs again elsewhere.
+		if (slot.cancel.wait_until(Clock::now() + backoff.next())) {
+			slot.abandoned = true;
+			return;
+		}
+	}
+}
+
+void Runner::run_task(std::shared_ptr<Slot> slot) {
+	const Task &t = slot->task;
+	TaskContext ctx;
+	ctx.instance_id = t.instance_id;
+	ctx.state = t.state;
+	ctx.resource = t.resource;
+	ctx.attempt = t.attempt;
+	if (t.timeout_s && *t.timeout_s > 0) ctx.timeout = std::chrono::seconds(*t.timeout_s);
+	ctx.cancel = &slot->cancel;
+	log::debug("task started", {{"instance", t.instance_id}, {"state", t.state},
+								{"resource", t.resource}, {"attempt", t.attempt}});
+	TaskResult r = handlers_.run(t.resource, t.input, ctx);
+	if (r.kind == TaskResult::Kind::abandoned) {
+		slot->abandoned = true;
+		log::info("task stopped at shutdown", {{"instance", t.instance_id}, {"state", t.state}});
+	} else {
+		report(*slot, r);
+	}
+	{
+		std::lock_guard<std::mutex> g(m_);
+		slot->finished = true;
+	}
+	slots_cv_.notify_all();
+}
+
+void Runner::reap() {
+	std::vector<std::shared_ptr<Slot>> done;
+	{
+		std::lock_guard<std::mutex> g(m_);
+		for (auto it = slots_.begin(); it != slots_.end();) {
+			if (it->second->finished && !it->second->abandoned) {
+				done.push_back(it->second);
+				it = slots_.erase(it);
+			} else {
+				++it;
+			}
+		}
+	}
+	for (auto &s : done)
+		if (s->thread.joinable()) s->thread.join();
+}
+
+void Runner::drain() {
+	const auto deadline = Clock::now() + opt_.shutdown_grace;
+	int n = running();
+	if (n > 0)
+		log::info("shutting down: waiting for running tasks",
+				  {{"running", n}, {"shutdown_grace", format_duration(opt_.shutdown_grace)}});
+	auto all_finished = [&] {
+		for (auto &[_, s] : slots_)
+			if (!s->finished) return false;
+		return true;
+	};
+	{
+		std::unique_lock<std::mutex> g(m_);
+		slots_cv_.wait_until(g, deadline, all_finished);
+		if (!all_finished()) {
+			std::vector<int64_t> ids;
+			for (auto &[id, s] : slots_)
+				if (!s->finished) ids.push_back(id);
+			log::warn("shutdown grace over; stopping the tasks still running", {{"instances", ids}});
+			// Command handlers are killed (their whole process group) before
+			// the leases go back, so no task ever runs here and elsewhere at once.
+			for (auto &[_, s] : slots_) s->cancel.cancel();
+			slots_cv_.wait_for(g, std::chrono::seconds(5), all_finished);
+		}
+	}
+	std::vector<int64_t> release;
+	{
+		std::lock_guard<std::mutex> g(m_);
+		for (auto &[id, s] : slots_)
+			if (!s->finished || s->abandoned) release.push_back(id);
+	}
+	auto with_retry = [&](const char *what, const std::function<void(Store &)> &fn) {
+		Backoff backoff(Millis(1'000));
+		const auto give_up = Clock::now() + std::chrono::seconds(5);
+		for (;;) {
+			std::unique_ptr<Store> store;
+			try {
+				store = pool_->take();
+				fn(*store);
+				pool_->give(std::move(store));
+				return;
+			} catch (const Error &e) {
+				pool_->give(std::move(store));
+				if (!is_transient(e) || Clock::now() >= give_up) {
+					log::warn(std::string("shutdown: ") + what + " failed", error_fields(e));
+					return;
+				}
+			} catch (const std::exception &e) {
+				log::warn(std::string("shutdown: ") + what + " failed", {{"error", e.what()}});
+				return;
+			}
+			std::this_thread::sleep_for(backoff.next());
+		}
+	};
+	if (!release.empty()) {
+		with_retry("release", [&](Store &s) { s.release(opt_.worker_id, release); });
+		log::info("released leases", {{"instances", release}});
+	}
+	renewer_stop_.request();
+	if (renewer_.joinable()) renewer_.join();
+	with_retry("worker_stop", [&](Store &s) { s.worker_stop(opt_.worker_id); });
+
+	std::lock_guard<std::mutex> g(m_);
+	for (auto it = slots_.begin(); it != slots_.end();) {
+		if (it->second->finished) {
+			if (it->second->thread.joinable()) it->second->thread.join();
+		} else if (it->second->thread.joinable()) {
+			// An in-process handler that ignores cancel: its result will be
+			// refused (its lease was released); the process is about to exit.
+			it->second->thread.detach();
+		}
+		it = slots_.erase(it);
+	}
+}
+
+int Runner::run(const StopFlag &stop) {
+	std::unique_ptr<Store> store;
+	Backoff backoff;
+	bool outage = false;
+	auto note_error = [&](const Error &e) {
+		if (e.sqlstate == sqlstate::WORKER_NOT_REGISTERED) {
+			need_register_ = true;
+		} else if (is_transient(e)) {
+			if (!outage) log::warn("database unreachable; retrying", error_fields(e));
+			outage = true;
+		} else {
+			log::error("worker loop error", error_fields(e));
+		}
+		stop.wait_for(backoff.next());
+	};
+
+	// Open and register; a database that is not up yet is waited for (many
+	// workers may start together with it).
+	while (!store) {
+		if (stop.requested()) return 0;
+		try {
+			store = open_store_();
+		} catch (const Error &e) {
+			note_error(e);
+		} catch (const std::exception &e) {
+			log::error("cannot open the store", {{"error", e.what()}});
+			return 1;
+		}
+	}
+	if (!register_worker(*store, stop, true)) return stop.requested() ? 0 : 1;
+	log::info("worker started", {{"worker", opt_.worker_id},
+								 {"queues", opt_.queues},
+								 {"concurrency", opt_.concurrency},
+								 {"lease_duration", format_duration(opt_.lease_duration)},
+								 {"handlers", handlers_.names()},
+								 {"manual_tick", opt_.manual_tick}});
+	renewer_ = std::thread(&Runner::renew_loop, this);
+
+	int exit_code = 0;
+	auto next_tick = Clock::now();
+	while (!stop.requested()) {
+		reap();
+		try {
+			if (need_register_) {
+				if (!register_worker(*store, stop, false)) {
+					exit_code = stop.requested() ? 0 : 1;
+					break;
+				}
+				need_register_ = false;
+			}
+			if (!opt_.manual_tick && Clock::now() >= next_tick) {
+				store->tick(1000);
+				next_tick = Clock::now() + opt_.tick_interval;
+			}
+			const int free_slots = opt_.concurrency - running();
+			size_t got = 0;
+			if (free_slots > 0) {
+				// OnlyOnce: claim() returns after its transaction committed,
+				// so the claim that marks the task as started is durable (the
+				// engine flushes the claim of an OnlyOnce task; durability
+				// levels, DESIGN §4) before its handler runs below.
+				auto tasks = store->claim(opt_.worker_id, opt_.queues, free_slots);
+				got = tasks.size();
+				for (auto &t : tasks) {
+					auto slot = std::make_shared<Slot>();
+					slot->task = std::move(t);
+					log::debug("claimed", {{"instance", slot->task.instance_id},
+										   {"epoch", slot->task.epoch},
+										   {"state", slot->task.state}});
+					std::lock_guard<std::mutex> g(m_);
+					slots_[slot->task.instance_id] = slot;
+					slot->thread = std::thread(&Runner::run_task, this, slot);
+				}
+			}
+			if (outage) log::info("database reachable again");
+			outage = false;
+			backoff.reset();
+			if (free_slots > 0 && static_cast<int>(got) == free_slots) continue;	// maybe more
+
+			// Wait for work (LISTEN), a free slot, the next tick or the poll
+			// backstop, whichever comes first; short slices keep stop prompt.
+			auto until = Clock::now() + opt_.poll_interval;
+			if (!opt_.manual_tick) until = std::min(until, next_tick);
+			while (!stop.requested() && Clock::now() < until) {
+				auto slice = std::min(std::chrono::duration_cast<Millis>(until - Clock::now()), Millis(200));
+				if (slice.count() <= 0) break;
+				if (opt_.concurrency - running() <= 0) {
+					std::unique_lock<std::mutex> g(m_);
+					slots_cv_.wait_for(g, slice);
+					continue;
+				}
+				// A slot came free while this loop waited: claim at once.
+				if (free_slots - static_cast<int>(got) <= 0) break;
+				if (store->wait_for_work(static_cast<int>(slice.count()))) break;
+			}
+		} catch (const Error &e) {
+			note_error(e);
+		} catch (const std::exception &e) {
+			log::error("worker loop error", {{"error", e.what()}});
+			stop.wait_for(backoff.next());
+		}
+	}
+	drain();
+	log::info("worker stopped", {{"worker", opt_.worker_id}});
+	return exit_code;
+}
+
+}  // namespace genroc

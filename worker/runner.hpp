@@ -1,0 +1,97 @@
+// runner.hpp — the worker loop: register, claim, run, renew, report, tick,
+// and drain on shutdown (DESIGN §3).
+//
+// Threads
+//   the loop       registers, claims up to the free slots, ticks, waits for
+//                  work (LISTEN on PostgreSQL, with polling as the backstop)
+//   the renewer    every lease_duration/3 renews all running leases in one
+//                  call (or heartbeats when there are none) and records when
+//                  it last succeeded, for /healthz lease_age_ms
+//   one per task   runs the handler, then reports complete()/fail() with the
+//                  lease epoch the claim gave it
+// A Store is one connection and not thread-safe: the loop and the renewer
+// each open their own, the task threads share a pool of them.
+//
+// Call chain: Runner::run -> Store::worker_register / claim / renew /
+// complete / fail / tick / release / worker_stop -> genroc.* SQL functions
+// (PgStore) or the SQLite shim.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "duration.hpp"
+#include "handlers.hpp"
+#include "stop.hpp"
+#include "store.hpp"
+
+namespace genroc {
+
+using StoreFactory = std::function<std::unique_ptr<Store>()>;
+
+struct WorkerOptions {
+	std::string worker_id;
+	std::string host;						// shown to a second claimant of the id
+	Millis lease_duration{10'000};
+	Millis stale_after{30'000};
+	Millis shutdown_grace{15'000};
+	int concurrency = 16;
+	std::vector<std::string> queues;		// final list, handler queues included
+	bool manual_tick = false;
+	Millis tick_interval{1'000};
+	Millis poll_interval{1'000};
+};
+
+class Runner {
+  public:
+	Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFactory open_store);
+	~Runner();
+	Runner(const Runner &) = delete;
+	Runner &operator=(const Runner &) = delete;
+
+	// Runs until `stop` is requested, then drains and returns the exit code:
+	// 0 after a clean stop, 1 when the worker id stays held by a live worker
+	// past stale_after (or registration fails for good).  Transient database
+	// errors never end it: it waits them out with back-off.
+	int run(const StopFlag &stop);
+
+	// Milliseconds since the leases were last renewed (or the worker
+	// registered); -1 before registration.
+	int64_t lease_age_ms() const;
+
+	// For genroc run and tests: how many tasks run right now.
+	int running() const;
+
+  private:
+	struct Slot;
+	bool register_worker(Store &store, const StopFlag &stop, bool first);
+	void renew_loop();
+	void run_task(std::shared_ptr<Slot> slot);
+	void report(Slot &slot, const TaskResult &result);
+	void reap();
+	void drain();
+
+	class Pool;
+
+	WorkerOptions opt_;
+	const HandlerRegistry &handlers_;
+	StoreFactory open_store_;
+	std::unique_ptr<Pool> pool_;
+
+	mutable std::mutex m_;
+	std::condition_variable slots_cv_;				// a task finished
+	std::map<int64_t, std::shared_ptr<Slot>> slots_;	// by instance id
+	std::atomic<int64_t> last_renew_ms_{-1};		// steady clock, ms
+	StopFlag renewer_stop_;
+	std::thread renewer_;
+	std::atomic<bool> need_register_{false};
+};
+
+}  // namespace genroc
