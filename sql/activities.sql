@@ -23,10 +23,10 @@ SELECT count(*) AS for_workers FROM genroc.claim('w', '{default}', 10);
 -- claim order: priority first; the token handed out is the $$.Task.Token the
 -- Parameters saw
 SELECT token AS t2, instance_id = :r2 AS is_r2, activity, input ->> 'doc' AS doc,
-       input ->> 'token' = token AS token_in_input, heartbeat_s, timeout_s
+       input ->> 'token' = token AS token_in_input, heartbeat_s, timeout_s IS NULL AS no_timeout
 FROM genroc.claim_activity('review', 'reviewer-1') \gset
 SELECT :'is_r2' AS is_r2, :'activity' AS activity, :'doc' AS doc, :'token_in_input' AS token_in_input,
-       :heartbeat_s AS heartbeat_s, :'timeout_s' = '' AS no_timeout;
+       :heartbeat_s AS heartbeat_s, :'no_timeout' AS no_timeout;
 SELECT token AS t1, instance_id = :r1 AS is_r1 FROM genroc.claim_activity('review', 'reviewer-2', 5) \gset
 SELECT :'is_r1' AS is_r1, :'t1' <> :'t2' AS distinct_tokens;
 -- both are handed out: nothing more to claim; other activity names see nothing

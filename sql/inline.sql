@@ -41,14 +41,15 @@ SELECT * FROM run('{"StartAt":"P","States":{"P":{"Type":"Pass","OutputPath":null
 SELECT * FROM run('{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"lit":"x","n.$":"$.a","deep":{"first.$":"$.list[0]"},"all.$":"$.list"},"End":true}}}',
                   '{"a":5,"list":[10,20]}');
 -- Parameters from the context object: execution id, input, name, state name
-SELECT output ->> 'exec_is_id' = (SELECT max(id)::text FROM genroc.instances) AS exec_is_id,
-       output -> 'input' AS input, output -> 'state' AS state, output -> 'machine' AS machine
+SELECT output -> 'input' AS input, output -> 'state' AS state, output -> 'machine' AS machine
 FROM run('{"StartAt":"Ctx","States":{"Ctx":{"Type":"Pass","Parameters":{"exec_is_id.$":"$$.Execution.Id","input.$":"$$.Execution.Input","state.$":"$$.State.Name","machine.$":"$$.StateMachine.Name"},"End":true}}}',
          '{"q":1}');
+-- (Execution.Id is the instance id as a string)
+SELECT genroc.get_instance(max(id)) -> 'output' ->> 'exec_is_id' = max(id)::text AS exec_is_id FROM genroc.instances;
 -- Execution.Name is the start option "name"
 SELECT * FROM genroc.define('ctxname', '{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"n.$":"$$.Execution.Name"},"End":true}}}');
-SELECT genroc.get_instance(s.instance_id) -> 'output' AS output
-FROM genroc.start('ctxname', '{}', '{"name":"run-two"}') s;
+SELECT instance_id AS named FROM genroc.start('ctxname', '{}', '{"name":"run-two"}') \gset
+SELECT genroc.get_instance(:named) -> 'output' AS output;
 -- intrinsic functions in Parameters
 SELECT * FROM run('{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"msg.$":"States.Format(''{} has {} items'', $.who, $.n)","arr.$":"States.Array($.n, 2)"},"End":true}}}',
                   '{"who":"cart","n":3}');
@@ -63,8 +64,8 @@ SELECT * FROM run('{"StartAt":"F","States":{"F":{"Type":"Fail","ErrorPath":"$.e"
 SELECT status, error FROM run('{"StartAt":"P","States":{"P":{"Type":"Pass","InputPath":"$.missing","End":true}}}', '{"a":1}');
 -- a ResultPath that cannot apply (the input is not an object)
 SELECT status, error FROM run('{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"ResultPath":"$.x","End":true}}}', '[1,2]');
--- the log records every state entered, then the end
-SELECT event, state, detail FROM genroc.history((SELECT max(id) FROM genroc.instances) - 3) ORDER BY seq;
+-- the log of the Pass chain: every state entered, then the end
+SELECT event, state, detail FROM genroc.history((SELECT max(id) FROM genroc.instances) - 4) ORDER BY seq;
 
 DROP FUNCTION run;
 DROP EXTENSION genroc;

@@ -44,15 +44,18 @@ FROM genroc.renew('w1', ARRAY[:old, :young, :low, 424242]::bigint[]) AS r;
 SELECT id, lease_owner, lease_expires = '2030-01-01 00:00:18Z' AS extended_to_18s
 FROM genroc.instances WHERE id IN (:old, :low) ORDER BY id;
 
--- lapse: at 00:00:22 w2's leases (young, low, other_queue) have expired
+-- lapse: at 00:00:22 w2's leases (young, low, other_queue) and w1's
+-- renewed one (old, until 00:00:18) have expired
 SET genroc.test_clock = '2030-01-01 00:00:22Z';
 SELECT genroc.tick();
 SELECT id, status, lease_owner, interruptions FROM genroc.instances WHERE id IN (:young, :low, :other_queue, :old) ORDER BY id;
--- the same task runs again, under a new epoch; the old worker's report loses
-SELECT instance_id, epoch FROM genroc.claim('w1', '{default}', 1);
+-- the same tasks run again, under new epochs (they went back in line:
+-- eligible again from the lapse on); the old worker's report loses
+SELECT instance_id, epoch FROM genroc.claim('w1', '{default}', 2);
 SELECT genroc.complete(:young, 1, '{"late":true}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT genroc.complete(:young, 2, '{"second":true}');
+SELECT event, detail FROM genroc.history(:young) WHERE event LIKE 'task%' ORDER BY seq;
 SELECT genroc.get_instance(:young) -> 'output' AS output;
 
 -- repeated interruptions of one attempt end in genroc.Interrupted

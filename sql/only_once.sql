@@ -31,7 +31,9 @@ SELECT instance_id AS released FROM genroc.start('pay_caught', '{"amount":20}') 
 SELECT epoch, only_once FROM genroc.claim('w1', '{default}');
 SELECT genroc.release('w1', ARRAY[:released]);
 SELECT status, state, genroc.get_instance(id) -> 'task_input' AS check_input FROM genroc.instances WHERE id = :released;
-SELECT state, only_once, input FROM genroc.claim('w1', '{default}');
+SELECT state, epoch, only_once, input FROM genroc.claim('w1', '{default}');
+SELECT genroc.complete(:released, 2, '"checked"');
+SELECT status, genroc.get_instance(id) -> 'output' AS output FROM genroc.instances WHERE id = :released;
 
 -- a Retry on only_once.interrupted runs the task again as a new attempt
 SELECT instance_id AS retried FROM genroc.start('pay_retried', '{"amount":30}') \gset

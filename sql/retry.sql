@@ -48,6 +48,14 @@ SET genroc.test_clock = '2030-01-01 00:01:10Z';
 SELECT epoch FROM genroc.claim('w1', '{default}');
 SELECT genroc.fail(:slow, 2, 'Slow');
 SELECT eligible_at = '2030-01-01 00:01:25Z' AS eligible_after_15s_capped FROM genroc.instances WHERE id = :slow;
+SET genroc.test_clock = '2030-01-01 00:01:25Z';
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:slow, 3, 'Slow');
+SELECT eligible_at = '2030-01-01 00:01:40Z' AS eligible_after_15s_capped FROM genroc.instances WHERE id = :slow;
+SET genroc.test_clock = '2030-01-01 00:01:40Z';
+SELECT epoch, attempt FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:slow, 4, 'Slow', 'gave up');
+SELECT status, error FROM genroc.instances WHERE id = :slow;
 
 -- another error goes to the States.ALL retrier (once), then fails
 SET genroc.test_clock = '2030-01-01 00:02:00Z';

@@ -17,14 +17,18 @@ SELECT genroc.cancel(1);
 SELECT * FROM genroc.start('job', '{"n":4}', '{"idempotency_key":"order-42"}');
 
 -- run_at in the future: waiting, tick starts it when it is due
-SELECT * FROM genroc.start('job', '{"n":5}', '{"run_at":"2030-01-01T00:05:00Z"}');
-SELECT status, state, wait_kind, wait_until = '2030-01-01 00:05:00Z' AS until_5m FROM genroc.instances WHERE id = 4;
-SELECT count(*) AS claimable FROM genroc.worker_register('w', '{}') r, LATERAL genroc.claim('w', '{default}', 10) c WHERE c.instance_id = 4;
+SELECT genroc.cancel(2);
+SELECT instance_id AS later, is_new, status FROM genroc.start('job', '{"n":5}', '{"run_at":"2030-01-01T00:05:00Z"}') \gset
+SELECT :'is_new' AS is_new, :'status' AS status;
+SELECT status, state, wait_kind, wait_until = '2030-01-01 00:05:00Z' AS until_5m FROM genroc.instances WHERE id = :later;
+SELECT genroc.worker_register('w', '{}') ->> 'worker' AS worker;
+SELECT count(*) AS claimable FROM genroc.claim('w', '{default}', 10);
 SET genroc.test_clock = '2030-01-01 00:04:59Z';
 SELECT genroc.tick();
 SET genroc.test_clock = '2030-01-01 00:05:00Z';
 SELECT genroc.tick();
-SELECT status, state FROM genroc.instances WHERE id = 4;
+SELECT status, state FROM genroc.instances WHERE id = :later;
+SELECT event, detail FROM genroc.history(:later) ORDER BY seq;
 -- run_at in the past: starts at once
 SELECT status FROM genroc.start('job', '{"n":6}', '{"run_at":"2029-01-01T00:00:00Z"}');
 

@@ -43,11 +43,11 @@ SELECT id, status, genroc.get_instance(id) -> 'output' AS output FROM genroc.ins
 SELECT genroc.tick();
 
 -- a bad SecondsPath value is a runtime error: the instance fails
-SELECT status, genroc.get_instance(instance_id) ->> 'error' AS error
-FROM genroc.start('w', '{"kind":"secondspath","secs":"soon"}');
+SELECT instance_id AS bad FROM genroc.start('w', '{"kind":"secondspath","secs":"soon"}') \gset
+SELECT genroc.get_instance(:bad) ->> 'status' AS status, genroc.get_instance(:bad) ->> 'error' AS error;
 -- tick's limit bounds each kind
 SET genroc.test_clock = '2030-01-01 00:02:00Z';
-SELECT count(*) FROM generate_series(1, 3), LATERAL genroc.start('w', '{"kind":"seconds"}');
+SELECT count(*) FROM generate_series(1, 3) AS n, LATERAL genroc.start('w', jsonb_build_object('kind', 'seconds', 'n', n));
 SET genroc.test_clock = '2030-01-01 00:03:00Z';
 SELECT genroc.tick(2);
 SELECT genroc.tick(2);

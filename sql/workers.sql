@@ -25,7 +25,7 @@ SELECT worker, host, queues, concurrency, lease_duration_ms, live FROM genroc.wo
 
 -- registering again after a crash takes back the leases at once
 SELECT * FROM genroc.define('job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","End":true}}}');
-SELECT count(*) FROM generate_series(1, 3), LATERAL genroc.start('job', '{}');
+SELECT count(*) FROM generate_series(1, 3) AS n, LATERAL genroc.start('job', jsonb_build_object('n', n));
 SELECT count(*) AS claimed FROM genroc.claim('alpha', '{default}', 2);
 SET genroc.test_clock = '2030-01-01 00:02:00Z';
 SELECT genroc.worker_register('alpha', '{"host":"box-2"}');

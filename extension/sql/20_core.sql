@@ -288,7 +288,7 @@ BEGIN
 			state = v_last_state,
 			state_input = NULL, task_input = NULL, resource = NULL,
 			lease_owner = NULL, lease_expires = NULL,
-			retry_counts = NULL, interruptions = 0, only_once = false,
+			retry_counts = NULL, only_once = false,
 			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
 			wait_kind = NULL, wait_until = NULL,
 			activity = NULL, activity_token = NULL, activity_owner = NULL,
@@ -375,6 +375,8 @@ BEGIN
 				   v_inst.state, p_reason));
 	END IF;
 	IF v_inst.interruptions + 1 >= c_max_interruptions THEN
+		-- counted on the row too, so the failed instance shows why
+		UPDATE genroc._instances SET interruptions = interruptions + 1 WHERE id = p_instance;
 		RETURN genroc._fail_task(p_instance, 'genroc.Interrupted',
 			format('task "%s" was interrupted %s times in one attempt',
 				   v_inst.state, c_max_interruptions));

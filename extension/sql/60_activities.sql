@@ -87,7 +87,8 @@ BEGIN
 	WHERE activity_token = p_token AND status = 'waiting' AND wait_kind = 'activity'
 	FOR UPDATE;
 	IF NOT FOUND THEN
-		RAISE EXCEPTION 'task token "%" is not valid', p_token
+		-- the message leaves the token out: it is a credential, and random
+		RAISE EXCEPTION 'task token is not valid'
 			USING ERRCODE = 'RC007',
 				  DETAIL = 'No activity is waiting with that token: it is unknown, already reported, timed out or cancelled.';
 	END IF;
