@@ -1,0 +1,1360 @@
+// asl.cpp — compile() (validation and indexing of a definition) and step()
+// (running an instance from one event to its next stop).  See asl.hpp for
+// the step protocol.
+//
+// Glossary
+//   raw input        what a state receives (its "state input")
+//   effective input  the raw input after InputPath (and Parameters)
+//   transition       leaving a state with its output: End means the
+//                    instance succeeded, otherwise the step enters Next
+//   pre-task error   a failure while building a Task's input (Parameters,
+//                    an intrinsic, TimeoutSecondsPath): only Catch applies,
+//                    since there is no task to run again
+//   post-task error  a failure while processing a task's result
+//                    (ResultSelector, ResultPath, OutputPath): Retry (which
+//                    runs the task again) and Catch both apply, as in ASL
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "internal.hpp"
+
+namespace genroc::asl {
+
+using namespace detail;
+
+namespace {
+
+// A step that enters more states than this is a loop of inline states
+// (e.g. Pass -> Choice -> Pass ...): it would hold its transaction forever.
+constexpr size_t kMaxEnteredPerStep = 1000;
+
+// A Wait, timeout or delay must stay inside what int64 milliseconds hold.
+constexpr int64_t kMaxSeconds = 100LL * 365 * 24 * 3600;
+
+enum class StateType { Pass, Task, Choice, Wait, Succeed, Fail };
+
+// InputPath/OutputPath: absent means `$` (everything), null means {}.
+struct IoPath {
+	bool is_null = false;
+	std::optional<Path> path;
+};
+
+// ResultPath: absent means `$` (the result replaces the input), null
+// discards the result.
+struct ResultPathSpec {
+	bool discard = false;
+	std::optional<Path> path;
+};
+
+// Parameters / ResultSelector, compiled.
+struct Template {
+	enum Kind { Literal, PathRef, Intrinsic, Object, Array } kind = Literal;
+	json literal;
+	std::shared_ptr<const Path> path;
+	std::shared_ptr<const Call> call;
+	std::vector<std::pair<std::string, Template>> fields;
+	std::vector<Template> items;
+};
+
+// A value taken from a literal, a path, or an intrinsic (Fail's ErrorPath).
+struct ValueSource {
+	std::optional<std::string> literal;
+	std::shared_ptr<const Path> path;
+	std::shared_ptr<const Call> call;
+	bool present() const { return literal || path || call; }
+};
+
+struct Retrier {
+	std::vector<std::string> errors;
+	int64_t interval_s = 1;
+	int64_t max_attempts = 3;
+	double backoff_rate = 2.0;
+	std::optional<int64_t> max_delay_s;
+	bool full_jitter = false;
+};
+
+struct Catcher {
+	std::vector<std::string> errors;
+	std::string next;
+	ResultPathSpec result_path;
+};
+
+struct Rule {
+	enum Op {
+		Compare,
+		Matches,
+		IsNull,
+		IsPresent,
+		IsNumeric,
+		IsString,
+		IsBoolean,
+		IsTimestamp,
+		And,
+		Or,
+		Not
+	} op = Compare;
+	char kind = 's';  // Compare: 's' string, 'n' numeric, 'b' boolean, 't' timestamp
+	enum Cmp { Eq, Lt, Gt, Le, Ge } cmp = Eq;
+	std::optional<Path> variable;
+	json value;
+	std::optional<Path> value_path;
+	std::vector<Rule> kids;
+	std::string next;
+};
+
+struct State {
+	std::string name;
+	StateType type = StateType::Pass;
+	std::string type_name;
+	std::string next;
+	bool end = false;
+	IoPath input_path, output_path;
+	std::optional<Template> parameters, result_selector;
+	ResultPathSpec result_path;
+	std::optional<json> result;
+	std::vector<Retrier> retry;
+	std::vector<Catcher> catchers;
+	std::optional<int64_t> timeout_s, heartbeat_s;
+	std::optional<Path> timeout_path, heartbeat_path;
+	std::string resource;
+	bool only_once = false;
+	std::vector<Rule> choices;
+	std::string default_next;
+	std::optional<int64_t> seconds, timestamp_ms;
+	std::optional<Path> seconds_path, timestamp_path;
+	ValueSource error, cause;
+};
+
+}  // namespace
+
+class Definition {
+  public:
+	std::string start_at;
+	std::map<std::string, State> states;
+};
+
+namespace {
+
+// ================================================================ compile
+
+[[noreturn]] void fault(const std::string &where, const std::string &what) {
+	throw Error(sqlstate::INVALID_DEFINITION, "invalid definition at " + where + ": " + what);
+}
+
+// `where` + a member name, in the JSONPath form a reader can paste.
+std::string member(const std::string &where, const std::string &name) {
+	bool plain = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+	for (char c : name)
+		plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+	if (plain)
+		return where + "." + name;
+	std::string q;
+	for (char c : name) {
+		if (c == '\'' || c == '\\')
+			q += '\\';
+		q += c;
+	}
+	return where + "['" + q + "']";
+}
+
+std::string element(const std::string &where, size_t i) {
+	return where + "[" + std::to_string(i) + "]";
+}
+
+const std::string &text_of(const json &v, const std::string &where) {
+	if (!v.is_string())
+		fault(where, std::string("must be a string, not ") + v.type_name());
+	return v.get_ref<const std::string &>();
+}
+
+int64_t positive_int(const json &v, const std::string &where) {
+	if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) ||
+		v.get<int64_t>() <= 0)
+		fault(where, "must be a positive integer");
+	if (v.get<int64_t>() > kMaxSeconds)
+		fault(where, "must be at most " + std::to_string(kMaxSeconds));
+	return v.get<int64_t>();
+}
+
+Path path_of(const json &v, const std::string &where) {
+	const std::string &t = text_of(v, where);
+	try {
+		return Path::parse(t);
+	} catch (const SyntaxError &e) {
+		fault(where, "\"" + t + "\" is not a valid path: " + e.what());
+	}
+}
+
+Path reference_path_of(const json &v, const std::string &where) {
+	Path p = path_of(v, where);
+	if (!p.is_reference())
+		fault(where, "\"" + p.text() +
+						 "\" must be a reference path ($ and field names or indices only)");
+	return p;
+}
+
+IoPath io_path(const json &st, const char *field, const std::string &where) {
+	IoPath io;
+	auto it = st.find(field);
+	if (it == st.end())
+		return io;
+	if (it->is_null())
+		io.is_null = true;
+	else
+		io.path = path_of(*it, member(where, field));
+	return io;
+}
+
+ResultPathSpec result_path_spec(const json &obj, const std::string &where) {
+	ResultPathSpec rp;
+	auto it = obj.find("ResultPath");
+	if (it == obj.end())
+		return rp;
+	if (it->is_null())
+		rp.discard = true;
+	else
+		rp.path = reference_path_of(*it, member(where, "ResultPath"));
+	return rp;
+}
+
+std::shared_ptr<const Call> intrinsic_of(const std::string &text, const std::string &where) {
+	try {
+		return parse_intrinsic(text);
+	} catch (const SyntaxError &e) {
+		fault(where, "\"" + text + "\" is not a valid intrinsic function call: " + e.what());
+	}
+}
+
+Template compile_template(const json &v, const std::string &where) {
+	Template t;
+	if (v.is_object()) {
+		t.kind = Template::Object;
+		std::set<std::string> keys;
+		for (auto it = v.begin(); it != v.end(); ++it) {
+			const std::string &key = it.key();
+			const std::string at = member(where, key);
+			const bool dynamic = key.size() > 2 && key.compare(key.size() - 2, 2, ".$") == 0;
+			const std::string name = dynamic ? key.substr(0, key.size() - 2) : key;
+			if (!keys.insert(name).second)
+				fault(at, "the field \"" + name + "\" is given twice (with and without .$)");
+			Template sub;
+			if (dynamic) {
+				const std::string &text = text_of(*it, at);
+				if (!text.empty() && text[0] == '$') {
+					sub.kind = Template::PathRef;
+					sub.path = std::make_shared<Path>(path_of(*it, at));
+				} else if (text.compare(0, 7, "States.") == 0) {
+					sub.kind = Template::Intrinsic;
+					sub.call = intrinsic_of(text, at);
+				} else {
+					fault(at, "a field ending in .$ takes a path or an intrinsic function call, "
+							  "not \"" + text + "\"");
+				}
+			} else {
+				sub = compile_template(*it, at);
+			}
+			t.fields.emplace_back(name, std::move(sub));
+		}
+	} else if (v.is_array()) {
+		t.kind = Template::Array;
+		for (size_t i = 0; i < v.size(); i++)
+			t.items.push_back(compile_template(v[i], element(where, i)));
+	} else {
+		t.literal = v;
+	}
+	return t;
+}
+
+// Fields each state type allows (besides Type and Comment).
+const std::map<std::string, std::set<std::string>> &allowed_fields() {
+	static const std::map<std::string, std::set<std::string>> fields = {
+		{"Pass", {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultPath", "Result"}},
+		{"Task",
+		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultSelector", "ResultPath",
+		  "Retry", "Catch", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds",
+		  "HeartbeatSecondsPath", "Resource", "OnlyOnce"}},
+		{"Choice", {"InputPath", "OutputPath", "Choices", "Default"}},
+		{"Wait",
+		 {"Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath",
+		  "TimestampPath"}},
+		{"Succeed", {"InputPath", "OutputPath"}},
+		{"Fail", {"Error", "Cause", "ErrorPath", "CausePath"}},
+	};
+	return fields;
+}
+
+void check_error_list(const json &list, const std::string &where, bool last_entry) {
+	if (!list.is_array() || list.empty())
+		fault(where, "must be a non-empty array of error names");
+	for (size_t i = 0; i < list.size(); i++) {
+		const std::string &e = text_of(list[i], element(where, i));
+		if (e.empty())
+			fault(element(where, i), "an error name must not be empty");
+		if (e == "States.ALL") {
+			if (list.size() != 1)
+				fault(element(where, i), "States.ALL must appear alone in ErrorEquals");
+			if (!last_entry)
+				fault(element(where, i), "a States.ALL entry must be the last one");
+		}
+	}
+}
+
+std::vector<std::string> strings(const json &list) {
+	std::vector<std::string> out;
+	for (const auto &e : list)
+		out.push_back(e.get<std::string>());
+	return out;
+}
+
+void check_fields(const json &obj, const std::set<std::string> &allowed, const std::string &where) {
+	for (auto it = obj.begin(); it != obj.end(); ++it)
+		if (!allowed.count(it.key()))
+			fault(member(where, it.key()), "unknown field");
+}
+
+std::vector<Retrier> compile_retry(const json &v, const std::string &where) {
+	if (!v.is_array())
+		fault(where, "must be an array");
+	std::vector<Retrier> out;
+	for (size_t i = 0; i < v.size(); i++) {
+		const std::string at = element(where, i);
+		const json &r = v[i];
+		if (!r.is_object())
+			fault(at, "must be an object");
+		check_fields(r,
+					 {"ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate",
+					  "MaxDelaySeconds", "JitterStrategy", "Comment"},
+					 at);
+		Retrier rt;
+		if (!r.contains("ErrorEquals"))
+			fault(member(at, "ErrorEquals"), "is required");
+		check_error_list(r["ErrorEquals"], member(at, "ErrorEquals"), i + 1 == v.size());
+		rt.errors = strings(r["ErrorEquals"]);
+		if (r.contains("IntervalSeconds"))
+			rt.interval_s = positive_int(r["IntervalSeconds"], member(at, "IntervalSeconds"));
+		if (r.contains("MaxAttempts")) {
+			const json &m = r["MaxAttempts"];
+			if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
+				(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
+				fault(member(at, "MaxAttempts"), "must be an integer >= 0");
+			rt.max_attempts = m.get<int64_t>();
+		}
+		if (r.contains("BackoffRate")) {
+			const json &b = r["BackoffRate"];
+			if (!b.is_number() || !(b.get<double>() >= 1.0))
+				fault(member(at, "BackoffRate"), "must be a number >= 1.0");
+			rt.backoff_rate = b.get<double>();
+		}
+		if (r.contains("MaxDelaySeconds"))
+			rt.max_delay_s = positive_int(r["MaxDelaySeconds"], member(at, "MaxDelaySeconds"));
+		if (r.contains("JitterStrategy")) {
+			const std::string &j = text_of(r["JitterStrategy"], member(at, "JitterStrategy"));
+			if (j != "FULL" && j != "NONE")
+				fault(member(at, "JitterStrategy"), "must be \"FULL\" or \"NONE\", not \"" + j + "\"");
+			rt.full_jitter = j == "FULL";
+		}
+		out.push_back(std::move(rt));
+	}
+	return out;
+}
+
+void check_next(const std::string &next, const std::string &where,
+				const std::map<std::string, json> &names) {
+	if (!names.count(next))
+		fault(where, "unknown state \"" + next + "\"");
+}
+
+std::vector<Catcher> compile_catch(const json &v, const std::string &where,
+								   const std::map<std::string, json> &names) {
+	if (!v.is_array())
+		fault(where, "must be an array");
+	std::vector<Catcher> out;
+	for (size_t i = 0; i < v.size(); i++) {
+		const std::string at = element(where, i);
+		const json &c = v[i];
+		if (!c.is_object())
+			fault(at, "must be an object");
+		check_fields(c, {"ErrorEquals", "Next", "ResultPath", "Comment"}, at);
+		Catcher ct;
+		if (!c.contains("ErrorEquals"))
+			fault(member(at, "ErrorEquals"), "is required");
+		check_error_list(c["ErrorEquals"], member(at, "ErrorEquals"), i + 1 == v.size());
+		ct.errors = strings(c["ErrorEquals"]);
+		if (!c.contains("Next"))
+			fault(member(at, "Next"), "is required");
+		ct.next = text_of(c["Next"], member(at, "Next"));
+		check_next(ct.next, member(at, "Next"), names);
+		ct.result_path = result_path_spec(c, at);
+		out.push_back(std::move(ct));
+	}
+	return out;
+}
+
+// Choice operators: name -> (op, kind, comparison, takes a path).
+struct OperatorInfo {
+	Rule::Op op;
+	char kind;
+	Rule::Cmp cmp;
+	bool path;
+};
+
+const std::map<std::string, OperatorInfo> &operators() {
+	static const std::map<std::string, OperatorInfo> ops = [] {
+		std::map<std::string, OperatorInfo> m;
+		const std::pair<const char *, char> kinds[] = {
+			{"String", 's'}, {"Numeric", 'n'}, {"Boolean", 'b'}, {"Timestamp", 't'}};
+		const std::pair<const char *, Rule::Cmp> cmps[] = {{"Equals", Rule::Eq},
+															 {"LessThan", Rule::Lt},
+															 {"GreaterThan", Rule::Gt},
+															 {"LessThanEquals", Rule::Le},
+															 {"GreaterThanEquals", Rule::Ge}};
+		for (const auto &[kname, k] : kinds)
+			for (const auto &[cname, c] : cmps) {
+				if (k == 'b' && c != Rule::Eq)
+					continue;  // booleans are only compared for equality
+				m[std::string(kname) + cname] = {Rule::Compare, k, c, false};
+				m[std::string(kname) + cname + "Path"] = {Rule::Compare, k, c, true};
+			}
+		m["StringMatches"] = {Rule::Matches, 's', Rule::Eq, false};
+		m["IsNull"] = {Rule::IsNull, 0, Rule::Eq, false};
+		m["IsPresent"] = {Rule::IsPresent, 0, Rule::Eq, false};
+		m["IsNumeric"] = {Rule::IsNumeric, 0, Rule::Eq, false};
+		m["IsString"] = {Rule::IsString, 0, Rule::Eq, false};
+		m["IsBoolean"] = {Rule::IsBoolean, 0, Rule::Eq, false};
+		m["IsTimestamp"] = {Rule::IsTimestamp, 0, Rule::Eq, false};
+		m["And"] = {Rule::And, 0, Rule::Eq, false};
+		m["Or"] = {Rule::Or, 0, Rule::Eq, false};
+		m["Not"] = {Rule::Not, 0, Rule::Eq, false};
+		return m;
+	}();
+	return ops;
+}
+
+Rule compile_rule(const json &r, const std::string &where, bool top,
+				  const std::map<std::string, json> &names) {
+	if (!r.is_object())
+		fault(where, "a choice rule must be an object");
+	std::string op_name;
+	for (auto it = r.begin(); it != r.end(); ++it) {
+		const std::string &k = it.key();
+		if (k == "Variable" || k == "Comment")
+			continue;
+		if (k == "Next") {
+			if (!top)
+				fault(member(where, k), "a nested rule (inside And, Or or Not) has no Next");
+			continue;
+		}
+		if (!operators().count(k))
+			fault(member(where, k), "unknown choice operator");
+		if (!op_name.empty())
+			fault(member(where, k), "a rule has exactly one operator, but this one also has " +
+										op_name);
+		op_name = k;
+	}
+	if (op_name.empty())
+		fault(where, "a rule needs a comparison operator or And, Or, Not");
+	const OperatorInfo &info = operators().at(op_name);
+	Rule rule;
+	rule.op = info.op;
+	rule.kind = info.kind;
+	rule.cmp = info.cmp;
+	const std::string at = member(where, op_name);
+	const json &v = r[op_name];
+	if (info.op == Rule::And || info.op == Rule::Or || info.op == Rule::Not) {
+		if (r.contains("Variable"))
+			fault(member(where, "Variable"), op_name + " takes no Variable");
+		if (info.op == Rule::Not) {
+			rule.kids.push_back(compile_rule(v, at, false, names));
+		} else {
+			if (!v.is_array() || v.empty())
+				fault(at, "must be a non-empty array of rules");
+			for (size_t i = 0; i < v.size(); i++)
+				rule.kids.push_back(compile_rule(v[i], element(at, i), false, names));
+		}
+	} else {
+		if (!r.contains("Variable"))
+			fault(member(where, "Variable"), "is required with " + op_name);
+		rule.variable = path_of(r["Variable"], member(where, "Variable"));
+		if (info.path) {
+			rule.value_path = path_of(v, at);
+		} else if (info.op == Rule::Compare || info.op == Rule::Matches) {
+			switch (info.kind) {
+			case 's':
+				text_of(v, at);
+				break;
+			case 'n':
+				if (!v.is_number())
+					fault(at, "must be a number");
+				break;
+			case 'b':
+				if (!v.is_boolean())
+					fault(at, "must be a boolean");
+				break;
+			case 't': {
+				int64_t ms;
+				if (!parse_time(text_of(v, at), ms))
+					fault(at, "\"" + v.get<std::string>() + "\" is not an RFC 3339 timestamp");
+				break;
+			}
+			}
+			rule.value = v;
+		} else {  // Is* tests
+			if (!v.is_boolean())
+				fault(at, "must be true or false");
+			rule.value = v;
+		}
+	}
+	if (top) {
+		if (!r.contains("Next"))
+			fault(member(where, "Next"), "is required in a top-level choice rule");
+		rule.next = text_of(r["Next"], member(where, "Next"));
+		check_next(rule.next, member(where, "Next"), names);
+	}
+	return rule;
+}
+
+ValueSource value_source(const json &st, const char *field, const char *path_field,
+						 const std::string &where) {
+	ValueSource src;
+	const bool has = st.contains(field), has_path = st.contains(path_field);
+	if (has && has_path)
+		fault(member(where, path_field), std::string("cannot be used together with ") + field);
+	if (has)
+		src.literal = text_of(st[field], member(where, field));
+	if (has_path) {
+		const std::string at = member(where, path_field);
+		const std::string &text = text_of(st[path_field], at);
+		if (text.compare(0, 7, "States.") == 0)
+			src.call = intrinsic_of(text, at);
+		else
+			src.path = std::make_shared<Path>(path_of(st[path_field], at));
+	}
+	return src;
+}
+
+void compile_resource(State &s, const json &st, const std::string &where) {
+	if (!st.contains("Resource"))
+		fault(member(where, "Resource"), "is required for a Task");
+	const std::string at = member(where, "Resource");
+	const std::string &res = text_of(st["Resource"], at);
+	auto named = [&](const char *prefix) {
+		const size_t n = std::char_traits<char>::length(prefix);
+		if (res.compare(0, n, prefix) != 0)
+			return false;
+		const std::string name = res.substr(n);
+		if (name.empty())
+			fault(at, std::string("\"") + prefix + "\" needs a name after the colon");
+		for (char c : name)
+			if (std::isspace(static_cast<unsigned char>(c)) || std::iscntrl(static_cast<unsigned char>(c)))
+				fault(at, "the name in \"" + res + "\" must not contain spaces or control characters");
+		return true;
+	};
+	if (named("handler:") || named("activity:") || res == "genroc:noop" || res == "genroc:fail" ||
+		res == "genroc:sleep") {
+		s.resource = res;
+		return;
+	}
+	if (res == "genroc:call" || res.compare(0, 12, "genroc:call.") == 0 || res == "genroc:event")
+		fault(at, "resource \"" + res + "\" is not supported yet");
+	fault(at, "unknown resource \"" + res +
+				  "\" (use handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)");
+}
+
+State compile_state(const std::string &name, const json &st, const std::string &where,
+					const std::map<std::string, json> &names) {
+	if (!st.is_object())
+		fault(where, "a state must be an object");
+	State s;
+	s.name = name;
+	if (!st.contains("Type"))
+		fault(member(where, "Type"), "is required");
+	const std::string &type = text_of(st["Type"], member(where, "Type"));
+	if (type == "Parallel" || type == "Map")
+		fault(member(where, "Type"), "state type \"" + type + "\" is not supported yet");
+	auto allowed = allowed_fields().find(type);
+	if (allowed == allowed_fields().end())
+		fault(member(where, "Type"), "unknown state type \"" + type + "\"");
+	s.type_name = type;
+	s.type = type == "Pass"		? StateType::Pass
+			 : type == "Task"	? StateType::Task
+			 : type == "Choice" ? StateType::Choice
+			 : type == "Wait"	? StateType::Wait
+			 : type == "Succeed" ? StateType::Succeed
+								 : StateType::Fail;
+	for (auto it = st.begin(); it != st.end(); ++it) {
+		const std::string &k = it.key();
+		if (k == "Type" || k == "Comment" || allowed->second.count(k))
+			continue;
+		if (k == "Retry" || k == "Catch")
+			fault(member(where, k), "a " + type + " state cannot have " + k);
+		fault(member(where, k), "unknown field for a " + type + " state");
+	}
+	if (st.contains("Comment"))
+		text_of(st["Comment"], member(where, "Comment"));
+
+	// Next / End: every type that may have them must have exactly one.
+	if (allowed->second.count("Next")) {
+		const bool has_next = st.contains("Next"), has_end = st.contains("End");
+		if (has_next && has_end)
+			fault(where, "a state has either Next or End, not both");
+		if (!has_next && !has_end)
+			fault(where, "a " + type + " state needs Next or End");
+		if (has_next) {
+			s.next = text_of(st["Next"], member(where, "Next"));
+			check_next(s.next, member(where, "Next"), names);
+		} else {
+			if (st["End"] != true)
+				fault(member(where, "End"), "must be true");
+			s.end = true;
+		}
+	}
+
+	s.input_path = io_path(st, "InputPath", where);
+	s.output_path = io_path(st, "OutputPath", where);
+	if (st.contains("Parameters"))
+		s.parameters = compile_template(st["Parameters"], member(where, "Parameters"));
+	if (st.contains("ResultSelector")) {
+		if (!st["ResultSelector"].is_object())
+			fault(member(where, "ResultSelector"), "must be an object");
+		s.result_selector = compile_template(st["ResultSelector"], member(where, "ResultSelector"));
+	}
+	s.result_path = result_path_spec(st, where);
+	if (st.contains("Result"))
+		s.result = st["Result"];
+
+	switch (s.type) {
+	case StateType::Task: {
+		compile_resource(s, st, where);
+		if (st.contains("Retry"))
+			s.retry = compile_retry(st["Retry"], member(where, "Retry"));
+		if (st.contains("Catch"))
+			s.catchers = compile_catch(st["Catch"], member(where, "Catch"), names);
+		if (st.contains("TimeoutSeconds") && st.contains("TimeoutSecondsPath"))
+			fault(member(where, "TimeoutSecondsPath"), "cannot be used together with TimeoutSeconds");
+		if (st.contains("HeartbeatSeconds") && st.contains("HeartbeatSecondsPath"))
+			fault(member(where, "HeartbeatSecondsPath"),
+				  "cannot be used together with HeartbeatSeconds");
+		if (st.contains("TimeoutSeconds"))
+			s.timeout_s = positive_int(st["TimeoutSeconds"], member(where, "TimeoutSeconds"));
+		if (st.contains("HeartbeatSeconds"))
+			s.heartbeat_s = positive_int(st["HeartbeatSeconds"], member(where, "HeartbeatSeconds"));
+		if (st.contains("TimeoutSecondsPath"))
+			s.timeout_path = reference_path_of(st["TimeoutSecondsPath"],
+											   member(where, "TimeoutSecondsPath"));
+		if (st.contains("HeartbeatSecondsPath"))
+			s.heartbeat_path = reference_path_of(st["HeartbeatSecondsPath"],
+												 member(where, "HeartbeatSecondsPath"));
+		if (s.timeout_s && s.heartbeat_s && *s.heartbeat_s >= *s.timeout_s)
+			fault(member(where, "HeartbeatSeconds"), "must be smaller than TimeoutSeconds");
+		if (st.contains("OnlyOnce")) {
+			if (!st["OnlyOnce"].is_boolean())
+				fault(member(where, "OnlyOnce"), "must be true or false");
+			s.only_once = st["OnlyOnce"].get<bool>();
+		}
+		break;
+	}
+	case StateType::Choice: {
+		if (!st.contains("Choices"))
+			fault(member(where, "Choices"), "is required for a Choice state");
+		const json &choices = st["Choices"];
+		const std::string at = member(where, "Choices");
+		if (!choices.is_array() || choices.empty())
+			fault(at, "must be a non-empty array of rules");
+		for (size_t i = 0; i < choices.size(); i++)
+			s.choices.push_back(compile_rule(choices[i], element(at, i), true, names));
+		if (st.contains("Default")) {
+			s.default_next = text_of(st["Default"], member(where, "Default"));
+			check_next(s.default_next, member(where, "Default"), names);
+		}
+		break;
+	}
+	case StateType::Wait: {
+		int n = 0;
+		for (const char *f : {"Seconds", "Timestamp", "SecondsPath", "TimestampPath"})
+			n += st.contains(f) ? 1 : 0;
+		if (n != 1)
+			fault(where, "a Wait state needs exactly one of Seconds, Timestamp, SecondsPath, "
+						 "TimestampPath");
+		if (st.contains("Seconds")) {
+			const json &v = st["Seconds"];
+			if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+				(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) ||
+				v.get<int64_t>() > kMaxSeconds)
+				fault(member(where, "Seconds"), "must be an integer >= 0 (and at most " +
+													std::to_string(kMaxSeconds) + ")");
+			s.seconds = v.get<int64_t>();
+		}
+		if (st.contains("Timestamp")) {
+			int64_t ms;
+			const std::string &t = text_of(st["Timestamp"], member(where, "Timestamp"));
+			if (!parse_time(t, ms))
+				fault(member(where, "Timestamp"), "\"" + t + "\" is not an RFC 3339 timestamp");
+			s.timestamp_ms = ms;
+		}
+		if (st.contains("SecondsPath"))
+			s.seconds_path = reference_path_of(st["SecondsPath"], member(where, "SecondsPath"));
+		if (st.contains("TimestampPath"))
+			s.timestamp_path = reference_path_of(st["TimestampPath"], member(where, "TimestampPath"));
+		break;
+	}
+	case StateType::Fail:
+		s.error = value_source(st, "Error", "ErrorPath", where);
+		s.cause = value_source(st, "Cause", "CausePath", where);
+		break;
+	default:
+		break;
+	}
+	return s;
+}
+
+// The states reachable from StartAt, in the order found.
+std::set<std::string> reachable(const Definition &d) {
+	std::set<std::string> seen{d.start_at};
+	std::deque<std::string> todo{d.start_at};
+	while (!todo.empty()) {
+		const State &s = d.states.at(todo.front());
+		todo.pop_front();
+		std::vector<std::string> targets;
+		if (!s.next.empty())
+			targets.push_back(s.next);
+		if (!s.default_next.empty())
+			targets.push_back(s.default_next);
+		for (const auto &r : s.choices)
+			targets.push_back(r.next);
+		for (const auto &c : s.catchers)
+			targets.push_back(c.next);
+		for (const auto &t : targets)
+			if (seen.insert(t).second)
+				todo.push_back(t);
+	}
+	return seen;
+}
+
+}  // namespace
+
+DefinitionPtr compile(const json &def) {
+	if (!def.is_object())
+		fault("$", std::string("a definition must be a JSON object, not ") + def.type_name());
+	check_fields(def, {"StartAt", "States", "Comment", "Version", "TimeoutSeconds"}, "$");
+	if (def.contains("Comment"))
+		text_of(def["Comment"], "$.Comment");
+	if (def.contains("Version"))
+		text_of(def["Version"], "$.Version");
+	if (def.contains("TimeoutSeconds"))
+		positive_int(def["TimeoutSeconds"], "$.TimeoutSeconds");
+	if (!def.contains("StartAt"))
+		fault("$.StartAt", "is required");
+	const std::string &start = text_of(def["StartAt"], "$.StartAt");
+	if (start.empty())
+		fault("$.StartAt", "must not be empty");
+	if (!def.contains("States"))
+		fault("$.States", "is required");
+	const json &states = def["States"];
+	if (!states.is_object() || states.empty())
+		fault("$.States", "must be a non-empty object of states");
+	std::map<std::string, json> names;
+	for (auto it = states.begin(); it != states.end(); ++it) {
+		if (it.key().empty())
+			fault("$.States", "a state name must not be empty");
+		if (it.key().size() > 80)
+			fault(member("$.States", it.key()), "a state name has at most 80 characters");
+		names.emplace(it.key(), json());
+	}
+	if (!names.count(start))
+		fault("$.StartAt", "unknown state \"" + start + "\"");
+
+	auto d = std::make_shared<Definition>();
+	d->start_at = start;
+	for (auto it = states.begin(); it != states.end(); ++it)
+		d->states.emplace(it.key(),
+						  compile_state(it.key(), *it, member("$.States", it.key()), names));
+	const auto seen = reachable(*d);
+	for (const auto &[name, st] : d->states)
+		if (!seen.count(name))
+			fault(member("$.States", name), "state \"" + name + "\" is unreachable from StartAt");
+	return d;
+}
+
+// ================================================================ step
+
+namespace {
+
+[[noreturn]] void bad_request(const std::string &what) {
+	throw Error(sqlstate::INVALID_PARAMETER_VALUE, "invalid step request: " + what);
+}
+
+json select_or_fail(const Path &p, const json &input, const json &ctx, const char *field,
+					const std::string &state) {
+	auto got = p.select(input, ctx);
+	if (!got)
+		throw Failure(ERR_RUNTIME, std::string("in state \"") + state + "\", " + field + " " +
+									   p.text() + " selects nothing from the " +
+									   (p.is_context() ? "context object" : "input"));
+	return std::move(*got);
+}
+
+json eval_template(const Template &t, const json &input, const json &ctx, const char *field,
+				   const std::string &state) {
+	switch (t.kind) {
+	case Template::Literal:
+		return t.literal;
+	case Template::PathRef:
+		return select_or_fail(*t.path, input, ctx, field, state);
+	case Template::Intrinsic:
+		try {
+			return eval_intrinsic(*t.call, input, ctx);
+		} catch (const Failure &f) {
+			throw Failure(f.error, std::string("in state \"") + state + "\", " + field + ": " +
+									   f.what());
+		}
+	case Template::Object: {
+		json out = json::object();
+		for (const auto &[k, sub] : t.fields)
+			out[k] = eval_template(sub, input, ctx, field, state);
+		return out;
+	}
+	case Template::Array: {
+		json out = json::array();
+		for (const auto &sub : t.items)
+			out.push_back(eval_template(sub, input, ctx, field, state));
+		return out;
+	}
+	}
+	return nullptr;
+}
+
+json apply_io(const IoPath &io, const json &input, const json &ctx, const char *field,
+			  const std::string &state) {
+	if (io.is_null)
+		return json::object();
+	if (!io.path)
+		return input;
+	return select_or_fail(*io.path, input, ctx, field, state);
+}
+
+json apply_result_path(const ResultPathSpec &rp, const json &raw, json result,
+					   const std::string &state) {
+	if (rp.discard)
+		return raw;
+	if (!rp.path || rp.path->is_root())
+		return result;
+	json out = raw;
+	if (!rp.path->assign(out, std::move(result)))
+		throw Failure(ERR_RESULT_PATH, "in state \"" + state + "\", ResultPath " + rp.path->text() +
+										   " cannot be applied to the input");
+	return out;
+}
+
+bool error_matches(const std::vector<std::string> &patterns, const std::string &error) {
+	for (const auto &p : patterns) {
+		if (p == error)
+			return true;
+		if (p == "States.ALL" && error != ERR_RUNTIME)
+			return true;
+		// A heartbeat timeout is a kind of timeout (ASL: States.Timeout is
+		// also raised for a missed heartbeat).
+		if (p == "States.Timeout" && error == "States.HeartbeatTimeout")
+			return true;
+		if (p == "States.TaskFailed" && error != "States.Timeout" &&
+			error != "States.HeartbeatTimeout" && error != ERR_RUNTIME)
+			return true;
+	}
+	return false;
+}
+
+// `*` matches any run of characters; `\*` is a literal star, `\\` a backslash.
+bool wildcard_match(const std::string &text, const std::string &pattern) {
+	struct Tok {
+		bool star;
+		char c;
+	};
+	std::vector<Tok> toks;
+	for (size_t i = 0; i < pattern.size(); i++) {
+		if (pattern[i] == '\\' && i + 1 < pattern.size())
+			toks.push_back({false, pattern[++i]});
+		else if (pattern[i] == '*')
+			toks.push_back({true, 0});
+		else
+			toks.push_back({false, pattern[i]});
+	}
+	// Greedy matching with backtracking to the last star: linear in practice.
+	size_t t = 0, p = 0, star_p = SIZE_MAX, star_t = 0;
+	while (t < text.size()) {
+		if (p < toks.size() && !toks[p].star && toks[p].c == text[t]) {
+			t++;
+			p++;
+		} else if (p < toks.size() && toks[p].star) {
+			star_p = p++;
+			star_t = t;
+		} else if (star_p != SIZE_MAX) {
+			p = star_p + 1;
+			t = ++star_t;
+		} else {
+			return false;
+		}
+	}
+	while (p < toks.size() && toks[p].star)
+		p++;
+	return p == toks.size();
+}
+
+int compare_numbers(const json &a, const json &b) {
+	if (a == b)
+		return 0;
+	if (a.is_number_integer() && b.is_number_integer() && !a.is_number_unsigned() &&
+		!b.is_number_unsigned())
+		return a.get<int64_t>() < b.get<int64_t>() ? -1 : 1;
+	if (a.is_number_unsigned() && b.is_number_unsigned())
+		return a.get<uint64_t>() < b.get<uint64_t>() ? -1 : 1;
+	return a.get<double>() < b.get<double>() ? -1 : 1;
+}
+
+bool cmp_result(Rule::Cmp cmp, int c) {
+	switch (cmp) {
+	case Rule::Eq:
+		return c == 0;
+	case Rule::Lt:
+		return c < 0;
+	case Rule::Gt:
+		return c > 0;
+	case Rule::Le:
+		return c <= 0;
+	case Rule::Ge:
+		return c >= 0;
+	}
+	return false;
+}
+
+bool rule_true(const Rule &r, const json &input, const json &ctx) {
+	switch (r.op) {
+	case Rule::And:
+		return std::all_of(r.kids.begin(), r.kids.end(),
+						   [&](const Rule &k) { return rule_true(k, input, ctx); });
+	case Rule::Or:
+		return std::any_of(r.kids.begin(), r.kids.end(),
+						   [&](const Rule &k) { return rule_true(k, input, ctx); });
+	case Rule::Not:
+		return !rule_true(r.kids[0], input, ctx);
+	default:
+		break;
+	}
+	const auto var = r.variable->select(input, ctx);
+	if (r.op == Rule::IsPresent)
+		return var.has_value() == r.value.get<bool>();
+	if (!var)
+		return false;  // every other test of a missing variable is false
+	const json &v = *var;
+	const bool want = r.value.is_boolean() && r.value.get<bool>();
+	int64_t ms;
+	switch (r.op) {
+	case Rule::IsNull:
+		return v.is_null() == want;
+	case Rule::IsNumeric:
+		return v.is_number() == want;
+	case Rule::IsString:
+		return v.is_string() == want;
+	case Rule::IsBoolean:
+		return v.is_boolean() == want;
+	case Rule::IsTimestamp:
+		return (v.is_string() && parse_time(v.get<std::string>(), ms)) == want;
+	case Rule::Matches:
+		return v.is_string() && wildcard_match(v.get<std::string>(), r.value.get<std::string>());
+	default:
+		break;
+	}
+	// Compare
+	json rhs;
+	if (r.value_path) {
+		auto got = r.value_path->select(input, ctx);
+		if (!got)
+			return false;
+		rhs = std::move(*got);
+	} else {
+		rhs = r.value;
+	}
+	switch (r.kind) {
+	case 's':
+		if (!v.is_string() || !rhs.is_string())
+			return false;
+		return cmp_result(r.cmp, v.get_ref<const std::string &>().compare(
+									 rhs.get_ref<const std::string &>()));
+	case 'n':
+		if (!v.is_number() || !rhs.is_number())
+			return false;
+		return cmp_result(r.cmp, compare_numbers(v, rhs));
+	case 'b':
+		return v.is_boolean() && rhs.is_boolean() && v == rhs;
+	case 't': {
+		int64_t a, b;
+		if (!v.is_string() || !rhs.is_string() || !parse_time(v.get<std::string>(), a) ||
+			!parse_time(rhs.get<std::string>(), b))
+			return false;
+		return cmp_result(r.cmp, a < b ? -1 : a > b ? 1 : 0);
+	}
+	}
+	return false;
+}
+
+// A positive whole number of seconds taken from the input at run time.
+int64_t seconds_from(const Path &p, const json &input, const json &ctx, const char *field,
+					 const std::string &state, bool allow_zero) {
+	const json v = select_or_fail(p, input, ctx, field, state);
+	const bool ok = v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) &&
+					(allow_zero ? v.get<int64_t>() >= 0 : v.get<int64_t>() > 0) &&
+					v.get<int64_t>() <= kMaxSeconds;
+	if (!ok)
+		throw Failure(ERR_RUNTIME, "in state \"" + state + "\", " + field + " " + p.text() +
+									   " must select " + (allow_zero ? "an integer >= 0" : "a positive integer") +
+									   ", not " + v.dump(-1, ' ', false, json::error_handler_t::replace));
+	return v.get<int64_t>();
+}
+
+class Runner {
+  public:
+	Runner(const Definition &d, int64_t now, json ctx) : def_(d), now_(now), ctx_(std::move(ctx)) {}
+
+	json answer(json outcome) {
+		return json{{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
+	}
+
+	// Enters `name` with `input` and runs inline states up to a stop.
+	json run(std::string name, json input) {
+		while (true) {
+			if (entered_.size() >= kMaxEnteredPerStep)
+				return failed(ERR_RUNTIME, "more than " + std::to_string(kMaxEnteredPerStep) +
+											   " states entered in one step (a loop of states "
+											   "that never stops?)");
+			const State &st = def_.states.at(name);
+			entered_.push_back({{"state", st.name}, {"type", st.type_name}});
+			set_state(st, 0);
+			if (st.type == StateType::Task)
+				return enter_task(st, input, std::vector<int64_t>(st.retry.size(), 0), 0);
+			try {
+				json out;
+				switch (st.type) {
+				case StateType::Pass: {
+					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					if (st.parameters)
+						eff = eval_template(*st.parameters, eff, ctx_, "Parameters", st.name);
+					json result = st.result ? *st.result : std::move(eff);
+					out = apply_result_path(st.result_path, input, std::move(result), st.name);
+					out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
+					break;
+				}
+				case StateType::Succeed: {
+					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					return succeeded(apply_io(st.output_path, eff, ctx_, "OutputPath", st.name));
+				}
+				case StateType::Fail:
+					return failed(fail_value(st.error, input, "ErrorPath", st.name),
+								  fail_value(st.cause, input, "CausePath", st.name));
+				case StateType::Choice: {
+					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					std::string next;
+					for (const auto &r : st.choices)
+						if (rule_true(r, eff, ctx_)) {
+							next = r.next;
+							break;
+						}
+					if (next.empty())
+						next = st.default_next;
+					if (next.empty())
+						return failed(ERR_NO_CHOICE, "in state \"" + st.name +
+														 "\", no choice rule matched and there is "
+														 "no Default");
+					input = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+					name = next;
+					continue;
+				}
+				case StateType::Wait: {
+					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					int64_t until = now_;
+					if (st.seconds)
+						until = now_ + *st.seconds * 1000;
+					else if (st.timestamp_ms)
+						until = *st.timestamp_ms;
+					else if (st.seconds_path)
+						until = now_ + seconds_from(*st.seconds_path, eff, ctx_, "SecondsPath",
+													st.name, true) * 1000;
+					else {
+						const json t = select_or_fail(*st.timestamp_path, eff, ctx_,
+													  "TimestampPath", st.name);
+						if (!t.is_string() || !parse_time(t.get<std::string>(), until))
+							throw Failure(ERR_RUNTIME,
+										  "in state \"" + st.name + "\", TimestampPath " +
+											  st.timestamp_path->text() +
+											  " must select an RFC 3339 timestamp, not " +
+											  t.dump(-1, ' ', false, json::error_handler_t::replace));
+					}
+					if (until > now_)
+						return json{{"kind", "wait"},
+									{"state", st.name},
+									{"state_input", input},
+									{"until_ms", until}};
+					out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+					break;
+				}
+				case StateType::Task:
+					break;	// handled above
+				}
+				if (st.end)
+					return succeeded(std::move(out));
+				name = st.next;
+				input = std::move(out);
+			} catch (const Failure &f) {
+				return failed(f.error, f.what());
+			}
+		}
+	}
+
+	// The task finished with `result`.
+	json task_succeeded(const State &st, const json &raw, const json &result,
+						std::vector<int64_t> counts) {
+		set_state(st, total(counts));
+		json out;
+		try {
+			json sel = st.result_selector
+						   ? eval_template(*st.result_selector, result, ctx_, "ResultSelector", st.name)
+						   : result;
+			out = apply_result_path(st.result_path, raw, std::move(sel), st.name);
+			out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
+		} catch (const Failure &f) {
+			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), true);
+		}
+		return leave(st, std::move(out));
+	}
+
+	// The Wait's time has come.
+	json timer_fired(const State &st, const json &raw) {
+		set_state(st, 0);
+		json out;
+		try {
+			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+			out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+		} catch (const Failure &f) {
+			return failed(f.error, f.what());
+		}
+		return leave(st, std::move(out));
+	}
+
+	// The task (or this state's data processing) failed with `error`:
+	// Retry, then Catch, then the instance fails.
+	json handle_error(const State &st, const json &raw, const std::string &error,
+					  const json &cause, std::vector<int64_t> counts, bool may_retry) {
+		if (error == ERR_RUNTIME)  // never retried or caught (ASL)
+			return failed(error, cause);
+		if (may_retry && error != "genroc.HandlerMissing") {
+			for (size_t i = 0; i < st.retry.size(); i++) {
+				const Retrier &r = st.retry[i];
+				if (!error_matches(r.errors, error))
+					continue;
+				if (counts[i] < r.max_attempts) {
+					const int64_t delay = retry_delay_ms(r, counts[i]);
+					counts[i]++;
+					set_state(st, total(counts));
+					return enter_task(st, raw, std::move(counts), delay);
+				}
+				break;	// the first matching retrier decides, even when spent
+			}
+		}
+		for (const Catcher &c : st.catchers) {
+			if (!error_matches(c.errors, error))
+				continue;
+			json info = {{"Error", error}};
+			if (!cause.is_null())
+				info["Cause"] = cause;
+			json out;
+			try {
+				out = apply_result_path(c.result_path, raw, std::move(info), st.name);
+			} catch (const Failure &f) {
+				return failed(f.error, f.what());
+			}
+			return run(c.next, std::move(out));
+		}
+		return failed(error, cause);
+	}
+
+	// NONE: Interval * Rate^count, capped by MaxDelaySeconds; FULL: a random
+	// delay between 0 and that.
+	static int64_t retry_delay_ms(const Retrier &r, int64_t count) {
+		double ms = static_cast<double>(r.interval_s) * 1000.0 *
+					std::pow(r.backoff_rate, static_cast<double>(count));
+		if (r.max_delay_s)
+			ms = std::min(ms, static_cast<double>(*r.max_delay_s) * 1000.0);
+		ms = std::min(ms, static_cast<double>(kMaxSeconds) * 1000.0);
+		const int64_t delay = static_cast<int64_t>(std::llround(ms));
+		if (!r.full_jitter || delay == 0)
+			return delay;
+		return static_cast<int64_t>(random_below_inclusive(static_cast<uint64_t>(delay)));
+	}
+
+	json enter_task(const State &st, const json &raw, std::vector<int64_t> counts, int64_t delay_ms) {
+		json task_input;
+		std::optional<int64_t> timeout = st.timeout_s, heartbeat = st.heartbeat_s;
+		try {
+			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+			if (st.timeout_path)
+				timeout = seconds_from(*st.timeout_path, eff, ctx_, "TimeoutSecondsPath", st.name, false);
+			if (st.heartbeat_path)
+				heartbeat = seconds_from(*st.heartbeat_path, eff, ctx_, "HeartbeatSecondsPath",
+										 st.name, false);
+			if (timeout && heartbeat && *heartbeat >= *timeout)
+				throw Failure(ERR_RUNTIME, "in state \"" + st.name + "\", the heartbeat (" +
+											   std::to_string(*heartbeat) +
+											   "s) must be shorter than the timeout (" +
+											   std::to_string(*timeout) + "s)");
+			task_input = st.parameters
+							 ? eval_template(*st.parameters, eff, ctx_, "Parameters", st.name)
+							 : std::move(eff);
+		} catch (const Failure &f) {
+			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
+		}
+		return json{{"kind", "task"},
+					{"state", st.name},
+					{"resource", st.resource},
+					{"state_input", raw},
+					{"task_input", std::move(task_input)},
+					{"timeout_s", timeout ? json(*timeout) : json(nullptr)},
+					{"heartbeat_s", heartbeat ? json(*heartbeat) : json(nullptr)},
+					{"only_once", st.only_once},
+					{"retry_counts", counts},
+					{"delay_ms", delay_ms}};
+	}
+
+  private:
+	const Definition &def_;
+	int64_t now_;
+	json ctx_;
+	json entered_ = json::array();
+
+	static int64_t total(const std::vector<int64_t> &counts) {
+		int64_t n = 0;
+		for (auto c : counts)
+			n += c;
+		return n;
+	}
+
+	void set_state(const State &st, int64_t retry_count) {
+		ctx_["State"] = {{"Name", st.name},
+						 {"EnteredTime", format_time(now_)},
+						 {"RetryCount", retry_count}};
+	}
+
+	json leave(const State &st, json out) {
+		if (st.end)
+			return succeeded(std::move(out));
+		return run(st.next, std::move(out));
+	}
+
+	json fail_value(const ValueSource &src, const json &input, const char *field,
+					const std::string &state) {
+		if (src.literal)
+			return *src.literal;
+		json v;
+		if (src.path)
+			v = select_or_fail(*src.path, input, ctx_, field, state);
+		else if (src.call)
+			v = eval_intrinsic(*src.call, input, ctx_);
+		else
+			return nullptr;
+		if (!v.is_string())
+			throw Failure(ERR_RUNTIME, "in state \"" + state + "\", " + field +
+										   " must select a string, not " + v.type_name());
+		return v;
+	}
+
+	static json succeeded(json output) {
+		return json{{"kind", "succeeded"}, {"output", std::move(output)}};
+	}
+	static json failed(const json &error, const json &cause) {
+		return json{{"kind", "failed"}, {"error", error}, {"cause", cause}};
+	}
+};
+
+const json &field(const json &req, const char *name) {
+	auto it = req.find(name);
+	if (it == req.end())
+		bad_request(std::string("\"") + name + "\" is required");
+	return *it;
+}
+
+const State &request_state(const Definition &d, const json &req, StateType want) {
+	const json &name = field(req, "state");
+	if (!name.is_string())
+		bad_request("\"state\" must be a string");
+	auto it = d.states.find(name.get<std::string>());
+	if (it == d.states.end())
+		bad_request("no state \"" + name.get<std::string>() + "\" in this definition");
+	if (it->second.type != want)
+		bad_request("state \"" + it->first + "\" is a " + it->second.type_name + " state");
+	return it->second;
+}
+
+std::vector<int64_t> request_counts(const State &st, const json &req) {
+	std::vector<int64_t> counts(st.retry.size(), 0);
+	auto it = req.find("retry_counts");
+	if (it == req.end() || it->is_null())
+		return counts;
+	if (!it->is_array() || it->size() != counts.size())
+		bad_request("\"retry_counts\" must be an array of " + std::to_string(counts.size()) +
+					" integers (one per Retry entry of state \"" + st.name + "\")");
+	for (size_t i = 0; i < counts.size(); i++) {
+		const json &c = (*it)[i];
+		if (!c.is_number_integer() || c.get<int64_t>() < 0)
+			bad_request("\"retry_counts\" must hold integers >= 0");
+		counts[i] = c.get<int64_t>();
+	}
+	return counts;
+}
+
+}  // namespace
+
+json step(const Definition &d, const json &req) {
+	if (!req.is_object())
+		bad_request("must be a JSON object");
+	const json &op_v = field(req, "op");
+	if (!op_v.is_string())
+		bad_request("\"op\" must be a string");
+	const std::string &op = op_v.get_ref<const std::string &>();
+	const json &now_v = field(req, "now_ms");
+	if (!now_v.is_number_integer() || (now_v.is_number_unsigned() && now_v.get<uint64_t>() > INT64_MAX))
+		bad_request("\"now_ms\" must be an integer (milliseconds since the epoch)");
+	json ctx = json::object();
+	if (auto it = req.find("context"); it != req.end() && !it->is_null()) {
+		if (!it->is_object())
+			bad_request("\"context\" must be an object");
+		ctx = *it;
+	}
+	Runner runner(d, now_v.get<int64_t>(), std::move(ctx));
+	json outcome;
+	if (op == "start") {
+		auto it = req.find("input");
+		outcome = runner.run(d.start_at, it == req.end() ? json::object() : *it);
+	} else if (op == "task_succeeded") {
+		const State &st = request_state(d, req, StateType::Task);
+		outcome = runner.task_succeeded(st, field(req, "state_input"), field(req, "result"),
+										request_counts(st, req));
+	} else if (op == "task_failed") {
+		const State &st = request_state(d, req, StateType::Task);
+		const json &error = field(req, "error");
+		if (!error.is_string() || error.get_ref<const std::string &>().empty())
+			bad_request("\"error\" must be a non-empty string");
+		json cause = req.contains("cause") ? req["cause"] : json(nullptr);
+		if (!cause.is_null() && !cause.is_string())
+			bad_request("\"cause\" must be a string or null");
+		outcome = runner.handle_error(st, field(req, "state_input"), error.get<std::string>(), cause,
+									  request_counts(st, req), true);
+	} else if (op == "timer_fired") {
+		const State &st = request_state(d, req, StateType::Wait);
+		outcome = runner.timer_fired(st, field(req, "state_input"));
+	} else {
+		bad_request("unknown op \"" + op + "\" (start, task_succeeded, task_failed, timer_fired)");
+	}
+	return runner.answer(std::move(outcome));
+}
+
+}  // namespace genroc::asl
