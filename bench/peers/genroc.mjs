@@ -1,0 +1,114 @@
+// genroc driver for the peers' benchmark harness (../shared/bench-peers),
+// in the same shape as its drivers: it drives genroc's SQL API from Node with
+// `pg`, the way an application in any language would.
+//
+// Worker loop (all variants): one claimer connection calls genroc.claim()
+// for up to the free slots (at most `batch`) and hands each task to the
+// handler; each completion is its own genroc.complete() call on a pool of
+// conc + 2 connections.  It sleeps on LISTEN genroc (the engine notifies when
+// a task becomes ready) with a 1 s poll as the backstop.
+// Variants: default = batch 16; tuned = batch 100 (like the peers' tuned
+// local queues).
+import pg from 'pg';
+import { withClient } from '../lib/common.mjs';
+
+const ONE = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'handler:bench', End: true } } };
+const THREE = {
+  StartAt: 'S1',
+  States: {
+    S1: { Type: 'Task', Resource: 'handler:bench', Next: 'S2' },
+    S2: { Type: 'Task', Resource: 'handler:bench', Next: 'S3' },
+    S3: { Type: 'Task', Resource: 'handler:bench', End: true },
+  },
+};
+const STEP = { S1: 1, S2: 2, S3: 3 };
+
+export default async function make({ url, db, variant, conc }) {
+  const batch = variant === 'tuned' ? 100 : conc;
+  let pool, listener, stopping = false, loop = null, wake = null;
+  const worker = `bench-${process.pid}`;
+
+  const d = {
+    name: 'genroc',
+    version: process.env.GENROC_VERSION || '0.1',
+    config: { concurrency: conc, claim_batch: batch, pool_max: conc + 2, durability: process.env.GENROC_DURABILITY || 'default' },
+    batchNote: 'one SQL statement per 1000: genroc.start() per row over jsonb_array_elements, one commit per chunk',
+    singleNote: 'SELECT genroc.start(definition, input)',
+    chain: false,
+    pollMs: null, // LISTEN genroc wakes the worker
+    w2Note: 'one instance of a 3-Task definition; each step is claim + complete (durable state transitions)',
+
+    async setup() {
+      await withClient(db, async (c) => {
+        await c.query('CREATE EXTENSION IF NOT EXISTS genroc');
+        await c.query('SELECT genroc.define($1, $2::jsonb)', ['bench1', JSON.stringify(ONE)]);
+        await c.query('SELECT genroc.define($1, $2::jsonb)', ['bench3', JSON.stringify(THREE)]);
+      });
+      pool = new pg.Pool({ connectionString: url, max: conc + 2 });
+      await pool.query(`SELECT genroc.worker_register($1, '{"lease_duration":"120s","host":"bench"}')`, [worker]);
+    },
+    async enqueueBatch(items) {
+      const def = items[0].wf !== undefined ? 'bench3' : 'bench1';
+      await pool.query(`SELECT s.instance_id FROM jsonb_array_elements($2::jsonb) AS p(v),
+        LATERAL genroc.start($1, p.v) AS s`, [def, JSON.stringify(items)]);
+    },
+    async enqueueOne(it) { await pool.query('SELECT genroc.start($1, $2::jsonb)', ['bench1', JSON.stringify(it)]); },
+    async startWorker(h) {
+      stopping = false;
+      listener = new pg.Client({ connectionString: url });
+      await listener.connect();
+      listener.on('notification', () => { if (wake) { const w = wake; wake = null; w(); } });
+      await listener.query('LISTEN genroc');
+      let inflight = 0;
+      let slotFree = null;
+      const run = async (t) => {
+        const it = t.input;
+        if (it.wf !== undefined) {
+          const k = STEP[t.state];
+          if (k === 1) h.onStart(it);
+          h.onStep(it.wf, k);
+          await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, JSON.stringify(it)]);
+          if (k === 3) h.onDone({ wf: it.wf });
+        } else {
+          h.onStart(it);
+          await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, '{}']);
+          h.onDone(it);
+        }
+      };
+      loop = (async () => {
+        while (!stopping) {
+          const free = conc - inflight;
+          if (free <= 0) { await new Promise((r) => { slotFree = r; }); continue; }
+          const armed = new Promise((r) => { wake = r; setTimeout(r, 1000); });
+          const { rows } = await pool.query(
+            'SELECT instance_id, epoch, state, input FROM genroc.claim($1, ARRAY[\'default\'], $2)',
+            [worker, Math.min(free, batch)]);
+          for (const t of rows) {
+            inflight++;
+            run(t).catch((e) => console.error('[genroc] task', t.instance_id, e.message)).finally(() => {
+              inflight--;
+              if (slotFree) { const f = slotFree; slotFree = null; f(); }
+            });
+          }
+          if (rows.length === 0) await armed; else wake = null;
+        }
+      })();
+    },
+    async stopWorker() {
+      stopping = true;
+      if (wake) { const w = wake; wake = null; w(); }
+      if (loop) await loop.catch(() => {});
+      loop = null;
+      if (listener) { await listener.end().catch(() => {}); listener = null; }
+    },
+    async remaining() {
+      return withClient(db, async (c) => (await c.query(
+        `SELECT count(*)::int AS n FROM genroc.instances WHERE status NOT IN ('succeeded','failed','cancelled')`)).rows[0].n);
+    },
+    async close() {
+      await d.stopWorker();
+      if (pool) await pool.end().catch(() => {});
+    },
+  };
+  return d;
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# run-peers.sh — genroc beside its peers (graphile-worker, pg-boss, DBOS), in one run,
+# on one throwaway PostgreSQL, with the peers' own harness (../shared/bench-peers).
+#
+#   bash bench/run-peers.sh                 # W1 queue, W2 3-step workflows, W3 latency
+#   ONLY=w1,w3 bash bench/run-peers.sh      # a subset
+#   SYNC=off bash bench/run-peers.sh        # synchronous_commit off for the whole server
+#
+# Needs the extension installed (make install) and the npm registry (npm ci of the
+# harness's pinned versions).  Writes bench/results/peers-<UTC>/ and prints a table of
+# figures and genroc's ratio to each peer.  Numbers vary 5-25 % between runs on these
+# shared machines: compare within one run.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PEERS_SRC=${PEERS_SRC:-$ROOT/../shared/bench-peers}
+ONLY=${ONLY:-w1,w2,w3}
+SYNC=${SYNC:-on}
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+
+[ -d "$PEERS_SRC" ] || { echo "run-peers: no peers' harness at $PEERS_SRC (set PEERS_SRC)" >&2; exit 2; }
+command -v node >/dev/null || { echo "run-peers: node is required" >&2; exit 2; }
+
+RUN=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=$ROOT/bench/results/peers-$RUN
+mkdir -p "$OUT"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-peers.XXXXXX")
+cleanup() { [ -n "${GENROC_PGDIR:-}" ] && bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR"; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+# The harness, with genroc's driver beside the peers' ones.
+cp -r "$PEERS_SRC" "$WORK/h" && chmod -R u+w "$WORK/h"
+cp "$ROOT/bench/peers/genroc.mjs" "$WORK/h/peers/genroc.mjs"
+CACHE=$ROOT/bench/.npm-cache
+if [ -d "$CACHE/node_modules" ] && cmp -s "$CACHE/package-lock.json" "$WORK/h/package-lock.json"; then
+  cp -r "$CACHE/node_modules" "$WORK/h/"
+else
+  (cd "$WORK/h" && npm ci --no-audit --no-fund >"$OUT/npm.log" 2>&1) || { echo "npm ci failed: $OUT/npm.log" >&2; exit 1; }
+  rm -rf "$CACHE" && mkdir -p "$CACHE" && cp -r "$WORK/h/node_modules" "$WORK/h/package-lock.json" "$CACHE/"
+fi
+
+# One server for everyone: a throwaway cluster with the harness's role and admin db.
+eval "$(bash "$ROOT/test/pgcluster.sh" start)"
+psql -X -q -c "CREATE ROLE bench SUPERUSER LOGIN PASSWORD 'bench'" -c "CREATE DATABASE bench OWNER bench"
+psql -X -q -c "ALTER SYSTEM SET synchronous_commit = '$SYNC'" -c "ALTER SYSTEM SET max_connections = 200" >/dev/null
+bash -c "$( [ "$(id -u)" -eq 0 ] && echo 'runuser -u postgres --' ) pg_ctl -D '$GENROC_PGDATA' -w restart -l '$GENROC_PGDIR/server.log'" >/dev/null
+export PGHOST=127.0.0.1 PGUSER=bench PGPASSWORD=bench RESULTS_FILE=$OUT/results.jsonl
+NODE20=$(command -v node)
+NODE22=$WORK/h/node_modules/node-22/bin/node
+
+one() { # tag node cap args...
+  local tag=$1 nodebin=$2 cap=$3; shift 3
+  echo "[$(date -u +%T)] $tag" >&2
+  (cd "$WORK/h" && timeout -k 5 $((cap + 150)) "$nodebin" --no-deprecation bench.mjs --tag "$tag" --cap "$cap" "$@") \
+    >"$OUT/$tag.log" 2>&1 || echo "  $tag FAILED (see $OUT/$tag.log)" >&2
+}
+for w in w1 w2 w3; do
+  want $w || continue
+  cap=60; [ $w = w3 ] && cap=25
+  one "$w-genroc-default" "$NODE20" $cap --peer genroc --workload $w --variant default
+  [ $w != w3 ] && one "$w-genroc-tuned" "$NODE20" $cap --peer genroc --workload $w --variant tuned
+  one "$w-graphile-default" "$NODE20" $cap --peer graphile --workload $w --variant default
+  [ $w != w3 ] && one "$w-graphile-tuned" "$NODE20" $cap --peer graphile --workload $w --variant tuned
+  one "$w-pgboss-tuned" "$NODE20" $cap --peer pgboss --workload $w --variant tuned
+  one "$w-dbos-tuned" "$NODE20" $cap --peer dbos --workload $w --variant tuned
+done
+
+node "$ROOT/bench/peers-table.mjs" "$OUT/results.jsonl" | tee "$OUT/summary.md"
