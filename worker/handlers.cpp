@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -186,6 +187,26 @@ TaskResult run_command(const CommandSpec &spec, const json &input, const TaskCon
 		return TaskResult::failure("States.TaskFailed", what + ": cannot run " + spec.argv[0] +
 															": " + std::strerror(exec_errno));
 	}
+
+	// Writing to a command that exited without reading its input raises
+	// SIGPIPE in this thread; block it here (whatever the embedding program
+	// does with SIGPIPE) and take any pending one away before unblocking.
+	sigset_t pipe_set, old_mask;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+	struct RestoreMask {
+		sigset_t set, old;
+		~RestoreMask() {
+			sigset_t pending;
+			sigpending(&pending);
+			if (sigismember(&pending, SIGPIPE) && !sigismember(&old, SIGPIPE)) {
+				struct timespec zero = {0, 0};
+				::sigtimedwait(&set, nullptr, &zero);
+			}
+			::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+		}
+	} restore{pipe_set, old_mask};
 
 	::fcntl(in_w.fd, F_SETFL, O_NONBLOCK);
 	::fcntl(out_r.fd, F_SETFL, O_NONBLOCK);

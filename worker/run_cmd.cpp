@@ -42,25 +42,33 @@ std::string describe(const json &e, int64_t now_ms) {
 	const json detail = e.contains("detail") ? e["detail"] : json::object();
 	auto d = [&](const char *k) { return detail.is_object() && detail.contains(k) ? detail[k] : json(); };
 	if (event == "started") return "started, input " + short_json(d("input"));
-	if (event == "state_entered")
+	if (event == "entered" || event == "state_entered")
 		return "-> " + state + (d("type").is_string() ? " (" + d("type").get<std::string>() + ")" : "");
-	if (event == "task_claimed") return "   " + state + ": task running";
+	if (event == "task_scheduled") {
+		std::string s = "   " + state + ": task " + (d("resource").is_string() ? d("resource").get<std::string>() : "");
+		if (d("delay_ms").is_number() && d("delay_ms").get<int64_t>() > 0)
+			s += ", retry in " + format_duration(Millis(d("delay_ms").get<int64_t>()));
+		return s;
+	}
+	if (event == "task_started" || event == "task_claimed") return "   " + state + ": task running";
 	if (event == "task_succeeded") return "   " + state + ": task succeeded, output " + short_json(d("output"));
 	if (event == "task_failed") {
 		std::string s = "   " + state + ": task failed: " + (d("error").is_string() ? d("error").get<std::string>() : "");
 		if (d("cause").is_string() && !d("cause").get<std::string>().empty()) s += ": " + d("cause").get<std::string>();
 		return s;
 	}
-	if (event == "waiting") {
+	if (event == "task_interrupted") return "   " + state + ": task interrupted (lease lapsed or released)";
+	if (event == "wait_started" || event == "waiting") {
+		// What `run` waits for: the timer's time, and how long from now.
 		std::string s = "   " + state + ": waiting";
 		int64_t until = 0;
 		if (d("until").is_string() && asl::parse_time(d("until").get<std::string>(), until)) {
 			s += " until " + d("until").get<std::string>();
-			if (until > now_ms) s += " (" + std::to_string((until - now_ms + 999) / 1000) + "s)";
+			if (until > now_ms) s += " (" + format_duration(Millis(until - now_ms)) + " from now)";
 		}
 		return s;
 	}
-	if (event == "timer_fired") return "   " + state + ": timer fired";
+	if (event == "wait_ended" || event == "timer_fired") return "   " + state + ": timer fired";
 	if (event == "succeeded") return "succeeded";
 	if (event == "failed") return "failed: " + short_json(d("error")) + " " + short_json(d("cause"));
 	if (event == "cancelled") return "cancelled";

@@ -1,0 +1,148 @@
+// unit_worker_duration_test.cpp — flag durations and the command line.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "cli.hpp"
+#include "config.hpp"
+#include "duration.hpp"
+
+namespace genroc {
+namespace {
+
+TEST(Duration, ParsesTheDocumentedForms) {
+	EXPECT_EQ(parse_duration("10s"), Millis(10'000));
+	EXPECT_EQ(parse_duration("500ms"), Millis(500));
+	EXPECT_EQ(parse_duration("720h"), Millis(720LL * 3'600'000));
+	EXPECT_EQ(parse_duration("1h30m"), Millis(5'400'000));
+	EXPECT_EQ(parse_duration("1.5s"), Millis(1'500));
+	EXPECT_EQ(parse_duration("7d"), Millis(7LL * 86'400'000));
+	EXPECT_EQ(parse_duration("2m3s4ms"), Millis(123'004));
+	EXPECT_EQ(parse_duration("0"), Millis(0));
+	EXPECT_EQ(parse_duration("0s"), Millis(0));
+}
+
+TEST(Duration, RefusesWhatIsNotADuration) {
+	for (const char *bad : {"", "10", "-1s", "10x", "s", "1h30", "1.2.3s", " 10s", "10s ", "1e3s", "ms",
+							"10S", "99999999999999999999d"})
+		EXPECT_FALSE(parse_duration(bad).has_value()) << "accepted \"" << bad << "\"";
+}
+
+TEST(Duration, FormatsBackToTheSameValue) {
+	EXPECT_EQ(format_duration(Millis(1'500)), "1500ms");
+	EXPECT_EQ(format_duration(Millis(5'400'000)), "1h30m");
+	EXPECT_EQ(format_duration(Millis(10'000)), "10s");
+	EXPECT_EQ(format_duration(Millis(0)), "0s");
+	for (int64_t ms : {1LL, 999LL, 60'000LL, 90'061'000LL, 2'592'000'000LL})
+		EXPECT_EQ(parse_duration(format_duration(Millis(ms))), Millis(ms)) << ms;
+}
+
+// parse_command_line with an argv built from strings.
+int parse(std::vector<std::string> args, Config &cfg) {
+	args.insert(args.begin(), "genroc");
+	std::vector<const char *> argv;
+	for (auto &a : args) argv.push_back(a.c_str());
+	return parse_command_line(static_cast<int>(argv.size()), argv.data(), cfg);
+}
+
+class CommandLine : public ::testing::Test {
+  protected:
+	void SetUp() override {
+		for (const char *v : {"GENROC_WORKER_ID", "GENROC_LEASE_DURATION", "GENROC_CONCURRENCY", "GENROC_QUEUE",
+							  "GENROC_DATABASE", "GENROC_MANUAL_TICK"})
+			::unsetenv(v);
+	}
+	void TearDown() override { SetUp(); }
+};
+
+TEST_F(CommandLine, DefaultsMatchTheProductionGuide) {
+	Config cfg;
+	ASSERT_EQ(parse({"worker"}, cfg), -1);
+	EXPECT_EQ(cfg.command, "worker");
+	EXPECT_EQ(cfg.database, "./genroc.db");
+	EXPECT_EQ(cfg.lease_duration, Millis(10'000));
+	EXPECT_EQ(cfg.stale_after, Millis(30'000));
+	EXPECT_EQ(cfg.shutdown_grace, Millis(15'000));
+	EXPECT_EQ(cfg.tick_interval, Millis(1'000));
+	EXPECT_EQ(cfg.concurrency, 16);
+	EXPECT_EQ(cfg.listen, "127.0.0.1:8448");
+	EXPECT_FALSE(cfg.manual_tick);
+	EXPECT_EQ(cfg.worker_id, host_name());
+	EXPECT_EQ(worker_queues(cfg, {}), std::vector<std::string>{"default"});
+}
+
+TEST_F(CommandLine, BadDurationIsAUsageErrorNamingTheFlag) {
+	Config cfg;
+	::testing::internal::CaptureStderr();
+	EXPECT_EQ(parse({"worker", "--lease-duration", "10"}, cfg), kExitUsage);
+	std::string err = ::testing::internal::GetCapturedStderr();
+	EXPECT_NE(err.find("--lease-duration"), std::string::npos) << err;
+	::testing::internal::CaptureStderr();
+	EXPECT_EQ(parse({"serve", "--shutdown-grace", "soon"}, cfg), kExitUsage);
+	err = ::testing::internal::GetCapturedStderr();
+	EXPECT_NE(err.find("--shutdown-grace"), std::string::npos) << err;
+}
+
+TEST_F(CommandLine, UnknownFlagOrCommandIsAUsageError) {
+	Config cfg;
+	::testing::internal::CaptureStderr();
+	EXPECT_EQ(parse({"worker", "--no-such-flag"}, cfg), kExitUsage);
+	EXPECT_EQ(parse({"frobnicate"}, cfg), kExitUsage);
+	EXPECT_EQ(parse({}, cfg), kExitUsage);
+	EXPECT_EQ(parse({"worker", "--log-mode", "yaml"}, cfg), kExitUsage);
+	EXPECT_EQ(parse({"worker", "--concurrency", "0"}, cfg), kExitUsage);
+	EXPECT_EQ(parse({"worker", "--exclusive"}, cfg), kExitUsage);
+	EXPECT_EQ(parse({"serve", "--listen", "nowhere"}, cfg), kExitUsage);
+	EXPECT_EQ(parse({"run"}, cfg), kExitUsage);	// FILE is required
+	::testing::internal::GetCapturedStderr();
+}
+
+TEST_F(CommandLine, EnvironmentVariablesFillFlagsAndFlagsWin) {
+	::setenv("GENROC_LEASE_DURATION", "1500ms", 1);
+	::setenv("GENROC_CONCURRENCY", "3", 1);
+	::setenv("GENROC_QUEUE", "gpu,io", 1);
+	::setenv("GENROC_MANUAL_TICK", "true", 1);
+	Config cfg;
+	ASSERT_EQ(parse({"worker"}, cfg), -1);
+	EXPECT_EQ(cfg.lease_duration, Millis(1'500));
+	EXPECT_EQ(cfg.concurrency, 3);
+	EXPECT_EQ(cfg.queues, (std::vector<std::string>{"gpu", "io"}));
+	EXPECT_TRUE(cfg.manual_tick);
+	Config cfg2;
+	ASSERT_EQ(parse({"worker", "--lease-duration", "2s", "--concurrency", "5"}, cfg2), -1);
+	EXPECT_EQ(cfg2.lease_duration, Millis(2'000));
+	EXPECT_EQ(cfg2.concurrency, 5);
+}
+
+TEST_F(CommandLine, WorkerIdFromEnvironmentWinsOverFlagAndHostName) {
+	Config cfg;
+	ASSERT_EQ(parse({"worker", "--worker-id", "w-flag"}, cfg), -1);
+	EXPECT_EQ(cfg.worker_id, "w-flag");
+	::setenv("GENROC_WORKER_ID", "w-env", 1);
+	Config cfg2;
+	ASSERT_EQ(parse({"worker", "--worker-id", "w-flag"}, cfg2), -1);
+	EXPECT_EQ(cfg2.worker_id, "w-env");
+}
+
+TEST_F(CommandLine, QueuesIncludeHandlerQueuesAndRegion) {
+	Config cfg;
+	ASSERT_EQ(parse({"worker", "--queue", "gpu", "--queue", "io", "--region", "eu"}, cfg), -1);
+	EXPECT_EQ(worker_queues(cfg, {"ansible"}),
+			  (std::vector<std::string>{"ansible.eu", "default.eu", "gpu.eu", "io.eu"}));
+	Config cfg2;
+	ASSERT_EQ(parse({"worker", "--queue", "gpu", "--exclusive"}, cfg2), -1);
+	EXPECT_EQ(worker_queues(cfg2, {}), std::vector<std::string>{"gpu"});
+}
+
+TEST_F(CommandLine, RunTakesFileInputNameAndJson) {
+	Config cfg;
+	ASSERT_EQ(parse({"run", "x/order.json", "--input", "{\"a\":1}", "--name", "n", "--json"}, cfg), -1);
+	EXPECT_EQ(cfg.command, "run");
+	EXPECT_EQ(cfg.run_file, "x/order.json");
+	EXPECT_EQ(cfg.run_input, "{\"a\":1}");
+	EXPECT_EQ(cfg.run_name, "n");
+	EXPECT_TRUE(cfg.run_json);
+}
+
+}  // namespace
+}  // namespace genroc
