@@ -1,0 +1,67 @@
+-- Privileges: the public API is callable by a plain role (through SECURITY
+-- DEFINER functions); the tables, the views and the private genroc._*
+-- helpers are not.
+BEGIN;
+SELECT plan(17);
+
+CREATE ROLE genroc_tap_plain NOLOGIN;
+
+SELECT has_schema_privilege('genroc_tap_plain', 'genroc', 'USAGE') AS usage \gset
+SELECT ok(:'usage', 'a plain role may use the schema');
+
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text FROM pg_proc p
+	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname NOT LIKE '\_%'
+	  AND NOT has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE')
+$$, 'every public function is executable by a plain role');
+
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text FROM pg_proc p
+	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname LIKE '\_%'
+	  AND has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE')
+$$, 'no private genroc._* function is executable by a plain role');
+
+SELECT cmp_ok((SELECT count(*)::int FROM pg_proc p WHERE p.pronamespace = 'genroc'::regnamespace
+			   AND p.proname LIKE '\_%'), '>=', 20, 'the private helpers were all looked at');
+
+SELECT is_empty($$
+	SELECT c.oid::regclass::text || ' ' || priv FROM pg_class c,
+		unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS priv
+	WHERE c.relnamespace = 'genroc'::regnamespace AND c.relkind IN ('r', 'v')
+	  AND has_table_privilege('genroc_tap_plain', c.oid, priv)
+$$, 'no table or view of genroc is readable or writable by a plain role');
+
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text FROM pg_proc p
+	WHERE p.pronamespace = 'genroc'::regnamespace AND p.prosecdef
+	  AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)
+$$, 'every SECURITY DEFINER function pins search_path to pg_catalog, pg_temp');
+
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text FROM pg_proc p
+	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname NOT LIKE '\_%'
+	  AND obj_description(p.oid, 'pg_proc') IS NULL
+$$, 'every public function has a comment');
+
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text FROM pg_proc p
+	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname LIKE '\_%' AND p.prosecdef
+$$, 'no private helper is SECURITY DEFINER (only the public entry points are)');
+
+-- the same, from the plain role's side
+SET LOCAL ROLE genroc_tap_plain;
+SELECT lives_ok($$SELECT genroc.define('tap', '{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"End":true}}}')$$,
+	'a plain role can define');
+SELECT is((SELECT status FROM genroc.start('tap', '{}')), 'succeeded', 'a plain role can start and run an instance');
+SELECT lives_ok($$SELECT genroc.worker_register('tap-worker', '{"host":"tap"}')$$, 'a plain role can register a worker');
+SELECT throws_ok('SELECT * FROM genroc._instances', '42501', NULL, 'the instances table is not readable');
+SELECT throws_ok('DELETE FROM genroc._workers', '42501', NULL, 'the workers table is not writable');
+SELECT throws_ok('SELECT * FROM genroc.instances', '42501', NULL, 'the instances view is not readable until an admin grants it');
+SELECT throws_ok($$SELECT genroc._step('x', '{}', '{}')$$, '42501', NULL, 'the interpreter bridge is private');
+SELECT throws_ok($$SELECT genroc._apply_step(1, '{}')$$, '42501', NULL, 'the step recorder is private');
+RESET ROLE;
+SELECT is((SELECT count(*)::int FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id
+		   WHERE d.name = 'tap'), 1, 'what the plain role did is in the tables');
+
+SELECT * FROM finish();
+ROLLBACK;
