@@ -289,7 +289,10 @@ json get_instances(Call &c) {
 	return {{"instances", c.store().list_instances(filter)}};
 }
 
-json get_instance(Call &c) { return c.store().get_instance(instance_id(c)); }
+json get_instance(Call &c) {
+	int64_t id = instance_id(c);  // validated before the store is borrowed
+	return c.store().get_instance(id);
+}
 
 json get_history(Call &c) {
 	int64_t id = instance_id(c);
@@ -487,6 +490,13 @@ class HttpServer final : public ApiServer {
 
 	void routes() {
 		svr_.set_payload_max_length(options_.max_body);
+		// httplib's default also sets SO_REUSEPORT, which would let a second
+		// genroc bind the same port silently; SO_REUSEADDR alone still allows
+		// a restart while old connections sit in TIME_WAIT.
+		svr_.set_socket_options([](socket_t sock) {
+			int yes = 1;
+			setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+		});
 		// A shutdown waits for idle keep-alive connections: keep that short.
 		svr_.set_keep_alive_timeout(2);
 

@@ -1,0 +1,195 @@
+// e2e_genctl_test.cpp — genctl as a subprocess against a real database
+// (a SQLite file; PostgreSQL too when GENROC_TEST_PG_URL is set): its tables,
+// its --json output, and its exit status (1 engine error, 2 usage error).
+#include <filesystem>
+#include <fstream>
+
+#include "e2e_http_support.hpp"
+
+namespace genroc::e2e {
+namespace {
+
+const std::string kGenctl = GENCTL_PATH;
+
+class GenctlTest : public ::testing::TestWithParam<std::string> {
+  protected:
+	void SetUp() override {
+		std::string skip;
+		db_.create(GetParam(), skip);
+		if (!skip.empty()) GTEST_SKIP() << skip;
+		dir_ = std::filesystem::temp_directory_path() /
+			   ("genroc-genctl-" + std::to_string(getpid()) + "-" +
+				::testing::UnitTest::GetInstance()->current_test_info()->name());
+		std::filesystem::create_directories(dir_);
+	}
+
+	void TearDown() override {
+		db_.drop();
+		if (!dir_.empty()) std::filesystem::remove_all(dir_);
+	}
+
+	// genctl --database DB ARGS...
+	Output genctl(std::vector<std::string> args) {
+		args.insert(args.begin(), {kGenctl, "--database", db_.url()});
+		return run(args);
+	}
+
+	std::string write_file(const std::string &name, const std::string &text) {
+		auto p = dir_ / name;
+		std::ofstream(p) << text;
+		return p.string();
+	}
+
+	json json_of(const Output &o) {
+		json j = json::parse(o.out, nullptr, false);
+		EXPECT_FALSE(j.is_discarded()) << "not JSON: " << o.out;
+		return j;
+	}
+
+	TestDatabase db_;
+	std::filesystem::path dir_;
+};
+
+constexpr const char *kHello = R"({"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}})";
+constexpr const char *kApprove =
+	R"({"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"activity:approve","End":true}}})";
+
+TEST_P(GenctlTest, DefineStartListShowCancel) {
+	auto o = genctl({"define", "hello", write_file("hello.json", kHello)});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out, "defined hello version 1\n");
+	o = genctl({"define", "hello", write_file("hello.json", kHello)});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("unchanged"), std::string::npos) << o.out;
+	ASSERT_EQ(genctl({"define", "approve", write_file("approve.json", kApprove)}).exit_code, 0);
+
+	o = genctl({"definitions"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out.rfind("NAME", 0), 0u) << o.out;
+	EXPECT_NE(o.out.find("\nhello "), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("\napprove "), std::string::npos) << o.out;
+	o = genctl({"definitions", "--json"});
+	json defs = json_of(o);
+	ASSERT_TRUE(defs.is_array());
+	EXPECT_EQ(defs.size(), 2u);
+
+	o = genctl({"--json", "start", "hello", "--input", R"({"who":"world"})"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	json started = json_of(o);
+	int64_t hello = started["instance_id"];
+	EXPECT_EQ(started["status"], "succeeded");
+	o = genctl({"start", "approve"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out.rfind("started instance ", 0), 0u) << o.out;
+	int64_t approve = std::stoll(o.out.substr(std::string("started instance ").size()));
+
+	o = genctl({"instances"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("succeeded"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("waiting"), std::string::npos) << o.out;
+	o = genctl({"instances", "--status", "waiting", "--json"});
+	json waiting = json_of(o);
+	ASSERT_EQ(waiting.size(), 1u) << o.out;
+	EXPECT_EQ(waiting[0]["id"], approve);
+	o = genctl({"instances", "--definition", "hello", "--limit", "5", "--json"});
+	ASSERT_EQ(json_of(o).size(), 1u) << o.out;
+
+	o = genctl({"instances", "show", std::to_string(hello)});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("status:"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("\"hello\""), std::string::npos) << o.out;	 // the output, as JSON
+	EXPECT_NE(o.out.find("history:"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("started"), std::string::npos) << o.out;
+	o = genctl({"instances", "show", std::to_string(hello), "--json"});
+	json shown = json_of(o);
+	EXPECT_EQ(shown["instance"]["output"], "hello");
+	EXPECT_EQ(shown["instance"]["input"], (json{{"who", "world"}}));
+	EXPECT_GE(shown["history"].size(), 2u);
+
+	o = genctl({"cancel", std::to_string(approve)});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out, "instance " + std::to_string(approve) + " cancelled\n");
+	o = genctl({"instances", "--status", "cancelled", "--json"});
+	ASSERT_EQ(json_of(o).size(), 1u) << o.out;
+}
+
+TEST_P(GenctlTest, LabelsFilter) {
+	ASSERT_EQ(genctl({"define", "hello", write_file("hello.json", kHello)}).exit_code, 0);
+	ASSERT_EQ(genctl({"start", "hello", "--options", R"({"labels":{"team":"red"}})"}).exit_code, 0);
+	ASSERT_EQ(genctl({"start", "hello", "--options", R"({"labels":{"team":"blue"}})"}).exit_code, 0);
+	auto o = genctl({"instances", "--label", "team=red", "--json"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	json list = json_of(o);
+	ASSERT_EQ(list.size(), 1u) << o.out;
+	EXPECT_EQ(list[0]["labels"]["team"], "red");
+}
+
+TEST_P(GenctlTest, WorkersAndActivity) {
+	{
+		auto store = open_store(db_.url());
+		store->worker_register("w-one", {{"host", "box-1"}});
+		store->define("hello", json::parse(
+								   R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}})"));
+		store->start("hello", json::object(), json::object());
+		ASSERT_EQ(store->claim("w-one", {"default"}, 1).size(), 1u);
+	}
+	auto o = genctl({"workers"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("w-one"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("box-1"), std::string::npos) << o.out;
+	json workers = json_of(genctl({"workers", "--json"}));
+	ASSERT_EQ(workers.size(), 1u);
+	EXPECT_EQ(workers[0]["running"], 1);
+
+	o = genctl({"activity"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("w-one"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("hello"), std::string::npos) << o.out;
+	json running = json_of(genctl({"activity", "--json"}));
+	ASSERT_EQ(running.size(), 1u);
+	EXPECT_EQ(running[0]["status"], "running");
+}
+
+TEST_P(GenctlTest, EngineErrorsExit1WithTheSqlstate) {
+	auto o = genctl({"instances", "show", "424242"});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC003"), std::string::npos) << o.err;
+	o = genctl({"cancel", "424242"});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC003"), std::string::npos) << o.err;
+	o = genctl({"start", "nope"});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC002"), std::string::npos) << o.err;
+	o = genctl({"define", "bad", write_file("bad.json", R"({"StartAt":"X","States":{}})")});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC001"), std::string::npos) << o.err;
+	o = genctl({"define", "bad", (dir_ / "missing.json").string()});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("cannot read"), std::string::npos) << o.err;
+}
+
+TEST_P(GenctlTest, UsageErrorsExit2) {
+	EXPECT_EQ(genctl({}).exit_code, 2);
+	EXPECT_EQ(genctl({"frobnicate"}).exit_code, 2);
+	EXPECT_EQ(genctl({"cancel"}).exit_code, 2);
+	EXPECT_EQ(genctl({"cancel", "abc"}).exit_code, 2);
+	EXPECT_EQ(genctl({"instances", "--label", "team"}).exit_code, 2);
+	EXPECT_EQ(genctl({"instances", "--limit", "0"}).exit_code, 2);
+	auto o = genctl({"start", "hello", "--input", "{oops"});
+	EXPECT_EQ(o.exit_code, 2);
+	EXPECT_NE(o.err.find("--input"), std::string::npos) << o.err;
+	EXPECT_EQ(genctl({"--help"}).exit_code, 0);
+}
+
+TEST_P(GenctlTest, DatabaseFromTheEnvironment) {
+	auto o = run({kGenctl, "define", "hello", write_file("hello.json", kHello)}, {{"GENROC_DATABASE", db_.url()}});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	auto store = open_store(db_.url());
+	EXPECT_EQ(store->list_definitions().size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, GenctlTest, ::testing::Values("postgres", "sqlite"),
+						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+}  // namespace
+}  // namespace genroc::e2e

@@ -1,0 +1,58 @@
+// e2e_http_support.hpp — what the HTTP API and genctl tests share: a fresh
+// database per test on either store, and running a program as a subprocess
+// with bounded time.
+//
+//   sqlite    a fresh temporary file per test
+//   postgres  GENROC_TEST_PG_URL (its database part is replaced) and
+//             GENROC_TEST_TEMPLATE (a database with the extension):
+//             CREATE DATABASE ... TEMPLATE per test, DROP ... WITH (FORCE)
+//             after it.  Without GENROC_TEST_PG_URL the postgres half is
+//             skipped, unless GENROC_TEST_REQUIRE_PG=1.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store.hpp"
+
+namespace genroc::e2e {
+
+using json = nlohmann::json;
+
+std::string env(const char *name);
+
+// A database for one test: "sqlite" or "postgres".
+class TestDatabase {
+  public:
+	// Skips the test (GTEST_SKIP from the caller's SetUp) when `skip` is set.
+	void create(const std::string &kind, std::string &skip);
+	void drop();
+	~TestDatabase() { drop(); }
+	const std::string &url() const { return url_; }	// what --database takes
+
+  private:
+	std::string url_;
+	std::string sqlite_path_;
+	std::string pg_admin_url_;
+	std::string pg_db_;
+};
+
+// The URL with its database part replaced: postgresql://user@host:port/DB?opts
+std::string with_database(const std::string &url, const std::string &db);
+// Runs one statement against a PostgreSQL URL; throws with the server's message.
+void pg_exec(const std::string &url, const std::string &sql);
+
+struct Output {
+	int exit_code = -1;	 // -1: killed by a signal or timed out
+	std::string out, err;
+};
+// Runs argv[0] with argv, extra environment `env_add` (NAME -> value), stdin
+// from /dev/null; kills it after timeout_s.
+Output run(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env_add = {},
+		   int timeout_s = 60);
+
+}  // namespace genroc::e2e

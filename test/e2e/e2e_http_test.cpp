@@ -1,0 +1,330 @@
+// e2e_http_test.cpp — the HTTP API served in-process (start_api on an
+// ephemeral port) over a real store, SQLite and PostgreSQL, driven with an
+// HTTP client: each route's answer and its errors.
+#include <httplib.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "e2e_http_support.hpp"
+#include "http_api.hpp"
+
+namespace genroc::e2e {
+namespace {
+
+const json kHello = json::parse(R"({"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}})");
+const json kApprove =
+	json::parse(R"({"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"activity:approve","End":true}}})");
+
+struct Reply {
+	int status = 0;
+	json body;
+	std::string raw;
+};
+
+class HttpApiTest : public ::testing::TestWithParam<std::string> {
+  protected:
+	void SetUp() override {
+		std::string skip;
+		db_.create(GetParam(), skip);
+		if (!skip.empty()) GTEST_SKIP() << skip;
+		const std::string url = db_.url();
+		ApiOptions o;
+		o.listen = "127.0.0.1:0";
+		o.max_body = 64 * 1024;
+		HealthInfo h;
+		h.worker_id = "w-http";
+		h.manual_tick = true;
+		h.lease_age_ms = [this] { return lease_age_.load(); };
+		server_ = start_api(o, [url] { return open_store(url); }, h);
+		client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+		client_->set_read_timeout(30, 0);
+	}
+
+	void TearDown() override {
+		client_.reset();
+		if (server_) server_->stop();
+		server_.reset();
+		db_.drop();
+	}
+
+	static Reply reply(const httplib::Result &r) {
+		Reply out;
+		if (!r) {
+			ADD_FAILURE() << "no HTTP answer: " << httplib::to_string(r.error());
+			return out;
+		}
+		out.status = r->status;
+		out.raw = r->body;
+		out.body = json::parse(r->body, nullptr, false);
+		EXPECT_FALSE(out.body.is_discarded()) << "not JSON: " << r->body;
+		EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+		return out;
+	}
+	Reply get(const std::string &path) { return reply(client_->Get(path.c_str())); }
+	Reply post(const std::string &path, const std::string &body) {
+		return reply(client_->Post(path.c_str(), body, "application/json"));
+	}
+	Reply post(const std::string &path, const json &body) { return post(path, body.dump()); }
+
+	// Asserts an error answer: status, SQLSTATE, and part of the message.
+	static void expect_error(const Reply &r, int status, const std::string &sqlstate, const std::string &part = "") {
+		EXPECT_EQ(r.status, status) << r.raw;
+		ASSERT_TRUE(r.body.contains("error")) << r.raw;
+		EXPECT_EQ(r.body["error"].value("sqlstate", ""), sqlstate) << r.raw;
+		EXPECT_NE(r.body["error"].value("message", "").find(part), std::string::npos) << r.raw;
+	}
+
+	int64_t start_instance(const std::string &def, const json &input = json::object(),
+						   const json &options = json::object()) {
+		auto r = post("/api/instances", json{{"definition", def}, {"input", input}, {"options", options}});
+		EXPECT_TRUE(r.status == 201 || r.status == 200) << r.raw;
+		return r.body.value("instance_id", int64_t(0));
+	}
+
+	void define(const std::string &name, const json &def) {
+		auto r = post("/api/definitions", json{{"name", name}, {"definition", def}});
+		ASSERT_TRUE(r.status == 201 || r.status == 200) << r.raw;
+	}
+
+	TestDatabase db_;
+	std::unique_ptr<ApiServer> server_;
+	std::unique_ptr<httplib::Client> client_;
+	std::atomic<int64_t> lease_age_{812};
+};
+
+TEST_P(HttpApiTest, HealthzHasExactlyTheDocumentedShape) {
+	auto r = get("/healthz");
+	EXPECT_EQ(r.status, 200);
+	EXPECT_EQ(r.raw, R"({"status":"ok","worker_id":"w-http","database":")" + GetParam() +
+						 R"(","lease_age_ms":812,"manual_tick":true})" + "\n");
+	// A process that runs no worker reports null.
+	lease_age_ = -1;
+	r = get("/healthz");
+	EXPECT_EQ(r.status, 200);
+	EXPECT_TRUE(r.body["lease_age_ms"].is_null()) << r.raw;
+	EXPECT_EQ(r.body.size(), 5u) << r.raw;
+}
+
+TEST_P(HttpApiTest, DefinitionsRegisterAndList) {
+	auto r = post("/api/definitions", json{{"name", "hello"}, {"definition", kHello}});
+	EXPECT_EQ(r.status, 201) << r.raw;
+	EXPECT_EQ(r.body, (json{{"name", "hello"}, {"version", 1}, {"is_new", true}}));
+	// Same content: the same version, not new.
+	r = post("/api/definitions", json{{"name", "hello"}, {"definition", kHello}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["is_new"], false);
+	EXPECT_EQ(r.body["version"], 1);
+
+	r = get("/api/definitions");
+	EXPECT_EQ(r.status, 200);
+	ASSERT_EQ(r.body["definitions"].size(), 1u) << r.raw;
+	EXPECT_EQ(r.body["definitions"][0]["name"], "hello");
+	EXPECT_EQ(r.body["definitions"][0]["version"], 1);
+}
+
+TEST_P(HttpApiTest, DefinitionErrors) {
+	json bad = {{"StartAt", "Nope"}, {"States", {{"Hi", {{"Type", "Pass"}, {"End", true}}}}}};
+	expect_error(post("/api/definitions", json{{"name", "bad"}, {"definition", bad}}), 400, "RC001");
+	expect_error(post("/api/definitions", json{{"definition", kHello}}), 400, "22004", "\"name\"");
+	expect_error(post("/api/definitions", json{{"name", 7}, {"definition", kHello}}), 400, "22023",
+				 "\"name\" must be a string");
+	expect_error(post("/api/definitions", json{{"name", "x"}, {"definition", "text"}}), 400, "22023",
+				 "\"definition\" must be an object");
+	expect_error(post("/api/definitions", json{{"name", "x"}, {"definition", kHello}, {"nmae", 1}}), 400,
+				 "22023", "unknown field \"nmae\"");
+	expect_error(post("/api/definitions", std::string("{\"name\": \"x\", ")), 400, "22P02", "not valid JSON");
+	expect_error(post("/api/definitions", std::string("[1,2]")), 400, "22023", "JSON object");
+	// None of those stored anything.
+	EXPECT_EQ(get("/api/definitions").body["definitions"].size(), 0u);
+}
+
+TEST_P(HttpApiTest, InstancesStartGetHistoryAndIdempotentRepeat) {
+	define("hello", kHello);
+	auto r = post("/api/instances", json{{"definition", "hello"}, {"input", {{"who", "world"}}},
+										  {"options", {{"idempotency_key", "k-1"}}}});
+	EXPECT_EQ(r.status, 201) << r.raw;
+	int64_t id = r.body["instance_id"];
+	EXPECT_GT(id, 0);
+	EXPECT_EQ(r.body["is_new"], true);
+	EXPECT_EQ(r.body["status"], "succeeded");
+
+	r = post("/api/instances", json{{"definition", "hello"}, {"options", {{"idempotency_key", "k-1"}}}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["instance_id"], id);
+	EXPECT_EQ(r.body["is_new"], false);
+
+	r = get("/api/instances/" + std::to_string(id));
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["status"], "succeeded");
+	EXPECT_EQ(r.body["output"], "hello");
+	EXPECT_EQ(r.body["input"], (json{{"who", "world"}}));
+
+	r = get("/api/instances/" + std::to_string(id) + "/history");
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["instance_id"], id);
+	ASSERT_TRUE(r.body["history"].is_array());
+	ASSERT_GE(r.body["history"].size(), 2u) << r.raw;
+	EXPECT_EQ(r.body["history"][0]["event"], "started");
+	EXPECT_EQ(r.body["history"].back()["event"], "succeeded");
+}
+
+TEST_P(HttpApiTest, InstanceErrors) {
+	define("hello", kHello);
+	expect_error(get("/api/instances/987654"), 404, "RC003");
+	expect_error(get("/api/instances/987654/history"), 404, "RC003");
+	expect_error(post("/api/instances/987654/cancel", std::string()), 404, "RC003");
+	expect_error(get("/api/instances/abc"), 400, "22023", "\"abc\"");
+	expect_error(get("/api/instances/-3"), 400, "22023");
+	expect_error(post("/api/instances", json{{"definition", "nope"}}), 404, "RC002");
+	expect_error(post("/api/instances", json{{"input", {}}}), 400, "22004", "\"definition\"");
+	expect_error(post("/api/instances", json{{"definition", "hello"}, {"options", {{"colour", "red"}}}}), 400,
+				 "22023", "colour");
+	expect_error(post("/api/instances", json{{"definition", "hello"}, {"options", "fast"}}), 400, "22023",
+				 "\"options\" must be an object");
+	EXPECT_EQ(get("/api/instances").body["instances"].size(), 0u);
+}
+
+TEST_P(HttpApiTest, ListFilters) {
+	define("hello", kHello);
+	define("approve", kApprove);
+	int64_t a = start_instance("hello", json::object(), {{"labels", {{"team", "red"}}}});
+	int64_t b = start_instance("approve", json::object(), {{"labels", {{"team", "blue"}}}});
+	int64_t c = start_instance("approve", json::object(), {{"labels", {{"team", "red"}, {"env", "prod"}}}});
+
+	auto ids = [](const Reply &r) {
+		std::set<int64_t> out;
+		for (auto &i : r.body["instances"]) out.insert(i["id"].get<int64_t>());
+		return out;
+	};
+	auto r = get("/api/instances");
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(ids(r), (std::set<int64_t>{a, b, c}));
+	EXPECT_EQ(ids(get("/api/instances?status=waiting")), (std::set<int64_t>{b, c}));
+	EXPECT_EQ(ids(get("/api/instances?definition=hello")), (std::set<int64_t>{a}));
+	EXPECT_EQ(ids(get("/api/instances?label=team:red")), (std::set<int64_t>{a, c}));
+	EXPECT_EQ(ids(get("/api/instances?label=team:red&label=env:prod")), (std::set<int64_t>{c}));
+	EXPECT_EQ(ids(get("/api/instances?definition=approve&label=team:blue")), (std::set<int64_t>{b}));
+	EXPECT_EQ(get("/api/instances?limit=2").body["instances"].size(), 2u);
+
+	expect_error(get("/api/instances?label=team"), 400, "22023", "key:value");
+	expect_error(get("/api/instances?limit=0"), 400, "22023", "limit");
+	expect_error(get("/api/instances?limit=ten"), 400, "22023", "limit");
+	expect_error(get("/api/instances?colour=red"), 400, "22023", "colour");
+}
+
+TEST_P(HttpApiTest, CancelThenCancelAgainIsAConflict) {
+	define("approve", kApprove);
+	int64_t id = start_instance("approve");
+	auto r = post("/api/instances/" + std::to_string(id) + "/cancel", std::string());
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body, (json{{"instance_id", id}, {"status", "cancelled"}}));
+	EXPECT_EQ(get("/api/instances/" + std::to_string(id)).body["status"], "cancelled");
+	expect_error(post("/api/instances/" + std::to_string(id) + "/cancel", std::string("{}")), 409, "RC008");
+	expect_error(post("/api/instances/" + std::to_string(id) + "/cancel", json{{"force", true}}), 400, "22023",
+				 "force");
+}
+
+TEST_P(HttpApiTest, ActivitiesClaimHeartbeatSucceedFail) {
+	define("approve", kApprove);
+	int64_t first = start_instance("approve", {{"order", 1}});
+	int64_t second = start_instance("approve", {{"order", 2}});
+
+	auto r = post("/api/activities/approve/claim", json{{"worker", "ext-1"}, {"n", 5}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	ASSERT_EQ(r.body["tasks"].size(), 2u) << r.raw;
+	std::map<int64_t, std::string> token;
+	for (auto &t : r.body["tasks"]) {
+		EXPECT_EQ(t["activity"], "approve");
+		EXPECT_TRUE(t["token"].is_string());
+		EXPECT_TRUE(t.contains("heartbeat_s") && t.contains("timeout_s")) << t;
+		token[t["instance_id"].get<int64_t>()] = t["token"];
+	}
+	ASSERT_EQ(token.size(), 2u);
+	EXPECT_EQ(r.body["tasks"][0]["input"]["order"].is_number(), true);
+	// Nothing left to claim.
+	EXPECT_EQ(post("/api/activities/approve/claim", json{{"worker", "ext-1"}}).body["tasks"].size(), 0u);
+
+	r = post("/api/activities/heartbeat", json{{"token", token[first]}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+
+	r = post("/api/activities/succeed", json{{"token", token[first]}, {"output", {{"approved", true}}}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["status"], "succeeded");
+	EXPECT_EQ(get("/api/instances/" + std::to_string(first)).body["output"], (json{{"approved", true}}));
+
+	// A used token is stale: 409, and nothing changes.
+	expect_error(post("/api/activities/succeed", json{{"token", token[first]}, {"output", 1}}), 409, "RC007");
+	expect_error(post("/api/activities/heartbeat", json{{"token", token[first]}}), 409, "RC007");
+	expect_error(post("/api/activities/fail", json{{"token", "no-such-token"}, {"error", "E"}}), 409, "RC007");
+
+	r = post("/api/activities/fail", json{{"token", token[second]}, {"error", "Rejected"}, {"cause", "too big"}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["status"], "failed");
+	auto inst = get("/api/instances/" + std::to_string(second)).body;
+	EXPECT_EQ(inst["error"], "Rejected");
+	EXPECT_EQ(inst["cause"], "too big");
+}
+
+TEST_P(HttpApiTest, ActivityRequestErrors) {
+	expect_error(post("/api/activities/approve/claim", json::object()), 400, "22004", "\"worker\"");
+	expect_error(post("/api/activities/approve/claim", json{{"worker", "w"}, {"n", "2"}}), 400, "22023",
+				 "\"n\" must be an integer");
+	expect_error(post("/api/activities/approve/claim", json{{"worker", "w"}, {"n", 0}}), 400, "22023", "\"n\"");
+	expect_error(post("/api/activities/succeed", json{{"output", 1}}), 400, "22004", "\"token\"");
+	expect_error(post("/api/activities/fail", json{{"token", "t"}}), 400, "22004", "\"error\"");
+	expect_error(post("/api/activities/fail", json{{"token", "t"}, {"error", "E"}, {"cause", 3}}), 400, "22023",
+				 "\"cause\"");
+}
+
+TEST_P(HttpApiTest, WorkersAreListed) {
+	{
+		auto store = open_store(db_.url());
+		store->worker_register("w-listed", {{"host", "box-1"}});
+	}
+	auto r = get("/api/workers");
+	EXPECT_EQ(r.status, 200) << r.raw;
+	ASSERT_EQ(r.body["workers"].size(), 1u) << r.raw;
+	EXPECT_EQ(r.body["workers"][0]["worker"], "w-listed");
+	EXPECT_EQ(r.body["workers"][0]["host"], "box-1");
+}
+
+TEST_P(HttpApiTest, OversizedBodyIs413AndUnknownRouteIs404) {
+	std::string big = R"({"name":"x","definition":{"Comment":")" + std::string(70 * 1024, 'a') + R"("}})";
+	expect_error(post("/api/definitions", big), 413, "54000", "limit");
+	expect_error(get("/api/nothing-here"), 404, "42883", "/api/nothing-here");
+	expect_error(get("/api/activities/succeed"), 404, "42883");
+	EXPECT_EQ(get("/api/definitions").body["definitions"].size(), 0u);
+	// The server still serves after refusing those.
+	EXPECT_EQ(get("/healthz").status, 200);
+}
+
+// Several clients at once share the store pool: every start is answered once.
+TEST_P(HttpApiTest, ConcurrentRequests) {
+	define("hello", kHello);
+	constexpr int kThreads = 6, kEach = 8;
+	std::atomic<int> created{0};
+	std::vector<std::thread> threads;
+	for (int t = 0; t < kThreads; t++)
+		threads.emplace_back([&, t] {
+			httplib::Client c("127.0.0.1", server_->port());
+			c.set_read_timeout(30, 0);
+			for (int i = 0; i < kEach; i++) {
+				json body = {{"definition", "hello"},
+							 {"options", {{"idempotency_key", "c-" + std::to_string(t) + "-" + std::to_string(i)}}}};
+				auto r = c.Post("/api/instances", body.dump(), "application/json");
+				if (r && r->status == 201) created++;
+				else ADD_FAILURE() << (r ? r->body : httplib::to_string(r.error()));
+			}
+		});
+	for (auto &t : threads) t.join();
+	EXPECT_EQ(created.load(), kThreads * kEach);
+	EXPECT_EQ(get("/api/instances?limit=1000").body["instances"].size(), size_t(kThreads * kEach));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, HttpApiTest, ::testing::Values("postgres", "sqlite"),
+						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+}  // namespace
+}  // namespace genroc::e2e
