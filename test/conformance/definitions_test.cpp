@@ -1,0 +1,106 @@
+// definitions_test.cpp — define, versions, validation errors (RC001 with the
+// JSON path of the fault), RC002.
+#include "fixture.hpp"
+
+namespace genroc::conformance {
+
+namespace {
+json pass_def(const json &result) {
+	return {{"StartAt", "A"}, {"States", {{"A", {{"Type", "Pass"}, {"Result", result}, {"End", true}}}}}};
+}
+}  // namespace
+
+TEST_P(StoreTest, DefineStoresAVersionOnlyWhenTheContentChanges) {
+	auto r1 = store().define("greet", pass_def("one"));
+	EXPECT_EQ(r1.name, "greet");
+	EXPECT_EQ(r1.version, 1);
+	EXPECT_TRUE(r1.is_new);
+
+	// The same content written with its keys in another order is the same.
+	json reordered = json::parse(R"({"States":{"A":{"End":true,"Result":"one","Type":"Pass"}},"StartAt":"A"})");
+	auto again = store().define("greet", reordered);
+	EXPECT_EQ(again.version, 1);
+	EXPECT_FALSE(again.is_new);
+
+	auto r2 = store().define("greet", pass_def("two"));
+	EXPECT_EQ(r2.version, 2);
+	EXPECT_TRUE(r2.is_new);
+
+	// Old content again: the version that has it, nothing new.
+	auto back = store().define("greet", pass_def("one"));
+	EXPECT_EQ(back.version, 1);
+	EXPECT_FALSE(back.is_new);
+
+	// Another name numbers its own versions.
+	EXPECT_EQ(define("other", pass_def("one")), 1);
+
+	json defs = store().list_definitions();
+	ASSERT_EQ(defs.size(), 2u);
+	EXPECT_EQ(defs[0].at("name"), "greet");
+	EXPECT_EQ(defs[0].at("version"), 2);
+	EXPECT_EQ(defs[1].at("name"), "other");
+	EXPECT_EQ(defs[1].at("version"), 1);
+}
+
+TEST_P(StoreTest, InstancesKeepTheVersionTheyStartedWith) {
+	define("v", pass_def("first"));
+	int64_t old_one = start("v");
+	define("v", pass_def("second"));
+	int64_t new_one = start("v");
+	int64_t pinned = start("v", json::object(), {{"version", 1}});
+
+	EXPECT_EQ(instance(old_one).at("version"), 1);
+	EXPECT_EQ(instance(old_one).at("output"), "first");
+	EXPECT_EQ(instance(new_one).at("version"), 2);
+	EXPECT_EQ(instance(new_one).at("output"), "second");
+	EXPECT_EQ(instance(pinned).at("version"), 1);
+	EXPECT_EQ(instance(pinned).at("output"), "first");
+}
+
+TEST_P(StoreTest, UnknownDefinitionOrVersionIsRC002) {
+	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "nope", store().start("nope", json::object(), json::object()));
+	define("v", pass_def(1));
+	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "version 7", store().start("v", json::object(), {{"version", 7}}));
+}
+
+// Each refused definition: RC001, the message names the JSON path of the
+// fault, and nothing is stored.
+TEST_P(StoreTest, ValidationErrorsNameThePathOfTheFault) {
+	struct Case {
+		const char *why;
+		const char *definition;
+		const char *path;
+	};
+	const Case cases[] = {
+		{"missing StartAt", R"({"States":{"A":{"Type":"Pass","End":true}}})", "$.StartAt"},
+		{"StartAt names no state", R"({"StartAt":"X","States":{"A":{"Type":"Pass","End":true}}})", "$.StartAt"},
+		{"unknown Next", R"({"StartAt":"A","States":{"A":{"Type":"Pass","Next":"Nope"}}})", "$.States.A.Next"},
+		{"unreachable state",
+		 R"({"StartAt":"A","States":{"A":{"Type":"Pass","End":true},"B":{"Type":"Pass","End":true}}})", "$.States.B"},
+		{"neither Next nor End", R"({"StartAt":"A","States":{"A":{"Type":"Pass"}}})", "$.States.A"},
+		{"unknown field", R"({"StartAt":"A","States":{"A":{"Type":"Pass","End":true,"Bogus":1}}})",
+		 "$.States.A.Bogus"},
+		{"invalid path", R"({"StartAt":"A","States":{"A":{"Type":"Pass","End":true,"InputPath":"no path"}}})",
+		 "$.States.A.InputPath"},
+		{"Retry on a Pass state",
+		 R"({"StartAt":"A","States":{"A":{"Type":"Pass","End":true,"Retry":[{"ErrorEquals":["States.ALL"]}]}}})",
+		 "$.States.A.Retry"},
+		{"unknown Choice operator",
+		 R"({"StartAt":"C","States":{"C":{"Type":"Choice","Choices":[{"Variable":"$.x","StringIsAbout":"a","Next":"D"}],"Default":"D"},"D":{"Type":"Succeed"}}})",
+		 "$.States.C.Choices[0].StringIsAbout"},
+		{"unknown state type", R"({"StartAt":"A","States":{"A":{"Type":"Dance","End":true}}})", "$.States.A.Type"},
+		{"unknown resource",
+		 R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"ftp:x","End":true}}})", "$.States.A.Resource"},
+		{"Catch without Next",
+		 R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:h","End":true,"Catch":[{"ErrorEquals":["States.ALL"]}]}}})",
+		 "$.States.A.Catch[0].Next"},
+	};
+	for (const auto &c : cases) {
+		SCOPED_TRACE(c.why);
+		EXPECT_RAISES(sqlstate::INVALID_DEFINITION, c.path, store().define("bad", json::parse(c.definition)));
+	}
+	EXPECT_TRUE(store().list_definitions().empty());
+	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "", store().start("bad", json::object(), json::object()));
+}
+
+}  // namespace genroc::conformance

@@ -1,0 +1,148 @@
+// instances_test.cpp — start options, idempotent start, cancel (RC008),
+// get/list instances, history events, RC003.
+#include "fixture.hpp"
+
+namespace genroc::conformance {
+
+namespace {
+json task_def() {
+	return json::parse(R"({"StartAt":"P","States":{"P":{"Type":"Pass","Next":"T"},"T":{"Type":"Task","Resource":"handler:h","Next":"Done"},"Done":{"Type":"Succeed"}}})");
+}
+}  // namespace
+
+TEST_P(StoreTest, IdempotencyKeyReturnsTheSameInstance) {
+	define("job", task_def());
+	auto first = store().start("job", {{"n", 1}}, {{"idempotency_key", "order-42"}});
+	EXPECT_TRUE(first.is_new);
+	auto second = store().start("job", {{"n", 2}}, {{"idempotency_key", "order-42"}});
+	EXPECT_FALSE(second.is_new);
+	EXPECT_EQ(second.instance_id, first.instance_id);
+	EXPECT_EQ(second.status, "ready");
+	EXPECT_EQ(instance(first.instance_id).at("input"), json({{"n", 1}}));
+	auto other = store().start("job", {{"n", 3}}, {{"idempotency_key", "order-43"}});
+	EXPECT_TRUE(other.is_new);
+	EXPECT_NE(other.instance_id, first.instance_id);
+	EXPECT_EQ(store().list_instances({{"definition", "job"}}).size(), 2u);
+}
+
+TEST_P(StoreTest, StartOptionsAreChecked) {
+	define("job", task_def());
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "colour", store().start("job", json::object(), {{"colour", 1}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "priority", store().start("job", json::object(), {{"priority", "high"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "labels", store().start("job", json::object(), {{"labels", {{"k", 1}}}}));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "run_at", store().start("job", json::object(), {{"run_at", "tomorrow-ish"}}));
+	EXPECT_TRUE(store().list_instances(json::object()).empty());
+}
+
+TEST_P(StoreTest, CancelEndsALiveInstanceAndRefusesLateReports) {
+	define("job", task_def());
+	worker("w1");
+	int64_t id = start("job");
+	Task t = claim_one("w1");
+	at(1);
+	EXPECT_EQ(store().cancel(id), "cancelled");
+	json inst = instance(id);
+	EXPECT_EQ(inst.at("status"), "cancelled");
+	EXPECT_EQ(inst.at("error"), "genroc.Cancelled");
+	EXPECT_EQ(inst.at("ended_at"), time_at(1));
+	EXPECT_TRUE(inst.at("lease_owner").is_null());
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(id, t.epoch, json::object()));
+	EXPECT_RAISES(sqlstate::INSTANCE_ENDED, "", store().cancel(id));
+	EXPECT_RAISES(sqlstate::INSTANCE_NOT_FOUND, "", store().cancel(987654));
+	// A cancelled instance is no longer leased: nothing lapses, nothing to claim.
+	at(100);
+	EXPECT_EQ(store().tick(100).at("lapsed"), 0);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 1).empty());
+
+	// Cancelling a waiting activity invalidates its token.
+	define("act", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"activity:x","End":true}}})"));
+	int64_t act = start("act");
+	auto got = store().claim_activity("x", "outside", 1);
+	ASSERT_EQ(got.size(), 1u);
+	store().cancel(act);
+	EXPECT_RAISES(sqlstate::TASK_TOKEN_INVALID, "", store().activity_succeed(got[0].token, json::object()));
+	// Succeeded instances cannot be cancelled either.
+	define("quick", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Succeed"}}})"));
+	EXPECT_RAISES(sqlstate::INSTANCE_ENDED, "", store().cancel(start("quick")));
+}
+
+TEST_P(StoreTest, GetAndListInstances) {
+	define("job", task_def());
+	define("quick", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Succeed"}}})"));
+	int64_t a = start("job", json::object(), {{"labels", {{"tenant", "acme"}, {"env", "prod"}}}, {"partition_key", "acme/prod"}});
+	int64_t b = start("job", json::object(), {{"labels", {{"tenant", "other"}}}});
+	int64_t c = start("quick");
+	json ia = instance(a);
+	EXPECT_EQ(ia.at("id"), a);
+	EXPECT_EQ(ia.at("definition"), "job");
+	EXPECT_EQ(ia.at("version"), 1);
+	EXPECT_EQ(ia.at("status"), "ready");
+	EXPECT_EQ(ia.at("state"), "T");
+	EXPECT_EQ(ia.at("resource"), "handler:h");
+	EXPECT_EQ(ia.at("queue"), "default");
+	EXPECT_EQ(ia.at("labels"), json({{"tenant", "acme"}, {"env", "prod"}}));
+	EXPECT_EQ(ia.at("partition_key"), "acme/prod");
+	EXPECT_EQ(ia.at("created_at"), time_at(0));
+	EXPECT_TRUE(ia.at("ended_at").is_null());
+	EXPECT_RAISES(sqlstate::INSTANCE_NOT_FOUND, "", store().get_instance(123456));
+	EXPECT_RAISES(sqlstate::INSTANCE_NOT_FOUND, "", store().history(123456));
+
+	auto ids = [](const json &list) {
+		std::vector<int64_t> out;
+		for (auto &i : list) out.push_back(i.at("id").get<int64_t>());
+		return out;
+	};
+	// Newest first.
+	EXPECT_EQ(ids(store().list_instances(json::object())), (std::vector<int64_t>{c, b, a}));
+	EXPECT_EQ(ids(store().list_instances({{"status", "ready"}})), (std::vector<int64_t>{b, a}));
+	EXPECT_EQ(ids(store().list_instances({{"definition", "quick"}})), (std::vector<int64_t>{c}));
+	EXPECT_EQ(ids(store().list_instances({{"label", {{"tenant", "acme"}}}})), (std::vector<int64_t>{a}));
+	EXPECT_EQ(ids(store().list_instances({{"label", {{"tenant", "acme"}, {"env", "dev"}}}})), std::vector<int64_t>{});
+	EXPECT_EQ(ids(store().list_instances({{"limit", 1}})), (std::vector<int64_t>{c}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "sort", store().list_instances({{"sort", "id"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "status", store().list_instances({{"status", "sleeping"}}));
+}
+
+TEST_P(StoreTest, HistoryRecordsEveryStepInOrder) {
+	define("job", task_def());
+	worker("w1");
+	int64_t id = start("job", {{"in", 1}});
+	Task t = claim_one("w1");
+	store().fail(id, t.epoch, "Oops", "first try");  // no Retry: the instance fails
+	EXPECT_EQ(events(id), (std::vector<std::string>{"started", "entered", "entered", "task_scheduled", "task_started",
+													"task_failed", "failed"}));
+	json h = store().history(id);
+	EXPECT_EQ(h[1].at("state"), "P");
+	EXPECT_EQ(h[1].at("detail").at("type"), "Pass");
+	EXPECT_EQ(h[3].at("state"), "T");
+	EXPECT_EQ(h[3].at("detail").at("resource"), "handler:h");
+	EXPECT_EQ(h[4].at("detail").at("worker"), "w1");
+	EXPECT_EQ(h[5].at("detail").at("error"), "Oops");
+	EXPECT_EQ(h[6].at("detail").at("error"), "Oops");
+	for (size_t i = 1; i < h.size(); i++) EXPECT_LT(h[i - 1].at("seq"), h[i].at("seq"));
+
+	int64_t ok = start("job");
+	Task t2 = claim_one("w1");
+	store().complete(ok, t2.epoch, {{"done", true}});
+	auto ev = events(ok);
+	ASSERT_GE(ev.size(), 3u);
+	EXPECT_EQ(ev[ev.size() - 3], "task_succeeded");
+	EXPECT_EQ(ev[ev.size() - 2], "entered");
+	EXPECT_EQ(ev.back(), "succeeded");
+}
+
+TEST_P(StoreTest, HistoryOfWaitsLapsesAndCancel) {
+	define("wait", json::parse(R"({"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":5,"Next":"T"},"T":{"Type":"Task","Resource":"handler:h","End":true}}})"));
+	worker("w1", {{"lease_duration", "2s"}});
+	int64_t id = start("wait");
+	at(5);
+	store().tick(100);
+	claim_one("w1");
+	at(7);
+	store().tick(100);
+	store().cancel(id);
+	EXPECT_EQ(events(id), (std::vector<std::string>{"started", "entered", "wait_started", "wait_ended", "entered",
+													"task_scheduled", "task_started", "task_interrupted", "cancelled"}));
+}
+
+}  // namespace genroc::conformance

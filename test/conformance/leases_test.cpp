@@ -1,0 +1,204 @@
+// leases_test.cpp — workers and leases: epochs (RC004), renew, lapse,
+// the interruption bound, OnlyOnce, release, worker ids (RC005, RC006),
+// reclaim on re-register.
+#include "fixture.hpp"
+
+#include <algorithm>
+
+namespace genroc::conformance {
+
+namespace {
+json one_task(bool only_once = false) {
+	json t = {{"Type", "Task"}, {"Resource", "handler:h"}, {"End", true}};
+	if (only_once) t["OnlyOnce"] = true;
+	return {{"StartAt", "T"}, {"States", {{"T", t}}}};
+}
+}  // namespace
+
+TEST_P(StoreTest, LapsedLeaseMakesTheTaskReadyAgainWithANewEpoch) {
+	define("job", one_task());
+	worker("w1", {{"lease_duration", "5s"}});
+	worker("w2");
+	int64_t id = start("job");
+	Task first = claim_one("w1");
+	EXPECT_EQ(first.lease_expires, time_at(5));
+	at(4.999);
+	EXPECT_EQ(store().tick(100).at("lapsed"), 0);
+	at(5);
+	EXPECT_EQ(store().tick(100).at("lapsed"), 1);
+	json inst = instance(id);
+	EXPECT_EQ(inst.at("status"), "ready");
+	EXPECT_EQ(inst.at("interruptions"), 1);
+
+	Task second = claim_one("w2");
+	EXPECT_EQ(second.instance_id, id);
+	EXPECT_EQ(second.epoch, first.epoch + 1);
+	EXPECT_EQ(second.attempt, 0);  // an interruption is not a retry
+	// The paused first worker wakes up: its report is refused, nothing changes.
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(id, first.epoch, {{"from", "w1"}}));
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().fail(id, first.epoch, "Boom", ""));
+	EXPECT_EQ(status(id), "running");
+	EXPECT_EQ(store().complete(id, second.epoch, {{"from", "w2"}}), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json({{"from", "w2"}}));
+}
+
+TEST_P(StoreTest, RenewExtendsOnlyTheLeasesTheWorkerHolds) {
+	define("job", one_task());
+	worker("w1", {{"lease_duration", "10s"}});
+	worker("w2");
+	int64_t a = start("job");
+	int64_t b = start("job");
+	Task ta = claim_one("w1");
+	Task tb = claim_one("w2");
+	EXPECT_EQ(ta.instance_id, a);
+	EXPECT_EQ(tb.instance_id, b);
+	at(8);
+	auto kept = store().renew("w1", {a, b, 424242});
+	EXPECT_EQ(kept, std::vector<int64_t>{a});
+	EXPECT_EQ(instance(a).at("lease_expires"), time_at(18));
+	at(15);
+	json counts = store().tick(100);
+	EXPECT_EQ(counts.at("lapsed"), 1);  // b (w2 never renewed), not a
+	EXPECT_EQ(status(a), "running");
+	EXPECT_EQ(status(b), "ready");
+	EXPECT_TRUE(store().renew("w2", {b}).empty());
+}
+
+TEST_P(StoreTest, RepeatedInterruptionsEndInGenrocInterrupted) {
+	define("job", one_task());
+	worker("w1", {{"lease_duration", "1s"}});
+	int64_t id = start("job");
+	for (int i = 1; i <= 4; i++) {
+		claim_one("w1");
+		at(i);
+		store().tick(100);
+		EXPECT_EQ(status(id), "ready") << "after interruption " << i;
+	}
+	claim_one("w1");
+	at(5);
+	store().tick(100);
+	json inst = instance(id);
+	EXPECT_EQ(inst.at("status"), "failed");
+	EXPECT_EQ(inst.at("error"), "genroc.Interrupted");
+}
+
+TEST_P(StoreTest, OnlyOnceLapseFailsWithOnlyOnceInterruptedSeenByCatch) {
+	json def = one_task(true);
+	def["States"]["T"].erase("End");
+	def["States"]["T"]["Next"] = "Done";
+	def["States"]["T"]["Catch"] = json::parse(R"([{"ErrorEquals": ["only_once.interrupted"], "ResultPath": "$.lost", "Next": "Lost"}])");
+	def["States"]["Done"] = {{"Type", "Succeed"}};
+	def["States"]["Lost"] = {{"Type", "Fail"}, {"Error", "Lost"}};
+	define("once", def);
+	define("once_plain", one_task(true));
+	worker("w1", {{"lease_duration", "5s"}});
+
+	int64_t caught = start("once");
+	Task t = claim_one("w1");
+	EXPECT_TRUE(t.only_once);
+	at(5);
+	store().tick(100);
+	EXPECT_EQ(status(caught), "failed");
+	EXPECT_EQ(instance(caught).at("error"), "Lost");
+	// Never handed out again.
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+
+	int64_t plain = start("once_plain");
+	claim_one("w1");
+	at(10);
+	store().tick(100);
+	EXPECT_EQ(instance(plain).at("error"), "only_once.interrupted");
+}
+
+TEST_P(StoreTest, ReleaseGivesTasksBackAtOnceExceptOnlyOnce) {
+	define("job", one_task());
+	define("once", one_task(true));
+	worker("w1");
+	worker("w2");
+	int64_t normal = start("job");
+	int64_t once = start("once");
+	auto tasks = store().claim("w1", {"default"}, 2);
+	ASSERT_EQ(tasks.size(), 2u);
+	// w2 cannot release what it does not hold.
+	store().release("w2", {normal, once});
+	EXPECT_EQ(status(normal), "running");
+	store().release("w1", {normal, once});
+	EXPECT_EQ(status(normal), "ready");
+	EXPECT_EQ(status(once), "failed");
+	EXPECT_EQ(instance(once).at("error"), "only_once.interrupted");
+	Task again = claim_one("w2");
+	EXPECT_EQ(again.instance_id, normal);
+	EXPECT_EQ(again.epoch, 2);
+}
+
+TEST_P(StoreTest, LiveWorkerIdIsRefusedNamingItsHost) {
+	store().worker_register("w1", {{"host", "alpha"}, {"stale_after", "30s"}});
+	at(29);
+	EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "alpha", store().worker_register("w1", {{"host", "beta"}}));
+	// A heartbeat keeps it alive.
+	store().worker_heartbeat("w1");
+	at(58);
+	EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "alpha", store().worker_register("w1", {{"host", "beta"}}));
+	// Stale after 30s without a heartbeat: the id can be taken.
+	at(59);
+	json r = store().worker_register("w1", {{"host", "beta"}});
+	EXPECT_EQ(r.at("worker"), "w1");
+	EXPECT_EQ(r.at("reclaimed"), 0);
+	// A stopped worker's id is free at once.
+	store().worker_stop("w1");
+	EXPECT_NO_THROW(store().worker_register("w1", {{"host", "gamma"}}));
+	json workers = store().list_workers();
+	ASSERT_EQ(workers.size(), 1u);
+	EXPECT_EQ(workers[0].at("host"), "gamma");
+	EXPECT_EQ(workers[0].at("live"), true);
+}
+
+TEST_P(StoreTest, ReRegisteringTakesBackTheInstancesStillLeasedToThatId) {
+	define("job", one_task());
+	worker("w1", {{"lease_duration", "120s"}, {"stale_after", "30s"}});
+	int64_t a = start("job");
+	int64_t b = start("job");
+	auto tasks = store().claim("w1", {"default"}, 2);
+	ASSERT_EQ(tasks.size(), 2u);
+	// The worker crashed; it comes back after stale-after, long before its
+	// leases would lapse.
+	at(31);
+	json r = store().worker_register("w1", {{"lease_duration", "120s"}});
+	EXPECT_EQ(r.at("reclaimed"), 2);
+	EXPECT_EQ(status(a), "ready");
+	EXPECT_EQ(status(b), "ready");
+	auto again = store().claim("w1", {"default"}, 2);
+	ASSERT_EQ(again.size(), 2u);
+	for (auto &t : again) EXPECT_EQ(t.epoch, 2);
+}
+
+TEST_P(StoreTest, UnknownOrStoppedWorkerIsRC006) {
+	define("job", one_task());
+	start("job");
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "ghost", store().claim("ghost", {"default"}, 1));
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "", store().worker_heartbeat("ghost"));
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "", store().renew("ghost", {1}));
+	worker("w1");
+	Task t = claim_one("w1");
+	store().worker_stop("w1");
+	// Stopping released the lease: the task is ready for another worker.
+	EXPECT_EQ(status(t.instance_id), "ready");
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "w1", store().claim("w1", {"default"}, 1));
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "", store().worker_stop("w1"));
+}
+
+TEST_P(StoreTest, WorkerOptionsAreChecked) {
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "colour", store().worker_register("w", {{"colour", "red"}}));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "lease_duration",
+				  store().worker_register("w", {{"lease_duration", "soon"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "concurrency", store().worker_register("w", {{"concurrency", 0}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "queues", store().worker_register("w", {{"queues", json::array()}}));
+	EXPECT_TRUE(store().list_workers().empty());
+	// Durations: seconds as a number, or a number with a unit.
+	store().worker_register("w", {{"lease_duration", 1.5}, {"stale_after", "2m"}});
+	json w = store().list_workers().at(0);
+	EXPECT_EQ(w.at("lease_duration_ms"), 1500);
+	EXPECT_EQ(w.at("stale_after_ms"), 120000);
+}
+
+}  // namespace genroc::conformance
