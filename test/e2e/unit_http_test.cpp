@@ -108,6 +108,24 @@ TEST_F(NoDatabase, MalformedAndOversizedBodiesNeverTouchTheDatabase) {
 	EXPECT_EQ(r->status, 413);
 	EXPECT_EQ(body(r)["error"]["sqlstate"], "54000");
 
+	// A chunked body carries no Content-Length: the limit applies all the same.
+	int chunks = 0;
+	r = client_->Post(
+		"/api/instances",
+		[&](size_t, httplib::DataSink &sink) {
+			if (chunks++ < 8) {
+				std::string piece(512, ' ');
+				sink.write(piece.data(), piece.size());
+			} else {
+				sink.done();
+			}
+			return true;
+		},
+		"application/json");
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 413);
+	EXPECT_EQ(body(r)["error"]["sqlstate"], "54000");
+
 	r = client_->Get("/api/instances/zero");
 	ASSERT_TRUE(r);
 	EXPECT_EQ(r->status, 400);
