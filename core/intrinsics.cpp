@@ -116,7 +116,7 @@ const char *type_name(char t) {
 	}
 }
 
-const std::string hash_algorithms[] = {"MD5", "SHA-1", "SHA-256", "SHA-384", "SHA-512"};
+const char *const hash_algorithms[] = {"MD5", "SHA-1", "SHA-256", "SHA-384", "SHA-512"};
 
 // ---------------------------------------------------------------- parsing
 
@@ -185,8 +185,8 @@ struct CallParser {
 		if (c->name == "States.Hash" && c->args[1].kind == Arg::Literal) {
 			const auto &alg = c->args[1].literal.get_ref<const std::string &>();
 			bool known = false;
-			for (const auto &h : hash_algorithms)
-				known = known || h == alg;
+			for (const char *h : hash_algorithms)
+				known = known || alg == h;
 			if (!known)
 				throw SyntaxError("States.Hash: unknown algorithm \"" + alg +
 								  "\" (MD5, SHA-1, SHA-256, SHA-384 or SHA-512)");

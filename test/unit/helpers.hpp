@@ -23,6 +23,7 @@ inline std::string compile_error(const json &def) {
 }
 
 inline std::string compile_error(const std::string &text) { return compile_error(J(text)); }
+inline std::string compile_error(const char *text) { return compile_error(J(text)); }
 
 // A definition with the given States object text, starting at "A".
 inline json machine(const std::string &states) {
