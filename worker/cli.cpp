@@ -114,6 +114,13 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	run->add_option("--name", cfg.run_name, "definition name (default: the file name without extension)");
 	run->add_flag("--json", cfg.run_json, "last stdout line: {\"status\",\"output\",\"error\",\"cause\"}");
 
+	// A repeated single-value flag takes its last value, so a wrapper script
+	// can append an override to a fixed command line.
+	for (auto *sub : {serve, worker, api, run})
+		for (auto *opt : sub->get_options())
+			if (opt->get_type_size() == 1 && opt->get_name() != "--queue")
+				opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::CallForHelp &e) {

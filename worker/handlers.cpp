@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -149,12 +150,17 @@ TaskResult run_command(const CommandSpec &spec, const json &input, const TaskCon
 		return TaskResult::failure("States.TaskFailed",
 								   what + ": cannot create pipes: " + std::strerror(errno));
 
+	const pid_t parent = ::getpid();
 	pid_t pid = ::fork();
 	if (pid < 0)
 		return TaskResult::failure("States.TaskFailed", what + ": fork failed: " + std::strerror(errno));
 	if (pid == 0) {
 		// Child: async-signal-safe calls only.
 		::setpgid(0, 0);
+		// A worker killed outright takes its command with it: the task runs
+		// again elsewhere, and must not also go on running here.
+		::prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (::getppid() != parent) ::_exit(127);
 		sigset_t none;
 		sigemptyset(&none);
 		::sigprocmask(SIG_SETMASK, &none, nullptr);	// the worker blocks SIGTERM/SIGINT

@@ -1,0 +1,305 @@
+// e2e_worker_test.cpp — real genroc worker processes against PostgreSQL:
+// a multi-step process, kill -9 mid-task, OnlyOnce interrupted, SIGSTOP past
+// the lease, SIGTERM drain and release, a duplicate worker id; and
+// `genroc run` of the README example on SQLite.
+//
+// Leases are 1s so lapses come quickly; every wait is a poll of the store or
+// of a file with a deadline, never a sleep standing in for an assertion.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "config.hpp"
+#include "e2e_worker_support.hpp"
+
+namespace genroc::e2e_worker {
+namespace {
+
+int exit_code(std::optional<int> st) { return st && WIFEXITED(*st) ? WEXITSTATUS(*st) : -1; }
+
+// Lines of runs.log for one state: "WHO INSTANCE STATE PID".
+std::vector<std::string> runs_of(const std::string &dir, const std::string &state) {
+	std::vector<std::string> out;
+	for (auto &l : read_lines(dir + "/runs.log"))
+		if (l.find(" " + state + " ") != std::string::npos) out.push_back(l);
+	return out;
+}
+
+int count_events(const json &history, const std::string &event, const std::string &state) {
+	int n = 0;
+	for (auto &e : history)
+		if (e.value("event", "") == event && e["state"].is_string() && e["state"] == state) ++n;
+	return n;
+}
+
+class Worker : public WorkerTest {
+  protected:
+	void SetUp() override {
+		WorkerTest::SetUp();
+		use_postgres();
+		if (IsSkipped() || HasFatalFailure()) return;
+		standard_handlers();
+	}
+	int64_t start(const std::string &name, const json &definition, const json &input = json::object()) {
+		auto s = store();
+		s->define(name, definition);
+		return s->start(name, input, json::object()).instance_id;
+	}
+	// A one-task process: Step (handler:step with `params`) then Done.
+	json one_step(const json &params, bool only_once = false) {
+		json step = {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", params}, {"Next", "Done"}};
+		if (only_once) step["OnlyOnce"] = true;
+		return {{"StartAt", "Step"}, {"States", {{"Step", step}, {"Done", {{"Type", "Succeed"}}}}}};
+	}
+};
+
+TEST_F(Worker, MultiStepProcessCompletesThroughCommandHandlerAndBuiltins) {
+	json def = {
+		{"StartAt", "Prepare"},
+		{"States",
+		 {{"Prepare", {{"Type", "Pass"}, {"Result", {{"n", 2}}}, {"ResultPath", "$.prep"}, {"Next", "Step"}}},
+		  {"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"ResultPath", "$.step"}, {"Next", "Echo"}}},
+		  {"Echo", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"Parameters", {{"echo.$", "$.prep.n"}}},
+					{"ResultPath", "$.echo"}, {"Next", "Boom"}}},
+		  {"Boom", {{"Type", "Task"}, {"Resource", "genroc:fail"},
+					{"Parameters", {{"Error", "order.Broken"}, {"Cause", "on purpose"}}},
+					{"Catch", {{{"ErrorEquals", {"order.Broken"}}, {"ResultPath", "$.caught"}, {"Next", "Nap"}}}},
+					{"Next", "Nap"}}},
+		  {"Nap", {{"Type", "Task"}, {"Resource", "genroc:sleep"}, {"Parameters", {{"Seconds", 0.2}}},
+				   {"ResultPath", "$.nap"}, {"Next", "Record"}}},
+		  {"Record", {{"Type", "Task"}, {"Resource", "handler:record"}, {"ResultPath", "$.record"}, {"Next", "Done"}}},
+		  {"Done", {{"Type", "Succeed"}}}}}};
+	auto a = worker("wa");
+	int64_t id = start("multi", def, {{"order", 7}});
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a->log();
+	const json &out = inst["output"];
+	EXPECT_EQ(out["order"], 7);
+	EXPECT_EQ(out["step"], (json{{"who", "wa"}, {"state", "Step"}}));
+	EXPECT_EQ(out["echo"], (json{{"echo", 2}}));
+	EXPECT_EQ(out["caught"]["Error"], "order.Broken");
+	EXPECT_EQ(out["caught"]["Cause"], "on purpose");
+	EXPECT_EQ(out["nap"]["Seconds"], 0.2);
+	EXPECT_EQ(out["record"], (json{{"recorded", true}}));
+	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+
+	a->signal(SIGTERM);
+	auto st = a->wait(10s);
+	EXPECT_EQ(exit_code(st), 0) << a->log();
+	EXPECT_NE(a->log().find("worker stopped"), std::string::npos) << a->log();
+}
+
+TEST_F(Worker, Kill9MidTaskAnotherWorkerFinishesAndTheTaskRanAgain) {
+	auto a = worker("wa");
+	int64_t id = start("kill9", one_step({{"sleep", 60}, {"sleep_once", true}}));
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	a->signal(SIGKILL);
+	a->wait(5s);
+	auto b = worker("wb");
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << b->log();
+	auto runs = runs_of(dir_, "Step");
+	ASSERT_EQ(runs.size(), 2u);
+	EXPECT_EQ(runs[0].rfind("wa ", 0), 0u) << runs[0];
+	EXPECT_EQ(runs[1].rfind("wb ", 0), 0u) << runs[1];
+	EXPECT_EQ(inst["output"], (json{{"who", "wb"}, {"state", "Step"}}));
+}
+
+TEST_F(Worker, OnlyOnceInterruptedByKill9EndsInOnlyOnceInterruptedAndRanOnce) {
+	auto a = worker("wa");
+	int64_t id = start("once", one_step({{"sleep", 60}}, true));
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	a->signal(SIGKILL);
+	a->wait(5s);
+	auto b = worker("wb");
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "failed") << inst.dump() << "\n" << b->log();
+	EXPECT_EQ(inst["error"], "only_once.interrupted");
+	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+}
+
+TEST_F(Worker, StoppedPastItsLeaseTheFirstWorkersCompletionIsRefused) {
+	json def = {{"StartAt", "Step"},
+				{"States",
+				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 2}}},
+							{"Next", "Effect"}}},
+				  {"Effect", {{"Type", "Task"}, {"Resource", "handler:record"}, {"Next", "Done"}}},
+				  {"Done", {{"Type", "Succeed"}}}}}};
+	auto a = worker("wa");
+	int64_t id = start("stopped", def);
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	a->signal(SIGSTOP);
+	auto b = worker("wb");
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << b->log();
+	ASSERT_EQ(runs_of(dir_, "Step").size(), 2u);	// wa's run, then wb's after the lapse
+	a->signal(SIGCONT);
+	// wa's handler has long finished; once it runs again it reports, and is refused.
+	ASSERT_TRUE(eventually([&] { return a->log().find("lease lost") != std::string::npos; }, 20s)) << a->log();
+	std::string lost_line;
+	std::istringstream is(a->log());
+	for (std::string l; std::getline(is, l);)
+		if (l.find("lease lost") != std::string::npos) lost_line = l;
+	EXPECT_NE(lost_line.find("instance=" + std::to_string(id)), std::string::npos) << lost_line;
+	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+	json h = store()->history(id);
+	EXPECT_EQ(count_events(h, "task_succeeded", "Step"), 1) << h.dump();
+	EXPECT_EQ(store()->get_instance(id)["output"], (json{{"recorded", true}}));
+}
+
+TEST_F(Worker, SigtermDrainsARunningTaskWithinTheGrace) {
+	json def = {{"StartAt", "Step"},
+				{"States",
+				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 1.5}}},
+							{"Next", "After"}}},
+				  {"After", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"Next", "Done"}}},
+				  {"Done", {{"Type", "Succeed"}}}}}};
+	auto a = worker("wa", {"--shutdown-grace", "20s"});
+	int64_t id = start("drain", def);
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	a->signal(SIGTERM);
+	auto st = a->wait(15s);
+	ASSERT_EQ(exit_code(st), 0) << a->log();
+	// The task finished and was reported; nothing had to be released.
+	EXPECT_EQ(a->log().find("released leases"), std::string::npos) << a->log();
+	json h = store()->history(id);
+	EXPECT_EQ(count_events(h, "task_succeeded", "Step"), 1) << h.dump();
+	// The worker stopped claiming: the next task waits for another worker.
+	auto b = worker("wb");
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
+	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+}
+
+TEST_F(Worker, SigtermPastTheGraceReleasesAndAnotherWorkerContinuesAtOnce) {
+	// A 60s lease: if the release did not happen, the other worker could
+	// only take the task after a minute, long past this test's deadline.
+	auto a = worker("wa", {"--shutdown-grace", "500ms", "--lease-duration", "60s"});
+	int64_t id = start("release", one_step({{"sleep", 120}, {"sleep_once", true}}));
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	pid_t handler_pid = 0;
+	{
+		std::istringstream is(runs_of(dir_, "Step")[0]);
+		std::string who, inst, state;
+		is >> who >> inst >> state >> handler_pid;
+	}
+	a->signal(SIGTERM);
+	auto st = a->wait(15s);
+	ASSERT_EQ(exit_code(st), 0) << a->log();
+	EXPECT_NE(a->log().find("released leases"), std::string::npos) << a->log();
+	EXPECT_NE(::kill(handler_pid, 0), 0) << "the handler outlived the worker's shutdown";
+	auto b = worker("wb", {"--lease-duration", "60s"});
+	json inst = wait_status(id, {"succeeded", "failed"}, 20s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << b->log();
+	auto runs = runs_of(dir_, "Step");
+	ASSERT_EQ(runs.size(), 2u);
+	EXPECT_EQ(runs[1].rfind("wb ", 0), 0u);
+}
+
+TEST_F(Worker, ASecondWorkerWithALiveWorkersIdIsRefusedNamingTheHost) {
+	auto a = worker("same");
+	ASSERT_TRUE(eventually([&] { return a->log().find("worker started") != std::string::npos; }, 20s)) << a->log();
+	auto b = worker("same", {"--stale-after", "2s"});
+	auto st = b->wait(20s);
+	ASSERT_EQ(exit_code(st), 1) << b->log();
+	const std::string log = b->log();
+	EXPECT_NE(log.find("in use"), std::string::npos) << log;
+	EXPECT_NE(log.find(host_name()), std::string::npos) << log;
+	EXPECT_TRUE(a->running()) << a->log();
+}
+
+TEST_F(Worker, RestartedWithItsOwnIdAfterACrashTakesItsWorkBack) {
+	auto a = worker("wa", {"--lease-duration", "60s"});
+	int64_t id = start("restart", one_step({{"sleep", 120}, {"sleep_once", true}}));
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	a->signal(SIGKILL);
+	a->wait(5s);
+	// The crashed life still looks alive for stale-after (3s); the new one
+	// waits that out, registers, and takes back its own lease at once
+	// (the 60s lease never lapses within this test).
+	auto again = worker("wa", {"--lease-duration", "60s"});
+	json inst = wait_status(id, {"succeeded", "failed"}, 25s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << again->log();
+	EXPECT_EQ(runs_of(dir_, "Step").size(), 2u);
+	EXPECT_NE(again->log().find("worker id in use; retrying"), std::string::npos) << again->log();
+}
+
+// ---------------------------------------------------------------- genroc run
+
+class Run : public WorkerTest {
+  protected:
+	// Runs `genroc run ARGS` on a SQLite file; returns {exit code, stdout}.
+	std::pair<int, std::string> run(std::vector<std::string> args) {
+		std::vector<std::string> argv = {genroc_bin(), "run"};
+		argv.insert(argv.end(), args.begin(), args.end());
+		argv.insert(argv.end(), {"--database", dir_ + "/run.db"});
+		// stdout and stderr apart: the last stdout line is the JSON result.
+		std::string out_path = dir_ + "/run.out", err_path = dir_ + "/run.err";
+		std::string cmd;
+		for (auto &a : argv) cmd += "'" + a + "' ";
+		cmd += ">'" + out_path + "' 2>'" + err_path + "'";
+		int st = std::system(("cd '" + source_dir() + "' && timeout 60 " + cmd).c_str());
+		std::ifstream in(out_path);
+		std::stringstream ss;
+		ss << in.rdbuf();
+		std::ifstream ein(err_path);
+		std::stringstream es;
+		es << ein.rdbuf();
+		err_ = es.str();
+		return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, ss.str()};
+	}
+	static json last_line(const std::string &out) {
+		std::istringstream is(out);
+		std::string last;
+		for (std::string l; std::getline(is, l);)
+			if (!l.empty()) last = l;
+		return json::parse(last);
+	}
+	std::string err_;
+};
+
+TEST_F(Run, TheReadmeExampleSucceedsOnSqlite) {
+	auto [rc, out] = run({"examples/order.json", "--input",
+						  R"({"items":[{"sku":"a","qty":2},{"sku":"b","qty":1}]})", "--json"});
+	ASSERT_EQ(rc, 0) << out << err_;
+	EXPECT_EQ(last_line(out), (json{{"status", "succeeded"},
+									{"output", {{"status", "shipped"}, {"items", 2}, {"carrier", "post"}}},
+									{"error", nullptr},
+									{"cause", nullptr}}));
+	// Progress, state by state, including what it waited for.
+	for (const char *s : {"Receive (Pass)", "HasItems (Choice)", "Reserve (Task)", "PaymentWindow: waiting until",
+						  "timer fired", "Ship (Task)", "Done (Succeed)"})
+		EXPECT_NE(err_.find(s), std::string::npos) << s << "\n" << err_;
+}
+
+TEST_F(Run, FailedInstanceExitsOneAndRefusedDefinitionExitsTwo) {
+	auto [rc, out] = run({"examples/order.json", "--input", R"({"items":[]})", "--json"});
+	EXPECT_EQ(rc, 1) << out << err_;
+	EXPECT_EQ(last_line(out), (json{{"status", "failed"}, {"output", nullptr}, {"error", "order.Empty"},
+									{"cause", "the order has no items"}}));
+
+	std::ofstream(dir_ + "/bad.json") << R"({"StartAt":"Nope","States":{"A":{"Type":"Pass","End":true}}})";
+	std::tie(rc, out) = run({dir_ + "/bad.json"});
+	EXPECT_EQ(rc, 2) << out << err_;
+	EXPECT_NE(err_.find("StartAt"), std::string::npos) << err_;
+
+	std::tie(rc, out) = run({"examples/order.json", "--input", "{not json"});
+	EXPECT_EQ(rc, 2);
+	EXPECT_NE(err_.find("--input"), std::string::npos) << err_;
+}
+
+TEST_F(Run, CommandHandlerExampleWithItsHandlersFile) {
+	auto [rc, out] = run({"examples/order-handler.json", "--handlers", "examples/handlers.json", "--input",
+						  R"({"items":[{"sku":"a","qty":1}]})", "--json"});
+	ASSERT_EQ(rc, 0) << out << err_;
+	json r = last_line(out);
+	EXPECT_EQ(r["status"], "succeeded");
+	EXPECT_EQ(r["output"]["status"], "shipped");
+	EXPECT_EQ(r["output"]["reservation"].get<std::string>().rfind("R-", 0), 0u) << r.dump();
+}
+
+}  // namespace
+}  // namespace genroc::e2e_worker
