@@ -212,12 +212,21 @@ void cmd_cancel(genroc::Store &store, const Options &o) {
 	std::cout << "instance " << o.id << " " << status << "\n";
 }
 
+// A worker's state: stopped (it said so), live (heartbeat within its
+// stale-after) or stale (gone without stopping: its leases will lapse).
+std::string worker_state(const json &w) {
+	if (w.contains("status")) return cell(w, "status");
+	if (w.contains("stopped_at") && !w["stopped_at"].is_null()) return "stopped";
+	if (w.contains("live")) return w["live"] == true ? "live" : "stale";
+	return "-";
+}
+
 void cmd_workers(genroc::Store &store, const Options &o) {
 	json list = store.list_workers();
 	if (o.as_json) return print_json(list);
 	std::vector<std::vector<std::string>> rows;
 	for (const auto &w : list)
-		rows.push_back({cell(w, "worker"), cell(w, "host"), cell(w, "status"), cell(w, "heartbeat_at"),
+		rows.push_back({cell(w, "worker"), cell(w, "host"), worker_state(w), cell(w, "heartbeat_at"),
 						cell(w, "running"), cell(w, "queues")});
 	print_table({"WORKER", "HOST", "STATE", "LAST HEARTBEAT", "RUNNING", "QUEUES"}, rows);
 }

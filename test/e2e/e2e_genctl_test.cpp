@@ -128,6 +128,8 @@ TEST_P(GenctlTest, WorkersAndActivity) {
 	{
 		auto store = open_store(db_.url());
 		store->worker_register("w-one", {{"host", "box-1"}});
+		store->worker_register("w-two", {{"host", "box-2"}});
+		store->worker_stop("w-two");
 		store->define("hello", json::parse(
 								   R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}})"));
 		store->start("hello", json::object(), json::object());
@@ -135,10 +137,17 @@ TEST_P(GenctlTest, WorkersAndActivity) {
 	}
 	auto o = genctl({"workers"});
 	EXPECT_EQ(o.exit_code, 0) << o.err;
-	EXPECT_NE(o.out.find("w-one"), std::string::npos) << o.out;
-	EXPECT_NE(o.out.find("box-1"), std::string::npos) << o.out;
+	// One row per worker: id, host, state, last heartbeat, running count.
+	auto row = [&](const std::string &id) {
+		auto at = o.out.find("\n" + id + " ");
+		return at == std::string::npos ? std::string() : o.out.substr(at + 1, o.out.find('\n', at + 1) - at - 1);
+	};
+	EXPECT_NE(row("w-one").find("box-1"), std::string::npos) << o.out;
+	EXPECT_NE(row("w-one").find(" live "), std::string::npos) << o.out;
+	EXPECT_NE(row("w-two").find(" stopped "), std::string::npos) << o.out;
 	json workers = json_of(genctl({"workers", "--json"}));
-	ASSERT_EQ(workers.size(), 1u);
+	ASSERT_EQ(workers.size(), 2u);
+	EXPECT_EQ(workers[0]["worker"], "w-one");
 	EXPECT_EQ(workers[0]["running"], 1);
 
 	o = genctl({"activity"});
