@@ -40,6 +40,7 @@ TEST_P(StoreTest, DefineStoresAVersionOnlyWhenTheContentChanges) {
 	EXPECT_EQ(defs[0].at("version"), 2);
 	EXPECT_EQ(defs[1].at("name"), "other");
 	EXPECT_EQ(defs[1].at("version"), 1);
+	EXPECT_EQ(defs[0].at("created_at"), time_at(0));
 }
 
 TEST_P(StoreTest, InstancesKeepTheVersionTheyStartedWith) {

@@ -35,6 +35,8 @@ std::string with_database(const std::string &url, const std::string &db) {
 // Runs one statement on the server's "postgres" database.
 void admin(const std::string &url, const std::string &sql) {
 	PGconn *c = PQconnectdb(url.c_str());
+	// "database ... does not exist, skipping" is expected noise.
+	PQsetNoticeProcessor(c, [](void *, const char *) {}, nullptr);
 	std::string err;
 	if (PQstatus(c) != CONNECTION_OK) {
 		err = PQerrorMessage(c);
@@ -93,7 +95,8 @@ void StoreTest::SetUp() {
 		pg_db_ = "genroc_conf_" + std::to_string(getpid()) + "_" + std::to_string(n);
 		admin(pg_admin_url_, "DROP DATABASE IF EXISTS " + quote_ident(pg_db_) + " WITH (FORCE)");
 		admin(pg_admin_url_, "CREATE DATABASE " + quote_ident(pg_db_) + " TEMPLATE " + quote_ident(tmpl));
-		store_ = open_store(with_database(url, pg_db_));
+		pg_url_ = with_database(url, pg_db_);
+		store_ = open_store(pg_url_);
 	}
 	ASSERT_EQ(store_->kind(), GetParam());
 	at(0);
@@ -110,6 +113,12 @@ void StoreTest::TearDown() {
 			ADD_FAILURE() << e.what();
 		}
 	}
+}
+
+std::unique_ptr<Store> StoreTest::open_another() {
+	auto s = GetParam() == "sqlite" ? open_sqlite_store(sqlite_path_) : open_store(pg_url_);
+	s->set_test_clock(time_at(clock_s_));
+	return s;
 }
 
 std::string StoreTest::time_at(double seconds) const {

@@ -35,6 +35,9 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 	void TearDown() override;
 
 	Store &store() { return *store_; }
+	// A second connection to the same database (another process, in effect),
+	// its test clock set to the current one.
+	std::unique_ptr<Store> open_another();
 
 	// The test clock: seconds after T0 (fractions allowed).
 	void at(double seconds);
@@ -60,6 +63,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 	std::string sqlite_path_;
 	std::string pg_admin_url_;
 	std::string pg_db_;
+	std::string pg_url_;
 	double clock_s_ = 0;
 };
 

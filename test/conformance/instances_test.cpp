@@ -120,6 +120,8 @@ TEST_P(StoreTest, HistoryRecordsEveryStepInOrder) {
 	EXPECT_EQ(h[5].at("detail").at("error"), "Oops");
 	EXPECT_EQ(h[6].at("detail").at("error"), "Oops");
 	for (size_t i = 1; i < h.size(); i++) EXPECT_LT(h[i - 1].at("seq"), h[i].at("seq"));
+	// Times are genroc's ISO-8601 UTC text, as everywhere in the API.
+	EXPECT_EQ(h[0].at("at"), time_at(0));
 
 	int64_t ok = start("job");
 	Task t2 = claim_one("w1");
@@ -138,9 +140,10 @@ TEST_P(StoreTest, HistoryOfWaitsLapsesAndCancel) {
 	at(5);
 	store().tick(100);
 	claim_one("w1");
-	at(7);
+	at(7.25);
 	store().tick(100);
 	store().cancel(id);
+	EXPECT_EQ(store().history(id).back().at("at"), time_at(7.25));
 	EXPECT_EQ(events(id), (std::vector<std::string>{"started", "entered", "wait_started", "wait_ended", "entered",
 													"task_scheduled", "task_started", "task_interrupted", "cancelled"}));
 }

@@ -4,6 +4,8 @@
 #include "fixture.hpp"
 
 #include <algorithm>
+#include <set>
+#include <thread>
 
 namespace genroc::conformance {
 
@@ -151,6 +153,10 @@ TEST_P(StoreTest, LiveWorkerIdIsRefusedNamingItsHost) {
 	ASSERT_EQ(workers.size(), 1u);
 	EXPECT_EQ(workers[0].at("host"), "gamma");
 	EXPECT_EQ(workers[0].at("live"), true);
+	EXPECT_EQ(workers[0].at("worker"), "w1");
+	EXPECT_EQ(workers[0].at("heartbeat_at"), time_at(59));
+	EXPECT_EQ(workers[0].at("started_at"), time_at(59));
+	EXPECT_TRUE(workers[0].at("stopped_at").is_null());
 }
 
 TEST_P(StoreTest, ReRegisteringTakesBackTheInstancesStillLeasedToThatId) {
@@ -199,6 +205,49 @@ TEST_P(StoreTest, WorkerOptionsAreChecked) {
 	json w = store().list_workers().at(0);
 	EXPECT_EQ(w.at("lease_duration_ms"), 1500);
 	EXPECT_EQ(w.at("stale_after_ms"), 120000);
+}
+
+}  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// Several connections claim at the same time: every task goes to exactly
+// one of them (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: one writer at a
+// time, BEGIN IMMEDIATE).
+TEST_P(StoreTest, ConcurrentClaimersNeverGetTheSameInstance) {
+	define("job", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})"));
+	constexpr int kTasks = 40, kClaimers = 4;
+	for (int i = 0; i < kTasks; i++) start("job");
+	std::vector<std::unique_ptr<Store>> stores;
+	for (int c = 0; c < kClaimers; c++) {
+		stores.push_back(open_another());
+		stores.back()->worker_register("w" + std::to_string(c), json::object());
+	}
+	std::vector<std::vector<int64_t>> got(kClaimers);
+	std::vector<std::string> errors(kClaimers);
+	std::vector<std::thread> threads;
+	for (int c = 0; c < kClaimers; c++)
+		threads.emplace_back([&, c] {
+			try {
+				for (;;) {
+					auto tasks = stores[c]->claim("w" + std::to_string(c), {"default"}, 3);
+					if (tasks.empty()) break;
+					for (auto &t : tasks) got[c].push_back(t.instance_id);
+				}
+			} catch (const std::exception &e) {
+				errors[c] = e.what();
+			}
+		});
+	for (auto &t : threads) t.join();
+	std::set<int64_t> all;
+	size_t total = 0;
+	for (int c = 0; c < kClaimers; c++) {
+		EXPECT_EQ(errors[c], "") << "claimer " << c;
+		total += got[c].size();
+		all.insert(got[c].begin(), got[c].end());
+	}
+	EXPECT_EQ(total, static_cast<size_t>(kTasks));
+	EXPECT_EQ(all.size(), static_cast<size_t>(kTasks));
 }
 
 }  // namespace genroc::conformance
