@@ -72,7 +72,10 @@ class PgStore final : public Store {
 	}
 
 	json list_definitions() override {
-		return rows_as_json("SELECT to_jsonb(d) FROM genroc.list_definitions() d", {});
+		// Timestamps as genroc's ISO text everywhere (to_jsonb would write "+00:00").
+		return rows_as_json("SELECT to_jsonb(d) || jsonb_build_object('created_at', " ISO("d.created_at")
+							") FROM genroc.list_definitions() d",
+							{});
 	}
 
 	StartResult start(const std::string &definition, const json &input,
@@ -96,7 +99,8 @@ class PgStore final : public Store {
 	}
 
 	json history(int64_t id) override {
-		return rows_as_json("SELECT to_jsonb(h) FROM genroc.history($1) h", {std::to_string(id)});
+		return rows_as_json("SELECT to_jsonb(h) || jsonb_build_object('at', " ISO("h.at") ") FROM genroc.history($1) h",
+							{std::to_string(id)});
 	}
 
 	json worker_register(const std::string &worker, const json &options) override {
@@ -113,7 +117,10 @@ class PgStore final : public Store {
 	}
 
 	json list_workers() override {
-		return rows_as_json("SELECT to_jsonb(w) FROM genroc.list_workers() w", {});
+		return rows_as_json("SELECT to_jsonb(w) || jsonb_build_object('started_at', " ISO("w.started_at")
+							", 'heartbeat_at', " ISO("w.heartbeat_at") ", 'stopped_at', " ISO("w.stopped_at")
+							") FROM genroc.list_workers() w",
+							{});
 	}
 
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
