@@ -13,7 +13,9 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <initializer_list>
 #include <mutex>
@@ -368,24 +370,25 @@ class HttpServer final : public ApiServer {
 		parse_listen(options_.listen, host, port);
 		routes();
 
+		errno = 0;
 		int bound = port == 0 ? svr_.bind_to_any_port(host) : (svr_.bind_to_port(host, port) ? port : -1);
-		if (bound <= 0)
-			throw std::runtime_error("cannot listen on " + options_.listen + ": " +
-									 "the address is in use or not available");
+		if (bound <= 0) {
+			// httplib reports only failure; errno is what the failed
+			// getaddrinfo/bind/listen left behind.
+			std::string why = errno ? std::strerror(errno) : "the address is not available";
+			throw std::runtime_error("cannot listen on " + options_.listen + ": " + why);
+		}
 		port_ = bound;
 		thread_ = std::thread([this] {
 			if (!svr_.listen_after_bind()) listen_failed_ = true;
 		});
-		// stop() only works once the listener runs: wait for it, so a stop()
-		// right after start cannot leave the thread listening forever.
-		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-		while (!svr_.is_running() && !listen_failed_) {
-			if (std::chrono::steady_clock::now() > deadline) break;
-			std::this_thread::sleep_for(std::chrono::milliseconds(1));
-		}
-		if (!svr_.is_running()) {
+		// stop() only works once the listener runs (httplib ignores it
+		// before), so wait for the thread to get there: the first thing
+		// listen_after_bind does is mark the server running.
+		while (!svr_.is_running() && !listen_failed_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		if (listen_failed_) {
 			stop();
-			throw std::runtime_error("cannot listen on " + options_.listen + ": the listener did not start");
+			throw std::runtime_error("cannot listen on " + options_.listen + ": the listener stopped at once");
 		}
 
 		// The kind of database, for /healthz even before its first request
