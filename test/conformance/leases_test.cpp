@@ -251,3 +251,58 @@ TEST_P(StoreTest, ConcurrentClaimersNeverGetTheSameInstance) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// The interruption bound counts lapses of one attempt: a retry starts over.
+TEST_P(StoreTest, InterruptionsAreCountedPerAttempt) {
+	define("job", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true,
+	  "Retry":[{"ErrorEquals":["Again"],"IntervalSeconds":1,"MaxAttempts":1}]}}})"));
+	worker("w1", {{"lease_duration", "1s"}});
+	int64_t id = start("job");
+	double now = 0;
+	for (int i = 0; i < 4; i++) {
+		claim_one("w1");
+		now += 1;
+		at(now);
+		store().tick(100);
+	}
+	EXPECT_EQ(instance(id).at("interruptions"), 4);
+	Task t = claim_one("w1");
+	EXPECT_EQ(t.resource, "genroc:noop");
+	store().fail(id, t.epoch, "Again", "");
+	EXPECT_EQ(instance(id).at("interruptions"), 0);
+	now += 1;
+	at(now);
+	for (int i = 0; i < 4; i++) {
+		claim_one("w1");
+		now += 1;
+		at(now);
+		store().tick(100);
+		EXPECT_EQ(status(id), "ready");
+	}
+	t = claim_one("w1");
+	EXPECT_EQ(t.attempt, 1);
+	EXPECT_EQ(store().complete(id, t.epoch, "done"), "succeeded");
+}
+
+// renew and claim count as heartbeats: a worker that renews stays live.
+TEST_P(StoreTest, RenewAndClaimKeepTheWorkerAlive) {
+	define("job", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})"));
+	worker("w1", {{"host", "alpha"}, {"stale_after", "30s"}, {"lease_duration", "20s"}});
+	start("job");
+	at(20);
+	Task t = claim_one("w1");
+	at(45);
+	EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "alpha", store().worker_register("w1", {{"host", "beta"}}));
+	EXPECT_EQ(store().renew("w1", {t.instance_id}), std::vector<int64_t>{t.instance_id});
+	at(70);
+	EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "alpha", store().worker_register("w1", {{"host", "beta"}}));
+	// A parked activity has no lease: complete() with any epoch is refused.
+	define("act", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"activity:x","End":true}}})"));
+	int64_t act = start("act");
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(act, 0, json::object()));
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(act, 1, json::object()));
+}
+
+}  // namespace genroc::conformance

@@ -188,3 +188,98 @@ TEST_P(StoreTest, TickLimitBoundsEachKind) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// The rest of the comparison family: the ...Path forms, the other
+// orderings, and the type tests not covered above.
+TEST_P(StoreTest, ChoiceComparisonFamilies) {
+	define("choice2", json::parse(R"({
+	  "StartAt": "C",
+	  "States": {
+	    "C": {"Type": "Choice", "Default": "none", "Choices": [
+	      {"Variable": "$.a", "StringEqualsPath": "$.b", "Next": "string_equals_path"},
+	      {"Variable": "$.a", "StringGreaterThanEquals": "m", "Next": "string_ge"},
+	      {"Variable": "$.n", "NumericLessThanEquals": 0, "Next": "numeric_le"},
+	      {"Variable": "$.n", "NumericLessThanPath": "$.m", "Next": "numeric_lt_path"},
+	      {"Variable": "$.flag", "BooleanEqualsPath": "$.want", "Next": "boolean_equals_path"},
+	      {"Variable": "$.t", "TimestampEquals": "2030-06-01T12:00:00Z", "Next": "timestamp_equals"},
+	      {"Variable": "$.t", "TimestampGreaterThanEqualsPath": "$.since", "Next": "timestamp_ge_path"},
+	      {"Variable": "$.t", "IsTimestamp": false, "Next": "not_a_timestamp"},
+	      {"Variable": "$.flag", "IsBoolean": false, "Next": "flag_not_boolean"}
+	    ]},
+	    "string_equals_path": {"Type": "Succeed"}, "string_ge": {"Type": "Succeed"},
+	    "numeric_le": {"Type": "Succeed"}, "numeric_lt_path": {"Type": "Succeed"},
+	    "boolean_equals_path": {"Type": "Succeed"}, "timestamp_equals": {"Type": "Succeed"},
+	    "timestamp_ge_path": {"Type": "Succeed"}, "not_a_timestamp": {"Type": "Succeed"},
+	    "flag_not_boolean": {"Type": "Succeed"}, "none": {"Type": "Succeed"}
+	  }})"));
+	const json base = json::parse(
+		R"({"a": "c", "b": "d", "n": 5, "m": 1, "flag": true, "want": false, "t": "2030-01-01T00:00:00Z", "since": "2031-01-01T00:00:00Z"})");
+	const std::pair<const char *, const char *> cases[] = {
+		{R"({})", "none"},
+		{R"({"b": "c"})", "string_equals_path"},
+		{R"({"a": "m"})", "string_ge"},
+		{R"({"n": 0})", "numeric_le"},
+		{R"({"m": 6})", "numeric_lt_path"},
+		{R"({"want": true})", "boolean_equals_path"},
+		{R"({"t": "2030-06-01T12:00:00Z"})", "timestamp_equals"},
+		{R"({"since": "2029-01-01T00:00:00Z"})", "timestamp_ge_path"},
+		{R"({"t": "yesterday"})", "not_a_timestamp"},
+		{R"({"flag": "yes", "want": "yes"})", "flag_not_boolean"},
+	};
+	for (auto &[change, branch] : cases) {
+		SCOPED_TRACE(change);
+		json input = base;
+		input.update(json::parse(change));
+		int64_t id = start("choice2", input);
+		EXPECT_EQ(status(id), "succeeded");
+		EXPECT_EQ(instance(id).at("state"), branch);
+	}
+}
+
+TEST_P(StoreTest, IntrinsicFunctionsAndSucceedOutputPath) {
+	define("fmt", json::parse(R"J({
+	  "StartAt": "F",
+	  "States": {
+	    "F": {"Type": "Pass", "Parameters": {"greeting.$": "States.Format('hello {}', $.who)",
+	                                         "n.$": "States.ArrayLength($.items)"}, "Next": "S"},
+	    "S": {"Type": "Succeed", "OutputPath": "$.greeting"}
+	  }})J"));
+	int64_t id = start("fmt", {{"who", "world"}, {"items", {1, 2, 3}}});
+	EXPECT_EQ(instance(id).at("output"), "hello world");
+	// A runtime fault in an intrinsic is an instance failure, not an API error.
+	auto r = store().start("fmt", {{"who", "x"}, {"items", "not an array"}}, json::object());
+	EXPECT_EQ(r.status, "failed");
+	EXPECT_EQ(instance(r.instance_id).at("error"), "States.IntrinsicFailure");
+}
+
+// Both stores show the same fields (not only the same values for the fields
+// a test happens to read).
+TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {
+	define("job", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})"));
+	worker("w1");
+	int64_t id = start("job");
+	auto keys = [](const json &o) {
+		std::vector<std::string> k;
+		for (auto &[key, v] : o.items()) k.push_back(key);
+		return k;
+	};
+	EXPECT_EQ(keys(instance(id)),
+			  (std::vector<std::string>{"activity", "attempt", "cause", "created_at", "definition", "eligible_at",
+										"ended_at", "error", "id", "idempotency_key", "input", "interruptions", "labels",
+										"lease_epoch", "lease_expires", "lease_owner", "name", "output",
+										"partition_key", "priority", "queue", "resource", "state", "status",
+										"task_input", "updated_at", "version", "wait_kind", "wait_until"}));
+	EXPECT_EQ(keys(store().history(id).at(0)), (std::vector<std::string>{"at", "detail", "event", "seq", "state"}));
+	EXPECT_EQ(keys(store().list_workers().at(0)),
+			  (std::vector<std::string>{"concurrency", "heartbeat_at", "host", "lease_duration_ms", "live", "queues",
+										"running", "stale_after_ms", "started_at", "stopped_at", "worker"}));
+	EXPECT_EQ(keys(store().list_definitions().at(0)), (std::vector<std::string>{"created_at", "name", "version"}));
+	EXPECT_EQ(keys(store().tick(10)), (std::vector<std::string>{"heartbeats", "lapsed", "run_at", "timeouts", "timers"}));
+	EXPECT_EQ(store().now(), time_at(0));
+	EXPECT_EQ(store().list_workers().at(0).at("queues"), json::array({"default"}));
+	EXPECT_TRUE(store().ping());
+}
+
+}  // namespace genroc::conformance
