@@ -830,19 +830,27 @@ class SqliteStore final : public Store {
 		}
 	}
 
+	// Creates the schema in a new file; refuses a file written by another
+	// schema version before touching it (it would be misread).
 	void migrate() {
 		write(Durability::normal, [&](int64_t) {
-			db_.exec(sqlite::SCHEMA_SQL);
-			Query q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
-			if (q.next()) {
-				if (q.text(0) != std::to_string(sqlite::SCHEMA_VERSION))
-					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + q.text(0) +
-											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
-			} else {
-				Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
-					  std::to_string(sqlite::SCHEMA_VERSION))
-					.run();
+			bool has_meta = false;
+			{
+				Query q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+				has_meta = q.next();
 			}
+			if (has_meta) {
+				Query q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+				const std::string found = q.next() ? q.text(0) : "(none)";
+				if (found != std::to_string(sqlite::SCHEMA_VERSION))
+					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + found +
+											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
+				return 0;
+			}
+			db_.exec(sqlite::SCHEMA_SQL);
+			Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+				  std::to_string(sqlite::SCHEMA_VERSION))
+				.run();
 			return 0;
 		});
 	}

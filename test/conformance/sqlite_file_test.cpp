@@ -1,0 +1,140 @@
+// sqlite_file_test.cpp — what only the SQLite shim has: the file itself.
+// Reopening keeps everything, another schema version is refused, a file
+// that is not a database is refused, and several processes share one file.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "sqlite_store.hpp"
+
+namespace genroc {
+namespace {
+
+class SqliteFile : public ::testing::Test {
+  protected:
+	void SetUp() override {
+		path_ = (std::filesystem::temp_directory_path() /
+				 ("genroc-sqlite-file-" + std::to_string(getpid()) + "-" +
+				  ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+					.string();
+		remove_files();
+	}
+	void TearDown() override { remove_files(); }
+	void remove_files() {
+		for (const char *s : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + s);
+	}
+	std::string path_;
+};
+
+const json kJob = json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})");
+
+TEST_F(SqliteFile, ReopeningKeepsDefinitionsInstancesAndLeases) {
+	int64_t id;
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:00Z");
+		s->define("job", kJob);
+		id = s->start("job", {{"k", 1}}, json::object()).instance_id;
+		s->worker_register("w1", json::object());
+		ASSERT_EQ(s->claim("w1", {"default"}, 1).size(), 1u);
+	}
+	auto s = open_sqlite_store(path_);
+	s->set_test_clock("2030-01-01T00:00:01Z");
+	json inst = s->get_instance(id);
+	EXPECT_EQ(inst.at("status"), "running");
+	EXPECT_EQ(inst.at("lease_owner"), "w1");
+	EXPECT_EQ(inst.at("input"), json({{"k", 1}}));
+	EXPECT_EQ(s->define("job", kJob).is_new, false);
+	EXPECT_EQ(s->complete(id, 1, "ok"), "succeeded");
+}
+
+TEST_F(SqliteFile, AnotherSchemaVersionIsRefused) {
+	{
+		auto s = open_sqlite_store(path_);
+	}
+	sqlite3 *db = nullptr;
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+			  SQLITE_OK);
+	sqlite3_close(db);
+	try {
+		open_sqlite_store(path_);
+		FAIL() << "opened a file of schema version 99";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "55000");
+		EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
+	}
+}
+
+TEST_F(SqliteFile, AFileThatIsNotADatabaseIsRefused) {
+	std::ofstream(path_) << "this is not a SQLite database, just some text that is long enough to look like a header\n";
+	try {
+		open_sqlite_store(path_);
+		FAIL() << "opened a text file";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate.substr(0, 2), "08") << e.what();
+	}
+}
+
+// Real processes, each with its own connection, claim from one file: every
+// task goes to exactly one of them.
+TEST_F(SqliteFile, SeveralProcessesShareOneFile) {
+	constexpr int kTasks = 60, kProcs = 3;
+	{
+		auto s = open_sqlite_store(path_);
+		s->define("job", kJob);
+		for (int i = 0; i < kTasks; i++) s->start("job", json::object(), json::object());
+	}
+	std::vector<pid_t> pids;
+	std::vector<std::string> outs;
+	for (int p = 0; p < kProcs; p++) {
+		outs.push_back(path_ + ".claims" + std::to_string(p));
+		pid_t pid = fork();
+		ASSERT_GE(pid, 0);
+		if (pid == 0) {
+			int rc = 0;
+			try {
+				auto s = open_sqlite_store(path_);
+				std::string w = "w" + std::to_string(p);
+				s->worker_register(w, json::object());
+				std::ofstream out(outs.back());
+				for (;;) {
+					auto tasks = s->claim(w, {"default"}, 2);
+					if (tasks.empty()) break;
+					for (auto &t : tasks) {
+						out << t.instance_id << "\n";
+						s->complete(t.instance_id, t.epoch, json::object());
+					}
+				}
+			} catch (...) {
+				rc = 1;
+			}
+			_exit(rc);
+		}
+		pids.push_back(pid);
+	}
+	for (pid_t pid : pids) {
+		int st = 0;
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "a claimer process failed";
+	}
+	std::multiset<int64_t> claimed;
+	for (auto &o : outs) {
+		std::ifstream in(o);
+		int64_t id;
+		while (in >> id) claimed.insert(id);
+		std::filesystem::remove(o);
+	}
+	EXPECT_EQ(claimed.size(), static_cast<size_t>(kTasks));
+	EXPECT_EQ(std::set<int64_t>(claimed.begin(), claimed.end()).size(), static_cast<size_t>(kTasks));
+	auto s = open_sqlite_store(path_);
+	EXPECT_EQ(s->list_instances({{"status", "succeeded"}, {"limit", 1000}}).size(), static_cast<size_t>(kTasks));
+}
+
+}  // namespace
+}  // namespace genroc
