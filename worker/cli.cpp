@@ -204,7 +204,6 @@ int run_api_command(const Config &cfg) {
 		return kExitFailed;
 	}
 	warn_if_exposed(cfg.listen);
-	log::info("API listening", {{"listen", cfg.listen}, {"port", server->port()}});
 	while (!g_stop.wait_for(Millis(60'000))) {
 	}
 	server->stop();
@@ -237,8 +236,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 			return kExitFailed;
 		}
 		warn_if_exposed(cfg.listen);
-		log::info("API listening", {{"listen", cfg.listen}, {"port", server->port()}});
-	}
+		}
 	int rc = runner.run(g_stop);
 	// The API stays up while the worker drains, so health checks see it.
 	if (server) server->stop();

@@ -139,8 +139,8 @@ void Runner::renew_loop() {
 		std::vector<int64_t> ids;
 		{
 			std::lock_guard<std::mutex> g(m_);
-			for (auto &[id, s] : slots_)
-				if (!s->finished && !s->lost) ids.push_back(id);
+			for (auto &[_, s] : slots_)
+				if (!s->finished && !s->lost) ids.push_back(s->task.instance_id);
 		}
 		try {
 			if (!store) store = open_store_();
@@ -152,13 +152,14 @@ void Runner::renew_loop() {
 				auto kept = store->renew(opt_.worker_id, ids);
 				std::sort(kept.begin(), kept.end());
 				std::lock_guard<std::mutex> g(m_);
-				for (int64_t id : ids) {
-					if (std::binary_search(kept.begin(), kept.end(), id)) continue;
-					auto it = slots_.find(id);
-					if (it == slots_.end() || it->second->finished) continue;
+				for (auto &[_, s] : slots_) {
+					const int64_t id = s->task.instance_id;
+					if (s->finished || s->lost || std::binary_search(kept.begin(), kept.end(), id) ||
+						std::find(ids.begin(), ids.end(), id) == ids.end())
+						continue;
 					// Keep running it: the handler's result is refused
 					// later (RC004) and logged there as "lease lost".
-					it->second->lost = true;
+					s->lost = true;
 					log::debug("lease not renewed", {{"instance", id}});
 				}
 			}
@@ -280,8 +281,8 @@ void Runner::drain() {
 		slots_cv_.wait_until(g, deadline, all_finished);
 		if (!all_finished()) {
 			std::vector<int64_t> ids;
-			for (auto &[id, s] : slots_)
-				if (!s->finished) ids.push_back(id);
+			for (auto &[_, s] : slots_)
+				if (!s->finished) ids.push_back(s->task.instance_id);
 			log::warn("shutdown grace over; stopping the tasks still running", {{"instances", ids}});
 			// Command handlers are killed (their whole process group) before
 			// the leases go back, so no task ever runs here and elsewhere at once.
@@ -292,8 +293,8 @@ void Runner::drain() {
 	std::vector<int64_t> release;
 	{
 		std::lock_guard<std::mutex> g(m_);
-		for (auto &[id, s] : slots_)
-			if (!s->finished || s->abandoned) release.push_back(id);
+		for (auto &[_, s] : slots_)
+			if (!s->finished || s->abandoned) release.push_back(s->task.instance_id);
 	}
 	auto with_retry = [&](const char *what, const std::function<void(Store &)> &fn) {
 		Backoff backoff(Millis(1'000));
@@ -409,7 +410,7 @@ int Runner::run(const StopFlag &stop) {
 										   {"epoch", slot->task.epoch},
 										   {"state", slot->task.state}});
 					std::lock_guard<std::mutex> g(m_);
-					slots_[slot->task.instance_id] = slot;
+					slots_[next_slot_++] = slot;
 					slot->thread = std::thread(&Runner::run_task, this, slot);
 				}
 			}

@@ -87,7 +87,10 @@ class Runner {
 
 	mutable std::mutex m_;
 	std::condition_variable slots_cv_;				// a task finished
-	std::map<int64_t, std::shared_ptr<Slot>> slots_;	// by instance id
+	// By claim number, not instance id: the next task of an instance can be
+	// claimed while the thread that reported the previous one still ends.
+	std::map<uint64_t, std::shared_ptr<Slot>> slots_;
+	uint64_t next_slot_ = 0;
 	std::atomic<int64_t> last_renew_ms_{-1};		// steady clock, ms
 	StopFlag renewer_stop_;
 	std::thread renewer_;

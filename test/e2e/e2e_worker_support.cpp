@@ -254,7 +254,7 @@ void WorkerTest::TearDown() {
 		} catch (const std::exception &) {
 		}
 	}
-	if (!HasFailure()) fs::remove_all(dir_);
+	if (!HasFailure() && env("GENROC_TEST_KEEP") != "1") fs::remove_all(dir_);
 	else std::fprintf(stderr, "logs kept in %s\n", dir_.c_str());
 }
 

@@ -301,5 +301,88 @@ TEST_F(Run, CommandHandlerExampleWithItsHandlersFile) {
 	EXPECT_EQ(r["output"]["reservation"].get<std::string>().rfind("R-", 0), 0u) << r.dump();
 }
 
+
+// ---------------------------------------------------------------- database outage
+
+// A cluster of this test's own (stopping the shared one would break the
+// other tests): the worker must ride out a PostgreSQL stop and start.
+class Outage : public WorkerTest {
+  protected:
+	void SetUp() override {
+		WorkerTest::SetUp();
+		auto &pg = PgServer::get();	 // also proves the extension is installed
+		if (pg.admin_url().empty() || !pg.skip_reason().empty()) {
+			if (std::getenv("GENROC_TEST_REQUIRE_PG") && std::string(std::getenv("GENROC_TEST_REQUIRE_PG")) == "1")
+				FAIL() << pg.skip_reason();
+			GTEST_SKIP() << pg.skip_reason();
+		}
+		cluster_ = dir_ + "/pg";
+		FILE *p = ::popen(("bash '" + source_dir() + "/test/pgcluster.sh' start '" + cluster_ + "' 2>&1").c_str(), "r");
+		ASSERT_NE(p, nullptr);
+		std::string url;
+		char line[4096];
+		while (std::fgets(line, sizeof line, p)) {
+			std::string l = line;
+			const std::string key = "export GENROC_TEST_PG_URL='";
+			if (l.rfind(key, 0) == 0) url = l.substr(key.size(), l.find('\'', key.size()) - key.size());
+		}
+		ASSERT_EQ(::pclose(p), 0);
+		ASSERT_FALSE(url.empty());
+		pg_exec(with_database(url, "postgres"), "CREATE DATABASE outage");
+		db_url_ = with_database(url, "outage");
+		pg_exec(db_url_, "CREATE EXTENSION genroc");
+		standard_handlers();
+	}
+	void TearDown() override {
+		procs_.clear();
+		std::string cmd = "bash '" + source_dir() + "/test/pgcluster.sh' stop '" + cluster_ + "' >/dev/null 2>&1";
+		int ignored = std::system(cmd.c_str());
+		(void)ignored;
+		WorkerTest::TearDown();
+	}
+	// pg_ctl as the cluster's owner (pgcluster.sh runs it as "postgres" under root).
+	int pg_ctl(const std::string &args) {
+		std::string owner = ::getuid() == 0 ? "runuser -u postgres -- " : "";
+		std::string cmd = owner + "\"$(pg_config --bindir)/pg_ctl\" -D '" + cluster_ + "/data' -l '" + cluster_ +
+						  "/server.log' -w -t 60 " + args + " >/dev/null 2>&1";
+		return std::system(cmd.c_str());
+	}
+	std::string cluster_;
+};
+
+TEST_F(Outage, WorkerRidesOutADatabaseRestartAndReportsTheResultItHeld) {
+	// A 60s lease: the task's lease cannot lapse during the outage, so the
+	// result the worker holds must be accepted once the database is back.
+	auto a = worker("wa", {"--lease-duration", "60s"});
+	json def = {{"StartAt", "Step"},
+				{"States",
+				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 3}}},
+							{"Next", "Effect"}}},
+				  {"Effect", {{"Type", "Task"}, {"Resource", "handler:record"}, {"Next", "Done"}}},
+				  {"Done", {{"Type", "Succeed"}}}}}};
+	int64_t id;
+	{
+		auto s = store();
+		s->define("outage", def);
+		id = s->start("outage", json::object(), json::object()).instance_id;
+	}
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	ASSERT_EQ(pg_ctl("-m fast stop"), 0);
+	ASSERT_TRUE(eventually([&] { return a->log().find("database unreachable") != std::string::npos; }, 20s))
+		<< a->log();
+	// Let the handler finish while the database is away: the worker holds its result.
+	ASSERT_TRUE(eventually([&] { return a->log().find("holding the task result") != std::string::npos; }, 20s))
+		<< a->log();
+	EXPECT_TRUE(a->running());
+	ASSERT_EQ(pg_ctl("start"), 0);
+	json inst = wait_status(id, {"succeeded", "failed"}, 40s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a->log();
+	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+	EXPECT_NE(a->log().find("database reachable again"), std::string::npos) << a->log();
+	a->signal(SIGTERM);
+	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
+}
+
 }  // namespace
 }  // namespace genroc::e2e_worker
