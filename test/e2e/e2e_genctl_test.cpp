@@ -17,9 +17,12 @@ class GenctlTest : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		dir_ = std::filesystem::temp_directory_path() /
-			   ("genroc-genctl-" + std::to_string(getpid()) + "-" +
-				::testing::UnitTest::GetInstance()->current_test_info()->name());
+		// The test name has a '/' (Name/store): keep the folder flat, so
+		// TearDown's remove_all takes all of it.
+		std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+		for (char &ch : name)
+			if (ch == '/') ch = '-';
+		dir_ = std::filesystem::temp_directory_path() / ("genroc-genctl-" + std::to_string(getpid()) + "-" + name);
 		std::filesystem::create_directories(dir_);
 	}
 
