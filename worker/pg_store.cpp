@@ -253,7 +253,12 @@ class PgStore final : public Store {
 	}
 
 	void connect() {
-		Conn c(PQconnectdb(conninfo_.c_str()));
+		// A default connect_timeout, so that an unreachable host cannot hang a
+		// health check or a reconnect; one given in the URL/conninfo wins
+		// (libpq lets values expanded from dbname override earlier keywords).
+		const char *keys[] = {"connect_timeout", "dbname", nullptr};
+		const char *vals[] = {"5", conninfo_.c_str(), nullptr};
+		Conn c(PQconnectdbParams(keys, vals, 1));
 		if (!c || PQstatus(c.get()) != CONNECTION_OK) {
 			std::string msg = c ? PQerrorMessage(c.get()) : "out of memory";
 			throw Error(CONNECTION_FAILURE, "cannot connect to PostgreSQL: " + trim(msg));
