@@ -108,10 +108,14 @@ CREATE TABLE genroc._workers (
 	stopped_at		timestamptz
 );
 
--- Each instance's history, oldest first by seq.
+-- Each instance's history, oldest first by seq.  instance_id has no
+-- foreign key: only genroc's functions write here, always for an instance
+-- they hold locked, and the key check would cost a lookup and a row lock on
+-- the instance for every entry (several per transition).  Whatever deletes
+-- instances (retention) deletes their log entries with them.
 CREATE TABLE genroc._log (
 	seq			bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	instance_id	bigint NOT NULL REFERENCES genroc._instances (id) ON DELETE CASCADE,
+	instance_id	bigint NOT NULL,
 	at			timestamptz NOT NULL,
 	event		text NOT NULL,
 	state		text,

@@ -1,6 +1,12 @@
 /*
  * The engine's core: the clock, the interpreter bridge, small helpers, and
  * genroc._apply_step, where every interpreter answer becomes a row update.
+ *
+ * The private helpers (genroc._*) carry no SET search_path: they run only
+ * inside the public SECURITY DEFINER functions, whose search_path is pinned
+ * to pg_catalog, pg_temp, and every name in them is qualified.  A SET clause
+ * costs a setting save and restore on every call and keeps SQL functions
+ * from being inlined, and these run several times per transition.
  */
 
 CREATE FUNCTION genroc.now() RETURNS timestamptz
@@ -26,18 +32,15 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
 -- milliseconds, e.g. 2030-01-01T00:00:00.000Z (the interpreter's format).
 CREATE FUNCTION genroc._iso(p_at timestamptz) RETURNS text
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	SET search_path = pg_catalog, pg_temp
 	RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 
 -- Milliseconds since the epoch (what the interpreter's now_ms/until_ms are).
 CREATE FUNCTION genroc._ms(p_at timestamptz) RETURNS bigint
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	SET search_path = pg_catalog, pg_temp
 	RETURN floor(extract(epoch FROM p_at) * 1000)::bigint;
 
 CREATE FUNCTION genroc._from_ms(p_ms bigint) RETURNS timestamptz
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	SET search_path = pg_catalog, pg_temp
 	RETURN 'epoch'::timestamptz + p_ms * interval '1 millisecond';
 
 -- Semantics: an option bag must be a JSON object whose keys are all in
@@ -45,7 +48,6 @@ CREATE FUNCTION genroc._from_ms(p_ms bigint) RETURNS timestamptz
 CREATE FUNCTION genroc._check_options(p_options jsonb, p_allowed text[], p_what text)
 	RETURNS void
 	LANGUAGE plpgsql IMMUTABLE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_key text;
@@ -69,7 +71,6 @@ $$;
 -- Anything else is 22007 naming the option; zero or negative is 22023.
 CREATE FUNCTION genroc._duration(p_value jsonb, p_option text) RETURNS interval
 	LANGUAGE plpgsql IMMUTABLE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_parts text[];
@@ -106,7 +107,6 @@ $$;
 CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_detail jsonb)
 	RETURNS void
 	LANGUAGE sql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
 		INSERT INTO genroc._log (instance_id, at, event, state, detail)
 		VALUES (p_instance, genroc.now(), p_event, p_state, p_detail);
@@ -124,7 +124,6 @@ CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_det
  */
 CREATE FUNCTION genroc._flush_commit(p_class text) RETURNS void
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF p_class NOT IN ('outside', 'only_once_claim', 'terminal') THEN
@@ -147,7 +146,6 @@ $$;
  */
 CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETURNS jsonb
 	LANGUAGE sql STABLE
-	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
 		SELECT jsonb_build_object(
 			'Execution', jsonb_build_object(
@@ -186,7 +184,6 @@ CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETU
  */
 CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb) RETURNS text
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_now timestamptz := genroc.now();
@@ -316,7 +313,6 @@ CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
 									 p_result jsonb, p_error text, p_cause text)
 	RETURNS jsonb
 	LANGUAGE sql IMMUTABLE
-	SET search_path = pg_catalog, pg_temp
 	RETURN jsonb_strip_nulls(jsonb_build_object(
 		'op', p_op,
 		'state', p_instance.state,
@@ -332,7 +328,6 @@ CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
 -- through the interpreter, so Retry and Catch decide as for any error.
 CREATE FUNCTION genroc._fail_task(p_instance bigint, p_error text, p_cause text) RETURNS text
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_inst genroc._instances;
@@ -357,7 +352,6 @@ $$;
  */
 CREATE FUNCTION genroc._interrupt(p_instance bigint, p_reason text) RETURNS text
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_inst genroc._instances;

@@ -5,7 +5,6 @@
 -- Parses a timestamp option; 22007 naming the option when it does not parse.
 CREATE FUNCTION genroc._parse_time(p_value jsonb, p_option text) RETURNS timestamptz
 	LANGUAGE plpgsql STABLE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF jsonb_typeof(p_value) <> 'string' THEN
@@ -24,7 +23,6 @@ $$;
 -- An integer option (a JSON number without a fraction, in int range).
 CREATE FUNCTION genroc._int_option(p_value jsonb, p_option text) RETURNS int
 	LANGUAGE plpgsql IMMUTABLE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_n numeric;
@@ -43,7 +41,6 @@ $$;
 -- A string option.
 CREATE FUNCTION genroc._text_option(p_value jsonb, p_option text) RETURNS text
 	LANGUAGE plpgsql IMMUTABLE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
 	IF jsonb_typeof(p_value) <> 'string' OR p_value #>> '{}' = '' THEN
@@ -175,7 +172,6 @@ COMMENT ON FUNCTION genroc.start(text, jsonb, jsonb) IS
 -- Locks an instance row for a change; RC003 when there is none.
 CREATE FUNCTION genroc._lock_instance(p_instance bigint) RETURNS genroc._instances
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_inst genroc._instances;
@@ -228,7 +224,6 @@ COMMENT ON FUNCTION genroc.cancel(bigint) IS
 -- An instance as the API shows it (timestamps ISO-8601 UTC).
 CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS jsonb
 	LANGUAGE sql STABLE
-	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
 		SELECT jsonb_build_object(
 			'id', p_instance.id,

@@ -5,7 +5,6 @@
 -- A registered, not stopped worker, locked; RC006 otherwise.
 CREATE FUNCTION genroc._live_worker(p_worker text) RETURNS genroc._workers
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_worker genroc._workers;
@@ -135,7 +134,6 @@ COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
 -- Gives running instances of a worker back (release, worker_stop).
 CREATE FUNCTION genroc._release(p_worker text, p_instances bigint[], p_reason text) RETURNS int
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_id bigint;
@@ -331,7 +329,6 @@ COMMENT ON FUNCTION genroc.release(text, bigint[]) IS
 -- The running instance under lease epoch p_epoch, locked; RC003 / RC004.
 CREATE FUNCTION genroc._leased(p_instance bigint, p_epoch bigint) RETURNS genroc._instances
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_inst genroc._instances;

@@ -75,7 +75,6 @@ COMMENT ON FUNCTION genroc.claim_activity(text, text, int) IS
 -- The instance parked with that token, locked; RC007 when there is none.
 CREATE FUNCTION genroc._activity(p_token text) RETURNS genroc._instances
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_inst genroc._instances;
