@@ -892,7 +892,8 @@ class SqliteStore final : public Store {
 				"SELECT id FROM instances WHERE activity_token = ?1 AND status = 'waiting' AND wait_kind = 'activity'",
 				token);
 		if (!q.next())
-			throw Error(sqlstate::TASK_TOKEN_INVALID, "task token \"" + token + "\" is not valid",
+			// The message leaves the token out: it is a credential.
+			throw Error(sqlstate::TASK_TOKEN_INVALID, "task token is not valid",
 						"No activity is waiting with that token: it is unknown, already reported, timed out or cancelled.");
 		return load(q.i64(0));
 	}
@@ -1018,7 +1019,7 @@ class SqliteStore final : public Store {
 			};
 			Query(db_,
 				  "UPDATE instances SET status = ?2, state = ?3, state_input = NULL, task_input = NULL, resource = NULL, "
-				  "lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, interruptions = 0, only_once = 0, "
+				  "lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, only_once = 0, "
 				  "timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL, wait_kind = NULL, "
 				  "wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
 				  "output = ?4, error = ?5, cause = ?6, updated_at = ?7, ended_at = ?7 WHERE id = ?1",
@@ -1058,11 +1059,14 @@ class SqliteStore final : public Store {
 			return fail_task(id, "only_once.interrupted",
 							 "the lease of OnlyOnce task \"" + state + "\" was lost (" + reason + "); it is not run again",
 							 now);
-		if (inst.interruptions + 1 >= MAX_INTERRUPTIONS)
+		if (inst.interruptions + 1 >= MAX_INTERRUPTIONS) {
+			// counted on the row too, so the failed instance shows why
+			Query(db_, "UPDATE instances SET interruptions = interruptions + 1 WHERE id = ?1", id).run();
 			return fail_task(id, "genroc.Interrupted",
 							 "task \"" + state + "\" was interrupted " + std::to_string(MAX_INTERRUPTIONS) +
 								 " times in one attempt",
 							 now);
+		}
 		Query(db_,
 			  "UPDATE instances SET status = 'ready', eligible_at = ?2, interruptions = interruptions + 1, "
 			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, updated_at = ?2 WHERE id = ?1",

@@ -42,6 +42,9 @@ TEST_P(StoreTest, ActivityIsClaimedAndSucceededByToken) {
 	EXPECT_RAISES(sqlstate::TASK_TOKEN_INVALID, "", store().activity_succeed(a.token, json::object()));
 	EXPECT_RAISES(sqlstate::TASK_TOKEN_INVALID, "", store().activity_heartbeat(a.token));
 	EXPECT_RAISES(sqlstate::TASK_TOKEN_INVALID, "", store().activity_fail("no-such-token", "E", ""));
+	// The message never repeats the token (a credential).
+	auto late = raised([&] { store().activity_succeed(a.token, json::object()); });
+	EXPECT_EQ(late.message.find(a.token), std::string::npos) << late.message;
 }
 
 TEST_P(StoreTest, ActivityFailureGoesThroughCatch) {

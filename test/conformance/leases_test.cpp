@@ -82,6 +82,7 @@ TEST_P(StoreTest, RepeatedInterruptionsEndInGenrocInterrupted) {
 	json inst = instance(id);
 	EXPECT_EQ(inst.at("status"), "failed");
 	EXPECT_EQ(inst.at("error"), "genroc.Interrupted");
+	EXPECT_EQ(inst.at("interruptions"), 5);  // the failed instance shows why
 }
 
 TEST_P(StoreTest, OnlyOnceLapseFailsWithOnlyOnceInterruptedSeenByCatch) {
