@@ -9,6 +9,7 @@
 // existence.  Any other syntax is refused at define time.
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -293,17 +294,16 @@ struct PathParser {
 			p += 4;
 			o.literal = nullptr;
 		} else {
-			const char *begin = s.c_str() + p;
-			char *end = nullptr;
-			const double v = std::strtod(begin, &end);
-			if (end == begin)
+			// A JSON number (parsed by the JSON parser: no locale, no "inf").
+			const size_t first = p;
+			while (!at_end() && (std::isdigit(static_cast<unsigned char>(s[p])) || s[p] == '-' ||
+								 s[p] == '+' || s[p] == '.' || s[p] == 'e' || s[p] == 'E'))
+				p++;
+			o.literal = json::parse(s.substr(first, p - first), nullptr, false);
+			if (p == first || o.literal.is_discarded() || !o.literal.is_number()) {
+				p = first;
 				fail("expected an operand");
-			std::string text(begin, static_cast<size_t>(end - begin));
-			p += text.size();
-			if (text.find_first_of(".eE") == std::string::npos && text.size() < 18)
-				o.literal = std::strtoll(text.c_str(), nullptr, 10);
-			else
-				o.literal = v;
+			}
 		}
 		if (!definite)
 			fail("a filter operand must be a definite path");

@@ -91,6 +91,8 @@ TEST(JsonPath, Filters) {
 	EXPECT_EQ(sel("$.books[?(@.price == $.a.b.c)]"), json::array());
 	EXPECT_EQ(sel("$.books[?(@.price > 'x')]"), json::array());	// no order across types
 	EXPECT_EQ(sel("$.books[?(@.price >= 5.0)].title"), J(R"(["A","B","C"])"));
+	EXPECT_EQ(sel("$.books[?(@.price>-1.5e1&&@.price<6)].title"), J(R"(["A"])"));
+	EXPECT_EQ(sel("$.books[?(@.title == null)]"), json::array());
 }
 
 TEST(JsonPath, ContextPaths) {
@@ -125,6 +127,8 @@ TEST(JsonPath, SyntaxErrors) {
 	EXPECT_EQ(parse_error("$['a"), "unterminated quoted name at offset 4");
 	EXPECT_EQ(parse_error("$.a[::0]"), "slice step must be positive at offset 7");
 	EXPECT_EQ(parse_error("$.a[?(@.b ==)]"), "expected an operand at offset 12");
+	EXPECT_EQ(parse_error("$.a[?(@.b == nan)]"), "expected an operand at offset 13");
+	EXPECT_EQ(parse_error("$.a[?(@.b == 1.2.3)]"), "expected an operand at offset 13");
 	EXPECT_EQ(parse_error("$.a[?(1)]"), "a filter needs a comparison or a path at offset 7");
 	EXPECT_EQ(parse_error("$.a[?@.b]"), "expected '(' after '?' at offset 5");
 	EXPECT_EQ(parse_error("$.a b"), "unexpected ' ' at offset 3");
