@@ -283,3 +283,28 @@ TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+TEST_P(StoreTest, WaitTimestampThenFailWithCausePath) {
+	define("deadline", json::parse(R"({
+	  "StartAt": "Until",
+	  "States": {
+	    "Until": {"Type": "Wait", "Timestamp": "2030-01-01T00:00:30.500Z", "Next": "Give up"},
+	    "Give up": {"Type": "Fail", "Error": "Deadline", "CausePath": "$.why"}
+	  }})"));
+	int64_t id = start("deadline", {{"why", "nobody came"}});
+	EXPECT_EQ(instance(id).at("wait_until"), time_at(30.5));
+	at(30.499);
+	EXPECT_EQ(store().tick(10).at("timers"), 0);
+	at(30.5);
+	EXPECT_EQ(store().tick(10).at("timers"), 1);
+	json inst = instance(id);
+	EXPECT_EQ(inst.at("status"), "failed");
+	EXPECT_EQ(inst.at("state"), "Give up");
+	EXPECT_EQ(inst.at("error"), "Deadline");
+	EXPECT_EQ(inst.at("cause"), "nobody came");
+	EXPECT_EQ(inst.at("ended_at"), time_at(30.5));
+}
+
+}  // namespace genroc::conformance
