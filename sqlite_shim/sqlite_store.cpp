@@ -257,8 +257,10 @@ const std::string INSTANCE_LIST_SQL =
 	std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
 	" FROM instances i JOIN definitions d ON d.id = i.definition_id"
 	" WHERE (?1 IS NULL OR i.status = ?1) AND (?2 IS NULL OR d.name = ?2)"
-	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f"
-	"      WHERE json_extract(i.labels, '$.\"' || f.key || '\"') IS NOT f.value))"
+	// label: every pair of the filter is among the instance's labels (jsonb @>);
+	// compared by key and text, so no label name is ever spliced into a path.
+	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"
+	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"
 	" ORDER BY i.id DESC LIMIT ?4";
 
 class SqliteStore final : public Store {

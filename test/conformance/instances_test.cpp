@@ -70,7 +70,7 @@ TEST_P(StoreTest, GetAndListInstances) {
 	define("job", task_def());
 	define("quick", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Succeed"}}})"));
 	int64_t a = start("job", json::object(), {{"labels", {{"tenant", "acme"}, {"env", "prod"}}}, {"partition_key", "acme/prod"}});
-	int64_t b = start("job", json::object(), {{"labels", {{"tenant", "other"}}}});
+	int64_t b = start("job", json::object(), {{"labels", {{"tenant", "other"}, {"odd \"key\".$[0]", "v"}}}});
 	int64_t c = start("quick");
 	json ia = instance(a);
 	EXPECT_EQ(ia.at("id"), a);
@@ -99,6 +99,7 @@ TEST_P(StoreTest, GetAndListInstances) {
 	EXPECT_EQ(ids(store().list_instances({{"label", {{"tenant", "acme"}}}})), (std::vector<int64_t>{a}));
 	EXPECT_EQ(ids(store().list_instances({{"label", {{"tenant", "acme"}, {"env", "dev"}}}})), std::vector<int64_t>{});
 	EXPECT_EQ(ids(store().list_instances({{"limit", 1}})), (std::vector<int64_t>{c}));
+	EXPECT_EQ(ids(store().list_instances({{"label", {{"odd \"key\".$[0]", "v"}}}})), (std::vector<int64_t>{b}));
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "sort", store().list_instances({{"sort", "id"}}));
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "status", store().list_instances({{"status", "sleeping"}}));
 }
