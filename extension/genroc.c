@@ -64,7 +64,14 @@ _PG_init(void)
 #endif
 }
 
-/* genroc.now(): the test clock when set, else the transaction's start time. */
+/*
+ * genroc.now(): the test clock when set, else the transaction's start time.
+ *
+ * The setting is parsed here, on use, not by a check hook: a value set
+ * before the module is loaded would reach a hook only at load time, where a
+ * bad one is dropped with a warning and the test would quietly run on real
+ * time; parsing on use makes it fail loudly (22007) instead.
+ */
 Datum
 genroc_now(PG_FUNCTION_ARGS)
 {
