@@ -56,4 +56,13 @@ SELECT genroc.tick(0);
 -- the log of one waited instance
 SELECT event, state, detail FROM genroc.history(:seconds) ORDER BY seq;
 
+-- the test clock: a value that is not a time fails on use; empty means real time
+SET genroc.test_clock = 'half past nine';
+SELECT genroc.tick();
+\echo :LAST_ERROR_SQLSTATE
+SET genroc.test_clock = '';
+SELECT genroc.now() = now() AS real_time;
+SET genroc.test_clock = '2030-06-01 12:00:00+02';
+SELECT genroc.now() = '2030-06-01 10:00:00Z' AS with_zone;
+
 DROP EXTENSION genroc;
