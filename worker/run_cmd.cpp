@@ -100,6 +100,10 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	}
 	const std::string name = cfg.run_name.empty() ? stem(cfg.run_file) : cfg.run_name;
 
+	// Never echo a PostgreSQL URL: it may carry a password.
+	const std::string where = cfg.database.find("://") != std::string::npos || cfg.database.find('=') != std::string::npos
+								  ? std::string("PostgreSQL")
+								  : cfg.database;
 	std::unique_ptr<Store> store;
 	StartResult started;
 	try {
@@ -107,7 +111,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		DefineResult def = store->define(name, definition);
 		started = store->start(name, input, json::object());
 		std::fprintf(stderr, "instance %lld of %s v%d (%s)\n", static_cast<long long>(started.instance_id),
-					 def.name.c_str(), def.version, cfg.database.c_str());
+					 def.name.c_str(), def.version, where.c_str());
 	} catch (const Error &e) {
 		if (e.sqlstate == sqlstate::INVALID_DEFINITION) return refuse(e.what());
 		std::fprintf(stderr, "genroc run: %s (SQLSTATE %s)\n", e.what(), e.sqlstate.c_str());
@@ -172,7 +176,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	worker.join();
 	if (interrupted) {
 		std::fprintf(stderr, "interrupted; instance %lld stays in %s and continues on the next worker\n",
-					 static_cast<long long>(started.instance_id), cfg.database.c_str());
+					 static_cast<long long>(started.instance_id), where.c_str());
 		return kInterrupted;
 	}
 	(void)runner_rc;

@@ -1,0 +1,177 @@
+// unit_worker_runner_test.cpp — the worker loop in-process on a SQLite file,
+// with in-process handlers that block on latches (no timing assumptions):
+// the concurrency cap, shutdown releasing what outlives the grace (OnlyOnce
+// included), genroc.HandlerMissing, lease_age_ms.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "runner.hpp"
+#include "store.hpp"
+
+namespace genroc {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+bool eventually(const std::function<bool()> &pred, std::chrono::milliseconds timeout = 20s) {
+	auto deadline = std::chrono::steady_clock::now() + timeout;
+	for (;;) {
+		if (pred()) return true;
+		if (std::chrono::steady_clock::now() >= deadline) return false;
+		std::this_thread::sleep_for(10ms);
+	}
+}
+
+// Counts handlers running at once; they block until released.
+struct Gate {
+	std::mutex m;
+	std::condition_variable cv;
+	int running = 0, max_running = 0, started = 0, released = 0;
+	TaskResult enter(const json &in, const TaskContext &ctx) {
+		std::unique_lock<std::mutex> g(m);
+		++running;
+		++started;
+		max_running = std::max(max_running, running);
+		cv.notify_all();
+		// The cancel token has its own condition variable: look at it often.
+		while (!(released > 0 || ctx.cancel->cancelled())) cv.wait_for(g, 5ms);
+		--running;
+		if (released > 0) {
+			--released;
+			return TaskResult::success(in);
+		}
+		return TaskResult::abandon();
+	}
+	void release(int n) {
+		std::lock_guard<std::mutex> g(m);
+		released += n;
+		cv.notify_all();
+	}
+	int get(int Gate::*field) {
+		std::lock_guard<std::mutex> g(m);
+		return this->*field;
+	}
+};
+
+class Runner_ : public ::testing::Test {
+  protected:
+	void SetUp() override {
+		char tmpl[] = "/tmp/genroc-unit-runner.XXXXXX";
+		ASSERT_NE(::mkdtemp(tmpl), nullptr);
+		dir_ = tmpl;
+		db_ = dir_ + "/genroc.db";
+		store_ = open_store(db_);
+		handlers_ = HandlerRegistry::with_builtins();
+		handlers_.add("gate", [this](const json &in, const TaskContext &ctx) { return gate_.enter(in, ctx); });
+	}
+	void TearDown() override {
+		stop_.request();
+		if (thread_.joinable()) thread_.join();
+		runner_.reset();
+		fs::remove_all(dir_);
+	}
+	void run(int concurrency, Millis grace = 15s) {
+		WorkerOptions o;
+		o.worker_id = "unit";
+		o.host = "unit-host";
+		o.concurrency = concurrency;
+		o.queues = {"default"};
+		o.shutdown_grace = grace;
+		o.tick_interval = 50ms;
+		o.poll_interval = 20ms;
+		std::string db = db_;
+		runner_ = std::make_unique<Runner>(o, handlers_, [db] { return open_store(db); });
+		EXPECT_EQ(runner_->lease_age_ms(), -1);
+		thread_ = std::thread([this] { rc_ = runner_->run(stop_); });
+	}
+	int64_t start_task(const std::string &resource, bool only_once = false) {
+		json task = {{"Type", "Task"}, {"Resource", resource}, {"End", true}};
+		if (only_once) task["OnlyOnce"] = true;
+		std::string name = "d" + std::to_string(++defs_);
+		store_->define(name, {{"StartAt", "T"}, {"States", {{"T", task}}}});
+		return store_->start(name, {{"n", defs_}}, json::object()).instance_id;
+	}
+	std::string status(int64_t id) { return store_->get_instance(id)["status"]; }
+	int stop_and_wait() {
+		stop_.request();
+		thread_.join();
+		return rc_;
+	}
+
+	std::string dir_, db_;
+	std::unique_ptr<Store> store_;
+	HandlerRegistry handlers_;
+	Gate gate_;
+	StopFlag stop_;
+	std::unique_ptr<Runner> runner_;
+	std::thread thread_;
+	int rc_ = -1;
+	int defs_ = 0;
+};
+
+TEST_F(Runner_, RunsAtMostConcurrencyTasksAtOnce) {
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 5; ++i) ids.push_back(start_task("handler:gate"));
+	run(2);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 2; }));
+	EXPECT_EQ(runner_->running(), 2);
+	EXPECT_GE(runner_->lease_age_ms(), 0);
+	// Release one at a time: each frees a slot that a queued task takes.
+	for (int done = 1; done <= 5; ++done) {
+		gate_.release(1);
+		ASSERT_TRUE(eventually([&] {
+			int finished = 0;
+			for (auto id : ids) finished += status(id) == "succeeded";
+			return finished >= done;
+		}));
+	}
+	EXPECT_EQ(gate_.get(&Gate::max_running), 2);
+	EXPECT_EQ(gate_.get(&Gate::started), 5);
+	EXPECT_EQ(stop_and_wait(), 0);
+}
+
+TEST_F(Runner_, ShutdownReleasesWhatOutlivesTheGrace) {
+	int64_t plain = start_task("handler:gate");
+	int64_t once = start_task("handler:gate", true);
+	run(4, 50ms);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 2; }));
+	EXPECT_EQ(stop_and_wait(), 0);
+	// Released: the plain task is ready for another worker at once; the
+	// OnlyOnce one is not run again but fails.
+	EXPECT_EQ(status(plain), "ready");
+	json inst = store_->get_instance(once);
+	EXPECT_EQ(inst["status"], "failed") << inst.dump();
+	EXPECT_EQ(inst["error"], "only_once.interrupted");
+	EXPECT_EQ(gate_.get(&Gate::running), 0);
+}
+
+TEST_F(Runner_, ShutdownWaitsForRunningTasksWithinTheGrace) {
+	int64_t id = start_task("handler:gate");
+	run(4, 20s);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 1; }));
+	stop_.request();
+	// Still draining: the task is running and holds the worker.
+	EXPECT_EQ(status(id), "running");
+	gate_.release(1);
+	thread_.join();
+	EXPECT_EQ(rc_, 0);
+	EXPECT_EQ(status(id), "succeeded");
+}
+
+TEST_F(Runner_, ATaskWithoutItsHandlerFailsWithHandlerMissing) {
+	int64_t id = start_task("handler:absent");
+	run(1);
+	ASSERT_TRUE(eventually([&] { return status(id) == "failed"; }));
+	EXPECT_EQ(store_->get_instance(id)["error"], "genroc.HandlerMissing");
+	EXPECT_EQ(stop_and_wait(), 0);
+}
+
+}  // namespace
+}  // namespace genroc
