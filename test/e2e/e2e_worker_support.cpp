@@ -291,7 +291,7 @@ echo '{"recorded":true}')SH");
 std::unique_ptr<Proc> WorkerTest::worker(const std::string &id, const std::vector<std::string> &extra,
 										 std::map<std::string, std::string> env_add) {
 	std::vector<std::string> argv = {genroc_bin(),		 "worker",			  "--database",	  db_url_,
-									 "--worker-id",		 id,				  "--lease-duration", "1s",
+									 "--worker-id",		 id,				  "--lease-duration", "2s",
 									 "--stale-after",	 "3s",				  "--tick-interval", "200ms",
 									 "--poll-interval", "200ms",			  "--log-level",	  "debug"};
 	if (!handlers_.empty()) {

@@ -80,7 +80,7 @@ class WorkerTest : public ::testing::Test {
 	std::string script(const std::string &name, const std::string &body);
 	// A handlers file for the scripts name -> path (sha256 computed here).
 	std::string handlers_file(const std::map<std::string, std::string> &scripts);
-	// `genroc worker` on this test's database with short leases; extra flags last.
+	// `genroc worker` on this test's database with 2s leases; extra flags last.
 	std::unique_ptr<Proc> worker(const std::string &id, const std::vector<std::string> &extra = {},
 								 std::map<std::string, std::string> env = {});
 	std::unique_ptr<Store> store();

@@ -3,7 +3,8 @@
 // the lease, SIGTERM drain and release, a duplicate worker id; and
 // `genroc run` of the README example on SQLite.
 //
-// Leases are 1s so lapses come quickly; every wait is a poll of the store or
+// Leases are 2s so lapses come quickly (yet a loaded machine does not miss
+// a renewal every 667ms); every wait is a poll of the store or
 // of a file with a deadline, never a sleep standing in for an assertion.
 #include <signal.h>
 #include <sys/wait.h>
