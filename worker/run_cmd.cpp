@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -133,7 +134,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	const std::string database = cfg.database;
 	Runner runner(o, handlers, [database] { return open_store(database); });
 	StopFlag runner_stop;
-	int runner_rc = 0;
+	std::atomic<int> runner_rc{-1};	// -1 while the worker runs
 	std::thread worker([&] { runner_rc = runner.run(runner_stop); });
 
 	const auto t0 = std::chrono::steady_clock::now();
@@ -171,6 +172,13 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 			interrupted = true;
 			break;
 		}
+		if (runner_rc.load() >= 0) {
+			// The in-process worker gave up (its log said why): nothing
+			// would ever run the instance's tasks.
+			std::fprintf(stderr, "genroc run: the worker stopped\n");
+			worker.join();
+			return kFailed;
+		}
 	}
 	runner_stop.request();
 	worker.join();
@@ -179,7 +187,6 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 					 static_cast<long long>(started.instance_id), where.c_str());
 		return kInterrupted;
 	}
-	(void)runner_rc;
 
 	const std::string status = instance.value("status", "");
 	json out = {{"status", status},
