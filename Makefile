@@ -2,7 +2,7 @@
 #
 #   make            the extension (PGXS) and the C++ binaries and tests (CMake, in build/)
 #   make install    installs the extension into the PostgreSQL found by pg_config
-#   make check      the whole test suite (test/run-all.sh)
+#   make test       the whole test suite (test/run-all.sh)
 #
 # The extension's C module links the ASL interpreter from core/ (C++), the same
 # code the SQLite shim uses; it is compiled here with -fPIC for the module.
@@ -43,7 +43,7 @@ $(DATA_built): $(SQL_PARTS)
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
 # SKIP_CXX=1 builds only the extension.
-.PHONY: cxx check
+.PHONY: cxx test
 ifndef SKIP_CXX
 all: cxx
 endif
@@ -51,7 +51,7 @@ cxx:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 	cmake --build $(BUILD) -j$$(nproc)
 
-check:
+test:
 	bash test/run-all.sh
 
 installcheck: | regress-dirs

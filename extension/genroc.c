@@ -56,7 +56,12 @@ _PG_init(void)
 							   "Empty means real time (the transaction's start).",
 							   &genroc_test_clock,
 							   "",
-							   PGC_USERSET,
+							   /*
+								* Superuser only: whoever sets it moves time for
+								* every instance a tick touches.  Test roles get
+								* GRANT SET ON PARAMETER genroc.test_clock.
+								*/
+							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000

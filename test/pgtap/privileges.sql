@@ -2,7 +2,7 @@
 -- DEFINER functions); the tables, the views and the private genroc._*
 -- helpers are not.
 BEGIN;
-SELECT plan(17);
+SELECT plan(18);
 
 CREATE ROLE genroc_tap_plain NOLOGIN;
 
@@ -59,6 +59,8 @@ SELECT throws_ok('DELETE FROM genroc._workers', '42501', NULL, 'the workers tabl
 SELECT throws_ok('SELECT * FROM genroc.instances', '42501', NULL, 'the instances view is not readable until an admin grants it');
 SELECT throws_ok($$SELECT genroc._step('x', '{}', '{}')$$, '42501', NULL, 'the interpreter bridge is private');
 SELECT throws_ok($$SELECT genroc._apply_step(1, '{}')$$, '42501', NULL, 'the step recorder is private');
+SELECT throws_ok($$SELECT set_config('genroc.test_clock', '2030-01-01 00:00Z', true)$$, '42501', NULL,
+	'a plain role cannot move the test clock');
 RESET ROLE;
 SELECT is((SELECT count(*)::int FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id
 		   WHERE d.name = 'tap'), 1, 'what the plain role did is in the tables');
