@@ -111,12 +111,29 @@ bool is_string_object(const json &v) {
 	return true;
 }
 
+// A timestamp in the forms PostgreSQL's timestamptz input takes for ISO
+// dates: RFC 3339, a space instead of "T", no seconds, a zone as Z, +HH,
+// +HHMM or +HH:MM, none (UTC, the session zone PgStore sets), or a date
+// alone (its midnight, UTC).
+bool parse_timestamp(const std::string &text, int64_t &ms) {
+	static const std::regex re(
+		R"(^\s*(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?)?\s*(?:([Zz])|([+-]\d{2})(?::?(\d{2}))?)?\s*$)");
+	std::smatch m;
+	if (!std::regex_match(text, m, re)) return false;
+	std::string rfc = m[1].str() + "T" + (m[2].matched ? m[2].str() : "00:00") + (m[3].matched ? m[3].str() : ":00");
+	if (m[5].matched)
+		rfc += m[5].str() + ":" + (m[6].matched ? m[6].str() : "00");
+	else
+		rfc += "Z";
+	return asl::parse_time(rfc, ms);
+}
+
 int64_t time_option(const json &v, const std::string &option) {
 	if (!v.is_string())
 		throw Error(sqlstate::INVALID_DATETIME_FORMAT,
 					"option \"" + option + "\" must be a timestamp string, not " + v.dump());
 	int64_t t;
-	if (!asl::parse_time(v.get<std::string>(), t))
+	if (!parse_timestamp(v.get<std::string>(), t))
 		throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid timestamp for option \"" + option + "\": " + v.dump());
 	return t;
 }
@@ -761,15 +778,11 @@ class SqliteStore final : public Store {
 
 	std::string now() override { return iso(now_ms()); }
 
+	// Like the setting genroc.test_clock: any text is taken, empty means real
+	// time, and a value that is not a time fails every operation that reads
+	// the clock (22007), not the setting itself.
 	void set_test_clock(const std::optional<std::string> &iso_time) override {
-		if (!iso_time || iso_time->empty()) {
-			test_clock_.reset();
-			return;
-		}
-		int64_t t;
-		if (!asl::parse_time(*iso_time, t))
-			throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid value for genroc.test_clock: \"" + *iso_time + "\"");
-		test_clock_ = t;
+		test_clock_ = iso_time.value_or("");
 	}
 
 	bool wait_for_work(int timeout_ms) override {
@@ -801,7 +814,14 @@ class SqliteStore final : public Store {
 	// (claim: from its queues) or flushed after COMMIT (wal_checkpoint).
 	Durability durability_for(Commit) const { return Durability::normal; }
 
-	int64_t now_ms() const { return test_clock_ ? *test_clock_ : system_now_ms(); }
+	int64_t now_ms() const {
+		if (test_clock_.empty()) return system_now_ms();
+		int64_t t;
+		if (!parse_timestamp(test_clock_, t))
+			throw Error(sqlstate::INVALID_DATETIME_FORMAT,
+						"invalid input syntax for type timestamp with time zone: \"" + test_clock_ + "\"");
+		return t;
+	}
 
 	// Runs fn(now) in one BEGIN IMMEDIATE transaction; rolls back on any
 	// exception, so an error changes nothing (as a failed SQL function).
@@ -1080,7 +1100,7 @@ class SqliteStore final : public Store {
 
 	std::string path_;
 	Db db_;
-	std::optional<int64_t> test_clock_;
+	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
 };
 

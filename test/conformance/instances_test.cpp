@@ -150,3 +150,38 @@ TEST_P(StoreTest, HistoryOfWaitsLapsesAndCancel) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// The test clock takes what PostgreSQL's timestamptz input takes for ISO
+// dates; a value that is not a time fails on use (22007), and empty is real
+// time.
+TEST_P(StoreTest, TestClockFormsAndBadValues) {
+	const std::pair<const char *, double> forms[] = {
+		{"2030-01-01 00:00Z", 0},
+		{"2030-01-01 02:00:00+02", 0},
+		{"2030-01-01T00:00:01.5Z", 1.5},
+		{"2029-12-31 23:00:00-01:00", 0},
+		{"2030-01-01 00:01:00", 60},
+	};
+	for (auto &[text, seconds] : forms) {
+		SCOPED_TRACE(text);
+		store().set_test_clock(std::string(text));
+		EXPECT_EQ(store().now(), time_at(seconds));
+	}
+	define("quick", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Succeed"}}})"));
+	store().set_test_clock(std::string("2030-01-01 00:00Z"));
+	int64_t delayed = start("quick", json::object(), {{"run_at", "2030-01-01 00:00:30+00"}});
+	EXPECT_EQ(instance(delayed).at("wait_until"), time_at(30));
+
+	EXPECT_NO_THROW(store().set_test_clock(std::string("not a time")));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "not a time", store().now());
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "", store().start("quick", json::object(), json::object()));
+	store().set_test_clock(std::string(""));
+	EXPECT_NE(store().now(), time_at(0));
+	EXPECT_EQ(store().start("quick", json::object(), json::object()).status, "succeeded");
+	store().set_test_clock(std::nullopt);
+	EXPECT_NE(store().now(), time_at(0));
+}
+
+}  // namespace genroc::conformance
