@@ -325,7 +325,7 @@ void Runner::drain() {
 	}
 	renewer_stop_.request();
 	if (renewer_.joinable()) renewer_.join();
-	with_retry("worker_stop", [&](Store &s) { s.worker_stop(opt_.worker_id); });
+	if (registered_) with_retry("worker_stop", [&](Store &s) { s.worker_stop(opt_.worker_id); });
 
 	std::lock_guard<std::mutex> g(m_);
 	for (auto it = slots_.begin(); it != slots_.end();) {
@@ -370,6 +370,7 @@ int Runner::run(const StopFlag &stop) {
 		}
 	}
 	if (!register_worker(*store, stop, true)) return stop.requested() ? 0 : 1;
+	registered_ = true;
 	log::info("worker started", {{"worker", opt_.worker_id},
 								 {"queues", opt_.queues},
 								 {"concurrency", opt_.concurrency},
@@ -385,6 +386,9 @@ int Runner::run(const StopFlag &stop) {
 		try {
 			if (need_register_) {
 				if (!register_worker(*store, stop, false)) {
+					// The id may now belong to another live worker: never
+					// mark that one stopped on the way out.
+					registered_ = false;
 					exit_code = stop.requested() ? 0 : 1;
 					break;
 				}

@@ -95,6 +95,7 @@ class Runner {
 	StopFlag renewer_stop_;
 	std::thread renewer_;
 	std::atomic<bool> need_register_{false};
+	bool registered_ = false;	// the id is ours: worker_stop it at the end
 };
 
 }  // namespace genroc
