@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <httplib.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -226,6 +228,77 @@ TEST_F(Worker, RestartedWithItsOwnIdAfterACrashTakesItsWorkBack) {
 	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << again->log();
 	EXPECT_EQ(runs_of(dir_, "Step").size(), 2u);
 	EXPECT_NE(again->log().find("worker id in use; retrying"), std::string::npos) << again->log();
+}
+
+TEST_F(Worker, JsonLogModeWritesOneUtcJsonObjectPerLine) {
+	auto a = worker("wa", {"--log-mode", "json"});
+	int64_t id = start("jsonlog", one_step(json::object()));
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "succeeded") << a->log();
+	a->signal(SIGTERM);
+	ASSERT_EQ(exit_code(a->wait(15s)), 0) << a->log();
+	std::istringstream is(a->log());
+	int lines = 0;
+	bool saw_success = false;
+	for (std::string l; std::getline(is, l);) {
+		if (l.empty()) continue;
+		++lines;
+		json j = json::parse(l, nullptr, false);
+		ASSERT_TRUE(j.is_object()) << "not a JSON object: " << l;
+		ASSERT_TRUE(j["ts"].is_string()) << l;
+		EXPECT_EQ(j["ts"].get<std::string>().back(), 'Z') << l;
+		EXPECT_TRUE(j["msg"].is_string()) << l;
+		if (j["msg"] == "task succeeded" && j["instance"] == id) saw_success = true;
+	}
+	EXPECT_GE(lines, 3);
+	EXPECT_TRUE(saw_success) << a->log();
+}
+
+TEST_F(Worker, ServeAnswersHealthzWithLeaseAgeAndRunsWhatTheApiStarts) {
+	std::vector<std::string> argv = {genroc_bin(), "serve", "--database", db_url_, "--worker-id", "srv",
+									 "--listen", "127.0.0.1:0", "--lease-duration", "2s", "--handlers", handlers_};
+	auto srv = std::make_unique<Proc>(argv, std::map<std::string, std::string>{{"GENROC_WORKER_ID", "srv"},
+																			 {"E2E_WHO", "srv"},
+																			 {"E2E_DIR", dir_}},
+									  dir_ + "/srv.log");
+	int port = 0;
+	ASSERT_TRUE(eventually(
+		[&] {
+			auto log = srv->log();
+			auto at = log.find("listen=127.0.0.1:");
+			if (at == std::string::npos) return false;
+			port = std::atoi(log.c_str() + at + 17);
+			return port > 0 && log.find("worker started") != std::string::npos;
+		},
+		20s))
+		<< srv->log();
+	httplib::Client http("127.0.0.1", port);
+	auto health = http.Get("/healthz");
+	ASSERT_TRUE(health) << "no answer on port " << port;
+	EXPECT_EQ(health->status, 200);
+	json h = json::parse(health->body);
+	EXPECT_EQ(h["status"], "ok");
+	EXPECT_EQ(h["worker_id"], "srv");
+	EXPECT_EQ(h["manual_tick"], false);
+	ASSERT_TRUE(h["lease_age_ms"].is_number_integer()) << h.dump();
+	EXPECT_GE(h["lease_age_ms"].get<int64_t>(), 0);
+	// Renewed every ~667ms; a generous bound still tells "renewing" from "stuck".
+	EXPECT_LT(h["lease_age_ms"].get<int64_t>(), 10'000);
+
+	auto def = http.Post("/api/definitions", json{{"name", "viaapi"}, {"definition", one_step(json::object())}}.dump(),
+						 "application/json");
+	ASSERT_TRUE(def);
+	ASSERT_EQ(def->status, 201) << def->body;
+	auto started = http.Post("/api/instances", json{{"definition", "viaapi"}}.dump(), "application/json");
+	ASSERT_TRUE(started);
+	ASSERT_EQ(started->status, 201) << started->body;
+	int64_t id = json::parse(started->body)["instance_id"];
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	EXPECT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << srv->log();
+	EXPECT_EQ(inst["output"], (json{{"who", "srv"}, {"state", "Step"}}));
+
+	srv->signal(SIGTERM);
+	EXPECT_EQ(exit_code(srv->wait(15s)), 0) << srv->log();
 }
 
 // ---------------------------------------------------------------- genroc run
