@@ -30,6 +30,7 @@ struct DurationFlag {
 	std::string text;
 	Millis *target;
 	bool allow_zero;
+	const char *help;
 };
 
 int usage_error(const std::string &message) {
@@ -45,11 +46,16 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	app.set_help_all_flag("--help-all", "help for every command");
 
 	std::vector<DurationFlag> durations = {
-		{"--lease-duration", "GENROC_LEASE_DURATION", "10s", &cfg.lease_duration, false},
-		{"--stale-after", "GENROC_STALE_AFTER", "30s", &cfg.stale_after, true},
-		{"--shutdown-grace", "GENROC_SHUTDOWN_GRACE", "15s", &cfg.shutdown_grace, true},
-		{"--tick-interval", "GENROC_TICK_INTERVAL", "1s", &cfg.tick_interval, false},
-		{"--poll-interval", "GENROC_POLL_INTERVAL", "1s", &cfg.poll_interval, false},
+		{"--lease-duration", "GENROC_LEASE_DURATION", "10s", &cfg.lease_duration, false,
+		 "lease of each running task (renewed every third of it)"},
+		{"--stale-after", "GENROC_STALE_AFTER", "30s", &cfg.stale_after, true,
+		 "a holder of this worker id silent for longer is dead; wait this long for it"},
+		{"--shutdown-grace", "GENROC_SHUTDOWN_GRACE", "15s", &cfg.shutdown_grace, true,
+		 "on SIGTERM/SIGINT, time for running tasks to finish before their leases are released"},
+		{"--tick-interval", "GENROC_TICK_INTERVAL", "1s", &cfg.tick_interval, false,
+		 "how often to run genroc.tick() (timers, lapsed leases, timeouts)"},
+		{"--poll-interval", "GENROC_POLL_INTERVAL", "1s", &cfg.poll_interval, false,
+		 "claim at least this often even without a notification"},
 	};
 	std::string worker_id_flag, log_mode = "text", log_level;
 
@@ -73,7 +79,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_option("--worker-id", worker_id_flag,
 						"this worker's stable, unique id (default: the host name; GENROC_WORKER_ID wins)");
 		for (auto &d : durations)
-			sub->add_option(d.flag, d.text, std::string("duration, e.g. 10s, 500ms, 1h30m"))
+			sub->add_option(d.flag, d.text, std::string(d.help) + " (duration: 10s, 500ms, 1h30m)")
 				->envname(d.env)
 				->capture_default_str();
 		sub->add_option("--concurrency", cfg.concurrency, "tasks this worker runs at once")
