@@ -68,7 +68,10 @@ char arg_type(const Signature &sig, size_t i) {
 	return i < listed ? sig.args[i] : sig.rest;
 }
 
+// A whole number that fits int64 (an integral float too: 2.0 counts).
 bool is_integral(const json &v) {
+	if (v.is_number_unsigned())
+		return v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
 	if (v.is_number_integer())
 		return true;
 	if (v.is_number_float()) {
@@ -568,10 +571,12 @@ json eval_intrinsic(const Call &call, const json &input, const json &context) {
 		if (step == 0)
 			intrinsic_fail(fn, "the step must not be 0");
 		json out = json::array();
-		for (int64_t x = start; step > 0 ? x <= end : x >= end; x += step) {
+		for (int64_t x = start; step > 0 ? x <= end : x >= end;) {
 			if (out.size() >= 1000)
 				intrinsic_fail(fn, "the range has more than 1000 items");
 			out.push_back(x);
+			if (__builtin_add_overflow(x, step, &x))
+				break;	// past the int64 range, so past `end` too
 		}
 		return out;
 	}
@@ -636,7 +641,10 @@ json eval_intrinsic(const Call &call, const json &input, const json &context) {
 				intrinsic_fail(fn, "the sum is out of range");
 			return sum;
 		}
-		return v[0].get<double>() + v[1].get<double>();
+		const double sum = v[0].get<double>() + v[1].get<double>();
+		if (!std::isfinite(sum))
+			intrinsic_fail(fn, "the sum is out of range");
+		return sum;
 	}
 	if (fn == "States.StringSplit") {
 		const auto delims = code_points(v[1].get_ref<const std::string &>());

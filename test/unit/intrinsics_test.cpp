@@ -93,6 +93,9 @@ TEST(Intrinsic, ArrayRange) {
 	EXPECT_EQ(failure("States.ArrayRange(0, 1000, 1)"), "States.IntrinsicFailure");  // 1001 items
 	EXPECT_EQ(call("States.ArrayRange(1, 1000, 1)").size(), 1000u);
 	EXPECT_EQ(failure("States.ArrayRange(0, $.d, 1)"), "States.IntrinsicFailure");
+	// Stepping past the int64 range ends the range instead of wrapping around.
+	EXPECT_EQ(call("States.ArrayRange(9223372036854775806, 9223372036854775807, 5)"),
+			  J("[9223372036854775806]"));
 }
 
 TEST(Intrinsic, ArrayGetItemLengthUnique) {
@@ -165,6 +168,10 @@ TEST(Intrinsic, MathAdd) {
 	EXPECT_EQ(call("States.MathAdd($.n, -5)"), -2);
 	EXPECT_EQ(call("States.MathAdd($.d, 1)"), 3.5);
 	EXPECT_EQ(failure("States.MathAdd(9223372036854775807, 1)"), "States.IntrinsicFailure");
+	EXPECT_EQ(failure("States.MathAdd(1e308, 1e308)"), "States.IntrinsicFailure");
+	json in = kInput;
+	in["huge"] = J("18446744073709551615");
+	EXPECT_EQ(call("States.ArrayGetItem($.list, $.huge)", in)["error"], "States.IntrinsicFailure");
 	EXPECT_EQ(failure("States.MathAdd($.name, 1)"), "States.IntrinsicFailure");
 }
 
