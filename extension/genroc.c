@@ -17,6 +17,12 @@
  *				protocol"): from an event to where the instance stops
  *	  test clock	the setting genroc.test_clock: when it holds a timestamp,
  *				genroc.now() returns it, so tests control time
+ *	  durability	the setting genroc.durability (none, essential, terminal,
+ *				strict): which commits must reach the disk before they are
+ *				confirmed (DESIGN §4); genroc._flush_commit applies it
+ *	  commit class	why one transaction's commit may have to be flushed:
+ *				outside, only_once_claim, terminal, or progress (anything
+ *				else that writes)
  *
  * The interpreter is C++; core/asl_c.h promises that no exception crosses
  * its calls.  This file makes sure no longjmp (ereport) crosses them either:
@@ -29,6 +35,7 @@
 
 #include "access/xact.h"
 #include "fmgr.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -41,11 +48,39 @@ PG_MODULE_MAGIC;
 /* genroc.test_clock: '' means real time */
 static char *genroc_test_clock = NULL;
 
+/* genroc.durability (DESIGN §4) */
+typedef enum GenrocDurability
+{
+	GENROC_DURABILITY_NONE,
+	GENROC_DURABILITY_ESSENTIAL,
+	GENROC_DURABILITY_TERMINAL,
+	GENROC_DURABILITY_STRICT
+} GenrocDurability;
+
+static const struct config_enum_entry durability_options[] = {
+	{"none", GENROC_DURABILITY_NONE, false},
+	{"essential", GENROC_DURABILITY_ESSENTIAL, false},
+	{"terminal", GENROC_DURABILITY_TERMINAL, false},
+	{"strict", GENROC_DURABILITY_STRICT, false},
+	{NULL, 0, false}
+};
+
+static int	genroc_durability = GENROC_DURABILITY_ESSENTIAL;
+
+/*
+ * The local transaction in which a flush was requested, so a later statement
+ * of the same transaction never turns it off again.  InvalidLocalTransactionId
+ * when none was.
+ */
+static LocalTransactionId flush_requested_in = InvalidLocalTransactionId;
+
 void		_PG_init(void);
 
 PG_FUNCTION_INFO_V1(genroc_now);
 PG_FUNCTION_INFO_V1(genroc_validate);
 PG_FUNCTION_INFO_V1(genroc_step);
+PG_FUNCTION_INFO_V1(genroc_flush_commit);
+PG_FUNCTION_INFO_V1(genroc_durability_level);
 
 /* Registers the settings genroc reads. */
 void
@@ -64,6 +99,21 @@ _PG_init(void)
 							   PGC_SUSET,
 							   0,
 							   NULL, NULL, NULL);
+	DefineCustomEnumVariable("genroc.durability",
+							 "Which genroc commits are flushed to disk before they are confirmed.",
+							 "none, essential (work from outside and OnlyOnce claims), "
+							 "terminal (also instance ends) or strict (every commit).",
+							 &genroc_durability,
+							 GENROC_DURABILITY_ESSENTIAL,
+							 durability_options,
+							 /*
+							  * Any role: a session can only make its own
+							  * commits more or less durable, which
+							  * synchronous_commit already lets it do.
+							  */
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("genroc");
 #endif
@@ -89,6 +139,62 @@ genroc_now(PG_FUNCTION_ARGS)
 								   Int32GetDatum(-1));
 	}
 	PG_RETURN_TIMESTAMPTZ(GetCurrentTransactionStartTimestamp());
+}
+
+/*
+ * genroc._flush_commit(class): decides, for the transaction it runs in,
+ * whether its commit is flushed, by setting synchronous_commit for this
+ * transaction only (what set_config(..., true) does; a SET clause on the
+ * calling function would be undone before the commit).
+ *
+ * Every engine function that writes calls it: 'progress' for ordinary work,
+ * the named classes where the level may demand a flush.  A transaction that
+ * has asked for a flush keeps it, whatever later statements say.  Commits
+ * that need no flush are set to 'off' explicitly, since the server's own
+ * default is 'on'.  WAL is written in order, so one flushed commit also makes
+ * every earlier commit durable; the levels rely on that.
+ *
+ * Written in C because it runs in every writing transaction.
+ */
+Datum
+genroc_flush_commit(PG_FUNCTION_ARGS)
+{
+	char	   *class_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bool		flush;
+	LocalTransactionId lxid = MyProc->lxid;
+
+	if (strcmp(class_name, "outside") == 0 ||
+		strcmp(class_name, "only_once_claim") == 0)
+		flush = genroc_durability >= GENROC_DURABILITY_ESSENTIAL;
+	else if (strcmp(class_name, "terminal") == 0)
+		flush = genroc_durability >= GENROC_DURABILITY_TERMINAL;
+	else if (strcmp(class_name, "progress") == 0)
+		flush = genroc_durability >= GENROC_DURABILITY_STRICT;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown commit class \"%s\"", class_name),
+				 errhint("Known classes: outside, only_once_claim, terminal, progress.")));
+
+	if (flush)
+	{
+		flush_requested_in = lxid;
+		(void) set_config_option("synchronous_commit", "on",
+								 PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+	}
+	else if (flush_requested_in != lxid)
+		(void) set_config_option("synchronous_commit", "off",
+								 PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
+	PG_RETURN_VOID();
+}
+
+/* genroc.durability(): the level in force for this session. */
+Datum
+genroc_durability_level(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(durability_options[genroc_durability].name));
 }
 
 /* The parts of a failed interpreter call, copied out of malloc'd memory. */

@@ -113,24 +113,34 @@ CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_det
 	END;
 
 /*
- * The place where a commit must reach the disk before it is confirmed.
- * p_class names why: 'outside' (work from outside: start, activity results,
- * cancel), 'only_once_claim' (the claim of an OnlyOnce task), 'terminal' (an
- * instance ended).  The durability levels (DESIGN §4) are a later issue:
- * that issue maps (level, p_class) to set_config('synchronous_commit', ...,
- * true) here.  Until then nothing is changed, so every commit follows the
- * server's synchronous_commit, which is 'on' by default: every commit is
- * flushed (the strictest level).
+ * Durability (DESIGN §4; README "Durability").  Every engine function that
+ * writes calls genroc._flush_commit with the class of its work, and the
+ * level in the setting genroc.durability decides whether this transaction's
+ * commit is flushed before it is confirmed:
+ *
+ *   class            flushed at
+ *   outside          essential, terminal, strict   (start, activity results,
+ *                                                   cancel: work from outside)
+ *   only_once_claim  essential, terminal, strict   (before the handler runs)
+ *   terminal         terminal, strict              (an instance ended)
+ *   progress         strict                        (anything else)
+ *
+ * It sets synchronous_commit for the transaction ('on' or 'off': the server
+ * default is 'on', so a commit that need not wait is set 'off' explicitly)
+ * and never turns a flush that an earlier statement of the same transaction
+ * asked for back off.  WAL is sequential: a flushed commit makes every
+ * earlier commit durable too, so the unflushed progress of an instance
+ * becomes durable with the next flushed commit of any session.
  */
 CREATE FUNCTION genroc._flush_commit(p_class text) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-	IF p_class NOT IN ('outside', 'only_once_claim', 'terminal') THEN
-		RAISE EXCEPTION 'unknown commit class "%"', p_class USING ERRCODE = '22023';
-	END IF;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_flush_commit'
+	LANGUAGE C VOLATILE STRICT;
+
+CREATE FUNCTION genroc.durability() RETURNS text
+	AS 'MODULE_PATHNAME', 'genroc_durability_level'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION genroc.durability() IS
+	'The durability level in force for this session (setting genroc.durability): none, essential, terminal or strict.';
 
 /*
  * The context object $$ as the store knows it (the interpreter adds State).

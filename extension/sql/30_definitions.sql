@@ -12,6 +12,7 @@ DECLARE
 	v_hash text;
 	v_version int;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
 	END IF;

@@ -52,6 +52,7 @@ DECLARE
 	v_id bigint;
 	v_reclaimed int := 0;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_worker IS NULL THEN
 		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -124,6 +125,7 @@ CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
 	UPDATE genroc._workers SET heartbeat_at = genroc.now() WHERE id = p_worker;
 END;
@@ -157,6 +159,7 @@ CREATE FUNCTION genroc.worker_stop(p_worker text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
 	PERFORM genroc._release(p_worker, NULL, 'worker stopped');
 	UPDATE genroc._workers SET stopped_at = genroc.now() WHERE id = p_worker;
@@ -214,6 +217,7 @@ DECLARE
 	v_row record;
 	v_only_once boolean := false;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_queues IS NULL THEN
 		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -292,6 +296,7 @@ DECLARE
 	v_worker genroc._workers;
 	v_now timestamptz := genroc.now();
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
 		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -316,6 +321,7 @@ CREATE FUNCTION genroc.release(p_worker text, p_instances bigint[]) RETURNS int
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
 		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -357,6 +363,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
 			USING ERRCODE = '22004';
@@ -379,6 +386,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
 	END IF;

@@ -25,6 +25,7 @@ DECLARE
 	v_now timestamptz := genroc.now();
 	v_row record;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_activity IS NULL THEN
 		RAISE EXCEPTION 'p_activity must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -155,6 +156,7 @@ DECLARE
 	v_inst genroc._instances := genroc._activity(p_token);
 	v_now timestamptz := genroc.now();
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	UPDATE genroc._instances SET
 		heartbeat_at = CASE WHEN heartbeat_s IS NOT NULL
 					   THEN v_now + heartbeat_s * interval '1 second' END,

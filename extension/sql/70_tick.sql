@@ -30,6 +30,7 @@ DECLARE
 	v_timers int := 0;
 	v_run_at int := 0;
 BEGIN
+	PERFORM genroc._flush_commit('progress');
 	IF p_limit IS NULL THEN
 		RAISE EXCEPTION 'p_limit must not be null' USING ERRCODE = '22004';
 	END IF;
