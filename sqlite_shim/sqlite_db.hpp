@@ -52,6 +52,9 @@ class Db {
 
 	void begin_immediate(Durability d);
 	void commit();
+	// Flushes the WAL file to disk now (what synchronous=FULL does at
+	// COMMIT), for a transaction found to need it only after it began.
+	void sync_wal();
 	void rollback() noexcept;
 
   private:

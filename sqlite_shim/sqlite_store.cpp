@@ -298,7 +298,7 @@ class SqliteStore final : public Store {
 		// Canonical text: nlohmann sorts object keys, as jsonb does, so the same
 		// content always gives the same text.
 		const std::string text = definition.dump();
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			{
 				Query q(db_, "SELECT version FROM definitions WHERE name = ?1 AND definition = ?2", name, text);
 				if (q.next()) return DefineResult{name, static_cast<int>(q.i64(0)), false};
@@ -492,7 +492,7 @@ class SqliteStore final : public Store {
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"concurrency\" must be at least 1, not " +
 																   std::to_string(*concurrency));
 		}
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			{
 				Query q(db_, "SELECT host, heartbeat_at, stale_after_ms, stopped_at FROM workers WHERE id = ?1", worker);
 				if (q.next() && q.is_null(3) && q.i64(1) + q.i64(2) > now)
@@ -522,7 +522,7 @@ class SqliteStore final : public Store {
 	}
 
 	void worker_heartbeat(const std::string &worker) override {
-		write(Durability::normal, [&](int64_t now) {
+		write(durability_for(Commit::progress), [&](int64_t now) {
 			require_worker(worker);
 			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
 			return 0;
@@ -530,7 +530,7 @@ class SqliteStore final : public Store {
 	}
 
 	void worker_stop(const std::string &worker) override {
-		write(Durability::normal, [&](int64_t now) {
+		write(durability_for(Commit::progress), [&](int64_t now) {
 			require_worker(worker);
 			for (int64_t id :
 				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker))
@@ -569,7 +569,7 @@ class SqliteStore final : public Store {
 
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues, int n) override {
 		if (n < 1) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not " + std::to_string(n));
-		return write(durability_for(Commit::only_once_claim), [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			auto [lease_ms, concurrency] = require_worker(worker);
 			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
 			int64_t room = n;
@@ -602,6 +602,8 @@ class SqliteStore final : public Store {
 				t.resource = inst.resource.value_or("");
 				t.input = inst.task_input;
 				t.only_once = inst.only_once;
+				// on disk before its handler runs
+				if (inst.only_once) flush_on_commit(Commit::only_once_claim);
 				if (inst.timeout_s) t.timeout_s = static_cast<int>(*inst.timeout_s);
 				t.attempt = static_cast<int>(inst.attempt);
 				t.lease_expires = iso(expires);
@@ -612,7 +614,7 @@ class SqliteStore final : public Store {
 	}
 
 	std::vector<int64_t> renew(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			auto [lease_ms, concurrency] = require_worker(worker);
 			(void)concurrency;
 			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
@@ -630,7 +632,7 @@ class SqliteStore final : public Store {
 	}
 
 	void release(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
-		write(Durability::normal, [&](int64_t now) {
+		write(durability_for(Commit::progress), [&](int64_t now) {
 			require_worker(worker);
 			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 "
 								  "AND id IN (SELECT value FROM json_each(?2)) ORDER BY id",
@@ -641,7 +643,7 @@ class SqliteStore final : public Store {
 	}
 
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			log(id, now, "task_succeeded", inst.state,
 				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
@@ -650,7 +652,7 @@ class SqliteStore final : public Store {
 	}
 
 	std::string fail(int64_t id, int64_t epoch, const std::string &error, const std::string &cause) override {
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			return fail_task(inst.id, error, cause, now);
 		});
@@ -660,7 +662,7 @@ class SqliteStore final : public Store {
 
 	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker, int n) override {
 		if (n < 1) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not " + std::to_string(n));
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			std::vector<ActivityTask> out;
 			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'waiting' AND wait_kind = 'activity' "
 								  "AND activity_owner IS NULL AND activity = ?1 AND eligible_at <= ?2 "
@@ -703,7 +705,7 @@ class SqliteStore final : public Store {
 	}
 
 	void activity_heartbeat(const std::string &token) override {
-		write(Durability::normal, [&](int64_t now) {
+		write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = by_token(token);
 			std::optional<int64_t> due;
 			if (inst.heartbeat_s) due = now + *inst.heartbeat_s * 1000;
@@ -720,7 +722,7 @@ class SqliteStore final : public Store {
 	json tick(int limit) override {
 		if (limit < 1)
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
-		return write(Durability::normal, [&](int64_t now) {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			int64_t timeouts = 0, heartbeats = 0, lapsed = 0, timers = 0, run_at = 0;
 			// TimeoutSeconds: a handler task counts from its claim, an activity
 			// from its parking.
@@ -785,6 +787,12 @@ class SqliteStore final : public Store {
 		test_clock_ = iso_time.value_or("");
 	}
 
+	void set_durability(DurabilityLevel level) override { level_ = level; }
+	DurabilityLevel durability() override { return level_; }
+	void set_commit_delay(int) override {
+		throw Error("0A000", "--pg-commit-delay needs PostgreSQL; SQLite has no commit delay");
+	}
+
 	bool wait_for_work(int timeout_ms) override {
 		// SQLite has no notifications: a short sleep, and the caller polls.
 		std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(timeout_ms, 0, 50)));
@@ -802,17 +810,37 @@ class SqliteStore final : public Store {
 
   private:
 	// Why a commit may have to reach the disk (genroc._flush_commit's classes).
-	enum class Commit { outside, only_once_claim, terminal };
+	enum class Commit { outside, only_once_claim, terminal, progress };
 
-	// The one place where a commit's durability is decided.  The
-	// --durability levels (DESIGN §4) are a later issue; until then every
-	// commit uses synchronous=NORMAL (in WAL mode: never corrupts the file,
-	// may lose the last commits on power loss).  That issue maps (level,
-	// Commit) to Durability::full here.  PRAGMA synchronous is set before
-	// BEGIN, so a class known only inside the transaction (the claim of an
-	// OnlyOnce task, an instance that ends) must then be decided up front
-	// (claim: from its queues) or flushed after COMMIT (wal_checkpoint).
-	Durability durability_for(Commit) const { return Durability::normal; }
+	// The one place where a commit's durability is decided: (level, class)
+	// as genroc._flush_commit maps them.  NORMAL in WAL mode never corrupts
+	// the file but may lose the last commits on power loss; FULL syncs the
+	// WAL at COMMIT.  `none` is NORMAL too: OFF could corrupt the file.
+	Durability durability_for(Commit c) const {
+		bool flush = false;
+		switch (c) {
+			case Commit::outside:
+			case Commit::only_once_claim: flush = level_ >= DurabilityLevel::essential; break;
+			case Commit::terminal: flush = level_ >= DurabilityLevel::terminal; break;
+			case Commit::progress: flush = level_ >= DurabilityLevel::strict; break;
+		}
+		return flush ? Durability::full : Durability::normal;
+	}
+
+	// PRAGMA synchronous cannot change inside a transaction, so it is set
+	// before BEGIN from what the operation is known to be (write()).  Some
+	// classes show only inside: the claim of an OnlyOnce task, an instance
+	// that ends.  Those call this; when the level wants a flush that the
+	// transaction did not start with, write() syncs the WAL file right after
+	// COMMIT and before returning, so nothing is confirmed before it is on
+	// disk (one sync, as FULL would have done at COMMIT).
+	void flush_on_commit(Commit c) {
+		if (durability_for(c) == Durability::full && txn_durability_ != Durability::full) sync_after_commit_ = true;
+	}
+
+	DurabilityLevel level_ = DurabilityLevel::essential;
+	Durability txn_durability_ = Durability::normal;
+	bool sync_after_commit_ = false;
 
 	int64_t now_ms() const {
 		if (test_clock_.empty()) return system_now_ms();
@@ -829,9 +857,12 @@ class SqliteStore final : public Store {
 	template <typename F>
 	auto write(Durability d, F &&fn) -> std::invoke_result_t<F, int64_t> {
 		db_.begin_immediate(d);
+		txn_durability_ = d;
+		sync_after_commit_ = false;
 		try {
 			auto r = fn(now_ms());
 			db_.commit();
+			if (sync_after_commit_) db_.sync_wal();
 			return r;
 		} catch (...) {
 			db_.rollback();
@@ -1036,6 +1067,7 @@ class SqliteStore final : public Store {
 		} else if (kind == "succeeded" || kind == "failed") {
 			status = kind;
 			const bool ok = kind == "succeeded";
+			flush_on_commit(Commit::terminal);
 			auto str = [&](const char *k) -> std::optional<std::string> {
 				return out.contains(k) && out[k].is_string() ? std::optional<std::string>(out[k].get<std::string>())
 															 : std::nullopt;

@@ -213,6 +213,32 @@ class PgStore final : public Store {
 		exec("SELECT set_config('genroc.test_clock', $1, false)", {iso_time.value_or("")});
 	}
 
+	void set_durability(DurabilityLevel level) override {
+		durability_ = level;
+		apply_durability();
+	}
+
+	DurabilityLevel durability() override {
+		auto level = parse_durability(scalar("SELECT genroc.durability()", {}));
+		if (!level) throw Error("XX000", "genroc.durability() answered an unknown level");
+		return *level;
+	}
+
+	void set_commit_delay(int microseconds) override {
+		if (microseconds < 0 || microseconds > 100000)
+			throw Error("22023", "--pg-commit-delay must be between 0 and 100000 microseconds, not " +
+									 std::to_string(microseconds));
+		// Superusers pass this check too; a role without the privilege would
+		// only get a permission error from set_config, without the hint.
+		if (scalar("SELECT has_parameter_privilege(current_user, 'commit_delay', 'SET')", {}) != "t")
+			throw Error("42501", "--pg-commit-delay: role \"" + scalar("SELECT current_user", {}) +
+									 "\" may not set commit_delay",
+						"Setting commit_delay needs a superuser or GRANT SET ON PARAMETER commit_delay.",
+						"Grant it, or set commit_delay in the server's parameters and leave --pg-commit-delay off.");
+		commit_delay_ = microseconds;
+		exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(microseconds)});
+	}
+
 	bool wait_for_work(int timeout_ms) override {
 		ensure_connected();
 		if (!listening_) {
@@ -246,6 +272,16 @@ class PgStore final : public Store {
 	Conn conn_;
 	bool listening_ = false;
 	std::optional<std::string> test_clock_;
+	std::optional<DurabilityLevel> durability_;
+	std::optional<int> commit_delay_;
+
+	// The module defines genroc.durability when it loads; a value set before
+	// that would be taken unchecked, so the module is loaded first.
+	void apply_durability() {
+		if (!durability_) return;
+		exec("SELECT genroc.durability()", {});
+		exec("SELECT set_config('genroc.durability', $1, false)", {durability_name(*durability_)});
+	}
 
 	static std::string trim(std::string s) {
 		while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -269,6 +305,8 @@ class PgStore final : public Store {
 		// Session settings a reconnect must restore.
 		exec("SELECT set_config('application_name', 'genroc', false), set_config('TimeZone', 'UTC', false)", {});
 		if (test_clock_) exec("SELECT set_config('genroc.test_clock', $1, false)", {*test_clock_});
+		apply_durability();
+		if (commit_delay_) exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(*commit_delay_)});
 		if (was_listening) {
 			exec("LISTEN genroc", {});
 			listening_ = true;

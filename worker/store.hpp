@@ -52,6 +52,29 @@ struct ActivityTask {
 	std::optional<int> timeout_s;
 };
 
+// Which commits are flushed to disk before they are confirmed (DESIGN §4,
+// README "Durability"): none; essential = work from outside (start, activity
+// results, cancel) and the claim of an OnlyOnce task; terminal = essential
+// and every instance end; strict = every commit.
+enum class DurabilityLevel { none, essential, terminal, strict };
+
+inline const char *durability_name(DurabilityLevel level) {
+	switch (level) {
+		case DurabilityLevel::none: return "none";
+		case DurabilityLevel::essential: return "essential";
+		case DurabilityLevel::terminal: return "terminal";
+		case DurabilityLevel::strict: return "strict";
+	}
+	return "essential";
+}
+
+inline std::optional<DurabilityLevel> parse_durability(const std::string &text) {
+	for (auto l : {DurabilityLevel::none, DurabilityLevel::essential, DurabilityLevel::terminal,
+				   DurabilityLevel::strict})
+		if (text == durability_name(l)) return l;
+	return std::nullopt;
+}
+
 class Store {
   public:
 	virtual ~Store() = default;
@@ -97,6 +120,18 @@ class Store {
 	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC
 	// Sets (or with nullopt clears) the test clock of this store's session.
 	virtual void set_test_clock(const std::optional<std::string> &iso_time) = 0;
+
+	// Durability: the level for this store's commits from now on (PostgreSQL:
+	// the session setting genroc.durability, kept across reconnects; SQLite:
+	// the level of this connection), and the level in force (SQL:
+	// genroc.durability()).
+	virtual void set_durability(DurabilityLevel level) = 0;
+	virtual DurabilityLevel durability() = 0;
+	// --pg-commit-delay: commit_delay (microseconds, 0..100000) for this
+	// session and every reconnect.  Checks first that the role may set it
+	// (superuser, or GRANT SET ON PARAMETER commit_delay) and raises 42501
+	// if not.  SQLite has no such setting: 0A000.
+	virtual void set_commit_delay(int microseconds) = 0;
 
 	// Plumbing for the worker (not SQL functions)
 	// Blocks up to timeout_ms for a sign that work may be ready (PostgreSQL:
