@@ -28,9 +28,16 @@ using namespace detail;
 
 namespace {
 
-// A step that enters more states than this is a loop of inline states
-// (e.g. Pass -> Choice -> Pass ...): it would hold its transaction forever.
-constexpr size_t kMaxEnteredPerStep = 1000;
+// A step that enters more states than this is taken for a loop of inline
+// states that never stops (Pass -> Choice -> Pass ...), which would hold its
+// transaction forever.  Generous enough for a counting loop over a few
+// thousand items; a real loop over more should go through a Task or a Wait.
+constexpr size_t kMaxEnteredPerStep = 10000;
+
+// now_ms must be a time genroc can print (years 0000 to 9999), which also
+// keeps now + any delay far from int64 overflow.
+constexpr int64_t kMinNowMs = -62167219200000;	 // 0000-01-01T00:00:00Z
+constexpr int64_t kMaxNowMs = 253402300799999;	 // 9999-12-31T23:59:59.999Z
 
 // A Wait, timeout or delay must stay inside what int64 milliseconds hold.
 constexpr int64_t kMaxSeconds = 100LL * 365 * 24 * 3600;
@@ -1321,8 +1328,11 @@ json step(const Definition &d, const json &req) {
 		bad_request("\"op\" must be a string");
 	const std::string &op = op_v.get_ref<const std::string &>();
 	const json &now_v = field(req, "now_ms");
-	if (!now_v.is_number_integer() || (now_v.is_number_unsigned() && now_v.get<uint64_t>() > INT64_MAX))
-		bad_request("\"now_ms\" must be an integer (milliseconds since the epoch)");
+	if (!now_v.is_number_integer() ||
+		(now_v.is_number_unsigned() && now_v.get<uint64_t>() > INT64_MAX) ||
+		now_v.get<int64_t>() < kMinNowMs || now_v.get<int64_t>() > kMaxNowMs)
+		bad_request("\"now_ms\" must be an integer (milliseconds since the epoch, years 0000 "
+					"to 9999)");
 	json ctx = json::object();
 	if (auto it = req.find("context"); it != req.end() && !it->is_null()) {
 		if (!it->is_object())

@@ -164,7 +164,7 @@ TEST(Step, AnInlineLoopIsStoppedWithStatesRuntime) {
 	auto a = start(machine(R"({"A":{"Type":"Pass","Next":"B"},"B":{"Type":"Pass","Next":"A"}})"),
 				   J("{}"));
 	EXPECT_EQ(outcome(a)["error"], "States.Runtime");
-	EXPECT_EQ(a["entered"].size(), 1000u);
+	EXPECT_EQ(a["entered"].size(), 10000u);
 }
 
 // ---------------------------------------------------------------- Task
@@ -515,6 +515,9 @@ TEST(Request, MalformedRequestsAre22023) {
 		R"({"now_ms":1})",
 		R"({"op":"start"})",
 		R"({"op":"start","now_ms":"1"})",
+		R"({"op":"start","now_ms":1.5})",
+		R"({"op":"start","now_ms":253402300800000})",
+		R"({"op":"start","now_ms":-62167219200001})",
 		R"({"op":"explode","now_ms":1})",
 		R"({"op":"start","now_ms":1,"context":[]})",
 		R"({"op":"task_succeeded","now_ms":1,"state":"A","state_input":{}})",

@@ -25,6 +25,7 @@ TEST(Time, FormatIsUtcWithMilliseconds) {
 	EXPECT_EQ(asl::format_time(-1), "1969-12-31T23:59:59.999Z");
 	EXPECT_EQ(asl::format_time(951782400000), "2000-02-29T00:00:00.000Z");
 	EXPECT_EQ(asl::format_time(253402300799999), "9999-12-31T23:59:59.999Z");
+	EXPECT_EQ(asl::format_time(-62167219200000), "0000-01-01T00:00:00.000Z");
 }
 
 TEST(Time, ParseForms) {
