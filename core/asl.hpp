@@ -122,4 +122,19 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  * ordinary errors here: the store reports them as task_failed and Retry/Catch
  * decide.  genroc.HandlerMissing skips the retriers (a task that reached a
  * worker without its handler fails without retries, DESIGN §5); Catch applies.
+ *
+ * Details the protocol above leaves open, as the interpreter settles them:
+ *   - States.Runtime (a path that selects nothing, a bad SecondsPath value, a
+ *     loop of more than 10000 inline states in one step) always fails the
+ *     instance: neither Retry nor Catch sees it, not even when named.
+ *   - ErrorEquals "States.Timeout" also matches States.HeartbeatTimeout;
+ *     "States.TaskFailed" matches every error but those two (and Runtime).
+ *   - An error while building a Task's input (Parameters, an intrinsic,
+ *     TimeoutSecondsPath) goes to Catch only: there is nothing to retry.  An
+ *     error while processing its result (ResultSelector, ResultPath,
+ *     OutputPath) goes through Retry (the task runs again) and Catch.
+ *   - A catcher's output is {"Error": ..., "Cause": ...} at its ResultPath;
+ *     "Cause" is left out when the failure had none.
+ *   - "failed" has "error"/"cause" null when a Fail state names none.
+ *   - now_ms must lie in the years 0000-9999 (22023 otherwise).
  */
