@@ -42,7 +42,7 @@ constexpr int64_t kMaxNowMs = 253402300799999;	 // 9999-12-31T23:59:59.999Z
 // A Wait, timeout or delay must stay inside what int64 milliseconds hold.
 constexpr int64_t kMaxSeconds = 100LL * 365 * 24 * 3600;
 
-enum class StateType { Pass, Task, Choice, Wait, Succeed, Fail };
+enum class StateType { Pass, Task, Choice, Wait, Succeed, Fail, Parallel, Map };
 
 // InputPath/OutputPath: absent means `$` (everything), null means {}.
 struct IoPath {
@@ -134,14 +134,31 @@ struct State {
 	std::optional<int64_t> seconds, timestamp_ms;
 	std::optional<Path> seconds_path, timestamp_path;
 	ValueSource error, cause;
+	// Parallel: the scope of each branch; Map: the scope of the item
+	// processor and how the items are made (scopes are JSON pointers into
+	// the definition, see asl.hpp).
+	std::vector<std::string> branch_scopes;
+	std::string item_scope;
+	std::optional<Path> items_path;
+	std::optional<Template> item_selector;	// ItemSelector, or the older Parameters
+	int64_t max_concurrency = 0;			// 0: no limit
+	std::optional<int64_t> tolerated_count;
+	std::optional<double> tolerated_pct;
+};
+
+// One state machine: the top of a definition, a Parallel branch, or a Map's
+// item processor.
+struct Machine {
+	std::string start_at;
+	std::map<std::string, State> states;
 };
 
 }  // namespace
 
 class Definition {
   public:
-	std::string start_at;
-	std::map<std::string, State> states;
+	// Every machine of the definition by scope: "" is the top.
+	std::map<std::string, Machine> machines;
 };
 
 namespace {
@@ -290,6 +307,13 @@ const std::map<std::string, std::set<std::string>> &allowed_fields() {
 		  "TimestampPath"}},
 		{"Succeed", {"InputPath", "OutputPath"}},
 		{"Fail", {"Error", "Cause", "ErrorPath", "CausePath"}},
+		{"Parallel",
+		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultSelector", "ResultPath",
+		  "Retry", "Catch", "Branches"}},
+		{"Map",
+		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ItemSelector", "ItemsPath",
+		  "ItemProcessor", "Iterator", "MaxConcurrency", "ToleratedFailureCount",
+		  "ToleratedFailurePercentage", "ResultSelector", "ResultPath", "Retry", "Catch"}},
 	};
 	return fields;
 }
@@ -571,8 +595,101 @@ void compile_resource(State &s, const json &st, const std::string &where) {
 				  "\" (use handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)");
 }
 
+void compile_machine(const json &obj, const std::string &where, const std::string &scope,
+					 Definition &d, const std::set<std::string> &extra_fields);
+
+// A state name as one JSON pointer token (RFC 6901: ~ is ~0, / is ~1).
+std::string pointer_token(const std::string &name) {
+	std::string out;
+	for (char c : name) {
+		if (c == '~')
+			out += "~0";
+		else if (c == '/')
+			out += "~1";
+		else
+			out += c;
+	}
+	return out;
+}
+
+// Parallel and Map: the sub-machines and the Map's own fields.
+void compile_fanout(State &s, const json &st, const std::string &where, const std::string &scope,
+					Definition &d) {
+	const std::string here = scope + "/States/" + pointer_token(s.name);
+	if (s.type == StateType::Parallel) {
+		if (!st.contains("Branches"))
+			fault(member(where, "Branches"), "is required for a Parallel state");
+		const json &b = st["Branches"];
+		const std::string at = member(where, "Branches");
+		if (!b.is_array() || b.empty())
+			fault(at, "must be a non-empty array of state machines");
+		for (size_t i = 0; i < b.size(); i++) {
+			s.branch_scopes.push_back(here + "/Branches/" + std::to_string(i));
+			compile_machine(b[i], element(at, i), s.branch_scopes.back(), d, {});
+		}
+		return;
+	}
+	const bool proc = st.contains("ItemProcessor"), iter = st.contains("Iterator");
+	if (proc && iter)
+		fault(member(where, "Iterator"), "cannot be used together with ItemProcessor");
+	if (!proc && !iter)
+		fault(member(where, "ItemProcessor"), "is required for a Map state");
+	const char *pf = proc ? "ItemProcessor" : "Iterator";
+	const std::string pat = member(where, pf);
+	const json &p = st[pf];
+	if (p.is_object() && p.contains("ProcessorConfig")) {
+		const json &cfg = p["ProcessorConfig"];
+		const std::string cat = member(pat, "ProcessorConfig");
+		if (!cfg.is_object())
+			fault(cat, "must be an object");
+		check_fields(cfg, {"Mode", "ExecutionType"}, cat);
+		if (cfg.contains("Mode")) {
+			const std::string &mode = text_of(cfg["Mode"], member(cat, "Mode"));
+			if (mode == "DISTRIBUTED")
+				fault(member(cat, "Mode"), "distributed Map is not supported (only INLINE)");
+			if (mode != "INLINE")
+				fault(member(cat, "Mode"), "must be \"INLINE\", not \"" + mode + "\"");
+		}
+		if (cfg.contains("ExecutionType"))
+			text_of(cfg["ExecutionType"], member(cat, "ExecutionType"));
+	}
+	s.item_scope = here + "/" + pf;
+	compile_machine(p, pat, s.item_scope, d, {"ProcessorConfig"});
+	if (st.contains("ItemsPath"))
+		s.items_path = reference_path_of(st["ItemsPath"], member(where, "ItemsPath"));
+	if (st.contains("ItemSelector") && st.contains("Parameters"))
+		fault(member(where, "Parameters"), "cannot be used together with ItemSelector");
+	for (const char *f : {"ItemSelector", "Parameters"})
+		if (st.contains(f)) {
+			if (!st[f].is_object())
+				fault(member(where, f), "must be an object");
+			s.item_selector = compile_template(st[f], member(where, f));
+		}
+	if (st.contains("MaxConcurrency")) {
+		const json &m = st["MaxConcurrency"];
+		if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
+			(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
+			fault(member(where, "MaxConcurrency"), "must be an integer >= 0 (0: no limit)");
+		s.max_concurrency = m.get<int64_t>();
+	}
+	if (st.contains("ToleratedFailureCount")) {
+		const json &m = st["ToleratedFailureCount"];
+		if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
+			(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
+			fault(member(where, "ToleratedFailureCount"), "must be an integer >= 0");
+		s.tolerated_count = m.get<int64_t>();
+	}
+	if (st.contains("ToleratedFailurePercentage")) {
+		const json &m = st["ToleratedFailurePercentage"];
+		if (!m.is_number() || m.get<double>() < 0 || m.get<double>() > 100)
+			fault(member(where, "ToleratedFailurePercentage"), "must be a number from 0 to 100");
+		s.tolerated_pct = m.get<double>();
+	}
+}
+
 State compile_state(const std::string &name, const json &st, const std::string &where,
-					const std::map<std::string, json> &names) {
+					const std::map<std::string, json> &names, const std::string &scope,
+					Definition &d) {
 	if (!st.is_object())
 		fault(where, "a state must be an object");
 	State s;
@@ -580,8 +697,6 @@ State compile_state(const std::string &name, const json &st, const std::string &
 	if (!st.contains("Type"))
 		fault(member(where, "Type"), "is required");
 	const std::string &type = text_of(st["Type"], member(where, "Type"));
-	if (type == "Parallel" || type == "Map")
-		fault(member(where, "Type"), "state type \"" + type + "\" is not supported yet");
 	auto allowed = allowed_fields().find(type);
 	if (allowed == allowed_fields().end())
 		fault(member(where, "Type"), "unknown state type \"" + type + "\"");
@@ -591,6 +706,8 @@ State compile_state(const std::string &name, const json &st, const std::string &
 			 : type == "Choice" ? StateType::Choice
 			 : type == "Wait"	? StateType::Wait
 			 : type == "Succeed" ? StateType::Succeed
+			 : type == "Parallel" ? StateType::Parallel
+			 : type == "Map"	? StateType::Map
 								 : StateType::Fail;
 	for (auto it = st.begin(); it != st.end(); ++it) {
 		const std::string &k = it.key();
@@ -634,6 +751,16 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		s.result = st["Result"];
 
 	switch (s.type) {
+	case StateType::Parallel:
+	case StateType::Map:
+		compile_fanout(s, st, where, scope, d);
+		if (st.contains("Retry"))
+			s.retry = compile_retry(st["Retry"], member(where, "Retry"));
+		if (st.contains("Catch"))
+			s.catchers = compile_catch(st["Catch"], member(where, "Catch"), names);
+		if (s.type == StateType::Map)
+			s.parameters.reset();	// Map's Parameters is its item selector
+		break;
 	case StateType::Task: {
 		compile_resource(s, st, where);
 		if (st.contains("Retry"))
@@ -719,7 +846,7 @@ State compile_state(const std::string &name, const json &st, const std::string &
 }
 
 // The states reachable from StartAt, in the order found.
-std::set<std::string> reachable(const Definition &d) {
+std::set<std::string> reachable(const Machine &d) {
 	std::set<std::string> seen{d.start_at};
 	std::deque<std::string> todo{d.start_at};
 	while (!todo.empty()) {
@@ -741,48 +868,72 @@ std::set<std::string> reachable(const Definition &d) {
 	return seen;
 }
 
+// Compiles the machine at `scope` (StartAt, States) and, through its
+// Parallel and Map states, every machine nested in it.
+void compile_machine(const json &def, const std::string &where, const std::string &scope,
+					 Definition &d, const std::set<std::string> &extra_fields) {
+	const std::string &root = where;
+	if (!def.is_object())
+		fault(root, std::string("a state machine must be a JSON object, not ") + def.type_name());
+	std::set<std::string> allowed = {"StartAt", "States", "Comment"};
+	if (scope.empty())
+		allowed.insert({"Version", "TimeoutSeconds", "QueryLanguage"});
+	allowed.insert(extra_fields.begin(), extra_fields.end());
+	check_fields(def, allowed, root);
+	if (def.contains("QueryLanguage")) {
+		const std::string &ql = text_of(def["QueryLanguage"], member(root, "QueryLanguage"));
+		if (ql == "JSONata")
+			fault(member(root, "QueryLanguage"), "JSONata is not supported (only JSONPath)");
+		if (ql != "JSONPath")
+			fault(member(root, "QueryLanguage"), "must be \"JSONPath\", not \"" + ql + "\"");
+	}
+	if (def.contains("Comment"))
+		text_of(def["Comment"], member(root, "Comment"));
+	if (def.contains("Version"))
+		text_of(def["Version"], member(root, "Version"));
+	if (def.contains("TimeoutSeconds"))
+		positive_int(def["TimeoutSeconds"], member(root, "TimeoutSeconds"));
+	if (!def.contains("StartAt"))
+		fault(member(root, "StartAt"), "is required");
+	const std::string &start = text_of(def["StartAt"], member(root, "StartAt"));
+	if (start.empty())
+		fault(member(root, "StartAt"), "must not be empty");
+	if (!def.contains("States"))
+		fault(member(root, "States"), "is required");
+	const json &states = def["States"];
+	const std::string sw = member(root, "States");
+	if (!states.is_object() || states.empty())
+		fault(sw, "must be a non-empty object of states");
+	std::map<std::string, json> names;
+	for (auto it = states.begin(); it != states.end(); ++it) {
+		if (it.key().empty())
+			fault(sw, "a state name must not be empty");
+		if (it.key().size() > 80)
+			fault(member(sw, it.key()), "a state name has at most 80 characters");
+		names.emplace(it.key(), json());
+	}
+	if (!names.count(start))
+		fault(member(root, "StartAt"), "unknown state \"" + start + "\"");
+
+	Machine m;
+	m.start_at = start;
+	for (auto it = states.begin(); it != states.end(); ++it)
+		m.states.emplace(it.key(),
+						 compile_state(it.key(), *it, member(sw, it.key()), names, scope, d));
+	const auto seen = reachable(m);
+	for (const auto &[name, st] : m.states)
+		if (!seen.count(name))
+			fault(member(sw, name), "state \"" + name + "\" is unreachable from StartAt");
+	d.machines[scope] = std::move(m);
+}
+
 }  // namespace
 
 DefinitionPtr compile(const json &def) {
 	if (!def.is_object())
 		fault("$", std::string("a definition must be a JSON object, not ") + def.type_name());
-	check_fields(def, {"StartAt", "States", "Comment", "Version", "TimeoutSeconds"}, "$");
-	if (def.contains("Comment"))
-		text_of(def["Comment"], "$.Comment");
-	if (def.contains("Version"))
-		text_of(def["Version"], "$.Version");
-	if (def.contains("TimeoutSeconds"))
-		positive_int(def["TimeoutSeconds"], "$.TimeoutSeconds");
-	if (!def.contains("StartAt"))
-		fault("$.StartAt", "is required");
-	const std::string &start = text_of(def["StartAt"], "$.StartAt");
-	if (start.empty())
-		fault("$.StartAt", "must not be empty");
-	if (!def.contains("States"))
-		fault("$.States", "is required");
-	const json &states = def["States"];
-	if (!states.is_object() || states.empty())
-		fault("$.States", "must be a non-empty object of states");
-	std::map<std::string, json> names;
-	for (auto it = states.begin(); it != states.end(); ++it) {
-		if (it.key().empty())
-			fault("$.States", "a state name must not be empty");
-		if (it.key().size() > 80)
-			fault(member("$.States", it.key()), "a state name has at most 80 characters");
-		names.emplace(it.key(), json());
-	}
-	if (!names.count(start))
-		fault("$.StartAt", "unknown state \"" + start + "\"");
-
 	auto d = std::make_shared<Definition>();
-	d->start_at = start;
-	for (auto it = states.begin(); it != states.end(); ++it)
-		d->states.emplace(it.key(),
-						  compile_state(it.key(), *it, member("$.States", it.key()), names));
-	const auto seen = reachable(*d);
-	for (const auto &[name, st] : d->states)
-		if (!seen.count(name))
-			fault(member("$.States", name), "state \"" + name + "\" is unreachable from StartAt");
+	compile_machine(def, "$", "", *d, {});
 	return d;
 }
 
@@ -1022,7 +1173,7 @@ int64_t seconds_from(const Path &p, const json &input, const json &ctx, const ch
 
 class Runner {
   public:
-	Runner(const Definition &d, int64_t now, json ctx) : def_(d), now_(now), ctx_(std::move(ctx)) {}
+	Runner(const Machine &d, int64_t now, json ctx) : def_(d), now_(now), ctx_(std::move(ctx)) {}
 
 	json answer(json outcome) {
 		return json{{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
@@ -1038,7 +1189,8 @@ class Runner {
 			const State &st = def_.states.at(name);
 			entered_.push_back({{"state", st.name}, {"type", st.type_name}});
 			set_state(st, 0);
-			if (st.type == StateType::Task)
+			if (st.type == StateType::Task || st.type == StateType::Parallel ||
+				st.type == StateType::Map)
 				return enter_task(st, input, std::vector<int64_t>(st.retry.size(), 0), 0);
 			try {
 				json out;
@@ -1106,6 +1258,8 @@ class Runner {
 					break;
 				}
 				case StateType::Task:
+				case StateType::Parallel:
+				case StateType::Map:
 					break;	// handled above
 				}
 				if (st.end)
@@ -1199,7 +1353,62 @@ class Runner {
 		return static_cast<int64_t>(random_below_inclusive(static_cast<uint64_t>(delay)));
 	}
 
+	// Parallel and Map stop where a Task would: the store starts the
+	// children (branches or items) and resumes this state with
+	// children_done, or task_failed when the state fails.
+	json enter_fanout(const State &st, const json &raw, std::vector<int64_t> counts,
+					  int64_t delay_ms) {
+		json out = {{"state", st.name}, {"state_input", raw}};
+		try {
+			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+			if (st.type == StateType::Parallel) {
+				if (st.parameters)
+					eff = eval_template(*st.parameters, eff, ctx_, "Parameters", st.name);
+				json branches = json::array();
+				for (const auto &scope : st.branch_scopes)
+					branches.push_back({{"scope", scope}, {"input", eff}});
+				out["kind"] = "parallel";
+				out["branches"] = std::move(branches);
+			} else {
+				json items_v = st.items_path ? select_or_fail(*st.items_path, eff, ctx_, "ItemsPath",
+															  st.name)
+											 : eff;
+				if (!items_v.is_array())
+					throw Failure(ERR_RUNTIME,
+								  "in state \"" + st.name + "\", ItemsPath " +
+									  (st.items_path ? st.items_path->text() : std::string("$")) +
+									  " must select an array, not " + items_v.type_name());
+				if (items_v.empty())  // nothing to run: the Map is done at once
+					return task_succeeded(st, raw, json::array(), std::move(counts));
+				json items = json::array();
+				for (size_t i = 0; i < items_v.size(); i++) {
+					json input = items_v[i];
+					if (st.item_selector) {
+						json ctx = ctx_;
+						ctx["Map"] = {{"Item", {{"Index", i}, {"Value", items_v[i]}}}};
+						input = eval_template(*st.item_selector, eff, ctx, "ItemSelector", st.name);
+					}
+					items.push_back(
+						{{"scope", st.item_scope}, {"input", std::move(input)}, {"index", i}});
+				}
+				out["kind"] = "map";
+				out["items"] = std::move(items);
+				out["max_concurrency"] = st.max_concurrency;
+				out["tolerated_count"] = st.tolerated_count ? json(*st.tolerated_count) : json(nullptr);
+				out["tolerated_percentage"] =
+					st.tolerated_pct ? json(*st.tolerated_pct) : json(nullptr);
+			}
+		} catch (const Failure &f) {
+			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
+		}
+		out["retry_counts"] = counts;
+		out["delay_ms"] = delay_ms;
+		return out;
+	}
+
 	json enter_task(const State &st, const json &raw, std::vector<int64_t> counts, int64_t delay_ms) {
+		if (st.type != StateType::Task)
+			return enter_fanout(st, raw, std::move(counts), delay_ms);
 		json task_input;
 		std::optional<int64_t> timeout = st.timeout_s, heartbeat = st.heartbeat_s;
 		try {
@@ -1233,7 +1442,7 @@ class Runner {
 	}
 
   private:
-	const Definition &def_;
+	const Machine &def_;
 	int64_t now_;
 	json ctx_;
 	json entered_ = json::array();
@@ -1289,14 +1498,15 @@ const json &field(const json &req, const char *name) {
 	return *it;
 }
 
-const State &request_state(const Definition &d, const json &req, StateType want) {
+const State &request_state(const Machine &d, const json &req,
+						   std::initializer_list<StateType> want) {
 	const json &name = field(req, "state");
 	if (!name.is_string())
 		bad_request("\"state\" must be a string");
 	auto it = d.states.find(name.get<std::string>());
 	if (it == d.states.end())
 		bad_request("no state \"" + name.get<std::string>() + "\" in this definition");
-	if (it->second.type != want)
+	if (std::find(want.begin(), want.end(), it->second.type) == want.end())
 		bad_request("state \"" + it->first + "\" is a " + it->second.type_name + " state");
 	return it->second;
 }
@@ -1339,17 +1549,35 @@ json step(const Definition &d, const json &req) {
 			bad_request("\"context\" must be an object");
 		ctx = *it;
 	}
-	Runner runner(d, now_v.get<int64_t>(), std::move(ctx));
+	std::string scope;
+	if (auto it = req.find("scope"); it != req.end() && !it->is_null()) {
+		if (!it->is_string())
+			bad_request("\"scope\" must be a string");
+		scope = it->get<std::string>();
+	}
+	auto mit = d.machines.find(scope);
+	if (mit == d.machines.end())
+		bad_request("no scope \"" + scope + "\" in this definition");
+	const Machine &m = mit->second;
+	Runner runner(m, now_v.get<int64_t>(), std::move(ctx));
 	json outcome;
 	if (op == "start") {
 		auto it = req.find("input");
-		outcome = runner.run(d.start_at, it == req.end() ? json::object() : *it);
+		outcome = runner.run(m.start_at, it == req.end() ? json::object() : *it);
+	} else if (op == "children_done") {
+		const State &st = request_state(m, req, {StateType::Parallel, StateType::Map});
+		const json &outputs = field(req, "outputs");
+		if (!outputs.is_array())
+			bad_request("\"outputs\" must be an array");
+		outcome = runner.task_succeeded(st, field(req, "state_input"), outputs,
+										request_counts(st, req));
 	} else if (op == "task_succeeded") {
-		const State &st = request_state(d, req, StateType::Task);
+		const State &st = request_state(m, req, {StateType::Task});
 		outcome = runner.task_succeeded(st, field(req, "state_input"), field(req, "result"),
 										request_counts(st, req));
 	} else if (op == "task_failed") {
-		const State &st = request_state(d, req, StateType::Task);
+		const State &st =
+			request_state(m, req, {StateType::Task, StateType::Parallel, StateType::Map});
 		const json &error = field(req, "error");
 		if (!error.is_string() || error.get_ref<const std::string &>().empty())
 			bad_request("\"error\" must be a non-empty string");
@@ -1359,10 +1587,11 @@ json step(const Definition &d, const json &req) {
 		outcome = runner.handle_error(st, field(req, "state_input"), error.get<std::string>(), cause,
 									  request_counts(st, req), true);
 	} else if (op == "timer_fired") {
-		const State &st = request_state(d, req, StateType::Wait);
+		const State &st = request_state(m, req, {StateType::Wait});
 		outcome = runner.timer_fired(st, field(req, "state_input"));
 	} else {
-		bad_request("unknown op \"" + op + "\" (start, task_succeeded, task_failed, timer_fired)");
+		bad_request("unknown op \"" + op +
+					"\" (start, task_succeeded, task_failed, timer_fired, children_done)");
 	}
 	return runner.answer(std::move(outcome));
 }

@@ -80,7 +80,17 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  * =================
  *
  * Request (an object):
- *   "op"       "start" | "task_succeeded" | "task_failed" | "timer_fired"
+ *   "op"       "start" | "task_succeeded" | "task_failed" | "timer_fired" |
+ *              "children_done"
+ *   "scope"    optional string, default "" (the top of the definition): the
+ *              state machine the request is about.  A Parallel branch or a
+ *              Map item processor is a machine of its own, addressed by the
+ *              JSON pointer of its object in the definition, e.g.
+ *              "/States/P/Branches/1", "/States/M/ItemProcessor" (or
+ *              ".../Iterator"), nested: "/States/P/Branches/0/States/M/
+ *              ItemProcessor".  State names in a pointer escape ~ as ~0 and
+ *              / as ~1.  A child instance runs its parent's definition
+ *              version with its own scope.
  *   "now_ms"   integer, milliseconds since the epoch: genroc.now() of the caller
  *   "context"  the context object `$$` as the store knows it:
  *              {"Execution": {"Id", "Input", "Name", "StartTime"},
@@ -92,6 +102,15 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *   op "task_succeeded": "state", "state_input", "result", "retry_counts"
  *   op "task_failed":    "state", "state_input", "error", "cause", "retry_counts"
  *   op "timer_fired":    "state", "state_input"     (a Wait state's time has come)
+ *   op "children_done":  "state", "state_input", "outputs", "retry_counts"
+ *                        a Parallel or Map state's children all ended well:
+ *                        "outputs" is the array of their outputs in branch /
+ *                        item order; the state goes on as a task that
+ *                        succeeded with that array (ResultSelector,
+ *                        ResultPath, OutputPath, Next).  A Parallel or Map
+ *                        that fails (a failed branch, too many failed items)
+ *                        is reported with op "task_failed" on that state, so
+ *                        its Retry and Catch decide.
  *   "retry_counts" is the array the previous outcome returned for that state
  *   (one count per Retry entry); absent means all zero.
  *
@@ -106,6 +125,23 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *         the task becomes eligible delay_ms after now (Retry back-off with
  *         IntervalSeconds, BackoffRate, MaxDelaySeconds, JitterStrategy).
  *         resource is "handler:NAME", "activity:NAME" or "genroc:noop|fail|sleep".
+ *     {"kind": "parallel", "state", "state_input", "retry_counts", "delay_ms",
+ *      "branches": [{"scope", "input"}...]}
+ *         A Parallel state: the store parks the instance and starts one
+ *         child per branch (in branch order) with that scope and input;
+ *         delay_ms > 0 on a retry (the children start that much later).
+ *     {"kind": "map", "state", "state_input", "retry_counts", "delay_ms",
+ *      "items": [{"scope", "input", "index"}...], "max_concurrency": int
+ *      (0: no limit), "tolerated_count": int|null,
+ *      "tolerated_percentage": number|null}
+ *         A Map state with at least one item (ItemsPath, then ItemSelector
+ *         or Parameters with $$.Map.Item.Index / .Value); a Map of no items
+ *         goes on inline with [].  The store keeps at most max_concurrency
+ *         children alive.  An item that fails fails the state with its
+ *         error unless a tolerance is set; with one, the state fails with
+ *         States.ExceedToleratedFailureThreshold once more than
+ *         tolerated_count items (or more than tolerated_percentage of all
+ *         items) failed, and a failed item's output is {"Error", "Cause"}.
  *     {"kind": "wait", "state", "state_input", "until_ms": int}
  *         A Wait state whose deadline is in the future (a due one runs inline).
  *     {"kind": "succeeded", "output"}

@@ -1,0 +1,111 @@
+// asl_fanout_test.cpp — step() for Parallel and Map: the fan-out outcomes,
+// children_done (ResultSelector, ResultPath, OutputPath, Next), a failed
+// fan-out through task_failed (Retry, Catch), $$.Map.Item, and sub-machines
+// addressed by scope.
+
+#include "helpers.hpp"
+
+using namespace genroc;
+using namespace genroc::test;
+
+namespace {
+
+const char *kParallel = R"({"StartAt":"P","States":{
+  "P":{"Type":"Parallel","InputPath":"$.in","ResultSelector":{"both.$":"$"},
+       "ResultPath":"$.out","Next":"Done",
+       "Retry":[{"ErrorEquals":["Boom"],"MaxAttempts":1,"IntervalSeconds":2}],
+       "Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.err","Next":"Caught"}],
+       "Branches":[
+         {"StartAt":"B0","States":{"B0":{"Type":"Pass","Result":"zero","End":true}}},
+         {"StartAt":"B1","States":{"B1":{"Type":"Task","Resource":"genroc:noop","End":true}}}]},
+  "Done":{"Type":"Succeed"},
+  "Caught":{"Type":"Pass","End":true}}})";
+
+const char *kMap = R"({"StartAt":"M","States":{
+  "M":{"Type":"Map","ItemsPath":"$.xs","MaxConcurrency":2,"ToleratedFailureCount":1,
+       "ItemSelector":{"i.$":"$$.Map.Item.Index","v.$":"$$.Map.Item.Value","k.$":"$.k"},
+       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}},
+       "End":true}}})";
+
+}  // namespace
+
+TEST(Fanout, ParallelGivesEveryBranchItsScopeAndInput) {
+	auto a = start(J(kParallel), J(R"({"in":{"x":1}})"));
+	const json o = outcome(a);
+	EXPECT_EQ(o["kind"], "parallel");
+	EXPECT_EQ(o["state"], "P");
+	EXPECT_EQ(o["state_input"], J(R"({"in":{"x":1}})"));
+	EXPECT_EQ(o["branches"], J(R"([{"scope":"/States/P/Branches/0","input":{"x":1}},
+	                              {"scope":"/States/P/Branches/1","input":{"x":1}}])"));
+	EXPECT_EQ(o["retry_counts"], J("[0]"));
+	EXPECT_EQ(o["delay_ms"], 0);
+}
+
+TEST(Fanout, ABranchRunsInItsScope) {
+	auto a = run(J(kParallel), J(R"({"op":"start","scope":"/States/P/Branches/1","input":{"x":1}})"));
+	EXPECT_EQ(outcome(a)["kind"], "task");
+	EXPECT_EQ(outcome(a)["state"], "B1");
+	auto b = run(J(kParallel), J(R"({"op":"start","scope":"/States/P/Branches/0","input":{}})"));
+	EXPECT_EQ(outcome(b), J(R"({"kind":"succeeded","output":"zero"})"));
+}
+
+TEST(Fanout, UnknownScopeIsABadRequest) {
+	try {
+		run(J(kParallel), J(R"({"op":"start","scope":"/States/Nope","input":{}})"));
+		FAIL() << "accepted";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "22023");
+		EXPECT_STREQ(e.what(), "invalid step request: no scope \"/States/Nope\" in this definition");
+	}
+}
+
+TEST(Fanout, ChildrenDoneAppliesResultSelectorAndResultPath) {
+	auto a = run(J(kParallel), J(R"({"op":"children_done","state":"P","state_input":{"in":1},
+	                                 "outputs":["zero",{"x":1}]})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"succeeded","output":{"in":1,"out":{"both":["zero",{"x":1}]}}})"));
+	EXPECT_EQ(a["entered"], J(R"([{"state":"Done","type":"Succeed"}])"));
+}
+
+TEST(Fanout, AFailedParallelIsRetriedThenCaught) {
+	auto a = run(J(kParallel), J(R"({"op":"task_failed","state":"P","state_input":{"in":{"y":2}},
+	                                 "error":"Boom","cause":"c"})"));
+	EXPECT_EQ(outcome(a)["kind"], "parallel");
+	EXPECT_EQ(outcome(a)["retry_counts"], J("[1]"));
+	EXPECT_EQ(outcome(a)["delay_ms"], 2000);
+	auto b = run(J(kParallel), J(R"({"op":"task_failed","state":"P","state_input":{"in":{"y":2}},
+	                                 "error":"Boom","cause":"c","retry_counts":[1]})"));
+	EXPECT_EQ(outcome(b), J(R"({"kind":"succeeded","output":{"in":{"y":2},"err":{"Error":"Boom","Cause":"c"}}})"));
+}
+
+TEST(Fanout, MapItemsWithItemSelectorAndContext) {
+	auto a = start(J(kMap), J(R"({"xs":["a","b","c"],"k":7})"));
+	const json o = outcome(a);
+	EXPECT_EQ(o["kind"], "map");
+	EXPECT_EQ(o["max_concurrency"], 2);
+	EXPECT_EQ(o["tolerated_count"], 1);
+	EXPECT_TRUE(o["tolerated_percentage"].is_null());
+	ASSERT_EQ(o["items"].size(), 3u);
+	EXPECT_EQ(o["items"][1], J(R"({"scope":"/States/M/ItemProcessor","index":1,
+	                               "input":{"i":1,"v":"b","k":7}})"));
+}
+
+TEST(Fanout, MapOfNothingIsDoneAtOnce) {
+	auto a = start(J(kMap), J(R"({"xs":[],"k":7})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"succeeded","output":[]})"));
+}
+
+TEST(Fanout, MapItemsPathMustSelectAnArray) {
+	auto a = start(J(kMap), J(R"({"xs":{"no":1},"k":7})"));
+	EXPECT_EQ(outcome(a)["kind"], "failed");
+	EXPECT_EQ(outcome(a)["error"], "States.Runtime");
+}
+
+TEST(Fanout, NestedMapInParallelHasItsOwnScope) {
+	auto def = J(R"({"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+	  {"StartAt":"M","States":{"M":{"Type":"Map","End":true,"Iterator":
+	    {"StartAt":"X","States":{"X":{"Type":"Pass","End":true}}}}}}]}}})");
+	auto a = run(def, J(R"({"op":"start","scope":"/States/P/Branches/0","input":[1,2]})"));
+	EXPECT_EQ(outcome(a)["items"][0]["scope"], "/States/P/Branches/0/States/M/Iterator");
+	auto b = run(def, J(R"({"op":"start","scope":"/States/P/Branches/0/States/M/Iterator","input":5})"));
+	EXPECT_EQ(outcome(b), J(R"({"kind":"succeeded","output":5})"));
+}
