@@ -545,3 +545,83 @@ TEST(Request, StartWithoutInputUsesAnEmptyObject) {
 	auto a = asl::step(*d, J(R"({"op":"start","now_ms":5})"));
 	EXPECT_EQ(outcome(a)["output"], json::object());
 }
+
+// ---------------------------------------------------------------- finer points
+
+TEST(Step, PassResultWinsOverParameters) {
+	auto a = start(machine(R"({"A":{"Type":"Pass","Parameters":{"p":1},"Result":{"r":2},"End":true}})"),
+				   J("{}"));
+	EXPECT_EQ(outcome(a)["output"], J(R"({"r":2})"));
+}
+
+TEST(Step, ResultPathAppliesToTheRawInputNotTheInputPath) {
+	auto a = start(machine(R"({"A":{"Type":"Pass","InputPath":"$.in","ResultPath":"$.out","End":true}})"),
+				   J(R"({"in":{"v":1},"keep":true})"));
+	EXPECT_EQ(outcome(a)["output"], J(R"({"in":{"v":1},"keep":true,"out":{"v":1}})"));
+}
+
+TEST(Retry, PostTaskErrorRunsTheTaskAgain) {
+	auto def = machine(R"({"A":{"Type":"Task","Resource":"handler:h","ResultPath":"$.s.x",
+	  "Retry":[{"ErrorEquals":["States.ResultPathMatchFailure"],"MaxAttempts":1}],"End":true}})");
+	auto req = task_request("task_succeeded", "A", J(R"({"s":1})"));
+	req["result"] = 2;
+	auto o = outcome(run(def, req));
+	EXPECT_EQ(o["kind"], "task");
+	EXPECT_EQ(o["retry_counts"], J("[1]"));
+	req["retry_counts"] = J("[1]");
+	EXPECT_EQ(outcome(run(def, req))["error"], "States.ResultPathMatchFailure");
+}
+
+TEST(Retry, TaskInputFailingOnTheRetryGoesToCatch) {
+	// The retry's input reads $$.State.RetryCount, which is out of range on
+	// the first retry: that failure is caught, and not retried again.
+	auto def = machine(R"j({"A":{"Type":"Task","Resource":"handler:h",
+	  "Parameters":{"v.$":"States.ArrayGetItem($.l, $$.State.RetryCount)"},
+	  "Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":5}],
+	  "Catch":[{"ErrorEquals":["States.IntrinsicFailure"],"Next":"B","ResultPath":"$.err"}],
+	  "End":true},"B":{"Type":"Succeed"}})j");
+	auto first = outcome(start(def, J(R"({"l":["only"]})")));
+	EXPECT_EQ(first["task_input"], J(R"({"v":"only"})"));
+	auto req = task_request("task_failed", "A", J(R"({"l":["only"]})"));
+	req["error"] = "Boom";
+	req["retry_counts"] = J("[0]");
+	auto o = outcome(run(def, req));
+	EXPECT_EQ(o["kind"], "succeeded");
+	EXPECT_EQ(o["output"]["err"]["Error"], "States.IntrinsicFailure");
+}
+
+TEST(Wait, TimestampInlineAppliesInputAndOutputPath) {
+	auto def = machine(R"({"A":{"Type":"Wait","Timestamp":"2000-01-01T00:00:00Z","InputPath":"$.a",
+	  "OutputPath":"$.b","End":true}})");
+	EXPECT_EQ(outcome(start(def, J(R"({"a":{"b":7}})"), 1'000'000'000'000))["output"], 7);
+}
+
+TEST(Wait, FutureWaitKeepsTheRawInput) {
+	auto def = machine(R"({"A":{"Type":"Wait","SecondsPath":"$.s","InputPath":"$.w","End":true}})");
+	auto o = outcome(start(def, J(R"({"w":{"s":2},"other":1})"), 0));
+	EXPECT_EQ(o["state_input"], J(R"({"w":{"s":2},"other":1})"));
+	EXPECT_EQ(o["until_ms"], 2000);
+}
+
+TEST(Step, StateNamesWithSpecialCharacters) {
+	json def = J(R"({"StartAt":"first step","States":{"first step":{"Type":"Task",
+	  "Resource":"activity:x","Next":"it's done"},"it's done":{"Type":"Succeed"}}})");
+	auto o = outcome(start(def, J("{}")));
+	EXPECT_EQ(o["state"], "first step");
+	auto req = task_request("task_succeeded", "first step", J("{}"));
+	req["result"] = 1;
+	auto a = run(def, req);
+	EXPECT_EQ(a["entered"], J(R"([{"state":"it's done","type":"Succeed"}])"));
+	EXPECT_EQ(compile_error(R"({"StartAt":"A","States":{"A":{"Type":"Pass","Next":"it's"}}})"),
+			  "invalid definition at $.States.A.Next: unknown state \"it's\"");
+	EXPECT_EQ(compile_error(R"({"StartAt":"A","States":{"A":{"Type":"Succeed"},"it's":{"Type":"Succeed"}}})"),
+			  "invalid definition at $.States['it\\'s']: state \"it's\" is unreachable from StartAt");
+}
+
+TEST(Step, TheStoreContextIsNotChangedButStateIsReplaced) {
+	json ctx = kCtx;
+	ctx["State"] = {{"Name", "stale"}};
+	auto def = machine(R"({"A":{"Type":"Pass","Parameters":{"s.$":"$$.State.Name","t.$":"$$.Task.Token"},
+	  "End":true}})");
+	EXPECT_EQ(outcome(start(def, J("{}"), 0, ctx))["output"], J(R"({"s":"A","t":"tok-1"})"));
+}
