@@ -1,0 +1,421 @@
+// flush_test.cpp — proof, on both stores, of which commits reach the disk
+// before they are confirmed at each --durability level (DESIGN §4).
+//
+// SQLite: every file the store opens goes through a VFS that counts xSync
+// calls (the WAL file's sync is the commit's flush); a commit flushed iff the
+// count grew during the operation.
+//
+// PostgreSQL: a cluster of the test's own whose WAL writer does not flush by
+// itself within the test (wal_writer_delay 10s, no byte threshold, no
+// background writer, no autovacuum, no checkpoints), and right after each
+// operation a second connection compares pg_current_wal_flush_lsn() with
+// pg_current_wal_insert_lsn(): the operation's commit record is the last
+// WAL written, so it was flushed iff the flush position reached the insert
+// position.  The one thing that could still flush an unflushed commit is the
+// WAL writer's own timer, at most once per wal_writer_delay: a sequence that
+// saw an unexpected flush is run once more, right away, and must then match.
+// A flush that is missing is never excused.
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "sqlite_store.hpp"
+#include "store.hpp"
+
+namespace genroc::durability_test {
+namespace {
+
+using json = nlohmann::json;
+
+// ---- SQLite: a VFS that counts syncs ---------------------------------------
+
+std::atomic<int> g_syncs{0};
+sqlite3_vfs *g_real_vfs = nullptr;
+sqlite3_vfs g_counting_vfs;
+
+// One patched copy of each io_methods table the real VFS hands out; the
+// file objects stay the real ones, only their method table is swapped.
+struct Patched {
+	const sqlite3_io_methods *orig;
+	sqlite3_io_methods methods;
+};
+std::mutex g_patched_mutex;
+std::vector<std::unique_ptr<Patched>> g_patched;
+
+const Patched *patched_for_methods(const sqlite3_io_methods *m) {
+	for (auto &p : g_patched)
+		if (&p->methods == m) return p.get();
+	return nullptr;
+}
+
+int counting_sync(sqlite3_file *f, int flags) {
+	const Patched *p;
+	{
+		std::lock_guard<std::mutex> lock(g_patched_mutex);
+		p = patched_for_methods(f->pMethods);
+	}
+	g_syncs++;
+	return p->orig->xSync(f, flags);
+}
+
+int counting_open(sqlite3_vfs *, sqlite3_filename name, sqlite3_file *file, int flags, int *out_flags) {
+	int rc = g_real_vfs->xOpen(g_real_vfs, name, file, flags, out_flags);
+	if (rc != SQLITE_OK || file->pMethods == nullptr) return rc;
+	std::lock_guard<std::mutex> lock(g_patched_mutex);
+	Patched *found = nullptr;
+	for (auto &p : g_patched)
+		if (p->orig == file->pMethods) found = p.get();
+	if (!found) {
+		auto p = std::make_unique<Patched>();
+		p->orig = file->pMethods;
+		p->methods = *file->pMethods;
+		p->methods.xSync = counting_sync;
+		found = p.get();
+		g_patched.push_back(std::move(p));
+	}
+	file->pMethods = &found->methods;
+	return rc;
+}
+
+// Makes the counting VFS the default, so the shim's sqlite3_open_v2 uses it.
+void install_counting_vfs() {
+	static std::once_flag once;
+	std::call_once(once, [] {
+		g_real_vfs = sqlite3_vfs_find(nullptr);
+		g_counting_vfs = *g_real_vfs;
+		g_counting_vfs.zName = "genroc-counting";
+		g_counting_vfs.pNext = nullptr;
+		g_counting_vfs.xOpen = counting_open;
+		ASSERT_EQ(sqlite3_vfs_register(&g_counting_vfs, 1), SQLITE_OK);
+	});
+}
+
+// ---- the probes -------------------------------------------------------------
+
+// Tells whether the commit of the operation just run was flushed.
+class Probe {
+  public:
+	virtual ~Probe() = default;
+	virtual void before() = 0;
+	virtual bool flushed() = 0;
+};
+
+class SqliteProbe final : public Probe {
+  public:
+	void before() override { start_ = g_syncs.load(); }
+	bool flushed() override { return g_syncs.load() > start_; }
+
+  private:
+	int start_ = 0;
+};
+
+class PgProbe final : public Probe {
+  public:
+	explicit PgProbe(const std::string &url) : conn_(PQconnectdb(url.c_str())) {}
+	~PgProbe() override { PQfinish(conn_); }
+	bool ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+	void before() override {}
+	bool flushed() override {
+		// The gap between the two positions: 0 when flushed, or the size of a
+		// page header when the commit ended right at a page end (the insert
+		// position then points past the next page's header).  An unflushed
+		// commit leaves at least its own record (40 bytes or more) unflushed.
+		PGresult *r = PQexec(conn_,
+							 "SELECT pg_current_wal_insert_lsn() - pg_current_wal_flush_lsn() <= 24");
+		bool ok = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+		bool flushed = ok && PQgetvalue(r, 0, 0)[0] == 't';
+		if (!ok) ADD_FAILURE() << "probe query failed: " << PQerrorMessage(conn_);
+		PQclear(r);
+		return flushed;
+	}
+
+  private:
+	PGconn *conn_;
+};
+
+// ---- the operations and what each level flushes ------------------------------
+
+struct Expect {
+	const char *op;
+	bool none, essential, terminal, strict;
+	bool at(DurabilityLevel l) const {
+		switch (l) {
+			case DurabilityLevel::none: return none;
+			case DurabilityLevel::essential: return essential;
+			case DurabilityLevel::terminal: return terminal;
+			case DurabilityLevel::strict: return strict;
+		}
+		return false;
+	}
+};
+
+// The table this test proves (README "Durability").
+const std::vector<Expect> kTable = {
+	//  operation                    none   essential terminal strict
+	{"define", false, false, false, true},
+	{"worker_register", false, false, false, true},
+	{"start", false, true, true, true},
+	{"claim (plain task)", false, false, false, true},
+	{"complete (instance goes on)", false, false, false, true},
+	{"complete (instance ends)", false, false, true, true},
+	{"claim (OnlyOnce task)", false, true, true, true},
+	{"claim_activity", false, false, false, true},
+	{"activity_succeed", false, true, true, true},
+	{"cancel", false, true, true, true},
+	{"worker_heartbeat", false, false, false, true},
+};
+
+const json kTwoTasks = json::parse(R"({"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"handler:h","Next":"B"},
+	"B":{"Type":"Task","Resource":"handler:h","End":true}}})");
+const json kOnlyOnce = json::parse(R"({"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"handler:h","OnlyOnce":true,"End":true}}})");
+const json kActivity = json::parse(R"({"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"activity:approve","End":true}}})");
+
+// Runs every operation of kTable once on `store` and returns, per operation,
+// whether its commit was flushed.  `tag` keeps names unique per run.
+std::map<std::string, bool> run_sequence(Store &store, Probe &probe, const std::string &tag) {
+	std::map<std::string, bool> seen;
+	auto measure = [&](const char *op, auto &&fn) {
+		probe.before();
+		fn();
+		seen[op] = probe.flushed();
+	};
+	const std::string two = "two-" + tag, oo = "oo-" + tag, act = "act-" + tag, w = "w-" + tag;
+	measure("define", [&] { store.define(two, kTwoTasks); });
+	store.define(oo, kOnlyOnce);
+	store.define(act, kActivity);
+	measure("worker_register", [&] { store.worker_register(w, json::object()); });
+
+	StartResult s1;
+	measure("start", [&] { s1 = store.start(two, json::object(), json::object()); });
+	std::vector<Task> t;
+	measure("claim (plain task)", [&] { t = store.claim(w, {"default"}, 1); });
+	if (t.size() != 1 || t[0].only_once) {
+		ADD_FAILURE() << "expected one plain task";
+		return seen;
+	}
+	std::string st;
+	measure("complete (instance goes on)", [&] { st = store.complete(t[0].instance_id, t[0].epoch, json::object()); });
+	EXPECT_EQ(st, "ready");
+	t = store.claim(w, {"default"}, 1);
+	EXPECT_EQ(t.size(), 1u);
+	if (t.size() != 1) return seen;
+	measure("complete (instance ends)", [&] { st = store.complete(t[0].instance_id, t[0].epoch, json::object()); });
+	EXPECT_EQ(st, "succeeded");
+
+	store.start(oo, json::object(), json::object());
+	measure("claim (OnlyOnce task)", [&] { t = store.claim(w, {"default"}, 1); });
+	EXPECT_TRUE(t.size() == 1 && t[0].only_once);
+
+	store.start(act, json::object(), json::object());
+	std::vector<ActivityTask> a;
+	measure("claim_activity", [&] { a = store.claim_activity("approve", w, 1); });
+	EXPECT_EQ(a.size(), 1u);
+	if (a.size() != 1) return seen;
+	measure("activity_succeed", [&] { st = store.activity_succeed(a[0].token, json::object()); });
+	EXPECT_EQ(st, "succeeded");
+
+	auto s4 = store.start(two, json::object(), json::object());
+	measure("cancel", [&] { store.cancel(s4.instance_id); });
+	measure("worker_heartbeat", [&] { store.worker_heartbeat(w); });
+	return seen;
+}
+
+// What differs from kTable: "op: expected X, flushed Y" lines; and whether a
+// missing flush is among them (never excused).
+std::vector<std::string> mismatches(const std::map<std::string, bool> &seen, DurabilityLevel level,
+									bool *missing_flush) {
+	std::vector<std::string> out;
+	*missing_flush = false;
+	for (const auto &e : kTable) {
+		auto it = seen.find(e.op);
+		if (it == seen.end()) {
+			out.push_back(std::string(e.op) + ": not run");
+			*missing_flush = true;
+			continue;
+		}
+		if (it->second != e.at(level)) {
+			out.push_back(std::string(e.op) + ": expected " + (e.at(level) ? "flushed" : "not flushed") +
+						  ", was " + (it->second ? "flushed" : "not flushed"));
+			if (e.at(level)) *missing_flush = true;
+		}
+	}
+	return out;
+}
+
+const std::vector<DurabilityLevel> kLevels = {DurabilityLevel::none, DurabilityLevel::essential,
+											  DurabilityLevel::terminal, DurabilityLevel::strict};
+
+std::string joined(const std::vector<std::string> &lines) {
+	std::string s;
+	for (auto &l : lines) s += "  " + l + "\n";
+	return s;
+}
+
+// ---- SQLite -----------------------------------------------------------------
+
+TEST(SqliteDurability, EachLevelFlushesExactlyItsCommits) {
+	install_counting_vfs();
+	auto dir = std::filesystem::temp_directory_path() / ("genroc-dur-" + std::to_string(::getpid()));
+	std::filesystem::create_directories(dir);
+	for (auto level : kLevels) {
+		SCOPED_TRACE(durability_name(level));
+		auto path = (dir / (std::string(durability_name(level)) + ".db")).string();
+		auto store = open_sqlite_store(path);
+		store->set_durability(level);
+		EXPECT_EQ(store->durability(), level);
+		SqliteProbe probe;
+		bool missing = false;
+		auto diff = mismatches(run_sequence(*store, probe, durability_name(level)), level, &missing);
+		EXPECT_TRUE(diff.empty()) << "at " << durability_name(level) << ":\n" << joined(diff);
+	}
+	std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteDurability, DefaultIsEssentialAndCommitDelayIsRefused) {
+	auto dir = std::filesystem::temp_directory_path() / ("genroc-dur-d-" + std::to_string(::getpid()));
+	std::filesystem::create_directories(dir);
+	auto store = open_sqlite_store((dir / "d.db").string());
+	EXPECT_EQ(store->durability(), DurabilityLevel::essential);
+	try {
+		store->set_commit_delay(10);
+		ADD_FAILURE() << "set_commit_delay succeeded on SQLite";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "0A000");
+	}
+	std::filesystem::remove_all(dir);
+}
+
+// ---- PostgreSQL ---------------------------------------------------------------
+
+const char *kQuietWal =
+	"wal_writer_delay = 10000ms\n"
+	// the largest value: the WAL writer flushes on its timer only (0 would
+	// make it flush whatever it writes)
+	"wal_writer_flush_after = 2147483647\n"
+	"autovacuum = off\n"
+	"bgwriter_lru_maxpages = 0\n"
+	"checkpoint_timeout = 1d\n"
+	"max_wal_size = 10GB\n"
+	"wal_buffers = 16MB\n";
+
+class PgDurability : public ::testing::Test {
+  protected:
+	static void SetUpTestSuite() {
+		cluster_ = new OwnCluster(kQuietWal);
+	}
+	static void TearDownTestSuite() {
+		delete cluster_;
+		cluster_ = nullptr;
+	}
+	void SetUp() override {
+		if (!cluster_->ok()) {
+			if (std::getenv("GENROC_TEST_REQUIRE_PG")) FAIL() << cluster_->error();
+			GTEST_SKIP() << cluster_->error();
+		}
+	}
+	static OwnCluster *cluster_;
+};
+OwnCluster *PgDurability::cluster_ = nullptr;
+
+TEST_F(PgDurability, EachLevelFlushesExactlyItsCommits) {
+	for (auto level : kLevels) {
+		SCOPED_TRACE(durability_name(level));
+		auto store = open_pg_store(cluster_->url());
+		store->set_durability(level);
+		EXPECT_EQ(store->durability(), level);
+		PgProbe probe(cluster_->url());
+		ASSERT_TRUE(probe.ok());
+		std::vector<std::string> diff;
+		for (int run = 0; run < 2; run++) {
+			bool missing = false;
+			diff = mismatches(run_sequence(*store, probe, std::string(durability_name(level)) + std::to_string(run)),
+							  level, &missing);
+			if (diff.empty() || missing) break;
+			// Only unexpected flushes: the WAL writer's timer may have fired once;
+			// it cannot again within wal_writer_delay, so run again at once.
+		}
+		EXPECT_TRUE(diff.empty()) << "at " << durability_name(level) << ":\n" << joined(diff);
+	}
+}
+
+// One transaction that does outside work and then ordinary work commits
+// flushed: a later statement never takes back an earlier request.
+TEST_F(PgDurability, ALaterStatementNeverDowngradesAFlush) {
+	auto store = open_pg_store(cluster_->url());
+	store->define("dg", kTwoTasks);
+	store->worker_register("w-dg", json::object());
+	PGconn *c = PQconnectdb(cluster_->url().c_str());
+	ASSERT_EQ(PQstatus(c), CONNECTION_OK);
+	auto q = [&](const char *sql) {
+		PGresult *r = PQexec(c, sql);
+		std::string v = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) ? PQgetvalue(r, 0, 0) : "";
+		if (PQresultStatus(r) != PGRES_TUPLES_OK && PQresultStatus(r) != PGRES_COMMAND_OK)
+			ADD_FAILURE() << sql << ": " << PQerrorMessage(c);
+		PQclear(r);
+		return v;
+	};
+	PgProbe probe(cluster_->url());
+	q("SET genroc.durability = 'essential'");
+	for (int run = 0; run < 2; run++) {
+		q("BEGIN");
+		q("SELECT genroc.start('dg')");
+		EXPECT_EQ(q("SELECT current_setting('synchronous_commit')"), "on");
+		q("SELECT genroc.worker_heartbeat('w-dg')");
+		EXPECT_EQ(q("SELECT current_setting('synchronous_commit')"), "on");
+		q("COMMIT");
+		EXPECT_TRUE(probe.flushed());
+		// and the other way round: progress first, then outside work
+		q("BEGIN");
+		q("SELECT genroc.worker_heartbeat('w-dg')");
+		EXPECT_EQ(q("SELECT current_setting('synchronous_commit')"), "off");
+		q("SELECT genroc.start('dg')");
+		q("COMMIT");
+		EXPECT_TRUE(probe.flushed());
+	}
+	PQfinish(c);
+}
+
+TEST_F(PgDurability, CommitDelayNeedsThePrivilege) {
+	// The cluster's user is a superuser: allowed.
+	auto store = open_pg_store(cluster_->url());
+	EXPECT_NO_THROW(store->set_commit_delay(50));
+	// A plain role: refused with 42501 before anything is set.
+	int rc = 0;
+	shell("psql -X -q '" + cluster_->url() + "' -c \"DROP ROLE IF EXISTS plain; CREATE ROLE plain LOGIN; "
+		  "GRANT USAGE ON SCHEMA genroc TO plain\" 2>&1", &rc);
+	ASSERT_EQ(rc, 0);
+	std::string plain_url = cluster_->url();
+	plain_url.replace(plain_url.find("postgres@"), 9, "plain@");
+	auto plain = open_pg_store(plain_url);
+	try {
+		plain->set_commit_delay(50);
+		ADD_FAILURE() << "a role without the privilege set commit_delay";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "42501");
+		EXPECT_NE(std::string(e.what()).find("commit_delay"), std::string::npos) << e.what();
+	}
+	EXPECT_THROW(plain->set_commit_delay(-1), Error);
+	// GRANT SET ON PARAMETER is enough.
+	shell("psql -X -q '" + cluster_->url() + "' -c 'GRANT SET ON PARAMETER commit_delay TO plain' 2>&1", &rc);
+	ASSERT_EQ(rc, 0);
+	auto granted = open_pg_store(plain_url);
+	EXPECT_NO_THROW(granted->set_commit_delay(50));
+	EXPECT_EQ(granted->durability(), DurabilityLevel::essential);
+}
+
+}  // namespace
+}  // namespace genroc::durability_test
