@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "handlers.hpp"
+#include "queues_config.hpp"
 #include "http_api.hpp"
 #include "log.hpp"
 #include "run_cmd.hpp"
@@ -74,6 +75,17 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_option("--log-level", log_level, "debug, info, warn or error")
 			->envname("GENROC_LOG_LEVEL")
 			->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+		sub->add_option("--durability", cfg.durability,
+						"commits flushed to disk before they are confirmed: none, essential (work from "
+						"outside and OnlyOnce claims), terminal (also instance ends), strict (every commit)")
+			->envname("GENROC_DURABILITY")
+			->check(CLI::IsMember({"none", "essential", "terminal", "strict"}))
+			->capture_default_str();
+		sub->add_option("--pg-commit-delay", cfg.pg_commit_delay,
+						"PostgreSQL commit_delay in microseconds (0-100000) for genroc's sessions; needs a "
+						"superuser or GRANT SET ON PARAMETER commit_delay, else genroc refuses to start")
+			->envname("GENROC_PG_COMMIT_DELAY")
+			->check(CLI::Range(0, 100000));
 	};
 	auto worker_flags = [&](CLI::App *sub) {
 		sub->add_option("--worker-id", worker_id_flag,
@@ -91,6 +103,8 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			->delimiter(',');
 		sub->add_flag("--exclusive", cfg.exclusive, "serve only the --queue queues (and the handlers')")
 			->envname("GENROC_EXCLUSIVE");
+		sub->add_option("--queues-config", cfg.queues_config,
+						"queues file (JSON) written with queue_set at start (README \"Queues and routing\")");
 		sub->add_option("--region", cfg.region, "serve <queue>.<region> instead of each queue")
 			->envname("GENROC_REGION");
 		sub->add_flag("--manual-tick", cfg.manual_tick,
@@ -185,8 +199,42 @@ namespace {
 
 StopFlag g_stop;	// the signal thread outlives main's locals
 
-StoreFactory store_factory(const std::string &database) {
-	return [database] { return open_store(database); };
+}  // namespace
+
+// Every store the process opens gets the durability level and commit delay.
+StoreFactory store_factory(const Config &cfg) {
+	const std::string database = cfg.database;
+	const DurabilityLevel level = parse_durability(cfg.durability).value_or(DurabilityLevel::essential);
+	const int delay = cfg.pg_commit_delay;
+	return [database, level, delay] {
+		auto store = open_store(database);
+		store->set_durability(level);
+		if (delay >= 0) store->set_commit_delay(delay);
+		return store;
+	};
+}
+
+namespace {
+
+// Opens one store before anything starts, so a setting the database refuses
+// (--pg-commit-delay without the privilege, on SQLite at all) stops genroc
+// at once with the reason.  An unreachable database is not a refusal: the
+// worker waits for it.
+bool settings_accepted(const Config &cfg) {
+	try {
+		store_factory(cfg)();
+		return true;
+	} catch (const Error &e) {
+		if (is_transient(e)) return true;
+		json f = {{"sqlstate", e.sqlstate}, {"error", e.what()}};
+		if (!e.detail.empty()) f["detail"] = e.detail;
+		if (!e.hint.empty()) f["hint"] = e.hint;
+		log::error("refusing to start", f);
+		return false;
+	} catch (const std::exception &e) {
+		log::error("refusing to start", {{"error", e.what()}});
+		return false;
+	}
 }
 
 // Warns when the API port can be reached from other machines: there is no
@@ -203,7 +251,7 @@ void warn_if_exposed(const std::string &listen) {
 int run_api_command(const Config &cfg) {
 	std::unique_ptr<ApiServer> server;
 	try {
-		server = start_api({cfg.listen}, store_factory(cfg.database),
+		server = start_api({cfg.listen}, store_factory(cfg),
 						   HealthInfo{"", false, [] { return int64_t{-1}; }});
 	} catch (const std::exception &e) {
 		log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
@@ -225,16 +273,26 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.stale_after = cfg.stale_after;
 	o.shutdown_grace = cfg.shutdown_grace;
 	o.concurrency = cfg.concurrency;
-	o.queues = worker_queues(cfg, handlers.queues());
+	// Queue config goes to the database before the first claim; a conflict
+	// (a tenant's queue name used for another kind) stops the worker here.
+	try {
+		std::vector<QueueEntry> entries;
+		if (!cfg.queues_config.empty()) entries = load_queues_config(cfg.queues_config);
+		auto store = store_factory(cfg)();
+		o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues());
+	} catch (const std::exception &e) {
+		log::error("refusing to start: queue configuration", {{"error", e.what()}});
+		return kExitFailed;
+	}
 	o.manual_tick = cfg.manual_tick;
 	o.tick_interval = cfg.tick_interval;
 	o.poll_interval = cfg.poll_interval;
-	Runner runner(o, handlers, store_factory(cfg.database));
+	Runner runner(o, handlers, store_factory(cfg));
 
 	std::unique_ptr<ApiServer> server;
 	if (cfg.command == "serve") {
 		try {
-			server = start_api({cfg.listen}, store_factory(cfg.database),
+			server = start_api({cfg.listen}, store_factory(cfg),
 							   HealthInfo{cfg.worker_id, cfg.manual_tick,
 										  [&runner] { return runner.lease_age_ms(); }});
 		} catch (const std::exception &e) {
@@ -279,6 +337,7 @@ int genroc_main(int argc, const char *const *argv) {
 			return kExitUsage;
 		}
 	}
+	if (!settings_accepted(cfg)) return kExitFailed;
 	if (cfg.command == "run") return run_file(cfg, handlers, g_stop);
 	if (cfg.command == "api") return run_api_command(cfg);
 	return run_worker_command(cfg, handlers);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "config.hpp"
+#include "runner.hpp"
 
 namespace genroc {
 
@@ -19,6 +20,9 @@ inline constexpr int kExitUsage = 2;	// bad flags or configuration; nothing was 
 // the exit code to leave with (0 after --help, kExitUsage on an error, whose
 // message names the flag and is already printed on stderr).
 int parse_command_line(int argc, const char *const *argv, Config &config);
+
+// Opens the --database store with --durability and --pg-commit-delay applied.
+StoreFactory store_factory(const Config &config);
 
 // The whole program.
 int genroc_main(int argc, const char *const *argv);

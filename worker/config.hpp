@@ -30,10 +30,13 @@ struct Config {
 	bool exclusive = false;					// serve only --queue (and handler queues)
 	std::string region;						// serve <queue>.<region> only
 	std::string handlers_file;
+	std::string queues_config;				// --queues-config: queues to queue_set at start
 	std::string listen = "127.0.0.1:8448";
 	log::Mode log_mode = log::Mode::text;
 	log::Level log_level = log::Level::info;
 	bool manual_tick = false;
+	std::string durability = "essential";	// none | essential | terminal | strict
+	int pg_commit_delay = -1;				// microseconds; -1: leave the server's setting
 
 	// genroc run
 	std::string run_file;

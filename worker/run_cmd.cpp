@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "log.hpp"
+#include "cli.hpp"
 #include "runner.hpp"
 #include "store.hpp"
 
@@ -108,7 +109,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	std::unique_ptr<Store> store;
 	StartResult started;
 	try {
-		store = open_store(cfg.database);
+		store = store_factory(cfg)();
 		DefineResult def = store->define(name, definition);
 		started = store->start(name, input, json::object());
 		std::fprintf(stderr, "instance %lld of %s v%d (%s)\n", static_cast<long long>(started.instance_id),
@@ -131,8 +132,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	o.shutdown_grace = Millis(5'000);
 	o.tick_interval = Millis(200);	// timers fire promptly
 	o.poll_interval = Millis(100);
-	const std::string database = cfg.database;
-	Runner runner(o, handlers, [database] { return open_store(database); });
+	Runner runner(o, handlers, store_factory(cfg));
 	StopFlag runner_stop;
 	std::atomic<int> runner_rc{-1};	// -1 while the worker runs
 	std::thread worker([&] { runner_rc = runner.run(runner_stop); });

@@ -363,6 +363,10 @@ int Runner::run(const StopFlag &stop) {
 		try {
 			store = open_store_();
 		} catch (const Error &e) {
+			if (!is_transient(e)) {
+				log::error("cannot open the store", error_fields(e));
+				return 1;
+			}
 			note_error(e);
 		} catch (const std::exception &e) {
 			log::error("cannot open the store", {{"error", e.what()}});

@@ -301,6 +301,31 @@ TEST_F(Worker, ServeAnswersHealthzWithLeaseAgeAndRunsWhatTheApiStarts) {
 	EXPECT_EQ(exit_code(srv->wait(15s)), 0) << srv->log();
 }
 
+TEST_F(Worker, PgCommitDelayIsSetOrGenrocRefusesToStart) {
+	// The test role is a superuser: the delay is accepted and the worker runs.
+	auto a = worker("wa", {"--pg-commit-delay", "100", "--durability", "strict"});
+	int64_t id = start("delay", one_step(json::object()));
+	EXPECT_EQ(wait_status(id, {"succeeded", "failed"}, 30s)["status"], "succeeded") << a->log();
+
+	// A role without the privilege: refused before anything runs, with the reason.
+	const std::string role = "e2e_plain_" + db_name_;
+	pg_exec(PgServer::get().admin_url(), "CREATE ROLE " + role + " LOGIN");
+	std::string url = db_url_;
+	url.replace(url.find("://") + 3, url.find('@') - url.find("://") - 3, role);
+	std::vector<std::string> argv = {genroc_bin(), "worker", "--database", url, "--worker-id", "plain",
+									 "--pg-commit-delay", "100"};
+	Proc plain(argv, {{"GENROC_WORKER_ID", "plain"}}, dir_ + "/plain.log");
+	auto st = plain.wait(20s);
+	std::string log = plain.log();
+	try {
+		pg_exec(PgServer::get().admin_url(), "DROP ROLE " + role);
+	} catch (const std::exception &) {
+	}
+	ASSERT_EQ(exit_code(st), 1) << log;
+	EXPECT_NE(log.find("commit_delay"), std::string::npos) << log;
+	EXPECT_NE(log.find("refusing to start"), std::string::npos) << log;
+}
+
 // ---------------------------------------------------------------- genroc run
 
 class Run : public WorkerTest {
@@ -375,6 +400,13 @@ TEST_F(Run, CommandHandlerExampleWithItsHandlersFile) {
 	EXPECT_EQ(r["output"]["reservation"].get<std::string>().rfind("R-", 0), 0u) << r.dump();
 }
 
+
+TEST_F(Run, CommitDelayOnSqliteIsRefused) {
+	auto [rc, out] = run({"examples/order.json", "--pg-commit-delay", "100"});
+	EXPECT_EQ(rc, 1) << out << err_;
+	EXPECT_NE(err_.find("refusing to start"), std::string::npos) << err_;
+	EXPECT_EQ(err_.find("instance 1"), std::string::npos) << "it started an instance: " << err_;
+}
 
 // ---------------------------------------------------------------- database outage
 

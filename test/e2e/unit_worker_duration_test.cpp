@@ -134,6 +134,26 @@ TEST_F(CommandLine, QueuesIncludeHandlerQueuesAndRegion) {
 	EXPECT_EQ(worker_queues(cfg2, {}), std::vector<std::string>{"gpu"});
 }
 
+TEST_F(CommandLine, DurabilityAndCommitDelay) {
+	Config cfg;
+	ASSERT_EQ(parse({"worker"}, cfg), -1);
+	EXPECT_EQ(cfg.durability, "essential");
+	EXPECT_EQ(cfg.pg_commit_delay, -1);
+	Config cfg2;
+	ASSERT_EQ(parse({"serve", "--durability", "strict", "--pg-commit-delay", "250"}, cfg2), -1);
+	EXPECT_EQ(cfg2.durability, "strict");
+	EXPECT_EQ(cfg2.pg_commit_delay, 250);
+	Config cfg3;
+	::testing::internal::CaptureStderr();
+	EXPECT_EQ(parse({"worker", "--durability", "paranoid"}, cfg3), kExitUsage);
+	std::string err = ::testing::internal::GetCapturedStderr();
+	EXPECT_NE(err.find("--durability"), std::string::npos) << err;
+	::testing::internal::CaptureStderr();
+	EXPECT_EQ(parse({"worker", "--pg-commit-delay", "200000"}, cfg3), kExitUsage);
+	err = ::testing::internal::GetCapturedStderr();
+	EXPECT_NE(err.find("--pg-commit-delay"), std::string::npos) << err;
+}
+
 TEST_F(CommandLine, RunTakesFileInputNameAndJson) {
 	Config cfg;
 	ASSERT_EQ(parse({"run", "x/order.json", "--input", "{\"a\":1}", "--name", "n", "--json"}, cfg), -1);
