@@ -405,10 +405,12 @@ int Runner::run(const StopFlag &stop) {
 			const int free_slots = opt_.concurrency - running();
 			size_t got = 0;
 			if (free_slots > 0) {
-				// OnlyOnce: claim() returns after its transaction committed,
-				// so the claim that marks the task as started is durable (the
-				// engine flushes the claim of an OnlyOnce task; durability
-				// levels, DESIGN §4) before its handler runs below.
+				// OnlyOnce: claim() returns only after its transaction
+				// committed, and at --durability essential and above the
+				// engine flushes the commit of a claim that hands out an
+				// OnlyOnce task (DESIGN §4).  So the record that the task
+				// started is on disk before its handler runs below, and a
+				// crash can never lead to a second run.
 				auto tasks = store->claim(opt_.worker_id, opt_.queues, free_slots);
 				got = tasks.size();
 				for (auto &t : tasks) {
