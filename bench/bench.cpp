@@ -1,0 +1,393 @@
+// bench.cpp — genroc's own benchmark over the Store interface (the same
+// calls the genroc binary makes), in one process: worker threads, each with
+// its own connection, claim tasks of genroc:noop processes and complete them.
+//
+// For each store x durability x parallel workers (and, on PostgreSQL, with
+// and without commit_delay) it runs two workloads:
+//   w3  a 3-task process (three genroc:noop Tasks): tasks/s and instances/s
+//   w1  a 1-task process: instances/s
+// Enqueue is batched and not timed: on PostgreSQL one statement starts a
+// chunk of 500 instances (genroc.start over jsonb_array_elements, one commit
+// per chunk, like the peers' batched enqueue); SQLite has no multi-start
+// call, so each start is its own transaction there.  Then the workers drain
+// the queue and the clock runs from their start to the last completion.
+// Latency: one idle worker waiting (PostgreSQL: LISTEN genroc; SQLite: 1 ms
+// polls) and one start at a time: from the start call to the task claimed,
+// p50/p99.  CPU: this process (genroc's side; on SQLite the database is in
+// it too) and the PostgreSQL server's processes, from /proc.  WAL bytes per
+// task: the insert LSN's advance.  Each cell is the median of --repeat runs.
+//
+//   genroc_bench --pg URL --pgdata DIR --sqlite-dir DIR [--json FILE]
+//                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
+#include <libpq-fe.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sqlite_store.hpp"
+#include "store.hpp"
+
+using namespace genroc;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+	std::string pg_url, pgdata, sqlite_dir, json_path = "bench-results.json";
+	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
+	std::vector<int> workers = {1, 4, 16};
+	std::vector<std::string> stores = {"postgres", "sqlite"};
+};
+
+const json kOne = json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}})");
+const json kThree = json::parse(R"({"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"genroc:noop","Next":"B"},
+	"B":{"Type":"Task","Resource":"genroc:noop","Next":"C"},
+	"C":{"Type":"Task","Resource":"genroc:noop","End":true}}})");
+
+double cpu_self_s() {
+	rusage u{};
+	getrusage(RUSAGE_SELF, &u);
+	return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU seconds of the postmaster and all its children (backends, WAL writer...).
+double cpu_pg_s(const std::string &pgdata) {
+	if (pgdata.empty()) return 0;
+	std::ifstream pidf(pgdata + "/postmaster.pid");
+	long post = 0;
+	pidf >> post;
+	if (post <= 0) return 0;
+	const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+	double total = 0;
+	DIR *d = opendir("/proc");
+	if (!d) return 0;
+	while (dirent *e = readdir(d)) {
+		long pid = std::atol(e->d_name);
+		if (pid <= 0) continue;
+		std::ifstream st("/proc/" + std::string(e->d_name) + "/stat");
+		std::string line;
+		if (!std::getline(st, line)) continue;
+		auto close = line.rfind(')');
+		if (close == std::string::npos) continue;
+		std::istringstream rest(line.substr(close + 2));
+		std::string f;
+		std::vector<std::string> fields;
+		while (rest >> f) fields.push_back(f);
+		// fields[0] is state (field 3); ppid is field 4, utime 14, stime 15
+		if (fields.size() < 13) continue;
+		long ppid = std::atol(fields[1].c_str());
+		if (pid != post && ppid != post) continue;
+		total += (std::atof(fields[11].c_str()) + std::atof(fields[12].c_str())) / tick;
+	}
+	closedir(d);
+	return total;
+}
+
+// A raw libpq connection for what the Store interface does not batch.
+struct Pq {
+	PGconn *c;
+	explicit Pq(const std::string &url) : c(PQconnectdb(url.c_str())) {
+		if (PQstatus(c) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(c));
+	}
+	~Pq() { PQfinish(c); }
+	std::string q(const std::string &sql, std::vector<std::string> params = {}) {
+		std::vector<const char *> v;
+		for (auto &p : params) v.push_back(p.c_str());
+		PGresult *r = PQexecParams(c, sql.c_str(), static_cast<int>(v.size()), nullptr, v.data(), nullptr, nullptr, 0);
+		auto st = PQresultStatus(r);
+		if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+			std::string m = PQerrorMessage(c);
+			PQclear(r);
+			throw std::runtime_error(sql + ": " + m);
+		}
+		std::string out = st == PGRES_TUPLES_OK && PQntuples(r) ? PQgetvalue(r, 0, 0) : "";
+		PQclear(r);
+		return out;
+	}
+};
+
+struct Config {
+	std::string store;
+	DurabilityLevel level;
+	int workers;
+	int commit_delay;  // -1: off
+	std::string workload;  // w1 | w3
+};
+
+struct Result {
+	double seconds = 0, instances_s = 0, tasks_s = 0, cpu_genroc_s = 0, cpu_db_s = 0;
+	double wal_bytes_per_task = 0, calls_per_task = 0;
+};
+
+class Bench {
+  public:
+	explicit Bench(Options o) : o_(std::move(o)) {}
+
+	std::unique_ptr<Store> open(const Config &c, const std::string &sqlite_path) {
+		std::unique_ptr<Store> s = c.store == "postgres" ? open_pg_store(o_.pg_url) : open_sqlite_store(sqlite_path);
+		s->set_durability(c.level);
+		if (c.commit_delay >= 0) s->set_commit_delay(c.commit_delay);
+		return s;
+	}
+
+	// A fresh database state: PostgreSQL drops and recreates the extension;
+	// SQLite gets a new file.
+	std::string fresh(const Config &c, int run) {
+		if (c.store == "postgres") {
+			Pq p(o_.pg_url);
+			p.q("DROP EXTENSION IF EXISTS genroc CASCADE");
+			p.q("CREATE EXTENSION genroc");
+			p.q("CHECKPOINT");
+			return "";
+		}
+		std::string path = o_.sqlite_dir + "/bench-" + std::to_string(run) + ".db";
+		for (auto ext : {"", "-wal", "-shm"}) std::filesystem::remove(path + ext);
+		return path;
+	}
+
+	void enqueue(const Config &c, Store &s, const std::string &def, int n) {
+		if (c.store == "postgres") {
+			Pq p(o_.pg_url);
+			p.q("SELECT set_config('genroc.durability', $1, false)", {durability_name(c.level)});
+			for (int done = 0; done < n; done += 500) {
+				int k = std::min(500, n - done);
+				json items = json::array();
+				for (int i = 0; i < k; i++) items.push_back(json{{"i", done + i}});
+				p.q("SELECT count(*) FROM jsonb_array_elements($2::jsonb) AS v, LATERAL genroc.start($1, v) AS s",
+					{def, items.dump()});
+			}
+		} else {
+			for (int i = 0; i < n; i++) s.start(def, json{{"i", i}}, json::object());
+		}
+	}
+
+	Result throughput(const Config &c, int run) {
+		const std::string path = fresh(c, run);
+		auto admin = open(c, path);
+		const std::string def = c.workload == "w3" ? "three" : "one";
+		admin->define(def, c.workload == "w3" ? kThree : kOne);
+		const int instances = c.workload == "w3" ? o_.w3 : o_.w1;
+		const int tasks = instances * (c.workload == "w3" ? 3 : 1);
+		enqueue(c, *admin, def, instances);
+
+		std::vector<std::unique_ptr<Store>> stores;
+		for (int w = 0; w < c.workers; w++) {
+			stores.push_back(open(c, path));
+			stores.back()->worker_register("bench-" + std::to_string(w), json{{"lease_duration", "300s"}});
+		}
+		std::string lsn0;
+		if (c.store == "postgres") lsn0 = Pq(o_.pg_url).q("SELECT pg_current_wal_insert_lsn()::text");
+		std::atomic<int> done{0}, calls{0};
+		const double cpu0 = cpu_self_s(), db0 = c.store == "postgres" ? cpu_pg_s(o_.pgdata) : 0;
+		const auto t0 = Clock::now();
+		std::vector<std::thread> threads;
+		for (int w = 0; w < c.workers; w++)
+			threads.emplace_back([&, w] {
+				Store &s = *stores[w];
+				const std::string id = "bench-" + std::to_string(w);
+				while (done.load() < tasks) {
+					auto batch = s.claim(id, {"default"}, 8);
+					calls++;
+					for (auto &t : batch) {
+						s.complete(t.instance_id, t.epoch, json::object());
+						calls++;
+						done++;
+					}
+					if (batch.empty()) std::this_thread::yield();
+				}
+			});
+		for (auto &t : threads) t.join();
+		const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+		Result r;
+		r.seconds = secs;
+		r.cpu_genroc_s = cpu_self_s() - cpu0;
+		if (c.store == "postgres") {
+			r.cpu_db_s = cpu_pg_s(o_.pgdata) - db0;
+			Pq p(o_.pg_url);
+			r.wal_bytes_per_task =
+				std::atof(p.q("SELECT pg_current_wal_insert_lsn() - $1::pg_lsn", {lsn0}).c_str()) / tasks;
+		}
+		r.instances_s = instances / secs;
+		r.tasks_s = tasks / secs;
+		r.calls_per_task = static_cast<double>(calls.load()) / tasks;
+		return r;
+	}
+
+	// p50/p99 in ms from the start call to the claim, one at a time.
+	std::pair<double, double> latency(const Config &c, int run) {
+		const std::string path = fresh(c, run);
+		auto starter = open(c, path);
+		starter->define("one", kOne);
+		auto worker = open(c, path);
+		worker->worker_register("lat", json{{"lease_duration", "300s"}});
+		std::atomic<int64_t> claimed_id{0};
+		std::atomic<Clock::rep> claimed_at{0};
+		std::atomic<bool> stop{false};
+		std::thread w([&] {
+			while (!stop) {
+				auto tasks = worker->claim("lat", {"default"}, 1);
+				if (tasks.empty()) {
+					worker->wait_for_work(c.store == "postgres" ? 100 : 1);
+					continue;
+				}
+				claimed_at = Clock::now().time_since_epoch().count();
+				worker->complete(tasks[0].instance_id, tasks[0].epoch, json::object());
+				claimed_id = tasks[0].instance_id;
+			}
+		});
+		std::vector<double> ms;
+		for (int i = 0; i < o_.latency; i++) {
+			const auto t0 = Clock::now();
+			auto r = starter->start("one", json::object(), json::object());
+			while (claimed_id.load() != r.instance_id) std::this_thread::yield();
+			ms.push_back(std::chrono::duration<double, std::milli>(Clock::duration(claimed_at.load()) -
+																   t0.time_since_epoch())
+							 .count());
+		}
+		stop = true;
+		w.join();
+		std::sort(ms.begin(), ms.end());
+		return {ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 99 / 100)]};
+	}
+
+	static double median(std::vector<double> v) {
+		std::sort(v.begin(), v.end());
+		return v[v.size() / 2];
+	}
+
+	int run() {
+		json out = json::array();
+		std::vector<DurabilityLevel> levels = {DurabilityLevel::none, DurabilityLevel::essential,
+											   DurabilityLevel::terminal, DurabilityLevel::strict};
+		std::printf("%-8s %-9s %5s %3s | %9s %9s | %9s | %7s %7s | %8s %8s | %6s %6s\n", "store", "durabil.", "delay",
+					"wk", "w3 inst/s", "w3 task/s", "w1 inst/s", "lat p50", "lat p99", "cpu gen", "cpu db",
+					"WAL/t", "call/t");
+		int run_no = 0;
+		for (auto &store : o_.stores) {
+			if (store == "postgres" && o_.pg_url.empty()) continue;
+			for (auto level : levels) {
+				std::vector<int> delays = {-1};
+				if (store == "postgres" && o_.commit_delay > 0 &&
+					(level == DurabilityLevel::essential || level == DurabilityLevel::strict))
+					delays.push_back(o_.commit_delay);
+				for (int delay : delays) {
+					Config lc{store, level, 1, delay, "w1"};
+					std::vector<double> p50s, p99s;
+					for (int i = 0; i < o_.repeat; i++) {
+						auto [a, b] = latency(lc, run_no++);
+						p50s.push_back(a);
+						p99s.push_back(b);
+					}
+					const double p50 = median(p50s), p99 = median(p99s);
+					for (int workers : o_.workers) {
+						std::map<std::string, std::vector<Result>> rs;
+						for (const char *wl : {"w3", "w1"})
+							for (int i = 0; i < o_.repeat; i++)
+								rs[wl].push_back(throughput({store, level, workers, delay, wl}, run_no++));
+						auto med = [&](const char *wl, double Result::*f) {
+							std::vector<double> v;
+							for (auto &r : rs[wl]) v.push_back(r.*f);
+							return median(v);
+						};
+						const double w3i = med("w3", &Result::instances_s), w3t = med("w3", &Result::tasks_s),
+									 w1i = med("w1", &Result::instances_s);
+						// CPU per task, in microseconds, from the 3-task runs
+						const double tasks3 = o_.w3 * 3.0;
+						const double cg = med("w3", &Result::cpu_genroc_s) / tasks3 * 1e6,
+									 cd = med("w3", &Result::cpu_db_s) / tasks3 * 1e6;
+						const double wal = med("w3", &Result::wal_bytes_per_task),
+									 calls = med("w3", &Result::calls_per_task);
+						std::printf("%-8s %-9s %5s %3d | %9.0f %9.0f | %9.0f | %7.2f %7.2f | %6.0fus %6.0fus | %6.0f %6.2f\n",
+									store.c_str(), durability_name(level),
+									delay < 0 ? "-" : std::to_string(delay).c_str(), workers, w3i, w3t, w1i, p50, p99,
+									cg, cd, wal, calls);
+						std::fflush(stdout);
+						out.push_back({{"store", store},
+									   {"durability", durability_name(level)},
+									   {"commit_delay_us", delay < 0 ? json(nullptr) : json(delay)},
+									   {"workers", workers},
+									   {"w3_instances_per_s", w3i},
+									   {"w3_tasks_per_s", w3t},
+									   {"w1_instances_per_s", w1i},
+									   {"latency_p50_ms", p50},
+									   {"latency_p99_ms", p99},
+									   {"cpu_genroc_us_per_task", cg},
+									   {"cpu_db_us_per_task", store == "postgres" ? json(cd) : json(nullptr)},
+									   {"wal_bytes_per_task", store == "postgres" ? json(wal) : json(nullptr)},
+									   {"calls_per_task", calls},
+									   {"repeat", o_.repeat}});
+					}
+				}
+			}
+		}
+		std::ofstream(o_.json_path) << out.dump(2) << "\n";
+		std::printf("JSON: %s\n", o_.json_path.c_str());
+		return 0;
+	}
+
+  private:
+	Options o_;
+};
+
+std::vector<int> int_list(const std::string &s) {
+	std::vector<int> v;
+	std::stringstream ss(s);
+	for (std::string x; std::getline(ss, x, ',');) v.push_back(std::stoi(x));
+	return v;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+	Options o;
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		auto val = [&]() -> std::string {
+			if (i + 1 >= argc) {
+				std::fprintf(stderr, "%s needs a value\n", a.c_str());
+				std::exit(2);
+			}
+			return argv[++i];
+		};
+		if (a == "--pg") o.pg_url = val();
+		else if (a == "--pgdata") o.pgdata = val();
+		else if (a == "--sqlite-dir") o.sqlite_dir = val();
+		else if (a == "--json") o.json_path = val();
+		else if (a == "--w3") o.w3 = std::stoi(val());
+		else if (a == "--w1") o.w1 = std::stoi(val());
+		else if (a == "--repeat") o.repeat = std::stoi(val());
+		else if (a == "--latency") o.latency = std::stoi(val());
+		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
+		else if (a == "--workers") o.workers = int_list(val());
+		else if (a == "--stores") {
+			o.stores.clear();
+			std::stringstream ss(val());
+			for (std::string x; std::getline(ss, x, ',');) o.stores.push_back(x);
+		} else {
+			std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+			return 2;
+		}
+	}
+	if (o.sqlite_dir.empty()) o.sqlite_dir = std::filesystem::temp_directory_path().string();
+	try {
+		return Bench(o).run();
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "genroc_bench: %s\n", e.what());
+		return 1;
+	}
+}
