@@ -1103,8 +1103,13 @@ bool rule_true(const Rule &r, const json &input, const json &ctx) {
 	const auto var = r.variable->select(input, ctx);
 	if (r.op == Rule::IsPresent)
 		return var.has_value() == r.value.get<bool>();
+	// As in Step Functions, every other test of a missing variable is a
+	// States.Runtime failure, not "false": a rule that cannot be evaluated
+	// must not quietly send the instance down another branch.  Guard with
+	// IsPresent inside an And (And and Or stop at the first decisive rule).
 	if (!var)
-		return false;  // every other test of a missing variable is false
+		throw Failure(ERR_RUNTIME, "a Choice rule's Variable " + r.variable->text() +
+									   " selects nothing from the input");
 	const json &v = *var;
 	const bool want = r.value.is_boolean() && r.value.get<bool>();
 	int64_t ms;
@@ -1129,7 +1134,8 @@ bool rule_true(const Rule &r, const json &input, const json &ctx) {
 	if (r.value_path) {
 		auto got = r.value_path->select(input, ctx);
 		if (!got)
-			return false;
+			throw Failure(ERR_RUNTIME, "a Choice rule's path " + r.value_path->text() +
+										   " selects nothing from the input");
 		rhs = std::move(*got);
 	} else {
 		rhs = r.value;

@@ -126,6 +126,25 @@ TEST_P(StoreTest, NoChoiceMatchedWithoutDefaultFails) {
 	EXPECT_EQ(status(start("nodefault", {{"x", 1}})), "succeeded");
 }
 
+TEST_P(StoreTest, ChoiceOnAMissingVariableFailsWithRuntime) {
+	// As in Step Functions: a rule that cannot be evaluated fails the instance
+	// (uncatchable States.Runtime) instead of taking the Default branch; an
+	// IsPresent guard inside an And keeps the comparison from running.
+	define("missing_var", json::parse(R"({
+	  "StartAt": "C",
+	  "States": {"C": {"Type": "Choice", "Default": "D",
+	                   "Choices": [{"And": [{"Variable": "$.guarded", "IsPresent": true},
+	                                        {"Variable": "$.guarded", "NumericEquals": 1}], "Next": "D"},
+	                               {"Variable": "$.x", "NumericEquals": 1, "Next": "D"}]},
+	             "D": {"Type": "Succeed"}}})"));
+	auto r = store().start("missing_var", {{"y", 1}}, json::object());
+	EXPECT_EQ(r.status, "failed");
+	json inst = instance(r.instance_id);
+	EXPECT_EQ(inst.at("error"), "States.Runtime");
+	EXPECT_NE(inst.at("cause").get<std::string>().find("$.x"), std::string::npos) << inst.dump();
+	EXPECT_EQ(status(start("missing_var", {{"x", 2}})), "succeeded");
+}
+
 TEST_P(StoreTest, FailStateWithErrorAndCause) {
 	define("fail", json::parse(R"({
 	  "StartAt": "F",

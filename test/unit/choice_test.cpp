@@ -22,6 +22,19 @@ bool matches(const std::string &rule, const std::string &input) {
 	return outcome(a)["output"].get<bool>();
 }
 
+// True when evaluating the rule fails the instance with States.Runtime.
+bool runtime_failure(const std::string &rule, const std::string &input) {
+	json r = J(rule);
+	r["Next"] = "Yes";
+	json def = J(R"({"StartAt":"C","States":{
+	  "C":{"Type":"Choice","Default":"No"},
+	  "Yes":{"Type":"Pass","End":true},
+	  "No":{"Type":"Pass","End":true}}})");
+	def["States"]["C"]["Choices"] = json::array({r});
+	auto a = start(def, J(input));
+	return outcome(a)["kind"] == "failed" && outcome(a)["error"] == "States.Runtime";
+}
+
 }  // namespace
 
 TEST(Choice, StringComparisons) {
@@ -43,11 +56,11 @@ TEST(Choice, StringComparisons) {
 	EXPECT_TRUE(matches(R"({"Variable":"$.s","StringLessThanEqualsPath":"$.s"})", in));
 	EXPECT_TRUE(matches(R"({"Variable":"$.s","StringGreaterThanEqualsPath":"$.s"})", in));
 	EXPECT_FALSE(matches(R"({"Variable":"$.s","StringGreaterThanEqualsPath":"$.o"})", in));
-	// type mismatch and missing paths are false
+	// a type mismatch is false; a missing path is States.Runtime (as in Step Functions)
 	EXPECT_FALSE(matches(R"({"Variable":"$.n","StringEquals":"5"})", in));
 	EXPECT_FALSE(matches(R"({"Variable":"$.s","StringEqualsPath":"$.n"})", in));
-	EXPECT_FALSE(matches(R"({"Variable":"$.nope","StringEquals":"x"})", in));
-	EXPECT_FALSE(matches(R"({"Variable":"$.s","StringEqualsPath":"$.nope"})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.nope","StringEquals":"x"})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.s","StringEqualsPath":"$.nope"})", in));
 }
 
 TEST(Choice, NumericComparisons) {
@@ -74,7 +87,7 @@ TEST(Choice, NumericComparisons) {
 	EXPECT_FALSE(matches(R"({"Variable":"$.n","NumericGreaterThanEqualsPath":"$.g"})", in));
 	EXPECT_FALSE(matches(R"({"Variable":"$.s","NumericEquals":5})", in));
 	EXPECT_FALSE(matches(R"({"Variable":"$.n","NumericEqualsPath":"$.s"})", in));
-	EXPECT_FALSE(matches(R"({"Variable":"$.nope","NumericLessThan":5})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.nope","NumericLessThan":5})", in));
 }
 
 TEST(Choice, BooleanComparisons) {
@@ -124,7 +137,7 @@ TEST(Choice, StringMatches) {
 	EXPECT_FALSE(matches(R"({"Variable":"$.f","StringMatches":"log\\*"})", in));
 	EXPECT_TRUE(matches(R"({"Variable":"$.empty","StringMatches":"*"})", in));
 	EXPECT_FALSE(matches(R"({"Variable":"$.n","StringMatches":"*"})", in));
-	EXPECT_FALSE(matches(R"({"Variable":"$.nope","StringMatches":"*"})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.nope","StringMatches":"*"})", in));
 }
 
 TEST(Choice, TypeTests) {
@@ -147,10 +160,11 @@ TEST(Choice, TypeTests) {
 	EXPECT_FALSE(matches(R"({"Variable":"$.nope","IsPresent":true})", in));
 	EXPECT_TRUE(matches(R"({"Variable":"$.nope","IsPresent":false})", in));
 	EXPECT_FALSE(matches(R"({"Variable":"$.s","IsPresent":false})", in));
-	// Every other test of a missing variable is false, whatever its value.
-	EXPECT_FALSE(matches(R"({"Variable":"$.nope","IsNull":true})", in));
-	EXPECT_FALSE(matches(R"({"Variable":"$.nope","IsNull":false})", in));
-	EXPECT_FALSE(matches(R"({"Variable":"$.nope","IsString":false})", in));
+	// Every other test of a missing variable fails with States.Runtime.
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.nope","IsNull":true})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.nope","IsNull":false})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Variable":"$.nope","IsString":false})", in));
+	EXPECT_FALSE(runtime_failure(R"({"Variable":"$.s","IsString":false})", in));
 }
 
 TEST(Choice, AndOrNotNest) {
@@ -165,7 +179,13 @@ TEST(Choice, AndOrNotNest) {
 	                               {"Variable":"$.nope","IsPresent":true}]})", in));
 	EXPECT_TRUE(matches(R"({"Not":{"Variable":"$.a","NumericEquals":2}})", in));
 	EXPECT_FALSE(matches(R"({"Not":{"Variable":"$.a","NumericEquals":1}})", in));
-	EXPECT_TRUE(matches(R"({"Not":{"Variable":"$.nope","StringEquals":"x"}})", in));
+	EXPECT_TRUE(runtime_failure(R"({"Not":{"Variable":"$.nope","StringEquals":"x"}})", in));
+	// the IsPresent guard: And stops at the first false rule, so the missing
+	// variable is never compared
+	EXPECT_FALSE(matches(R"({"And":[{"Variable":"$.nope","IsPresent":true},
+	                                {"Variable":"$.nope","StringEquals":"x"}]})", in));
+	EXPECT_TRUE(matches(R"({"Or":[{"Variable":"$.a","NumericEquals":1},
+	                              {"Variable":"$.nope","StringEquals":"x"}]})", in));
 	EXPECT_TRUE(matches(R"({"Or":[{"Not":{"And":[{"Variable":"$.a","NumericEquals":1},
 	  {"Not":{"Variable":"$.b","StringEquals":"x"}}]}},{"Variable":"$.a","IsNull":true}]})", in));
 }
