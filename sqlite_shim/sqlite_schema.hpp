@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS instances (
 	timeout_at      INTEGER,
 	heartbeat_s     INTEGER,
 	heartbeat_at    INTEGER,
-	wait_kind       TEXT CHECK (wait_kind IN ('timer', 'run_at', 'activity')),
+	wait_kind       TEXT CHECK (wait_kind IN ('timer', 'run_at', 'activity', 'children', 'pending')),
 	wait_until      INTEGER,
 	activity        TEXT,
 	activity_token  TEXT UNIQUE,
@@ -75,8 +75,17 @@ CREATE TABLE IF NOT EXISTS instances (
 	name            TEXT,
 	created_at      INTEGER NOT NULL,
 	updated_at      INTEGER NOT NULL,
-	ended_at        INTEGER
+	ended_at        INTEGER,
+	-- composition, as the extension (10_tables.sql, 65_children.sql)
+	parent_id       INTEGER REFERENCES instances (id),
+	root_id         INTEGER REFERENCES instances (id),
+	child_index     INTEGER,
+	child_gen       INTEGER,
+	scope           TEXT,
+	fanout          TEXT
 );
+CREATE INDEX IF NOT EXISTS instances_parent ON instances (parent_id, child_gen, child_index)
+	WHERE parent_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS instances_claim ON instances (queue, priority, eligible_at, id) WHERE status = 'ready';
 CREATE INDEX IF NOT EXISTS instances_activity ON instances (activity, priority, eligible_at, id)
 	WHERE status = 'waiting' AND wait_kind = 'activity' AND activity_owner IS NULL;

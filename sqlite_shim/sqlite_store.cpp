@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <regex>
 #include <thread>
 #include <type_traits>
@@ -186,6 +187,9 @@ struct Inst {
 	json input;
 	std::optional<std::string> name;
 	int64_t created_at = 0;
+	std::optional<int64_t> parent_id, root_id, child_index, child_gen;
+	std::optional<std::string> scope;
+	json fanout;
 
 	bool ended() const { return status == "succeeded" || status == "failed" || status == "cancelled"; }
 };
@@ -194,7 +198,8 @@ constexpr const char *INST_SELECT =
 	"SELECT id, definition_id, status, state, state_input, task_input, resource, queue, priority, eligible_at, "
 	"lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once, timeout_s, "
 	"timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity, activity_token, activity_owner, "
-	"input, name, created_at FROM instances WHERE id = ?1";
+	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout "
+	"FROM instances WHERE id = ?1";
 
 Inst read_inst(const Query &q) {
 	Inst i;
@@ -227,6 +232,12 @@ Inst read_inst(const Query &q) {
 	i.input = q.js(26);
 	i.name = q.otext(27);
 	i.created_at = q.i64(28);
+	i.parent_id = q.oi64(29);
+	i.root_id = q.oi64(30);
+	i.child_index = q.oi64(31);
+	i.child_gen = q.oi64(32);
+	i.scope = q.otext(33);
+	i.fanout = q.js(34);
 	return i;
 }
 
@@ -235,7 +246,7 @@ constexpr const char *INSTANCE_JSON_COLUMNS =
 	"i.id, d.name, d.version, i.status, i.state, i.resource, i.queue, i.priority, i.input, i.task_input, "
 	"i.output, i.error, i.cause, i.attempt, i.interruptions, i.lease_owner, i.lease_epoch, i.lease_expires, "
 	"i.eligible_at, i.wait_kind, i.wait_until, i.activity, i.idempotency_key, i.labels, i.partition_key, "
-	"i.name, i.created_at, i.updated_at, i.ended_at";
+	"i.name, i.created_at, i.updated_at, i.ended_at, i.parent_id, i.root_id, i.child_index, i.scope";
 
 json instance_json(const Query &q) {
 	return {{"id", q.i64(0)},
@@ -266,7 +277,11 @@ json instance_json(const Query &q) {
 			{"name", text_or_null(q.otext(25))},
 			{"created_at", iso(q.i64(26))},
 			{"updated_at", iso(q.i64(27))},
-			{"ended_at", iso_or_null(q.oi64(28))}};
+			{"ended_at", iso_or_null(q.oi64(28))},
+			{"parent_id", q.is_null(29) ? json(nullptr) : json(q.i64(29))},
+			{"root_id", q.is_null(30) ? json(nullptr) : json(q.i64(30))},
+			{"child_index", q.is_null(31) ? json(nullptr) : json(q.i64(31))},
+			{"scope", text_or_null(q.otext(32))}};
 }
 
 const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
@@ -391,6 +406,10 @@ class SqliteStore final : public Store {
 			if (inst.ended())
 				throw Error(sqlstate::INSTANCE_ENDED,
 							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
+			for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND status NOT IN "
+									 "('succeeded', 'failed', 'cancelled') ORDER BY id",
+									 id))
+				cancel_tree(child, "the parent was cancelled", now);
 			Query(db_,
 				  "UPDATE instances SET status = 'cancelled', task_input = NULL, resource = NULL, "
 				  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, heartbeat_at = NULL, "
@@ -399,6 +418,7 @@ class SqliteStore final : public Store {
 				  "WHERE id = ?1",
 				  id, now)
 				.run();
+			if (inst.parent_id) child_ended(id, now);  // counts as a failed child
 			log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}});
 			return std::string("cancelled");
 		});
@@ -762,6 +782,14 @@ class SqliteStore final : public Store {
 						   now);
 				timers++;
 			}
+			// a retried Parallel or Map whose back-off is over: its children start
+			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
+								  "AND wait_kind = 'children' ORDER BY wait_until, id LIMIT ?2",
+								  now, limit)) {
+				Query(db_, "UPDATE instances SET wait_until = NULL WHERE id = ?1", id).run();
+				advance_children(id, now);
+				timers++;
+			}
 			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
 								  "AND wait_kind = 'run_at' ORDER BY wait_until, id LIMIT ?2",
 								  now, limit)) {
@@ -980,14 +1008,17 @@ class SqliteStore final : public Store {
 	}
 
 	// genroc._context: the context object $$ as the store knows it.
-	json context(const Inst &inst, const std::string &token) {
+	// A child is part of its root's execution: its Execution is the root's.
+	json context(const Inst &self, const std::string &token) {
+		const Inst root = self.root_id ? load(*self.root_id) : self;
+		const Inst &inst = self;
 		Query q(db_, "SELECT name, version FROM definitions WHERE id = ?1", inst.definition_id);
 		q.next();
 		return {{"Execution",
-				 {{"Id", std::to_string(inst.id)},
-				  {"Input", inst.input},
-				  {"Name", inst.name.value_or(std::to_string(inst.id))},
-				  {"StartTime", iso(inst.created_at)}}},
+				 {{"Id", std::to_string(root.id)},
+				  {"Input", root.input},
+				  {"Name", root.name.value_or(std::to_string(root.id))},
+				  {"StartTime", iso(root.created_at)}}},
 				{"StateMachine", {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}}},
 				{"Task", {{"Token", token}}}};
 	}
@@ -1010,6 +1041,7 @@ class SqliteStore final : public Store {
 		const std::string token = new_token();
 		request["now_ms"] = now;
 		request["context"] = context(inst, token);
+		if (inst.scope) request["scope"] = *inst.scope;
 		const json answer = asl::step(*def, request);
 		const json &out = answer.at("outcome");
 		const json entered = answer.value("entered", json::array());
@@ -1052,6 +1084,9 @@ class SqliteStore final : public Store {
 				.run();
 			log(id, now, "task_scheduled", out.at("state").get<std::string>(),
 				{{"resource", resource}, {"input", out.at("task_input")}, {"attempt", attempt}, {"delay_ms", delay}});
+		} else if (kind == "parallel" || kind == "map") {
+			status = "waiting";
+			fan_out(id, out, now);
 		} else if (kind == "wait") {
 			status = "waiting";
 			const int64_t until = out.at("until_ms").get<int64_t>();
@@ -1081,6 +1116,7 @@ class SqliteStore final : public Store {
 				  id, status, last_state, ok ? std::optional<json>(out.value("output", json(nullptr))) : std::nullopt,
 				  ok ? std::nullopt : str("error"), ok ? std::nullopt : str("cause"), now)
 				.run();
+			if (inst.parent_id) child_ended(id, now);  // the last one wakes the parent
 			log(id, now, status, last_state,
 				ok ? json{{"output", out.value("output", json(nullptr))}}
 				   : json{{"error", out.value("error", json(nullptr))}, {"cause", out.value("cause", json(nullptr))}});
@@ -1088,6 +1124,205 @@ class SqliteStore final : public Store {
 			throw Error("XX000", "ASL interpreter answered an unknown outcome: " + out.dump());
 		}
 		return status;
+	}
+
+	// ---- composition (65_children.sql): Parallel branches, Map items ----
+
+	// genroc._fan_out: parks the parent and creates its children; starts as
+	// many as may run (none while a retry back-off holds them: tick).
+	void fan_out(int64_t parent, const json &out, int64_t now) {
+		const Inst inst = load(parent);
+		const std::string kind = out.at("kind").get<std::string>();
+		json items = json::array();
+		if (kind == "parallel") {
+			int64_t i = 0;
+			for (const auto &b : out.at("branches")) {
+				json it = b;
+				it["index"] = i++;
+				items.push_back(std::move(it));
+			}
+		} else {
+			items = out.at("items");
+		}
+		const int64_t gen = (inst.fanout.is_object() ? inst.fanout.value("gen", int64_t(0)) : 0) + 1;
+		// a Parallel outcome has no max_concurrency (no limit)
+		const int64_t delay = out.value("delay_ms", int64_t(0));
+		const int64_t max_conc = out.value("max_concurrency", int64_t(0));
+		json counts = out.contains("retry_counts") && !out.at("retry_counts").is_null() ? out.at("retry_counts")
+																						 : json::array();
+		int64_t attempt = 0;
+		for (auto &c : counts) attempt += c.get<int64_t>();
+		const json fanout = {{"kind", kind},
+							 {"gen", gen},
+							 {"total", items.size()},
+							 {"max_concurrency", max_conc},
+							 {"tolerated_count", out.value("tolerated_count", json(nullptr))},
+							 {"tolerated_percentage", out.value("tolerated_percentage", json(nullptr))}};
+		Query(db_,
+			  "UPDATE instances SET status = 'waiting', state = ?2, state_input = ?3, task_input = NULL, "
+			  "resource = NULL, lease_owner = NULL, lease_expires = NULL, retry_counts = ?4, attempt = ?5, "
+			  "interruptions = 0, only_once = 0, timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, "
+			  "heartbeat_at = NULL, wait_kind = 'children', wait_until = ?6, activity = NULL, "
+			  "activity_token = NULL, activity_owner = NULL, fanout = ?7, updated_at = ?8 WHERE id = ?1",
+			  parent, out.at("state").get<std::string>(), out.at("state_input"), counts, attempt,
+			  delay > 0 ? std::optional<int64_t>(now + delay) : std::nullopt, fanout, now)
+			.run();
+		for (const auto &it : items)
+			Query(db_,
+				  "INSERT INTO instances (definition_id, status, eligible_at, input, queue, priority, wait_kind, "
+				  "parent_id, root_id, child_index, child_gen, scope, created_at, updated_at) "
+				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?2, ?2)",
+				  inst.definition_id, now, it.at("input"), inst.queue, inst.priority, parent,
+				  inst.root_id.value_or(parent), it.at("index").get<int64_t>(), gen,
+				  it.at("scope").get<std::string>())
+				.run();
+		log(parent, now, "children_started", out.at("state").get<std::string>(),
+			{{"kind", kind}, {"count", items.size()}, {"max_concurrency", max_conc}, {"delay_ms", delay}});
+		if (delay == 0) advance_children(parent, now);
+	}
+
+	// genroc._cancel_tree: an instance and its live descendants, children
+	// first; wakes no parent.
+	void cancel_tree(int64_t id, const std::string &cause, int64_t now) {
+		for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND status NOT IN "
+								 "('succeeded', 'failed', 'cancelled') ORDER BY id",
+								 id))
+			cancel_tree(child, cause, now);
+		const Inst inst = load(id);
+		if (inst.ended()) return;
+		Query(db_,
+			  "UPDATE instances SET status = 'cancelled', task_input = NULL, resource = NULL, "
+			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, heartbeat_at = NULL, "
+			  "wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
+			  "error = 'genroc.Cancelled', cause = ?3, updated_at = ?2, ended_at = ?2 WHERE id = ?1",
+			  id, now, cause)
+			.run();
+		// children have no partition key: no slot to give back
+		log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}, {"cause", cause}});
+	}
+
+	// genroc._child_ended: a child ended; its parent goes on, unless a loop
+	// further up (advance_children of that parent) will see the end itself.
+	void child_ended(int64_t child_id, int64_t now) {
+		const Inst child = load(child_id);
+		if (!child.parent_id) return;
+		const Inst parent = load(*child.parent_id);
+		if (parent.status != "waiting" || parent.wait_kind != std::optional<std::string>("children") ||
+			!parent.fanout.is_object() || parent.fanout.value("gen", int64_t(-1)) != child.child_gen.value_or(-2))
+			return;  // a child of a fan-out that is over
+		if (advancing_.count(parent.id)) return;
+		advance_children(parent.id, now);
+	}
+
+	// genroc._advance_children: fails the fan-out when its failures say so,
+	// starts pending children while there is room, resumes the parent when
+	// every child has ended.  A loop, not recursion, over the children.
+	void advance_children(int64_t parent_id, int64_t now) {
+		advancing_.insert(parent_id);
+		struct Guard {
+			std::set<int64_t> &s;
+			int64_t id;
+			~Guard() { s.erase(id); }
+		} guard{advancing_, parent_id};
+		while (true) {
+			const Inst parent = load(parent_id);
+			if (parent.status != "waiting" || parent.wait_kind != std::optional<std::string>("children")) return;
+			const json &f = parent.fanout;
+			const int64_t gen = f.at("gen").get<int64_t>();
+			const int64_t max_conc = f.value("max_concurrency", int64_t(0));
+			const int64_t total = f.at("total").get<int64_t>();
+			int64_t live = 0, pending = 0, failed = 0;
+			{
+				Query q(db_,
+						"SELECT count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled') "
+						"AND wait_kind IS NOT 'pending'), "
+						"count(*) FILTER (WHERE wait_kind = 'pending' AND status = 'waiting'), "
+						"count(*) FILTER (WHERE status IN ('failed', 'cancelled')) "
+						"FROM instances WHERE parent_id = ?1 AND child_gen = ?2",
+						parent_id, gen);
+				q.next();
+				live = q.i64(0);
+				pending = q.i64(1);
+				failed = q.i64(2);
+			}
+			const std::string state = parent.state.value_or("");
+			if (failed > 0) {
+				const json &tc = f.value("tolerated_count", json(nullptr)), tp = f.value("tolerated_percentage", json(nullptr));
+				std::optional<std::string> error, cause;
+				if (tc.is_null() && tp.is_null()) {
+					Query q(db_,
+							"SELECT error, cause FROM instances WHERE parent_id = ?1 AND child_gen = ?2 "
+							"AND status IN ('failed', 'cancelled') ORDER BY ended_at, child_index LIMIT 1",
+							parent_id, gen);
+					q.next();
+					error = q.otext(0);
+					cause = q.otext(1);
+				} else if ((tc.is_number() && static_cast<double>(failed) > tc.get<double>()) ||
+						   (tp.is_number() && static_cast<double>(failed) * 100 > tp.get<double>() * total)) {
+					error = "States.ExceedToleratedFailureThreshold";
+					cause = std::to_string(failed) + " of " + std::to_string(total) + " items of state \"" + state +
+							"\" failed";
+				}
+				if (error) {
+					for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND child_gen = ?2 AND "
+											 "status NOT IN ('succeeded', 'failed', 'cancelled') ORDER BY child_index",
+											 parent_id, gen))
+						cancel_tree(child, "state \"" + state + "\" failed: " + *error, now);
+					log(parent_id, now, "children_failed", state,
+						{{"error", *error}, {"cause", text_or_null(cause)}, {"failed", failed}});
+					Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
+					apply_step(parent_id, task_request(parent, "task_failed", nullptr, *error, cause), now);
+					return;
+				}
+			}
+			if (pending > 0 && (max_conc == 0 || live < max_conc) &&
+				(!parent.wait_until || *parent.wait_until <= now)) {
+				int64_t child_id = 0;
+				{
+					Query q(db_,
+							"SELECT id FROM instances WHERE parent_id = ?1 AND child_gen = ?2 AND status = 'waiting' "
+							"AND wait_kind = 'pending' ORDER BY child_index LIMIT 1",
+							parent_id, gen);
+					q.next();
+					child_id = q.i64(0);
+				}
+				const Inst child = load(child_id);
+				Query(db_, "UPDATE instances SET status = 'ready', wait_kind = NULL WHERE id = ?1", child_id).run();
+				log(child_id, now, "started", std::nullopt,
+					{{"parent", parent_id}, {"index", child.child_index.value_or(0)}, {"scope", text_or_null(child.scope)},
+					 {"input", child.input}});
+				apply_step(child_id, {{"op", "start"}, {"input", child.input}}, now);
+				continue;
+			}
+			if (live == 0 && pending == 0) {
+				json outputs = json::array();
+				{
+					Query q(db_,
+							"SELECT status, output, error, cause FROM instances WHERE parent_id = ?1 AND child_gen = ?2 "
+							"ORDER BY child_index",
+							parent_id, gen);
+					while (q.next()) {
+						if (q.text(0) == "succeeded") {
+							outputs.push_back(q.js(1));
+						} else {
+							json e = json::object();
+							if (!q.is_null(2)) e["Error"] = q.text(2);
+							if (!q.is_null(3)) e["Cause"] = q.text(3);
+							outputs.push_back(std::move(e));
+						}
+					}
+				}
+				log(parent_id, now, "children_done", state, {{"count", total}, {"failed", failed}});
+				Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
+				json req = {{"op", "children_done"},
+							{"state", state},
+							{"state_input", parent.state_input},
+							{"outputs", std::move(outputs)}};
+				if (!parent.retry_counts.is_null()) req["retry_counts"] = parent.retry_counts;
+				apply_step(parent_id, std::move(req), now);
+			}
+			return;
+		}
 	}
 
 	// genroc._fail_task: an error (reported, timed out, interrupted) goes
@@ -1134,6 +1369,8 @@ class SqliteStore final : public Store {
 	Db db_;
 	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
+	// Parents whose advance_children loop runs further up this transaction.
+	std::set<int64_t> advancing_;
 };
 
 }  // namespace

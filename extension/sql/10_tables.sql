@@ -32,6 +32,8 @@ CREATE TABLE genroc._definitions (
 --                    wait_kind/wait_until (timer or delayed start)
 --   activity         activity (NAME), activity_token (one per parking),
 --                    activity_owner (who claimed it; NULL = not handed out)
+--   composition      parent_id, root_id, child_index, child_gen, scope,
+--                    fanout (see below)
 CREATE TABLE genroc._instances (
 	id				bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	definition_id	bigint NOT NULL REFERENCES genroc._definitions (id),
@@ -55,7 +57,8 @@ CREATE TABLE genroc._instances (
 	timeout_at		timestamptz,
 	heartbeat_s		int,
 	heartbeat_at	timestamptz,
-	wait_kind		text CHECK (wait_kind IN ('timer', 'run_at', 'activity')),
+	wait_kind		text CHECK (wait_kind IN ('timer', 'run_at', 'activity', 'children',
+											  'pending')),
 	wait_until		timestamptz,
 	activity		text,
 	activity_token	text UNIQUE,
@@ -70,7 +73,20 @@ CREATE TABLE genroc._instances (
 	name			text,
 	created_at		timestamptz NOT NULL,
 	updated_at		timestamptz NOT NULL,
-	ended_at		timestamptz
+	ended_at		timestamptz,
+	-- Composition (65_children.sql).  A child (a Parallel branch or a Map
+	-- item) runs its parent's definition version in its own scope (a JSON
+	-- pointer into the definition, core/asl.hpp); child_gen is the parent's
+	-- fan-out it belongs to (a retried Parallel starts a new one).  The
+	-- parent of a fan-out waits with wait_kind 'children' and keeps its
+	-- settings in fanout; a Map item not started yet (MaxConcurrency) waits
+	-- with wait_kind 'pending'.
+	parent_id		bigint REFERENCES genroc._instances (id),
+	root_id			bigint REFERENCES genroc._instances (id),
+	child_index		int,
+	child_gen		int,
+	scope			text,
+	fanout			jsonb
 );
 
 -- claim: ready rows of a queue in claim order (priority, eligible_at, id)
@@ -93,6 +109,10 @@ CREATE INDEX _instances_heartbeat ON genroc._instances (heartbeat_at)
 -- list_instances by definition and status
 CREATE INDEX _instances_definition ON genroc._instances (definition_id);
 CREATE INDEX _instances_status ON genroc._instances (status, id);
+-- a parent's children, in order
+CREATE INDEX _instances_parent ON genroc._instances (parent_id, child_gen, child_index)
+	WHERE parent_id IS NOT NULL;
+CREATE INDEX _instances_root ON genroc._instances (root_id) WHERE root_id IS NOT NULL;
 
 -- The worker registry: one row per worker id, kept after a stop so a
 -- restart can find its own leases.

@@ -153,22 +153,25 @@ COMMENT ON FUNCTION genroc.durability() IS
  *   StateMachine.Name    the definition name
  *   Task.Token           a fresh random token (gen_random_uuid) for this step;
  *                        it becomes the activity token if the step parks
+ *   A child (Parallel branch, Map item) is part of its root's execution: its
+ *   Execution is the root instance's.
  */
 CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETURNS jsonb
 	LANGUAGE sql STABLE
 	BEGIN ATOMIC
 		SELECT jsonb_build_object(
 			'Execution', jsonb_build_object(
-				'Id', p_instance.id::text,
-				'Input', p_instance.input,
-				'Name', coalesce(p_instance.name, p_instance.id::text),
-				'StartTime', genroc._iso(p_instance.created_at)),
+				'Id', r.id::text,
+				'Input', r.input,
+				'Name', coalesce(r.name, r.id::text),
+				'StartTime', genroc._iso(r.created_at)),
 			'StateMachine', jsonb_build_object(
 				'Id', d.name || ':' || d.version,
 				'Name', d.name),
 			'Task', jsonb_build_object('Token', p_token))
-		FROM genroc._definitions d
-		WHERE d.id = p_instance.definition_id;
+		FROM genroc._definitions d, genroc._instances r
+		WHERE d.id = p_instance.definition_id
+		  AND r.id = coalesce(p_instance.root_id, p_instance.id);
 	END;
 
 /*
@@ -187,6 +190,8 @@ CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETU
  *          Either way: retry_counts from the answer, attempt = their sum,
  *          interruptions = 0 (a new attempt).
  *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
+ *   parallel / map → genroc._fan_out (65_children.sql): status 'waiting',
+ *          wait_kind 'children', the children created here
  *   succeeded / failed → that status, output or error+cause, ended_at
  *   log: one 'entered' row per state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
@@ -218,7 +223,9 @@ BEGIN
 
 	v_request := p_request || jsonb_build_object(
 		'now_ms', genroc._ms(v_now),
-		'context', genroc._context(v_inst, v_token));
+		'context', genroc._context(v_inst, v_token))
+		|| CASE WHEN v_inst.scope IS NOT NULL
+				THEN jsonb_build_object('scope', v_inst.scope) ELSE '{}'::jsonb END;
 	v_answer := genroc._step(v_def.hash, v_def.definition, v_request);
 	v_out := v_answer -> 'outcome';
 	v_entered := coalesce(v_answer -> 'entered', '[]');
@@ -271,6 +278,9 @@ BEGIN
 		IF v_status = 'ready' AND v_delay = 0 THEN
 			PERFORM pg_notify('genroc', v_inst.queue);
 		END IF;
+	WHEN 'parallel', 'map' THEN
+		v_status := 'waiting';
+		PERFORM genroc._fan_out(p_instance, v_out);
 	WHEN 'wait' THEN
 		v_status := 'waiting';
 		UPDATE genroc._instances SET
@@ -309,6 +319,9 @@ BEGIN
 			CASE WHEN v_status = 'succeeded'
 				 THEN jsonb_build_object('output', v_out -> 'output')
 				 ELSE jsonb_build_object('error', v_out -> 'error', 'cause', v_out -> 'cause') END);
+		IF v_inst.parent_id IS NOT NULL THEN
+			PERFORM genroc._child_ended(p_instance);	-- the last one wakes the parent
+		END IF;
 		PERFORM genroc._flush_commit('terminal');
 	ELSE
 		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out

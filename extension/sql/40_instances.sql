@@ -190,6 +190,8 @@ $$;
 -- Semantics: cancel drops the lease, timer and activity token at once (a
 -- late complete gets RC004, a late activity result RC007); the instance
 -- ends as 'cancelled' with error genroc.Cancelled.  An ended one: RC008.
+-- Its live children are cancelled too (recursively, 65_children.sql); a
+-- cancelled child counts as a failed one for its parent's fan-out.
 CREATE FUNCTION genroc.cancel(p_instance bigint) RETURNS text
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -202,6 +204,9 @@ BEGIN
 		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
 			USING ERRCODE = 'RC008';
 	END IF;
+	PERFORM genroc._cancel_tree(c.id, 'the parent was cancelled')
+	FROM genroc._instances c
+	WHERE c.parent_id = p_instance AND c.status NOT IN ('succeeded', 'failed', 'cancelled');
 	UPDATE genroc._instances SET
 		status = 'cancelled',
 		task_input = NULL, resource = NULL,
@@ -214,6 +219,9 @@ BEGIN
 	WHERE id = p_instance;
 	PERFORM genroc._log(p_instance, 'cancelled', v_inst.state,
 		jsonb_build_object('previous_status', v_inst.status));
+	IF v_inst.parent_id IS NOT NULL THEN
+		PERFORM genroc._child_ended(p_instance);	-- counts as a failed child
+	END IF;
 	PERFORM genroc._flush_commit('outside');
 	RETURN 'cancelled';
 END;
@@ -254,7 +262,11 @@ CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS json
 			'name', p_instance.name,
 			'created_at', genroc._iso(p_instance.created_at),
 			'updated_at', genroc._iso(p_instance.updated_at),
-			'ended_at', genroc._iso(p_instance.ended_at))
+			'ended_at', genroc._iso(p_instance.ended_at),
+			'parent_id', p_instance.parent_id,
+			'root_id', p_instance.root_id,
+			'child_index', p_instance.child_index,
+			'scope', p_instance.scope)
 		FROM genroc._definitions d
 		WHERE d.id = p_instance.definition_id;
 	END;

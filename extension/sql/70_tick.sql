@@ -71,6 +71,9 @@ BEGIN
 			'state_input', coalesce(v_inst.state_input, 'null'::jsonb)));
 		v_timers := v_timers + 1;
 	END LOOP;
+	-- a retried Parallel or Map whose back-off is over counts as a timer:
+	-- its children start (65_children.sql)
+	v_timers := v_timers + genroc._tick_children(p_limit);
 
 	FOR v_inst IN SELECT * FROM genroc._instances i
 				  WHERE i.wait_until <= v_now AND i.status = 'waiting' AND i.wait_kind = 'run_at'

@@ -6,7 +6,8 @@ CREATE VIEW genroc.instances AS
 	SELECT i.id, d.name AS definition, d.version, i.status, i.state, i.resource, i.queue,
 		   i.priority, i.attempt, i.interruptions, i.lease_owner, i.lease_epoch,
 		   i.lease_expires, i.eligible_at, i.wait_kind, i.wait_until, i.activity, i.error,
-		   i.labels, i.name, i.idempotency_key, i.created_at, i.updated_at, i.ended_at
+		   i.labels, i.name, i.idempotency_key, i.created_at, i.updated_at, i.ended_at,
+		   i.parent_id, i.root_id, i.child_index, i.scope
 	FROM genroc._instances i
 	JOIN genroc._definitions d ON d.id = i.definition_id;
 COMMENT ON VIEW genroc.instances IS 'Every instance, one row each (payloads left out); for psql.';

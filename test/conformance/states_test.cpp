@@ -285,11 +285,12 @@ TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {
 		return k;
 	};
 	EXPECT_EQ(keys(instance(id)),
-			  (std::vector<std::string>{"activity", "attempt", "cause", "created_at", "definition", "eligible_at",
-										"ended_at", "error", "id", "idempotency_key", "input", "interruptions", "labels",
-										"lease_epoch", "lease_expires", "lease_owner", "name", "output",
-										"partition_key", "priority", "queue", "resource", "state", "status",
-										"task_input", "updated_at", "version", "wait_kind", "wait_until"}));
+			  (std::vector<std::string>{"activity", "attempt", "cause", "child_index", "created_at", "definition",
+										"eligible_at", "ended_at", "error", "id", "idempotency_key", "input",
+										"interruptions", "labels", "lease_epoch", "lease_expires", "lease_owner", "name",
+										"output", "parent_id", "partition_key", "priority", "queue", "resource",
+										"root_id", "scope", "state", "status", "task_input", "updated_at", "version",
+										"wait_kind", "wait_until"}));
 	EXPECT_EQ(keys(store().history(id).at(0)), (std::vector<std::string>{"at", "detail", "event", "seq", "state"}));
 	EXPECT_EQ(keys(store().list_workers().at(0)),
 			  (std::vector<std::string>{"concurrency", "heartbeat_at", "host", "lease_duration_ms", "live", "queues",

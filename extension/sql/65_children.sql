@@ -1,0 +1,294 @@
+/*
+ * Composition: child instances for Parallel branches and Map items
+ * (DESIGN §1).  An instance is one thread of control; a fan-out parks the
+ * parent and creates its children in the same transaction, and the child
+ * that ends last wakes the parent in the transaction that ends it.
+ *
+ * Rows:
+ *   parent  status 'waiting', wait_kind 'children', state / state_input /
+ *           retry_counts of the Parallel or Map state; fanout =
+ *           {kind, gen, total, max_concurrency, tolerated_count,
+ *            tolerated_percentage}; wait_until set while a retry back-off
+ *           holds the children back (tick lets them go)
+ *   child   parent_id, root_id (the top instance), child_index (branch or
+ *           item order), child_gen (= the parent's fanout.gen), scope (its
+ *           machine in the definition), the parent's definition version,
+ *           queue and priority.  Not started yet: status 'waiting',
+ *           wait_kind 'pending'.
+ *
+ * A child is live from its start until it ends; a Map keeps at most
+ * max_concurrency children live (0: no limit), starting the next item in
+ * the transaction that ends one.  The fan-out fails (op task_failed on the
+ * parent, so its Retry and Catch decide) when a branch fails, or when a Map
+ * item fails and no tolerance is set, with that child's error; with a
+ * tolerance, when the failed items exceed ToleratedFailureCount or
+ * ToleratedFailurePercentage of all items, with
+ * States.ExceedToleratedFailureThreshold.  Then every live or pending
+ * sibling is cancelled (recursively).  A child cancelled from outside
+ * counts as failed (genroc.Cancelled).
+ */
+
+-- Creates the children of a fan-out outcome ('parallel' or 'map') and
+-- starts as many as may run.  The caller (_apply_step) holds the row lock.
+CREATE FUNCTION genroc._fan_out(p_parent bigint, p_out jsonb) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_now timestamptz := genroc.now();
+	v_inst genroc._instances;
+	v_kind text := p_out ->> 'kind';
+	v_items jsonb;
+	v_gen int;
+	v_delay bigint := coalesce((p_out ->> 'delay_ms')::bigint, 0);
+	v_counts jsonb := coalesce(p_out -> 'retry_counts', '[]');
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_parent;
+	IF v_kind = 'parallel' THEN
+		SELECT jsonb_agg(b || jsonb_build_object('index', n - 1) ORDER BY n) INTO v_items
+		FROM jsonb_array_elements(p_out -> 'branches') WITH ORDINALITY AS t(b, n);
+	ELSE
+		v_items := p_out -> 'items';
+	END IF;
+	v_gen := coalesce((v_inst.fanout ->> 'gen')::int, 0) + 1;
+	UPDATE genroc._instances SET
+		status = 'waiting',
+		state = p_out ->> 'state',
+		state_input = p_out -> 'state_input',
+		task_input = NULL, resource = NULL,
+		lease_owner = NULL, lease_expires = NULL,
+		retry_counts = v_counts,
+		attempt = (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c),
+		interruptions = 0, only_once = false,
+		timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
+		wait_kind = 'children',
+		-- a retry back-off: the children start when tick finds this due
+		wait_until = CASE WHEN v_delay > 0 THEN v_now + v_delay * interval '1 millisecond' END,
+		activity = NULL, activity_token = NULL, activity_owner = NULL,
+		fanout = jsonb_build_object(
+			'kind', v_kind,
+			'gen', v_gen,
+			'total', jsonb_array_length(v_items),
+			'max_concurrency', coalesce((p_out ->> 'max_concurrency')::int, 0),
+			'tolerated_count', p_out -> 'tolerated_count',
+			'tolerated_percentage', p_out -> 'tolerated_percentage'),
+		updated_at = v_now
+	WHERE id = p_parent;
+	INSERT INTO genroc._instances (definition_id, status, eligible_at, input, queue, priority,
+								   wait_kind, parent_id, root_id, child_index, child_gen, scope,
+								   created_at, updated_at)
+	SELECT v_inst.definition_id, 'waiting', v_now, it -> 'input', v_inst.queue, v_inst.priority,
+		   'pending', p_parent, coalesce(v_inst.root_id, p_parent), (it ->> 'index')::int, v_gen,
+		   it ->> 'scope', v_now, v_now
+	FROM jsonb_array_elements(v_items) AS it
+	ORDER BY (it ->> 'index')::int;
+	PERFORM genroc._log(p_parent, 'children_started', p_out ->> 'state',
+		jsonb_build_object('kind', v_kind, 'count', jsonb_array_length(v_items),
+						   'max_concurrency', coalesce((p_out ->> 'max_concurrency')::int, 0),
+						   'delay_ms', v_delay));
+	IF v_delay = 0 THEN
+		PERFORM genroc._advance_children(p_parent);
+	END IF;
+END;
+$$;
+
+-- Cancels an instance and every live descendant, children first.  No
+-- parent is woken: the caller decides what the end means for the parent.
+CREATE FUNCTION genroc._cancel_tree(p_instance bigint, p_cause text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_now timestamptz := genroc.now();
+	v_child bigint;
+	v_prev text;
+	v_state text;
+BEGIN
+	FOR v_child IN SELECT id FROM genroc._instances
+				   WHERE parent_id = p_instance
+					 AND status NOT IN ('succeeded', 'failed', 'cancelled')
+				   ORDER BY id FOR UPDATE LOOP
+		PERFORM genroc._cancel_tree(v_child, p_cause);
+	END LOOP;
+	SELECT status, state INTO v_prev, v_state FROM genroc._instances WHERE id = p_instance;
+	IF v_prev IN ('succeeded', 'failed', 'cancelled') THEN
+		RETURN;
+	END IF;
+	UPDATE genroc._instances SET
+		status = 'cancelled',
+		task_input = NULL, resource = NULL,
+		lease_owner = NULL, lease_expires = NULL,
+		timeout_at = NULL, heartbeat_at = NULL,
+		wait_kind = NULL, wait_until = NULL,
+		activity = NULL, activity_token = NULL, activity_owner = NULL,
+		error = 'genroc.Cancelled', cause = p_cause,
+		updated_at = v_now, ended_at = v_now
+	WHERE id = p_instance;
+	-- children have no partition key: no slot to give back
+	PERFORM genroc._log(p_instance, 'cancelled', v_state,
+		jsonb_build_object('previous_status', v_prev, 'cause', p_cause));
+END;
+$$;
+
+-- A child ended (succeeded, failed, cancelled): lock its parent and let it
+-- go on.  When the parent is already being advanced further up this
+-- transaction (a child started by that loop ended at once), that loop sees
+-- the end itself.
+CREATE FUNCTION genroc._child_ended(p_child bigint) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_child genroc._instances;
+	v_parent genroc._instances;
+BEGIN
+	SELECT * INTO STRICT v_child FROM genroc._instances WHERE id = p_child;
+	IF v_child.parent_id IS NULL THEN
+		RETURN;
+	END IF;
+	SELECT * INTO v_parent FROM genroc._instances WHERE id = v_child.parent_id FOR UPDATE;
+	IF v_parent.status <> 'waiting' OR v_parent.wait_kind IS DISTINCT FROM 'children'
+	   OR (v_parent.fanout ->> 'gen')::int IS DISTINCT FROM v_child.child_gen THEN
+		RETURN;	-- a child of a fan-out that is over (its siblings were cancelled)
+	END IF;
+	IF (',' || coalesce(current_setting('genroc_fanout.active', true), '') || ',')
+	   LIKE '%,' || v_parent.id || ',%' THEN
+		RETURN;
+	END IF;
+	PERFORM genroc._advance_children(v_parent.id);
+END;
+$$;
+
+/*
+ * Moves a fan-out on: fails it when its failures say so, starts pending
+ * children while there is room, and resumes the parent (children_done with
+ * the outputs in order) when every child has ended.  The caller holds the
+ * parent's row lock.  Loops rather than recursing, so a Map of a thousand
+ * items whose children end at once does not nest a thousand calls.
+ */
+CREATE FUNCTION genroc._advance_children(p_parent bigint) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_parent genroc._instances;
+	v_gen int;
+	v_max int;
+	v_total int;
+	v_live int;
+	v_pending int;
+	v_failed int;
+	v_first genroc._instances;
+	v_tol_count numeric;
+	v_tol_pct numeric;
+	v_error text;
+	v_cause text;
+	v_child genroc._instances;
+	v_outputs jsonb;
+	v_active text := coalesce(current_setting('genroc_fanout.active', true), '');
+BEGIN
+	PERFORM set_config('genroc_fanout.active', v_active || ',' || p_parent, true);
+	LOOP
+		SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
+		EXIT WHEN v_parent.status <> 'waiting' OR v_parent.wait_kind IS DISTINCT FROM 'children';
+		v_gen := (v_parent.fanout ->> 'gen')::int;
+		v_max := coalesce((v_parent.fanout ->> 'max_concurrency')::int, 0);
+		v_total := (v_parent.fanout ->> 'total')::int;
+		SELECT count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled')
+								  AND wait_kind IS DISTINCT FROM 'pending'),
+			   count(*) FILTER (WHERE wait_kind = 'pending' AND status = 'waiting'),
+			   count(*) FILTER (WHERE status IN ('failed', 'cancelled'))
+		INTO v_live, v_pending, v_failed
+		FROM genroc._instances
+		WHERE parent_id = p_parent AND child_gen = v_gen;
+
+		IF v_failed > 0 THEN
+			v_tol_count := (v_parent.fanout ->> 'tolerated_count')::numeric;
+			v_tol_pct := (v_parent.fanout ->> 'tolerated_percentage')::numeric;
+			v_error := NULL;
+			IF v_tol_count IS NULL AND v_tol_pct IS NULL THEN
+				SELECT * INTO v_first FROM genroc._instances
+				WHERE parent_id = p_parent AND child_gen = v_gen
+				  AND status IN ('failed', 'cancelled')
+				ORDER BY ended_at, child_index LIMIT 1;
+				v_error := v_first.error;
+				v_cause := v_first.cause;
+			ELSIF (v_tol_count IS NOT NULL AND v_failed > v_tol_count)
+				  OR (v_tol_pct IS NOT NULL AND v_failed * 100 > v_tol_pct * v_total) THEN
+				v_error := 'States.ExceedToleratedFailureThreshold';
+				v_cause := format('%s of %s items of state "%s" failed', v_failed, v_total,
+								  v_parent.state);
+			END IF;
+			IF v_error IS NOT NULL THEN
+				FOR v_child IN SELECT * FROM genroc._instances
+							   WHERE parent_id = p_parent AND child_gen = v_gen
+								 AND status NOT IN ('succeeded', 'failed', 'cancelled')
+							   ORDER BY child_index LOOP
+					PERFORM genroc._cancel_tree(v_child.id,
+						format('state "%s" failed: %s', v_parent.state, v_error));
+				END LOOP;
+				PERFORM genroc._log(p_parent, 'children_failed', v_parent.state,
+					jsonb_build_object('error', v_error, 'cause', v_cause, 'failed', v_failed));
+				UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
+				PERFORM genroc._apply_step(p_parent,
+					genroc._task_request(v_parent, 'task_failed', NULL, v_error, v_cause));
+				EXIT;
+			END IF;
+		END IF;
+
+		IF v_pending > 0 AND (v_max = 0 OR v_live < v_max)
+		   AND (v_parent.wait_until IS NULL OR v_parent.wait_until <= genroc.now()) THEN
+			SELECT * INTO STRICT v_child FROM genroc._instances
+			WHERE parent_id = p_parent AND child_gen = v_gen
+			  AND status = 'waiting' AND wait_kind = 'pending'
+			ORDER BY child_index LIMIT 1 FOR UPDATE;
+			UPDATE genroc._instances SET status = 'ready', wait_kind = NULL
+			WHERE id = v_child.id;
+			PERFORM genroc._log(v_child.id, 'started', NULL,
+				jsonb_build_object('parent', p_parent, 'index', v_child.child_index,
+								   'scope', v_child.scope, 'input', v_child.input));
+			PERFORM genroc._apply_step(v_child.id,
+				jsonb_build_object('op', 'start', 'input', v_child.input));
+			CONTINUE;
+		END IF;
+
+		IF v_live = 0 AND v_pending = 0 THEN
+			SELECT jsonb_agg(CASE WHEN status = 'succeeded' THEN coalesce(output, 'null'::jsonb)
+								  ELSE jsonb_strip_nulls(jsonb_build_object('Error', error,
+																			'Cause', cause)) END
+							 ORDER BY child_index)
+			INTO v_outputs
+			FROM genroc._instances
+			WHERE parent_id = p_parent AND child_gen = v_gen;
+			PERFORM genroc._log(p_parent, 'children_done', v_parent.state,
+				jsonb_build_object('count', v_total, 'failed', v_failed));
+			UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
+			PERFORM genroc._apply_step(p_parent, jsonb_build_object(
+				'op', 'children_done',
+				'state', v_parent.state,
+				'state_input', coalesce(v_parent.state_input, 'null'::jsonb),
+				'retry_counts', v_parent.retry_counts,
+				'outputs', coalesce(v_outputs, '[]'::jsonb)));
+		END IF;
+		EXIT;
+	END LOOP;
+	PERFORM set_config('genroc_fanout.active', v_active, true);
+END;
+$$;
+
+-- tick: fan-outs whose retry back-off is over start their children.
+CREATE FUNCTION genroc._tick_children(p_limit int) RETURNS int
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_id bigint;
+	v_n int := 0;
+BEGIN
+	FOR v_id IN SELECT id FROM genroc._instances
+				WHERE status = 'waiting' AND wait_kind = 'children'
+				  AND wait_until <= genroc.now()
+				ORDER BY wait_until, id LIMIT p_limit
+				FOR UPDATE SKIP LOCKED LOOP
+		UPDATE genroc._instances SET wait_until = NULL WHERE id = v_id;
+		PERFORM genroc._advance_children(v_id);
+		v_n := v_n + 1;
+	END LOOP;
+	RETURN v_n;
+END;
+$$;

@@ -1,0 +1,313 @@
+// children_test.cpp — composition on both stores: Parallel and Map run as
+// child instances of their parent (core/asl.hpp "parallel" / "map"
+// outcomes; extension/sql/65_children.sql; the shim's fan_out).
+#include <algorithm>
+
+#include "fixture.hpp"
+
+namespace genroc::conformance {
+
+namespace {
+
+// Children of `parent` (any fan-out), by child_index.
+std::vector<json> children_of(Store &s, int64_t parent) {
+	std::vector<json> out;
+	for (const auto &i : s.list_instances({{"limit", 10000}}))
+		if (i.at("parent_id") == parent) out.push_back(i);
+	std::sort(out.begin(), out.end(),
+			  [](const json &a, const json &b) { return a.at("id").get<int64_t>() < b.at("id").get<int64_t>(); });
+	return out;
+}
+
+bool ended(const json &i) {
+	const auto st = i.at("status").get<std::string>();
+	return st == "succeeded" || st == "failed" || st == "cancelled";
+}
+
+// Live: started and not ended (a Map item not started yet waits 'pending').
+int live_children(Store &s, int64_t parent) {
+	int n = 0;
+	for (const auto &c : children_of(s, parent))
+		if (!ended(c) && c.at("wait_kind") != "pending") n++;
+	return n;
+}
+
+const char *kParallel = R"({"StartAt":"P","States":{
+  "P":{"Type":"Parallel","ResultPath":"$.results","Next":"Done",
+       "Branches":[
+         {"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:a","End":true}}},
+         {"StartAt":"B","States":{"B":{"Type":"Pass","Result":"b","End":true}}},
+         {"StartAt":"C","States":{"C":{"Type":"Task","Resource":"handler:c","End":true}}}]},
+  "Done":{"Type":"Succeed"}}})";
+
+}  // namespace
+
+TEST_P(StoreTest, ParallelOutputsAreInBranchOrder) {
+	define("par", json::parse(kParallel));
+	worker("w1");
+	const int64_t id = start("par", {{"in", 1}});
+	EXPECT_EQ(status(id), "waiting");
+	EXPECT_EQ(instance(id).at("wait_kind"), "children");
+	auto kids = children_of(store(), id);
+	ASSERT_EQ(kids.size(), 3u);
+	for (size_t i = 0; i < kids.size(); i++) {
+		EXPECT_EQ(kids[i].at("child_index"), i);
+		EXPECT_EQ(kids[i].at("root_id"), id);
+		EXPECT_EQ(kids[i].at("scope"), "/States/P/Branches/" + std::to_string(i));
+	}
+	EXPECT_EQ(kids[1].at("status"), "succeeded");  // a Pass branch ends in the fan-out
+
+	auto tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 2u);
+	// finish C before A: the output order is still the branch order
+	const Task &a = tasks[0].state == "A" ? tasks[0] : tasks[1];
+	const Task &c = tasks[0].state == "A" ? tasks[1] : tasks[0];
+	EXPECT_EQ(a.input, json({{"in", 1}}));
+	EXPECT_EQ(store().complete(c.instance_id, c.epoch, "c-out"), "succeeded");
+	EXPECT_EQ(status(id), "waiting");
+	EXPECT_EQ(store().complete(a.instance_id, a.epoch, {{"a", 1}}), "succeeded");
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"({"in":1,"results":[{"a":1},"b","c-out"]})"));
+	auto ev = events(id);
+	EXPECT_NE(std::find(ev.begin(), ev.end(), "children_started"), ev.end());
+	EXPECT_NE(std::find(ev.begin(), ev.end(), "children_done"), ev.end());
+}
+
+TEST_P(StoreTest, AFailingBranchFailsTheParallelAndCancelsItsSiblings) {
+	define("par", json::parse(kParallel));
+	worker("w1");
+	const int64_t id = start("par");
+	auto tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 2u);
+	const Task &a = tasks[0].state == "A" ? tasks[0] : tasks[1];
+	const Task &c = tasks[0].state == "A" ? tasks[1] : tasks[0];
+	EXPECT_EQ(store().fail(a.instance_id, a.epoch, "A.Broke", "no luck"), "failed");
+	EXPECT_EQ(status(id), "failed");
+	EXPECT_EQ(instance(id).at("error"), "A.Broke");
+	EXPECT_EQ(instance(id).at("cause"), "no luck");
+	EXPECT_EQ(status(c.instance_id), "cancelled");
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(c.instance_id, c.epoch, 1));
+}
+
+TEST_P(StoreTest, ParallelRetryCatchAndResultSelector) {
+	define("par", json::parse(R"({"StartAt":"P","States":{
+	  "P":{"Type":"Parallel","ResultSelector":{"first.$":"$[0]"},"ResultPath":"$.r","Next":"Done",
+	       "Retry":[{"ErrorEquals":["Flaky"],"MaxAttempts":1,"IntervalSeconds":5}],
+	       "Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.err","Next":"Caught"}],
+	       "Branches":[{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:a","End":true}}}]},
+	  "Done":{"Type":"Succeed"},"Caught":{"Type":"Pass","End":true}}})"));
+	worker("w1");
+	const int64_t id = start("par", {{"k", 1}});
+	Task t = claim_one("w1");
+	EXPECT_EQ(store().fail(t.instance_id, t.epoch, "Flaky", "once"), "failed");
+	// retried after 5s: the new fan-out's children start when tick finds it due
+	EXPECT_EQ(status(id), "waiting");
+	EXPECT_EQ(instance(id).at("attempt"), 1);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 1).empty());
+	at(4);
+	store().tick(100);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 1).empty());
+	at(5);
+	EXPECT_EQ(store().tick(100).at("timers"), 1);
+	t = claim_one("w1");
+	EXPECT_EQ(store().complete(t.instance_id, t.epoch, {{"v", 2}}), "succeeded");
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"({"k":1,"r":{"first":{"v":2}}})"));
+	EXPECT_EQ(children_of(store(), id).size(), 2u);  // one per fan-out
+
+	const int64_t id2 = start("par", {{"k", 2}});
+	t = claim_one("w1");
+	store().fail(t.instance_id, t.epoch, "Other", "bad");
+	EXPECT_EQ(status(id2), "succeeded");
+	EXPECT_EQ(instance(id2).at("output"), json::parse(R"({"k":2,"err":{"Error":"Other","Cause":"bad"}})"));
+}
+
+TEST_P(StoreTest, MapOfAThousandItemsKeepsMaxConcurrency) {
+	define("map", json::parse(R"J({"StartAt":"M","States":{
+	  "M":{"Type":"Map","ItemsPath":"$.xs","MaxConcurrency":7,
+	       "ItemSelector":{"i.$":"$$.Map.Item.Index","v.$":"$$.Map.Item.Value"},
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "ResultSelector":{"n.$":"States.ArrayLength($)","last.$":"$[999]"},
+	       "End":true}}})J"));
+	worker("w1", {{"concurrency", 1000}});
+	json xs = json::array();
+	for (int i = 0; i < 1000; i++) xs.push_back(i * 2);
+	const int64_t id = start("map", {{"xs", xs}});
+	EXPECT_EQ(live_children(store(), id), 7);
+	int done = 0, round = 0;
+	while (true) {
+		auto tasks = store().claim("w1", {"default"}, 5);
+		if (tasks.empty()) break;
+		for (const auto &t : tasks) {
+			EXPECT_EQ(t.input.at("v"), t.input.at("i").get<int>() * 2);
+			store().complete(t.instance_id, t.epoch, t.input.at("i"));
+			done++;
+		}
+		if (++round % 20 == 0 || done == 1000) {
+			const int live = live_children(store(), id);
+			EXPECT_LE(live, 7) << "after " << done << " items";
+			EXPECT_EQ(live, std::min(7, 1000 - done)) << "after " << done << " items";
+		}
+	}
+	EXPECT_EQ(done, 1000);
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"({"n":1000,"last":999})"));
+}
+
+TEST_P(StoreTest, MapLiveChildrenNeverExceedMaxConcurrency) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","MaxConcurrency":3,
+	       "Iterator":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "End":true}}})"));
+	worker("w1");
+	const int64_t id = start("map", json::array({1, 2, 3, 4, 5, 6, 7, 8}));
+	int done = 0;
+	while (true) {
+		EXPECT_LE(live_children(store(), id), 3);
+		auto tasks = store().claim("w1", {"default"}, 1);
+		if (tasks.empty()) break;
+		EXPECT_LE(live_children(store(), id), 3);
+		store().complete(tasks[0].instance_id, tasks[0].epoch, tasks[0].input.get<int>() * 10);
+		done++;
+	}
+	EXPECT_EQ(done, 8);
+	EXPECT_EQ(instance(id).at("output"), json::parse("[10,20,30,40,50,60,70,80]"));
+}
+
+TEST_P(StoreTest, MapToleratedFailures) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","ToleratedFailureCount":1,
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "End":true}}})"));
+	worker("w1");
+	// one failure of three is tolerated; the failed item's output is its error
+	const int64_t ok = start("map", json::array({0, 1, 2}));
+	for (const auto &t : store().claim("w1", {"default"}, 10)) {
+		if (t.input == 1)
+			store().fail(t.instance_id, t.epoch, "Item.Bad", "one");
+		else
+			store().complete(t.instance_id, t.epoch, t.input);
+	}
+	EXPECT_EQ(status(ok), "succeeded");
+	EXPECT_EQ(instance(ok).at("output"), json::parse(R"([0,{"Error":"Item.Bad","Cause":"one"},2])"));
+
+	// a second failure exceeds the count: the Map fails and the rest is cancelled
+	const int64_t bad = start("map", json::array({0, 1, 2}));
+	auto tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 3u);
+	store().fail(tasks[0].instance_id, tasks[0].epoch, "Item.Bad", "x");
+	EXPECT_EQ(status(bad), "waiting");
+	store().fail(tasks[1].instance_id, tasks[1].epoch, "Item.Bad", "y");
+	EXPECT_EQ(status(bad), "failed");
+	EXPECT_EQ(instance(bad).at("error"), "States.ExceedToleratedFailureThreshold");
+	EXPECT_EQ(status(tasks[2].instance_id), "cancelled");
+}
+
+TEST_P(StoreTest, MapToleratedPercentage) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","ToleratedFailurePercentage":50,
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:fail","End":true}}},
+	       "Catch":[{"ErrorEquals":["States.ExceedToleratedFailureThreshold"],"Next":"Over"}],
+	       "End":true},
+	  "Over":{"Type":"Pass","Result":"over","End":true}}})"));
+	worker("w1");
+	// 2 of 4 failed = 50%: tolerated; the third would be 75%
+	const int64_t id = start("map", json::array({{{"Error", "E"}}, 1, {{"Error", "E"}}, {{"Error", "E"}}}));
+	auto tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 4u);
+	std::sort(tasks.begin(), tasks.end(), [](const Task &a, const Task &b) { return a.instance_id < b.instance_id; });
+	store().fail(tasks[0].instance_id, tasks[0].epoch, "E", "");
+	store().complete(tasks[1].instance_id, tasks[1].epoch, 1);
+	store().fail(tasks[2].instance_id, tasks[2].epoch, "E", "");
+	EXPECT_EQ(status(id), "waiting");
+	store().fail(tasks[3].instance_id, tasks[3].epoch, "E", "");
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), "over");
+}
+
+TEST_P(StoreTest, MapRetryAndCatch) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","ItemsPath":"$.xs","ResultPath":"$.out",
+	       "Retry":[{"ErrorEquals":["Again"],"MaxAttempts":1,"IntervalSeconds":1}],
+	       "Catch":[{"ErrorEquals":["States.ALL"],"ResultPath":"$.err","Next":"Caught"}],
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "End":true},
+	  "Caught":{"Type":"Pass","End":true}}})"));
+	worker("w1");
+	const int64_t id = start("map", {{"xs", {1, 2}}});
+	auto tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 2u);
+	store().fail(tasks[0].instance_id, tasks[0].epoch, "Again", "");
+	EXPECT_EQ(status(tasks[1].instance_id), "cancelled");
+	at(1);
+	store().tick(100);
+	tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 2u);
+	store().fail(tasks[1].instance_id, tasks[1].epoch, "Again", "twice");
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"({"xs":[1,2],"err":{"Error":"Again","Cause":"twice"}})"));
+}
+
+TEST_P(StoreTest, MapOfNothingAndInlineItems) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","Parameters":{"x.$":"$$.Map.Item.Value","exec.$":"$$.Execution.Id"},
+	       "Iterator":{"StartAt":"T","States":{"T":{"Type":"Pass","End":true}}},"End":true}}})"));
+	const int64_t empty = start("map", json::array());
+	EXPECT_EQ(status(empty), "succeeded");
+	EXPECT_EQ(instance(empty).at("output"), json::array());
+	const int64_t id = start("map", json::array({"a", "b"}));
+	EXPECT_EQ(status(id), "succeeded");
+	const std::string exec = std::to_string(id);
+	EXPECT_EQ(instance(id).at("output"), json::array({{{"x", "a"}, {"exec", exec}}, {{"x", "b"}, {"exec", exec}}}));
+}
+
+TEST_P(StoreTest, ParallelInMapNestsChildren) {
+	define("pm", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","MaxConcurrency":2,"End":true,
+	       "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+	         {"StartAt":"X","States":{"X":{"Type":"Task","Resource":"handler:x","End":true}}},
+	         {"StartAt":"Y","States":{"Y":{"Type":"Pass","Result":"y","End":true}}}]}}}}}})"));
+	worker("w1");
+	const int64_t id = start("pm", json::array({1, 2, 3}));
+	int done = 0;
+	while (true) {
+		auto tasks = store().claim("w1", {"default"}, 10);
+		if (tasks.empty()) break;
+		for (const auto &t : tasks) {
+			EXPECT_EQ(instance(t.instance_id).at("root_id"), id);
+			store().complete(t.instance_id, t.epoch, t.input.get<int>() + 100);
+			done++;
+		}
+	}
+	EXPECT_EQ(done, 3);
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"([[101,"y"],[102,"y"],[103,"y"]])"));
+}
+
+TEST_P(StoreTest, CancellingAParentCancelsItsChildren) {
+	define("pm", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","MaxConcurrency":1,"End":true,
+	       "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+	         {"StartAt":"X","States":{"X":{"Type":"Task","Resource":"handler:x","End":true}}}]}}}}}})"));
+	worker("w1");
+	const int64_t id = start("pm", json::array({1, 2}));
+	Task t = claim_one("w1");
+	EXPECT_EQ(store().cancel(id), "cancelled");
+	for (const auto &i : store().list_instances({{"limit", 100}}))
+		EXPECT_EQ(i.at("status"), "cancelled") << i.dump();
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(t.instance_id, t.epoch, 1));
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+}
+
+TEST_P(StoreTest, CancellingABranchFailsTheParallel) {
+	define("par", json::parse(kParallel));
+	const int64_t id = start("par");
+	auto kids = children_of(store(), id);
+	ASSERT_EQ(kids.size(), 3u);
+	EXPECT_EQ(store().cancel(kids[0].at("id").get<int64_t>()), "cancelled");
+	EXPECT_EQ(status(id), "failed");
+	EXPECT_EQ(instance(id).at("error"), "genroc.Cancelled");
+	EXPECT_EQ(status(kids[2].at("id").get<int64_t>()), "cancelled");
+}
+
+}  // namespace genroc::conformance
