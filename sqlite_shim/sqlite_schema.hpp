@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS definitions (
 CREATE TABLE IF NOT EXISTS instances (
 	id              INTEGER PRIMARY KEY AUTOINCREMENT,
 	definition_id   INTEGER NOT NULL REFERENCES definitions (id),
-	status          TEXT NOT NULL CHECK (status IN ('ready', 'running', 'waiting',
+	status          TEXT NOT NULL CHECK (status IN ('queued', 'ready', 'running', 'waiting',
 												   'succeeded', 'failed', 'cancelled')),
 	state           TEXT,
 	state_input     TEXT,
@@ -121,6 +121,32 @@ CREATE TABLE IF NOT EXISTS log (
 	detail      TEXT
 );
 CREATE INDEX IF NOT EXISTS log_instance ON log (instance_id, seq);
+
+-- Queues, as the extension's genroc._queues (55_queues.sql): operator
+-- configuration; NULL limits take the default queue's, then the built-in
+-- ones.  position: routed queues are tried in creation order.
+CREATE TABLE IF NOT EXISTS queues (
+	name                  TEXT PRIMARY KEY CHECK (name <> '' AND instr(name, '.') = 0),
+	kind                  TEXT NOT NULL CHECK (kind IN ('default', 'tenant', 'handler', 'routed')),
+	position              INTEGER NOT NULL,
+	handler               TEXT UNIQUE,
+	match                 TEXT,		-- JSON object, routed queues only
+	global_concurrency    INTEGER CHECK (global_concurrency >= 0),
+	partition_concurrency INTEGER CHECK (partition_concurrency >= 1),
+	rate_limit            INTEGER CHECK (rate_limit >= 1),
+	rate_period_ms        INTEGER,
+	updated_at            INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO queues (name, kind, position, updated_at) VALUES ('default', 'default', 1, 0);
+
+-- Task starts of rate-limited queues (the sliding window of rate_limit).
+CREATE TABLE IF NOT EXISTS queue_starts (
+	queue TEXT NOT NULL,
+	at    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_starts_queue ON queue_starts (queue, at);
+CREATE INDEX IF NOT EXISTS instances_partition ON instances (queue, partition_key, status)
+	WHERE partition_key IS NOT NULL;
 )SQL";
 
 }  // namespace genroc::sqlite

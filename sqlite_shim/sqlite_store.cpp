@@ -33,6 +33,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "queue_rules.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_schema.hpp"
 #include "sqlite_store.hpp"
@@ -362,6 +363,12 @@ class SqliteStore final : public Store {
 			if (!is_string_object(labels))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 							"option \"labels\" must be an object of strings, not " + labels.dump());
+			// the region label picks <queue>.<region> (route())
+			if (labels.contains("region") &&
+				(labels["region"].get<std::string>().empty() ||
+				 labels["region"].get<std::string>().find('.') != std::string::npos))
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "label \"region\" must be a non-empty name without \".\", not \"" +
+																   labels["region"].get<std::string>() + "\"");
 		}
 		if (opts.contains("idempotency_key")) key = text_option(opts["idempotency_key"], "idempotency_key");
 		if (opts.contains("partition_key")) partition = text_option(opts["partition_key"], "partition_key");
@@ -385,17 +392,17 @@ class SqliteStore final : public Store {
 			const bool delayed = run_at && *run_at > now;
 			Query(db_,
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, idempotency_key, labels, "
-				  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at) "
-				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)",
+				  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue) "
+				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
 				  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *run_at : now, input, key, labels,
 				  partition, exec_name, priority, delayed ? std::optional<std::string>("run_at") : std::nullopt,
-				  delayed ? run_at : std::nullopt, now)
+				  delayed ? run_at : std::nullopt, now, route(def_id, definition, labels))
 				.run();
 			const int64_t id = sqlite3_last_insert_rowid(db_.handle());
 			json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
 			if (delayed) detail["run_at"] = iso(*run_at);
 			log(id, now, "started", std::nullopt, detail);
-			std::string status = delayed ? "waiting" : apply_step(id, {{"op", "start"}, {"input", input}}, now);
+			std::string status = delayed ? "waiting" : admit(id, now);
 			return {id, true, status};
 		});
 	}
@@ -420,6 +427,7 @@ class SqliteStore final : public Store {
 				.run();
 			if (inst.parent_id) child_ended(id, now);  // counts as a failed child
 			log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}});
+			ended(id, now);  // its partition slot goes to the next
 			return std::string("cancelled");
 		});
 	}
@@ -440,10 +448,10 @@ class SqliteStore final : public Store {
 		int limit = 100;
 		if (f.contains("status")) {
 			status = text_option(f["status"], "status");
-			static const std::vector<std::string> known = {"ready", "running", "waiting", "succeeded", "failed", "cancelled"};
+			static const std::vector<std::string> known = {"queued", "ready", "running", "waiting", "succeeded", "failed", "cancelled"};
 			if (std::find(known.begin(), known.end(), *status) == known.end())
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"status\" must be one of ready, running, waiting, succeeded, failed, cancelled, not \"" +
+							"option \"status\" must be one of queued, ready, running, waiting, succeeded, failed, cancelled, not \"" +
 								*status + "\"");
 		}
 		if (f.contains("definition")) definition = text_option(f["definition"], "definition");
@@ -600,10 +608,16 @@ class SqliteStore final : public Store {
 			}
 			std::vector<Task> out;
 			if (room <= 0 || queues.empty()) return out;
+			// queue limits: full queues are left out, the batch is bounded by
+			// the smallest room (genroc._claim_room)
+			const ClaimRoom limits = claim_room(queues, now);
+			if (limits.room) room = std::min(room, *limits.room);
 			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
 								  "AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id LIMIT ?3",
-								  now, json(queues), room)) {
+								  now, json(limits.open), room)) {
 				Inst inst = load(id);
+				if (limits.rated.count(inst.queue))
+					Query(db_, "INSERT INTO queue_starts (queue, at) VALUES (?1, ?2)", inst.queue, now).run();
 				const int64_t expires = now + lease_ms;
 				// TimeoutSeconds of a handler task counts from the claim.
 				std::optional<int64_t> timeout_at;
@@ -734,6 +748,147 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// ---- queues (genroc.queue_set, queue_drop, list_queues; 55_queues.sql)
+
+	json queue_set(const std::string &name, const json &options) override {
+		const json opts = options.is_null() ? json::object() : options;
+		if (name.empty() || name.find('.') != std::string::npos)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"queue name \"" + name + "\" must be non-empty and without \".\"", "",
+						"<queue>.<region> names the region queues, which are derived.");
+		check_options(opts,
+					  {"global_concurrency", "handler", "kind", "match", "partition_concurrency", "rate_limit"},
+					  "queue options");
+		std::optional<std::string> kind;
+		if (opts.contains("kind"))
+			kind = text_option(opts["kind"], "kind");
+		else if (name == "default")
+			kind = "default";
+		if (!kind)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "queue options need \"kind\" (tenant, handler or routed)");
+		if (*kind != "default" && *kind != "tenant" && *kind != "handler" && *kind != "routed")
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"option \"kind\" must be one of default, tenant, handler, routed, not \"" + *kind + "\"");
+		if ((*kind == "default") != (name == "default"))
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"kind \"default\" is the queue \"default\" only, and it has no other kind");
+		std::optional<std::string> handler;
+		std::optional<json> match;
+		std::optional<int64_t> global, partition, rate, period_ms;
+		if (*kind == "handler") {
+			if (!opts.contains("handler"))
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a handler queue needs option \"handler\"");
+			handler = text_option(opts["handler"], "handler");
+		} else if (opts.contains("handler")) {
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"handler\" is for handler queues only");
+		}
+		if (*kind == "routed") {
+			if (!opts.contains("match"))
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a routed queue needs option \"match\"");
+			check_match(opts["match"]);
+			match = opts["match"];
+		} else if (opts.contains("match")) {
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"match\" is for routed queues only");
+		}
+		if (opts.contains("global_concurrency")) {
+			global = int_option(opts["global_concurrency"], "global_concurrency");
+			if (*global < 0)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"global_concurrency\" must be at least 0, not " + std::to_string(*global));
+		}
+		if (opts.contains("partition_concurrency")) {
+			partition = int_option(opts["partition_concurrency"], "partition_concurrency");
+			if (*partition < 1)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"partition_concurrency\" must be at least 1, not " + std::to_string(*partition));
+		}
+		if (opts.contains("rate_limit")) {
+			const json &r = opts["rate_limit"];
+			if (!r.is_object())
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"rate_limit\" must be an object {\"count\": N, \"period\": duration}, not " + r.dump());
+			check_options(r, {"count", "period"}, "option \"rate_limit\"");
+			if (!r.contains("count") || !r.contains("period"))
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"rate_limit\" needs \"count\" and \"period\"");
+			rate = int_option(r["count"], "rate_limit.count");
+			if (*rate < 1)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"rate_limit.count\" must be at least 1, not " + std::to_string(*rate));
+			period_ms = duration_ms(r["period"], "rate_limit.period");
+		}
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			if (handler) {
+				Query q(db_, "SELECT name FROM queues WHERE handler = ?1 AND name <> ?2", *handler, name);
+				if (q.next())
+					throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+								"handler \"" + *handler + "\" already has the queue \"" + q.text(0) + "\"", "",
+								"Drop that queue first.");
+			}
+			{
+				Query q(db_, "SELECT kind FROM queues WHERE name = ?1", name);
+				if (q.next()) {
+					const std::string old = q.text(0);
+					if (old != *kind && (old == "tenant" || *kind == "tenant"))
+						throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+									"queue name \"" + name + "\" is used by a tenant and by a " +
+										(*kind == "tenant" ? old : *kind) + " queue",
+									"A tenant queue is named after its tenant; no other queue may use that name.",
+									"Rename the other queue.");
+				}
+			}
+			Query(db_,
+				  "INSERT INTO queues (name, kind, position, handler, match, global_concurrency, partition_concurrency, "
+				  "rate_limit, rate_period_ms, updated_at) "
+				  "VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM queues), ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+				  "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, handler = excluded.handler, "
+				  "match = excluded.match, global_concurrency = excluded.global_concurrency, "
+				  "partition_concurrency = excluded.partition_concurrency, rate_limit = excluded.rate_limit, "
+				  "rate_period_ms = excluded.rate_period_ms, updated_at = excluded.updated_at",
+				  name, *kind, handler, match, global, partition, rate, period_ms, now)
+				.run();
+			// A larger partition_concurrency frees slots now: hand them out.
+			std::vector<std::pair<std::string, std::string>> waiting;
+			{
+				Query q(db_,
+						"SELECT DISTINCT queue, partition_key FROM instances WHERE status = 'queued' ORDER BY 1, 2");
+				while (q.next()) waiting.emplace_back(q.text(0), q.text(1));
+			}
+			for (auto &[queue, key] : waiting) fill_slots(queue, key, now);
+			return queue_row(name, now);
+		});
+	}
+
+	void queue_drop(const std::string &name) override {
+		if (name == "default")
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "the queue \"default\" cannot be dropped");
+		write(durability_for(Commit::outside), [&](int64_t) {
+			Query(db_, "DELETE FROM queues WHERE name = ?1", name).run();
+			if (sqlite3_changes(db_.handle()) == 0)
+				throw Error("42704", "queue \"" + name + "\" does not exist");
+			Query(db_, "DELETE FROM queue_starts WHERE queue = ?1", name).run();
+			return 0;
+		});
+	}
+
+	json list_queues() override {
+		return read([&](int64_t now) {
+			std::set<std::string> names;
+			{
+				Query q(db_, "SELECT name FROM queues");
+				while (q.next()) names.insert(q.text(0));
+			}
+			for (auto &w : live_workers(now))
+				for (auto &queue : w.second) names.insert(queue);
+			{
+				Query q(db_, "SELECT DISTINCT queue FROM instances WHERE status IN ('queued', 'ready', 'running', 'waiting')");
+				while (q.next()) names.insert(q.text(0));
+			}
+			json out = json::array();
+			for (auto &n : names) out.push_back(queue_row(n, now));
+			return out;
+		});
+	}
+
 	// ---- time (genroc.tick) ---------------------------------------------
 
 	// genroc.tick: kinds in this order, each at most `limit` rows, oldest
@@ -795,7 +950,7 @@ class SqliteStore final : public Store {
 								  now, limit)) {
 				Inst inst = load(id);
 				log(id, now, "run_at_reached", std::nullopt, nullptr);
-				apply_step(id, {{"op", "start"}, {"input", inst.input}}, now);
+				admit(id, now);  // waits for a partition slot if it has one
 				run_at++;
 			}
 			return json{{"timeouts", timeouts},
@@ -1120,6 +1275,7 @@ class SqliteStore final : public Store {
 			log(id, now, status, last_state,
 				ok ? json{{"output", out.value("output", json(nullptr))}}
 				   : json{{"error", out.value("error", json(nullptr))}, {"cause", out.value("cause", json(nullptr))}});
+			ended(id, now);  // its partition slot goes to the next
 		} else {
 			throw Error("XX000", "ASL interpreter answered an unknown outcome: " + out.dump());
 		}
@@ -1364,6 +1520,254 @@ class SqliteStore final : public Store {
 			.run();
 		return "ready";
 	}
+
+	// ---- queues: routing, partition slots, claim limits (55_queues.sql) --
+
+	// genroc._queue_settings: a queue's own row, for <q>.<region> the row of
+	// q (kind "region"); NULL options from the default queue, then built-in.
+	struct QueueSettings {
+		std::optional<std::string> kind;
+		int64_t global = 0, partition = 1;
+		std::optional<int64_t> rate, period_ms;
+	};
+	QueueSettings queue_settings(const std::string &queue) {
+		QueueSettings s;
+		auto row = [&](const std::string &name) {
+			Query q(db_,
+					"SELECT kind, global_concurrency, partition_concurrency, rate_limit, rate_period_ms "
+					"FROM queues WHERE name = ?1",
+					name);
+			struct Row {
+				bool found = false;
+				std::string kind;
+				std::optional<int64_t> global, partition, rate, period;
+			} r;
+			if (q.next()) r = {true, q.text(0), q.oi64(1), q.oi64(2), q.oi64(3), q.oi64(4)};
+			return r;
+		};
+		auto own = row(queue);
+		if (own.found) {
+			s.kind = own.kind;
+		} else if (auto dot = queue.find('.'); dot != std::string::npos) {
+			own = row(queue.substr(0, dot));
+			if (own.found) s.kind = "region";
+		}
+		auto def = row("default");
+		s.global = own.global.value_or(def.global.value_or(0));
+		s.partition = own.partition.value_or(def.partition.value_or(1));
+		if (own.rate) {
+			s.rate = own.rate;
+			s.period_ms = own.period;
+		} else {
+			s.rate = def.rate;
+			s.period_ms = def.period;
+		}
+		return s;
+	}
+
+	// genroc._check_match
+	static void check_match(const json &match) {
+		if (!match.is_object() || match.empty())
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"option \"match\" must be an object with at least one of definitions, tenants, labels, not " +
+							match.dump());
+		check_options(match, {"definitions", "labels", "tenants"}, "option \"match\"");
+		for (const char *key : {"definitions", "tenants"}) {
+			if (!match.contains(key)) continue;
+			bool ok = match[key].is_array();
+			if (ok)
+				for (auto &g : match[key]) ok = ok && g.is_string() && !g.get<std::string>().empty();
+			if (!ok)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, std::string("option \"match.") + key +
+																   "\" must be an array of non-empty glob strings, not " +
+																   match[key].dump());
+		}
+		if (match.contains("labels") && !is_string_object(match["labels"]))
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"option \"match.labels\" must be an object of glob strings, not " + match["labels"].dump());
+	}
+
+	// genroc._route: handler queue > first routed match > tenant > default,
+	// then <queue>.<region> with a label "region".
+	std::string route(int64_t definition_id, const std::string &definition, const json &labels) {
+		std::optional<std::string> queue;
+		bool any_handler_queue = false;
+		{
+			Query q(db_, "SELECT 1 FROM queues WHERE kind = 'handler' LIMIT 1");
+			any_handler_queue = q.next();
+		}
+		if (any_handler_queue) {
+			Query dq(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
+			dq.next();
+			std::set<std::string> handlers;
+			sqlite::handler_names(json::parse(dq.text(0)), handlers);
+			Query q(db_,
+					"SELECT name FROM queues WHERE kind = 'handler' AND handler IN (SELECT value FROM json_each(?1)) "
+					"ORDER BY name LIMIT 1",
+					json(handlers));
+			if (q.next()) queue = q.text(0);
+		}
+		if (!queue) {
+			Query q(db_, "SELECT name, match FROM queues WHERE kind = 'routed' ORDER BY position");
+			while (q.next())
+				if (sqlite::match_applies(q.js(1), definition, labels)) {
+					queue = q.text(0);
+					break;
+				}
+		}
+		if (!queue && labels.contains("tenant")) {
+			Query q(db_, "SELECT name FROM queues WHERE kind = 'tenant' AND name = ?1",
+					labels["tenant"].get<std::string>());
+			if (q.next()) queue = q.text(0);
+		}
+		std::string out = queue.value_or("default");
+		if (labels.contains("region")) out += "." + labels["region"].get<std::string>();
+		return out;
+	}
+
+	// genroc._admit: the first step of a started instance; with a
+	// partition_key it queues behind its partition and fill_slots hands out
+	// what is free.
+	std::string admit(int64_t id, int64_t now) {
+		Query q(db_, "SELECT queue, partition_key, input FROM instances WHERE id = ?1", id);
+		q.next();
+		const std::string queue = q.text(0);
+		const auto partition = q.otext(1);
+		const json input = q.js(2);
+		if (!partition) return apply_step(id, {{"op", "start"}, {"input", input}}, now);
+		Query(db_,
+			  "UPDATE instances SET status = 'queued', wait_kind = NULL, wait_until = NULL, updated_at = ?2 WHERE id = ?1",
+			  id, now)
+			.run();
+		log(id, now, "queued", std::nullopt, {{"queue", queue}, {"partition_key", *partition}});
+		fill_slots(queue, *partition, now);
+		Query s(db_, "SELECT status FROM instances WHERE id = ?1", id);
+		s.next();
+		return s.text(0);
+	}
+
+	// genroc._fill_slots: free slots of a partition go to its queued
+	// instances in order (priority, created_at, id); one that ends in its
+	// first step frees its slot at once, and the loop counts again (the
+	// nested call from that end is skipped: filling_ marks the partition).
+	void fill_slots(const std::string &queue, const std::string &partition, int64_t now) {
+		const std::string mark = queue + "/" + partition;
+		if (filling_ == mark) return;
+		struct Restore {
+			std::string &slot, old;
+			~Restore() { slot = old; }
+		} restore{filling_, filling_};
+		const int64_t limit = queue_settings(queue).partition;
+		filling_ = mark;
+		for (;;) {
+			Query h(db_,
+					"SELECT count(*) FROM instances WHERE queue = ?1 AND partition_key = ?2 "
+					"AND status IN ('ready', 'running', 'waiting') AND coalesce(wait_kind, '') <> 'run_at'",
+					queue, partition);
+			h.next();
+			if (h.i64(0) >= limit) break;
+			Query q(db_,
+					"SELECT id, input FROM instances WHERE queue = ?1 AND partition_key = ?2 AND status = 'queued' "
+					"ORDER BY priority, created_at, id LIMIT 1",
+					queue, partition);
+			if (!q.next()) break;
+			const int64_t id = q.i64(0);
+			const json input = q.js(1);
+			Query(db_, "UPDATE instances SET status = 'ready', updated_at = ?2 WHERE id = ?1", id, now).run();
+			log(id, now, "slot_acquired", std::nullopt, {{"queue", queue}, {"partition_key", partition}});
+			apply_step(id, {{"op", "start"}, {"input", input}}, now);
+		}
+	}
+
+	// genroc._ended: after an end, its slot goes to the next of its partition.
+	void ended(int64_t id, int64_t now) {
+		Query q(db_, "SELECT queue, partition_key FROM instances WHERE id = ?1", id);
+		if (q.next() && !q.is_null(1)) {
+			const std::string queue = q.text(0), partition = q.text(1);
+			fill_slots(queue, partition, now);
+		}
+	}
+
+	// genroc._claim_room: queues with a global_concurrency or rate_limit and
+	// no room are left out; the batch is at most the smallest room.  SQLite
+	// has one writer at a time, so counting needs no lock.
+	struct ClaimRoom {
+		std::vector<std::string> open;
+		std::optional<int64_t> room;
+		std::set<std::string> rated;
+	};
+	ClaimRoom claim_room(const std::vector<std::string> &queues, int64_t now) {
+		ClaimRoom out;
+		for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
+			const QueueSettings s = queue_settings(queue);
+			if (s.global == 0 && !s.rate) {
+				out.open.push_back(queue);
+				continue;
+			}
+			std::optional<int64_t> room;
+			if (s.global > 0) {
+				Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = 'running'", queue);
+				q.next();
+				room = s.global - q.i64(0);
+			}
+			if (s.rate) {
+				Query(db_, "DELETE FROM queue_starts WHERE queue = ?1 AND at <= ?2", queue, now - *s.period_ms).run();
+				Query q(db_, "SELECT count(*) FROM queue_starts WHERE queue = ?1 AND at > ?2", queue, now - *s.period_ms);
+				q.next();
+				const int64_t left = *s.rate - q.i64(0);
+				room = room ? std::min(*room, left) : left;
+			}
+			if (*room > 0) {
+				out.open.push_back(queue);
+				out.room = out.room ? std::min(*out.room, *room) : *room;
+				if (s.rate) out.rated.insert(queue);
+			}
+		}
+		return out;
+	}
+
+	// Live workers (not stopped, heartbeat within stale-after): id → queues.
+	std::vector<std::pair<std::string, std::vector<std::string>>> live_workers(int64_t now) {
+		std::vector<std::pair<std::string, std::vector<std::string>>> out;
+		Query q(db_,
+				"SELECT id, queues FROM workers WHERE stopped_at IS NULL AND heartbeat_at + stale_after_ms > ?1 "
+				"ORDER BY id",
+				now);
+		while (q.next()) out.emplace_back(q.text(0), q.js(1).get<std::vector<std::string>>());
+		return out;
+	}
+
+	// One row of genroc.list_queues.
+	json queue_row(const std::string &name, int64_t now) {
+		const QueueSettings s = queue_settings(name);
+		json row = {{"name", name},
+					{"kind", s.kind.value_or("unconfigured")},
+					{"handler", nullptr},
+					{"match", nullptr},
+					{"global_concurrency", s.global},
+					{"partition_concurrency", s.partition},
+					{"rate_limit", s.rate ? json(*s.rate) : json(nullptr)},
+					{"rate_period_ms", s.period_ms ? json(*s.period_ms) : json(nullptr)}};
+		{
+			Query q(db_, "SELECT handler, match FROM queues WHERE name = ?1", name);
+			if (q.next()) {
+				row["handler"] = text_or_null(q.otext(0));
+				row["match"] = q.js(1);
+			}
+		}
+		for (const char *status : {"ready", "queued", "running"}) {
+			Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = ?2", name, std::string(status));
+			q.next();
+			row[std::string(status) == "ready" ? "depth" : status] = q.i64(0);
+		}
+		json workers = json::array();
+		for (auto &[id, served] : live_workers(now))
+			if (std::find(served.begin(), served.end(), name) != served.end()) workers.push_back(id);
+		row["workers"] = workers;
+		return row;
+	}
+
+	std::string filling_;  // genroc_queue.filling: the partition fill_slots is filling
 
 	std::string path_;
 	Db db_;

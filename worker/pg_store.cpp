@@ -123,6 +123,17 @@ class PgStore final : public Store {
 							{});
 	}
 
+	json queue_set(const std::string &name, const json &options) override {
+		auto r = exec("SELECT genroc.queue_set($1, $2::jsonb)", {name, options.dump()});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	void queue_drop(const std::string &name) override { exec("SELECT genroc.queue_drop($1)", {name}); }
+
+	json list_queues() override {
+		return rows_as_json("SELECT to_jsonb(q) FROM genroc.list_queues() q", {});
+	}
+
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
 							int n) override {
 		auto r = exec("SELECT instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO("lease_expires")

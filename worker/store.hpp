@@ -115,6 +115,15 @@ class Store {
 									  const std::string &cause) = 0;
 	virtual void activity_heartbeat(const std::string &token) = 0;
 
+	// Queues (operator configuration; README "Queues and routing")
+	// genroc.queue_set: creates or replaces a queue, returns it as
+	// list_queues() shows it; genroc.queue_drop; genroc.list_queues: every
+	// queue with kind, handler, match, effective limits, depth, queued,
+	// running and the live workers serving it, by name.
+	virtual json queue_set(const std::string &name, const json &options) = 0;
+	virtual void queue_drop(const std::string &name) = 0;
+	virtual json list_queues() = 0;
+
 	// Time
 	virtual json tick(int limit) = 0;		// counts of what it did, by kind
 	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC

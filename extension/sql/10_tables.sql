@@ -21,7 +21,9 @@ CREATE TABLE genroc._definitions (
 -- One execution.  The columns group as follows:
 --   where it is      status, state, state_input (raw input of the state),
 --                    task_input/resource (when stopped at a Task)
---   when it may run  queue, priority, eligible_at (claim order and delay)
+--   when it may run  queue (routed at start, 55_queues.sql), priority,
+--                    eligible_at (claim order and delay); status 'queued':
+--                    waiting for a slot of its partition (queue, partition_key)
 --   lease            lease_owner, lease_epoch (bumped on every claim),
 --                    lease_expires
 --   attempts         retry_counts (the interpreter's, per Retry entry),
@@ -37,7 +39,7 @@ CREATE TABLE genroc._definitions (
 CREATE TABLE genroc._instances (
 	id				bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	definition_id	bigint NOT NULL REFERENCES genroc._definitions (id),
-	status			text NOT NULL CHECK (status IN ('ready', 'running', 'waiting',
+	status			text NOT NULL CHECK (status IN ('queued', 'ready', 'running', 'waiting',
 													'succeeded', 'failed', 'cancelled')),
 	state			text,
 	state_input		jsonb,

@@ -323,6 +323,7 @@ BEGIN
 			PERFORM genroc._child_ended(p_instance);	-- the last one wakes the parent
 		END IF;
 		PERFORM genroc._flush_commit('terminal');
+		PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
 	ELSE
 		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
 			USING ERRCODE = 'XX000';

@@ -59,6 +59,8 @@ $$;
  *     settles two concurrent starts
  *   run_at later than now: status 'waiting' (wait_kind 'run_at'); tick runs
  *     the first step when it is due.  Otherwise the first step runs here.
+ *   the queue is decided here (genroc._route, 55_queues.sql) and kept; with
+ *     a partition_key the first step waits for a slot (genroc._admit)
  */
 CREATE FUNCTION genroc.start(p_definition text, p_input jsonb DEFAULT '{}',
 							 p_options jsonb DEFAULT '{}')
@@ -107,6 +109,11 @@ BEGIN
 			RAISE EXCEPTION 'option "labels" must be an object of strings, not %', v_labels
 				USING ERRCODE = '22023';
 		END IF;
+		-- the region label picks <queue>.<region> (55_queues.sql)
+		IF v_labels ? 'region' AND (v_labels ->> 'region' = '' OR strpos(v_labels ->> 'region', '.') > 0) THEN
+			RAISE EXCEPTION 'label "region" must be a non-empty name without ".", not "%"', v_labels ->> 'region'
+				USING ERRCODE = '22023';
+		END IF;
 	END IF;
 	IF v_options ? 'idempotency_key' THEN
 		v_key := genroc._text_option(v_options -> 'idempotency_key', 'idempotency_key');
@@ -136,14 +143,14 @@ BEGIN
 	END IF;
 
 	INSERT INTO genroc._instances AS i (definition_id, status, eligible_at, input, idempotency_key,
-		labels, partition_key, name, priority, wait_kind, wait_until, created_at, updated_at)
+		labels, partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue)
 	VALUES (v_def.id,
 			CASE WHEN v_run_at > v_now THEN 'waiting' ELSE 'ready' END,
 			greatest(v_now, coalesce(v_run_at, v_now)), p_input, v_key,
 			v_labels, v_partition, v_name, v_priority,
 			CASE WHEN v_run_at > v_now THEN 'run_at' END,
 			CASE WHEN v_run_at > v_now THEN v_run_at END,
-			v_now, v_now)
+			v_now, v_now, genroc._route(v_def, v_labels))
 	ON CONFLICT (idempotency_key) DO NOTHING
 	RETURNING i.id INTO v_id;
 	IF v_id IS NULL THEN
@@ -160,7 +167,7 @@ BEGIN
 	IF v_run_at > v_now THEN
 		v_status := 'waiting';
 	ELSE
-		v_status := genroc._apply_step(v_id, jsonb_build_object('op', 'start', 'input', p_input));
+		v_status := genroc._admit(v_id);
 	END IF;
 	PERFORM genroc._flush_commit('outside');
 	RETURN QUERY SELECT v_id, true, v_status;
@@ -217,6 +224,7 @@ BEGIN
 		error = 'genroc.Cancelled', cause = 'cancelled by request',
 		updated_at = v_now, ended_at = v_now
 	WHERE id = p_instance;
+	PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
 	PERFORM genroc._log(p_instance, 'cancelled', v_inst.state,
 		jsonb_build_object('previous_status', v_inst.status));
 	IF v_inst.parent_id IS NOT NULL THEN
@@ -309,8 +317,8 @@ BEGIN
 								  'list_instances filter');
 	IF v_filter ? 'status' THEN
 		v_status := genroc._text_option(v_filter -> 'status', 'status');
-		IF v_status NOT IN ('ready', 'running', 'waiting', 'succeeded', 'failed', 'cancelled') THEN
-			RAISE EXCEPTION 'option "status" must be one of ready, running, waiting, succeeded, failed, cancelled, not "%"', v_status
+		IF v_status NOT IN ('queued', 'ready', 'running', 'waiting', 'succeeded', 'failed', 'cancelled') THEN
+			RAISE EXCEPTION 'option "status" must be one of queued, ready, running, waiting, succeeded, failed, cancelled, not "%"', v_status
 				USING ERRCODE = '22023';
 		END IF;
 	END IF;

@@ -198,6 +198,8 @@ COMMENT ON FUNCTION genroc.list_workers() IS
  *   (a row another transaction is claiming is skipped, not waited for)
  *   at most p_n, and with a worker concurrency c at most c minus the tasks
  *   it already holds
+ *   queue limits (genroc._claim_room): a queue at its global_concurrency or
+ *   rate_limit is skipped; otherwise the batch is at most its room
  *   each: status 'running', lease_owner = worker, lease_epoch + 1,
  *   lease_expires = now + the worker's lease_duration, timeout_at = now +
  *   TimeoutSeconds (a handler task's timeout counts from its claim)
@@ -216,6 +218,7 @@ DECLARE
 	v_n int;
 	v_row record;
 	v_only_once boolean := false;
+	v_room record;
 BEGIN
 	PERFORM genroc._flush_commit('progress');
 	IF p_queues IS NULL THEN
@@ -238,11 +241,15 @@ BEGIN
 	IF v_n <= 0 THEN
 		RETURN;
 	END IF;
+	-- queue limits (global_concurrency, rate_limit): full queues are left
+	-- out and the batch is bounded by the smallest room (55_queues.sql)
+	v_room := genroc._claim_room(p_queues, v_now);
+	v_n := least(v_n, v_room.room);
 
 	FOR v_row IN
 		WITH candidates AS (
 			SELECT i.id FROM genroc._instances i
-			WHERE i.status = 'ready' AND i.queue = ANY (p_queues) AND i.eligible_at <= v_now
+			WHERE i.status = 'ready' AND i.queue = ANY (v_room.open_queues) AND i.eligible_at <= v_now
 			ORDER BY i.priority, i.eligible_at, i.id
 			LIMIT v_n
 			FOR UPDATE SKIP LOCKED),
@@ -258,13 +265,16 @@ BEGIN
 		FROM candidates c
 		WHERE i.id = c.id
 		RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
-				  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at)
+				  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue)
 		SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id
 	LOOP
 		PERFORM genroc._log(v_row.id, 'task_started', v_row.state,
 			jsonb_build_object('worker', p_worker, 'epoch', v_row.lease_epoch,
 							   'attempt', v_row.attempt));
 		v_only_once := v_only_once OR v_row.only_once;
+		IF v_row.queue = ANY (v_room.rated) THEN
+			INSERT INTO genroc._queue_starts (queue, at) VALUES (v_row.queue, v_now);
+		END IF;
 		instance_id := v_row.id;
 		epoch := v_row.lease_epoch;
 		state := v_row.state;

@@ -13,7 +13,8 @@
  *               task_failed States.HeartbeatTimeout
  *   lapsed      a running task whose lease expired: genroc._interrupt
  *   timers      a Wait whose time has come: timer_fired
- *   run_at      a delayed start whose time has come: the first step
+ *   run_at      a delayed start whose time has come: the first step (or
+ *               'queued' for a partition slot, genroc._admit)
  * Retry back-off needs no tick: the row is ready with a later eligible_at.
  * Returns {"timeouts", "heartbeats", "lapsed", "timers", "run_at"} counts.
  */
@@ -79,7 +80,7 @@ BEGIN
 				  WHERE i.wait_until <= v_now AND i.status = 'waiting' AND i.wait_kind = 'run_at'
 				  ORDER BY i.wait_until, i.id LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
 		PERFORM genroc._log(v_inst.id, 'run_at_reached', NULL, NULL);
-		PERFORM genroc._apply_step(v_inst.id, jsonb_build_object('op', 'start', 'input', v_inst.input));
+		PERFORM genroc._admit(v_inst.id);	-- waits for a partition slot if it has one
 		v_run_at := v_run_at + 1;
 	END LOOP;
 

@@ -1,0 +1,551 @@
+/*
+ * Queues: operator configuration, routing at start, partition slots, and
+ * the limits claim checks.
+ *
+ * Glossary
+ *   queue       where a ready task waits for a worker; every instance gets
+ *               one at start (genroc._route) and keeps it to its end
+ *   kind        default (the queue "default", always there), tenant (the
+ *               queue of the tenant of the same name: label "tenant"),
+ *               handler (the queue of one handler: only workers having it
+ *               serve it), routed (chosen by a match on definition name,
+ *               tenant and labels), region (<queue>.<region>, derived: the
+ *               label "region" of an instance; a worker started with
+ *               --region R serves <queue>.R)
+ *   partition   (queue, partition_key): at most partition_concurrency
+ *               instances hold a slot from start (or run_at) to their end;
+ *               the others wait in status 'queued' and get their slot, in
+ *               order (priority, then age), in the transaction that frees
+ *               one
+ *   limits      global_concurrency (tasks running in the queue, 0 = none),
+ *               rate_limit (task starts per period in the queue), checked
+ *               by claim under an advisory lock per limited queue
+ *
+ * An option a queue row leaves NULL takes the default queue's value, then
+ * the built-in one (global_concurrency 0, partition_concurrency 1, no rate
+ * limit), as the reference does: a routed or handler queue has the limits
+ * of the default queue unless it sets its own.
+ */
+
+CREATE TABLE genroc._queues (
+	name					text PRIMARY KEY
+							CHECK (name <> '' AND strpos(name, '.') = 0),
+	kind					text NOT NULL
+							CHECK (kind IN ('default', 'tenant', 'handler', 'routed')),
+	-- routed queues are tried in this order (the order they were created)
+	position				bigint GENERATED ALWAYS AS IDENTITY,
+	handler					text UNIQUE,
+	match					jsonb,
+	global_concurrency		int CHECK (global_concurrency >= 0),
+	partition_concurrency	int CHECK (partition_concurrency >= 1),
+	rate_limit				int CHECK (rate_limit >= 1),
+	rate_period				interval,
+	updated_at				timestamptz NOT NULL,
+	CHECK ((kind = 'default') = (name = 'default')),
+	CHECK ((kind = 'handler') = (handler IS NOT NULL)),
+	CHECK ((kind = 'routed') = (match IS NOT NULL)),
+	CHECK ((rate_limit IS NULL) = (rate_period IS NULL))
+);
+INSERT INTO genroc._queues (name, kind, updated_at) VALUES ('default', 'default', now());
+
+-- Task starts of rate-limited queues, for the sliding window of rate_limit.
+-- claim appends one row per task it hands out and deletes the rows that
+-- fell out of the window.
+CREATE TABLE genroc._queue_starts (
+	queue	text NOT NULL,
+	at		timestamptz NOT NULL
+);
+CREATE INDEX _queue_starts_queue ON genroc._queue_starts (queue, at);
+
+-- partition slots: holders and waiters of one (queue, partition_key)
+CREATE INDEX _instances_partition ON genroc._instances (queue, partition_key, status)
+	WHERE partition_key IS NOT NULL;
+
+REVOKE ALL ON genroc._queues, genroc._queue_starts FROM PUBLIC;
+
+-- Semantics: a glob matches the whole text; * is any run of characters, ?
+-- one character, everything else (\ % _ included) is itself.
+CREATE FUNCTION genroc._glob(p_text text, p_glob text) RETURNS boolean
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN p_text LIKE replace(replace(replace(replace(replace(p_glob,
+		'\', '\\'), '%', '\%'), '_', '\_'), '*', '%'), '?', '_');
+
+-- The effective settings of a queue name: its own row, for <q>.<region> the
+-- row of q (kind 'region'), else none (kind NULL); NULL options from the
+-- default queue, then the built-in defaults.
+CREATE FUNCTION genroc._queue_settings(p_queue text,
+	OUT kind text, OUT global_concurrency int, OUT partition_concurrency int,
+	OUT rate_limit int, OUT rate_period interval)
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_row genroc._queues;
+	v_default genroc._queues;
+BEGIN
+	SELECT * INTO v_row FROM genroc._queues q WHERE q.name = p_queue;
+	IF FOUND THEN
+		kind := v_row.kind;
+	ELSIF strpos(p_queue, '.') > 0 THEN
+		SELECT * INTO v_row FROM genroc._queues q WHERE q.name = split_part(p_queue, '.', 1);
+		IF FOUND THEN
+			kind := 'region';
+		END IF;
+	END IF;
+	SELECT * INTO v_default FROM genroc._queues q WHERE q.name = 'default';
+	global_concurrency := coalesce(v_row.global_concurrency, v_default.global_concurrency, 0);
+	partition_concurrency := coalesce(v_row.partition_concurrency, v_default.partition_concurrency, 1);
+	IF v_row.rate_limit IS NOT NULL THEN
+		rate_limit := v_row.rate_limit;
+		rate_period := v_row.rate_period;
+	ELSE
+		rate_limit := v_default.rate_limit;
+		rate_period := v_default.rate_period;
+	END IF;
+END;
+$$;
+
+-- Checks a routed queue's match; 22023 naming what is wrong.
+CREATE FUNCTION genroc._check_match(p_match jsonb) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+	v_key text;
+BEGIN
+	IF jsonb_typeof(p_match) <> 'object' OR p_match = '{}' THEN
+		RAISE EXCEPTION 'option "match" must be an object with at least one of definitions, tenants, labels, not %',
+			p_match USING ERRCODE = '22023';
+	END IF;
+	PERFORM genroc._check_options(p_match, ARRAY['definitions', 'labels', 'tenants'], 'option "match"');
+	FOREACH v_key IN ARRAY ARRAY['definitions', 'tenants'] LOOP
+		IF p_match ? v_key AND (jsonb_typeof(p_match -> v_key) <> 'array' OR EXISTS (
+				SELECT 1 FROM jsonb_array_elements(p_match -> v_key) AS g
+				WHERE jsonb_typeof(g) <> 'string' OR g #>> '{}' = '')) THEN
+			RAISE EXCEPTION 'option "match.%" must be an array of non-empty glob strings, not %',
+				v_key, p_match -> v_key USING ERRCODE = '22023';
+		END IF;
+	END LOOP;
+	IF p_match ? 'labels' AND (jsonb_typeof(p_match -> 'labels') <> 'object' OR EXISTS (
+			SELECT 1 FROM jsonb_each(p_match -> 'labels') AS l WHERE jsonb_typeof(l.value) <> 'string')) THEN
+		RAISE EXCEPTION 'option "match.labels" must be an object of glob strings, not %',
+			p_match -> 'labels' USING ERRCODE = '22023';
+	END IF;
+END;
+$$;
+
+-- Semantics of a match: every list it has must match (an empty list matches
+-- everything); definitions: one glob matches the definition name; tenants:
+-- one glob matches the label "tenant" (absent: no match); labels: every
+-- key is among the instance's labels with a value its glob matches.
+CREATE FUNCTION genroc._matches(p_match jsonb, p_definition text, p_labels jsonb) RETURNS boolean
+	LANGUAGE sql IMMUTABLE
+	BEGIN ATOMIC
+		SELECT (NOT p_match ? 'definitions' OR jsonb_array_length(p_match -> 'definitions') = 0
+				OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(p_match -> 'definitions') AS g
+						   WHERE genroc._glob(p_definition, g)))
+		   AND (NOT p_match ? 'tenants' OR jsonb_array_length(p_match -> 'tenants') = 0
+				OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(p_match -> 'tenants') AS g
+						   WHERE genroc._glob(p_labels ->> 'tenant', g)))
+		   AND NOT EXISTS (SELECT 1 FROM jsonb_each_text(coalesce(p_match -> 'labels', '{}')) AS l
+						   WHERE NOT coalesce(genroc._glob(p_labels ->> l.key, l.value), false));
+	END;
+
+/*
+ * Semantics of routing (at start; the queue is recorded on the instance and
+ * never moved by later config):
+ *   1. a handler queue whose handler is used by a Task of the definition
+ *      ("Resource": "handler:NAME" anywhere in it); several: the first by
+ *      queue name
+ *   2. the first routed queue (creation order) whose match applies
+ *   3. the tenant's queue: a tenant queue named as the label "tenant"
+ *   4. default
+ *   then, with a label "region" R, the queue is <queue>.R
+ */
+CREATE FUNCTION genroc._route(p_definition genroc._definitions, p_labels jsonb) RETURNS text
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_queue text;
+	v_q genroc._queues;
+BEGIN
+	IF EXISTS (SELECT 1 FROM genroc._queues q WHERE q.kind = 'handler') THEN
+		SELECT q.name INTO v_queue FROM genroc._queues q
+		WHERE q.kind = 'handler' AND q.handler IN (
+			SELECT substr(r #>> '{}', 9)
+			FROM jsonb_path_query(p_definition.definition, 'lax $.**.Resource') AS r
+			WHERE jsonb_typeof(r) = 'string' AND r #>> '{}' LIKE 'handler:%')
+		ORDER BY q.name LIMIT 1;
+	END IF;
+	IF v_queue IS NULL THEN
+		FOR v_q IN SELECT * FROM genroc._queues q WHERE q.kind = 'routed' ORDER BY q.position LOOP
+			IF genroc._matches(v_q.match, p_definition.name, p_labels) THEN
+				v_queue := v_q.name;
+				EXIT;
+			END IF;
+		END LOOP;
+	END IF;
+	IF v_queue IS NULL AND p_labels ? 'tenant' THEN
+		SELECT q.name INTO v_queue FROM genroc._queues q
+		WHERE q.kind = 'tenant' AND q.name = p_labels ->> 'tenant';
+	END IF;
+	v_queue := coalesce(v_queue, 'default');
+	IF p_labels ? 'region' THEN
+		v_queue := v_queue || '.' || (p_labels ->> 'region');
+	END IF;
+	RETURN v_queue;
+END;
+$$;
+
+-- The instances holding a slot of a partition: started (or past run_at)
+-- and not ended.
+CREATE FUNCTION genroc._slot_holders(p_queue text, p_partition text) RETURNS int
+	LANGUAGE sql STABLE
+	BEGIN ATOMIC
+		SELECT count(*)::int FROM genroc._instances i
+		WHERE i.queue = p_queue AND i.partition_key = p_partition
+		  AND i.status IN ('ready', 'running', 'waiting')
+		  AND i.wait_kind IS DISTINCT FROM 'run_at';
+	END;
+
+/*
+ * Semantics: gives free slots of a partition to its queued instances in
+ * order (priority, created_at, id); each runs its first step here.  Called
+ * by start and tick (a new waiter) and by every end (a freed slot).  An
+ * advisory lock per partition serializes the count and the hand-out, so no
+ * partition ever has more holders than its partition_concurrency.  An
+ * instance that ends inside its first step frees its slot at once: the
+ * loop counts again; the nested call from that end is skipped (the
+ * setting genroc_queue.filling marks the partition being filled; the
+ * prefix genroc is reserved for the C module's settings).
+ */
+CREATE FUNCTION genroc._fill_slots(p_queue text, p_partition text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_mark text := p_queue || '/' || p_partition;
+	v_outer text := current_setting('genroc_queue.filling', true);
+	v_limit int;
+	v_inst genroc._instances;
+BEGIN
+	IF p_partition IS NULL OR v_outer = v_mark THEN
+		RETURN;
+	END IF;
+	PERFORM pg_advisory_xact_lock(hashtextextended('genroc.partition:' || v_mark, 0));
+	v_limit := (genroc._queue_settings(p_queue)).partition_concurrency;
+	PERFORM set_config('genroc_queue.filling', v_mark, true);
+	LOOP
+		EXIT WHEN genroc._slot_holders(p_queue, p_partition) >= v_limit;
+		SELECT * INTO v_inst FROM genroc._instances i
+		WHERE i.queue = p_queue AND i.partition_key = p_partition AND i.status = 'queued'
+		ORDER BY i.priority, i.created_at, i.id LIMIT 1 FOR UPDATE;
+		EXIT WHEN NOT FOUND;
+		UPDATE genroc._instances SET status = 'ready', updated_at = genroc.now() WHERE id = v_inst.id;
+		PERFORM genroc._log(v_inst.id, 'slot_acquired', NULL,
+			jsonb_build_object('queue', p_queue, 'partition_key', p_partition));
+		PERFORM genroc._apply_step(v_inst.id, jsonb_build_object('op', 'start', 'input', v_inst.input));
+	END LOOP;
+	PERFORM set_config('genroc_queue.filling', coalesce(v_outer, ''), true);
+END;
+$$;
+
+/*
+ * Semantics: the first step of a started instance (start, or tick at
+ * run_at).  Without a partition_key it runs here.  With one, the instance
+ * queues behind its partition ('queued', logged) and _fill_slots hands out
+ * what is free, so it runs here only when a slot is free and nobody is
+ * ahead of it.  Returns the instance's status.
+ */
+CREATE FUNCTION genroc._admit(p_instance bigint) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	IF v_inst.partition_key IS NULL THEN
+		RETURN genroc._apply_step(p_instance, jsonb_build_object('op', 'start', 'input', v_inst.input));
+	END IF;
+	UPDATE genroc._instances SET status = 'queued', wait_kind = NULL, wait_until = NULL,
+		updated_at = genroc.now() WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, 'queued', NULL,
+		jsonb_build_object('queue', v_inst.queue, 'partition_key', v_inst.partition_key));
+	PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
+	RETURN (SELECT i.status FROM genroc._instances i WHERE i.id = p_instance);
+END;
+$$;
+
+-- Called after an instance ended (its row already updated): its slot goes
+-- to the next queued instance of its partition.
+CREATE FUNCTION genroc._ended(p_instance bigint) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	IF v_inst.partition_key IS NOT NULL THEN
+		PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
+	END IF;
+END;
+$$;
+
+/*
+ * Semantics of queue_set (upsert; options the call leaves out are NULL:
+ * the default queue's value applies):
+ *   kind            default (only the queue "default", implied for it),
+ *                   tenant, handler, routed; required otherwise
+ *   handler         handler queues: the handler NAME (each handler in at
+ *                   most one queue)
+ *   match           routed queues: {definitions: [glob], tenants: [glob],
+ *                   labels: {key: glob}}, at least one key
+ *   global_concurrency     int >= 0 (0 = no limit)
+ *   partition_concurrency  int >= 1
+ *   rate_limit      {"count": N >= 1, "period": duration}: at most N task
+ *                   starts per sliding period in the queue
+ *   a name with "." is refused (it is how region queues are spelled); a
+ *   tenant queue cannot become another kind nor the reverse (the name is
+ *   the tenant's); returns the queue as list_queues shows it
+ */
+CREATE FUNCTION genroc.queue_set(p_name text, p_options jsonb DEFAULT '{}') RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_options jsonb := coalesce(p_options, '{}');
+	v_kind text;
+	v_old genroc._queues;
+	v_handler text;
+	v_global int;
+	v_partition int;
+	v_rate int;
+	v_period interval;
+	v_p text;
+	v_q record;
+BEGIN
+	PERFORM genroc._flush_commit('outside');
+	IF p_name IS NULL THEN
+		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_name = '' OR strpos(p_name, '.') > 0 THEN
+		RAISE EXCEPTION 'queue name "%" must be non-empty and without "."', p_name
+			USING ERRCODE = '22023',
+				  HINT = '<queue>.<region> names the region queues, which are derived.';
+	END IF;
+	PERFORM genroc._check_options(v_options,
+		ARRAY['global_concurrency', 'handler', 'kind', 'match', 'partition_concurrency', 'rate_limit'],
+		'queue options');
+	v_kind := CASE WHEN v_options ? 'kind' THEN genroc._text_option(v_options -> 'kind', 'kind')
+				   WHEN p_name = 'default' THEN 'default' END;
+	IF v_kind IS NULL THEN
+		RAISE EXCEPTION 'queue options need "kind" (tenant, handler or routed)' USING ERRCODE = '22023';
+	END IF;
+	IF v_kind NOT IN ('default', 'tenant', 'handler', 'routed') THEN
+		RAISE EXCEPTION 'option "kind" must be one of default, tenant, handler, routed, not "%"', v_kind
+			USING ERRCODE = '22023';
+	END IF;
+	IF (v_kind = 'default') <> (p_name = 'default') THEN
+		RAISE EXCEPTION 'kind "default" is the queue "default" only, and it has no other kind'
+			USING ERRCODE = '22023';
+	END IF;
+	IF v_kind = 'handler' THEN
+		IF NOT v_options ? 'handler' THEN
+			RAISE EXCEPTION 'a handler queue needs option "handler"' USING ERRCODE = '22023';
+		END IF;
+		v_handler := genroc._text_option(v_options -> 'handler', 'handler');
+		SELECT q.name INTO v_p FROM genroc._queues q WHERE q.handler = v_handler AND q.name <> p_name;
+		IF FOUND THEN
+			RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler, v_p
+				USING ERRCODE = '22023', HINT = 'Drop that queue first.';
+		END IF;
+	ELSIF v_options ? 'handler' THEN
+		RAISE EXCEPTION 'option "handler" is for handler queues only' USING ERRCODE = '22023';
+	END IF;
+	IF v_kind = 'routed' THEN
+		IF NOT v_options ? 'match' THEN
+			RAISE EXCEPTION 'a routed queue needs option "match"' USING ERRCODE = '22023';
+		END IF;
+		PERFORM genroc._check_match(v_options -> 'match');
+	ELSIF v_options ? 'match' THEN
+		RAISE EXCEPTION 'option "match" is for routed queues only' USING ERRCODE = '22023';
+	END IF;
+	IF v_options ? 'global_concurrency' THEN
+		v_global := genroc._int_option(v_options -> 'global_concurrency', 'global_concurrency');
+		IF v_global < 0 THEN
+			RAISE EXCEPTION 'option "global_concurrency" must be at least 0, not %', v_global
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF v_options ? 'partition_concurrency' THEN
+		v_partition := genroc._int_option(v_options -> 'partition_concurrency', 'partition_concurrency');
+		IF v_partition < 1 THEN
+			RAISE EXCEPTION 'option "partition_concurrency" must be at least 1, not %', v_partition
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF v_options ? 'rate_limit' THEN
+		IF jsonb_typeof(v_options -> 'rate_limit') <> 'object' THEN
+			RAISE EXCEPTION 'option "rate_limit" must be an object {"count": N, "period": duration}, not %',
+				v_options -> 'rate_limit' USING ERRCODE = '22023';
+		END IF;
+		PERFORM genroc._check_options(v_options -> 'rate_limit', ARRAY['count', 'period'], 'option "rate_limit"');
+		IF NOT (v_options -> 'rate_limit') ? 'count' OR NOT (v_options -> 'rate_limit') ? 'period' THEN
+			RAISE EXCEPTION 'option "rate_limit" needs "count" and "period"' USING ERRCODE = '22023';
+		END IF;
+		v_rate := genroc._int_option(v_options -> 'rate_limit' -> 'count', 'rate_limit.count');
+		IF v_rate < 1 THEN
+			RAISE EXCEPTION 'option "rate_limit.count" must be at least 1, not %', v_rate
+				USING ERRCODE = '22023';
+		END IF;
+		v_period := genroc._duration(v_options -> 'rate_limit' -> 'period', 'rate_limit.period');
+	END IF;
+
+	SELECT * INTO v_old FROM genroc._queues q WHERE q.name = p_name FOR UPDATE;
+	IF FOUND AND v_old.kind <> v_kind AND 'tenant' IN (v_old.kind, v_kind) THEN
+		RAISE EXCEPTION 'queue name "%" is used by a tenant and by a % queue', p_name,
+			CASE WHEN v_kind = 'tenant' THEN v_old.kind ELSE v_kind END
+			USING ERRCODE = '22023',
+				  DETAIL = 'A tenant queue is named after its tenant; no other queue may use that name.',
+				  HINT = 'Rename the other queue.';
+	END IF;
+	INSERT INTO genroc._queues AS q (name, kind, handler, match, global_concurrency,
+		partition_concurrency, rate_limit, rate_period, updated_at)
+	VALUES (p_name, v_kind, v_handler, v_options -> 'match', v_global, v_partition, v_rate, v_period,
+			genroc.now())
+	ON CONFLICT (name) DO UPDATE SET
+		kind = excluded.kind, handler = excluded.handler, match = excluded.match,
+		global_concurrency = excluded.global_concurrency,
+		partition_concurrency = excluded.partition_concurrency,
+		rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
+		updated_at = excluded.updated_at;
+
+	-- A larger partition_concurrency frees slots now: hand them out (a
+	-- change of "default" can concern every queue; filling a full partition
+	-- does nothing).
+	FOR v_q IN SELECT DISTINCT i.queue, i.partition_key FROM genroc._instances i
+			   WHERE i.status = 'queued' ORDER BY 1, 2 LOOP
+		PERFORM genroc._fill_slots(v_q.queue, v_q.partition_key);
+	END LOOP;
+	RETURN (SELECT to_jsonb(l) FROM genroc.list_queues() l WHERE l.name = p_name);
+END;
+$$;
+COMMENT ON FUNCTION genroc.queue_set(text, jsonb) IS
+	'Creates or replaces a queue (options kind, handler, match, global_concurrency, partition_concurrency, rate_limit); returns it as list_queues shows it.';
+
+-- Semantics: the instances already in a dropped queue keep it (routing is
+-- never redone); they are served by whoever still lists that name, with the
+-- default queue's limits.  Dropping "default" is refused; an unknown name
+-- is 42704.
+CREATE FUNCTION genroc.queue_drop(p_name text) RETURNS void
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM genroc._flush_commit('outside');
+	IF p_name IS NULL THEN
+		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_name = 'default' THEN
+		RAISE EXCEPTION 'the queue "default" cannot be dropped' USING ERRCODE = '22023';
+	END IF;
+	DELETE FROM genroc._queues q WHERE q.name = p_name;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'queue "%" does not exist', p_name USING ERRCODE = '42704';
+	END IF;
+	DELETE FROM genroc._queue_starts s WHERE s.queue = p_name;
+END;
+$$;
+COMMENT ON FUNCTION genroc.queue_drop(text) IS
+	'Removes a configured queue (not "default"); instances already in it keep it.';
+
+/*
+ * Semantics of list_queues: every configured queue, plus every other queue
+ * name a live worker serves or a live instance sits in (kind region for
+ * <q>.<region> of a configured q, else unconfigured), by name; limits are
+ * the effective ones; depth = ready tasks, queued = instances waiting for a
+ * partition slot, running = leased tasks, workers = live workers serving it.
+ */
+CREATE FUNCTION genroc.list_queues()
+	RETURNS TABLE (name text, kind text, handler text, match jsonb, global_concurrency int,
+				   partition_concurrency int, rate_limit int, rate_period_ms bigint,
+				   depth bigint, queued bigint, running bigint, workers text[])
+	LANGUAGE sql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		WITH live AS (
+			SELECT w.id, w.queues FROM genroc._workers w
+			WHERE w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after),
+		names AS (
+			SELECT q.name FROM genroc._queues q
+			UNION SELECT unnest(l.queues) FROM live l
+			UNION SELECT DISTINCT i.queue FROM genroc._instances i
+				  WHERE i.status IN ('queued', 'ready', 'running', 'waiting'))
+		SELECT n.name, coalesce(s.kind, 'unconfigured'), q.handler, q.match,
+			   s.global_concurrency, s.partition_concurrency, s.rate_limit,
+			   (extract(epoch FROM s.rate_period) * 1000)::bigint,
+			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'ready'),
+			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'queued'),
+			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'running'),
+			   ARRAY(SELECT l.id FROM live l WHERE n.name = ANY (l.queues) ORDER BY l.id)
+		FROM names n
+		CROSS JOIN LATERAL genroc._queue_settings(n.name) s
+		LEFT JOIN genroc._queues q ON q.name = n.name
+		ORDER BY n.name;
+	END;
+COMMENT ON FUNCTION genroc.list_queues() IS
+	'Every queue (configured, served or in use): kind, match, effective limits, depth, queued, running, live workers serving it.';
+
+CREATE VIEW genroc.queues AS
+	SELECT * FROM genroc.list_queues();
+COMMENT ON VIEW genroc.queues IS 'Every queue with its kind, limits, depth, running tasks and the workers serving it; for psql.';
+REVOKE ALL ON genroc.queues FROM PUBLIC;
+
+/*
+ * Semantics of the limits claim checks (genroc._claim_room): for each
+ * queue of the claim with a global_concurrency or a rate_limit, under an
+ * advisory lock per queue (taken in name order, held to the commit, so two
+ * claimers of one limited queue count one after the other):
+ *   room = global_concurrency - running tasks of the queue, and
+ *          rate_limit.count - task starts within the last period
+ * A queue without room is left out of the claim; the claim takes at most
+ * the smallest room of the others (a batch never oversteps a limit; the
+ * next claim takes the rest).  Returns the queues to claim from and that
+ * bound (NULL = no bound), and the rate-limited ones (claim records
+ * its starts there).
+ */
+CREATE FUNCTION genroc._claim_room(p_queues text[], p_now timestamptz,
+	OUT open_queues text[], OUT room int, OUT rated text[])
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_q text;
+	v_s record;
+	v_room int;
+BEGIN
+	open_queues := ARRAY[]::text[];
+	rated := ARRAY[]::text[];
+	FOR v_q IN SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1 LOOP
+		v_s := genroc._queue_settings(v_q);
+		IF v_s.global_concurrency = 0 AND v_s.rate_limit IS NULL THEN
+			open_queues := open_queues || v_q;
+			CONTINUE;
+		END IF;
+		PERFORM pg_advisory_xact_lock(hashtextextended('genroc.queue:' || v_q, 0));
+		v_room := NULL;
+		IF v_s.global_concurrency > 0 THEN
+			v_room := v_s.global_concurrency - (SELECT count(*)::int FROM genroc._instances i
+												WHERE i.queue = v_q AND i.status = 'running');
+		END IF;
+		IF v_s.rate_limit IS NOT NULL THEN
+			DELETE FROM genroc._queue_starts s WHERE s.queue = v_q AND s.at <= p_now - v_s.rate_period;
+			v_room := least(v_room, v_s.rate_limit - (SELECT count(*)::int FROM genroc._queue_starts s
+													  WHERE s.queue = v_q AND s.at > p_now - v_s.rate_period));
+		END IF;
+		IF v_room > 0 THEN
+			open_queues := open_queues || v_q;
+			room := least(room, v_room);
+			IF v_s.rate_limit IS NOT NULL THEN
+				rated := rated || v_q;
+			END IF;
+		END IF;
+	END LOOP;
+END;
+$$;

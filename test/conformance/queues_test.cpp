@@ -1,0 +1,384 @@
+// queues_test.cpp — queues as configuration (queue_set, queue_drop,
+// list_queues), routing at start, partition slots, global concurrency and
+// rate limits in claim (README "Queues and routing", 55_queues.sql).
+#include <atomic>
+#include <thread>
+
+#include "fixture.hpp"
+
+namespace genroc::conformance {
+
+namespace {
+json handler_def(const std::string &handler) {
+	return {{"StartAt", "T"},
+			{"States", {{"T", {{"Type", "Task"}, {"Resource", "handler:" + handler}, {"End", true}}}}}};
+}
+json pass_def() { return json::parse(R"({"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}})"); }
+json wait_then_task_def() {
+	return json::parse(R"({"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":5,"Next":"T"},
+		"T":{"Type":"Task","Resource":"handler:build","End":true}}})");
+}
+std::string queue_of(Store &s, int64_t id) { return s.get_instance(id).at("queue").get<std::string>(); }
+json queue_named(Store &s, const std::string &name) {
+	for (auto &q : s.list_queues())
+		if (q.at("name") == name) return q;
+	return nullptr;
+}
+}  // namespace
+
+TEST_P(StoreTest, QueueSetChecksItsOptions) {
+	const auto bad = sqlstate::INVALID_PARAMETER_VALUE;
+	EXPECT_RAISES(bad, "kind", store().queue_set("gpu", json::object()));
+	EXPECT_RAISES(bad, "kind", store().queue_set("gpu", {{"kind", "fancy"}}));
+	EXPECT_RAISES(bad, "colour", store().queue_set("gpu", {{"kind", "tenant"}, {"colour", 1}}));
+	EXPECT_RAISES(bad, "\".\"", store().queue_set("gpu.eu", {{"kind", "tenant"}}));
+	EXPECT_RAISES(bad, "default", store().queue_set("gpu", {{"kind", "default"}}));
+	EXPECT_RAISES(bad, "match", store().queue_set("gpu", {{"kind", "routed"}}));
+	EXPECT_RAISES(bad, "match", store().queue_set("gpu", {{"kind", "routed"}, {"match", json::object()}}));
+	EXPECT_RAISES(bad, "colour", store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"colour", {"x"}}}}}));
+	EXPECT_RAISES(bad, "match.definitions",
+				  store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", "ml-*"}}}}));
+	EXPECT_RAISES(bad, "match.labels", store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"labels", {{"a", 1}}}}}}));
+	EXPECT_RAISES(bad, "match", store().queue_set("gpu", {{"kind", "tenant"}, {"match", {{"tenants", json::array()}}}}));
+	EXPECT_RAISES(bad, "handler", store().queue_set("gpu", {{"kind", "handler"}}));
+	EXPECT_RAISES(bad, "handler", store().queue_set("gpu", {{"kind", "tenant"}, {"handler", "x"}}));
+	EXPECT_RAISES(bad, "global_concurrency", store().queue_set("gpu", {{"kind", "tenant"}, {"global_concurrency", -1}}));
+	EXPECT_RAISES(bad, "partition_concurrency",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_concurrency", 0}}));
+	EXPECT_RAISES(bad, "rate_limit", store().queue_set("gpu", {{"kind", "tenant"}, {"rate_limit", 5}}));
+	EXPECT_RAISES(bad, "rate_limit", store().queue_set("gpu", {{"kind", "tenant"}, {"rate_limit", {{"count", 5}}}}));
+	EXPECT_RAISES(bad, "rate_limit.count",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"rate_limit", {{"count", 0}, {"period", "1s"}}}}));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "rate_limit.period",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"rate_limit", {{"count", 1}, {"period", "soon"}}}}));
+	EXPECT_RAISES(bad, "cannot be dropped", store().queue_drop("default"));
+	EXPECT_RAISES("42704", "gpu", store().queue_drop("gpu"));
+	// nothing was created by the refused calls
+	ASSERT_EQ(store().list_queues().size(), 1u);
+	EXPECT_EQ(store().list_queues()[0].at("name"), "default");
+
+	// one handler has at most one queue; a tenant's name is its own
+	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
+	EXPECT_RAISES(bad, "already has the queue", store().queue_set("ansible2", {{"kind", "handler"}, {"handler", "ansible"}}));
+	store().queue_set("acme", {{"kind", "tenant"}});
+	EXPECT_RAISES(bad, "tenant", store().queue_set("acme", {{"kind", "routed"}, {"match", {{"tenants", {"acme"}}}}}));
+	EXPECT_RAISES(bad, "tenant", store().queue_set("ansible", {{"kind", "tenant"}}));
+	store().queue_drop("acme");
+	EXPECT_RAISES("42704", "acme", store().queue_drop("acme"));
+}
+
+TEST_P(StoreTest, ListQueuesShowsKindsLimitsAndWorkersAlsoWhenEmpty) {
+	json gpu = store().queue_set(
+		"gpu", {{"kind", "routed"}, {"match", {{"definitions", {"ml-*"}}}}, {"global_concurrency", 2}});
+	EXPECT_EQ(gpu.at("kind"), "routed");
+	EXPECT_EQ(gpu.at("global_concurrency"), 2);
+	EXPECT_EQ(gpu.at("partition_concurrency"), 1);	// the default queue's
+	EXPECT_EQ(gpu.at("depth"), 0);
+	EXPECT_EQ(gpu.at("workers"), json::array());
+	EXPECT_EQ(gpu.at("match"), json({{"definitions", {"ml-*"}}}));
+	store().queue_set("default", {{"partition_concurrency", 3}, {"rate_limit", {{"count", 10}, {"period", "1m"}}}});
+	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
+	worker("w1", {{"queues", {"default", "gpu", "default.eu", "odd"}}});
+	json qs = store().list_queues();
+	std::vector<std::string> names;
+	for (auto &q : qs) names.push_back(q.at("name"));
+	EXPECT_EQ(names, (std::vector<std::string>{"ansible", "default", "default.eu", "gpu", "odd"}));
+	json eu = queue_named(store(), "default.eu");
+	EXPECT_EQ(eu.at("kind"), "region");
+	EXPECT_EQ(eu.at("partition_concurrency"), 3);
+	EXPECT_EQ(eu.at("rate_limit"), 10);
+	EXPECT_EQ(eu.at("rate_period_ms"), 60000);
+	EXPECT_EQ(queue_named(store(), "odd").at("kind"), "unconfigured");
+	EXPECT_EQ(queue_named(store(), "gpu").at("workers"), json::array({"w1"}));
+	EXPECT_EQ(queue_named(store(), "gpu").at("partition_concurrency"), 3);	// follows the default queue
+	EXPECT_EQ(queue_named(store(), "ansible").at("handler"), "ansible");
+	EXPECT_EQ(queue_named(store(), "ansible").at("workers"), json::array());
+
+	// depth, queued and running count what sits in the queue (3 slots for
+	// partition p: the 4th waits)
+	define("ml-train", handler_def("train"));
+	for (int i = 0; i < 4; i++) start("ml-train", json::object(), {{"partition_key", "p"}});
+	start("ml-train");
+	claim_one("w1", {"gpu"});
+	json g = queue_named(store(), "gpu");
+	EXPECT_EQ(g.at("depth"), 3);
+	EXPECT_EQ(g.at("queued"), 1);
+	EXPECT_EQ(g.at("running"), 1);
+	// a stopped worker serves nothing
+	store().worker_stop("w1");
+	EXPECT_EQ(queue_named(store(), "gpu").at("workers"), json::array());
+}
+
+TEST_P(StoreTest, RoutingPrecedenceHandlerRoutedTenantDefault) {
+	define("build", handler_def("build"));
+	define("ml-train", handler_def("train"));
+	define("deploy", handler_def("ansible"));
+	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
+	store().queue_set("gpu", {{"kind", "routed"},
+							  {"match", {{"definitions", {"ml-*", "deploy"}}, {"labels", {{"env", "prod*"}}}}}});
+	store().queue_set("catchall", {{"kind", "routed"}, {"match", {{"tenants", json::array()}}}});
+	store().queue_set("acme", {{"kind", "tenant"}});
+
+	// handler queue wins over a matching routed queue
+	EXPECT_EQ(queue_of(store(), start("deploy", json::object(), {{"labels", {{"env", "prod"}}}})), "ansible");
+	// first routed queue whose match applies (both lists and labels must match)
+	EXPECT_EQ(queue_of(store(), start("ml-train", json::object(), {{"labels", {{"env", "production"}}}})), "gpu");
+	// gpu does not match (no env label); catchall matches everything
+	EXPECT_EQ(queue_of(store(), start("ml-train", json::object(), {{"labels", {{"tenant", "acme"}}}})), "catchall");
+	store().queue_drop("catchall");
+	// routed wins over tenant; then tenant; then default
+	EXPECT_EQ(queue_of(store(), start("ml-train", json::object(), {{"labels", {{"tenant", "acme"}}}})), "acme");
+	EXPECT_EQ(queue_of(store(), start("build", json::object(), {{"labels", {{"tenant", "other"}}}})), "default");
+	EXPECT_EQ(queue_of(store(), start("build", json::object(), {{"labels", {{"env", "prod"}}}})), "default");
+	// region label: <queue>.<region>
+	EXPECT_EQ(queue_of(store(), start("build", json::object(), {{"labels", {{"region", "eu"}}}})), "default.eu");
+	EXPECT_EQ(queue_of(store(), start("deploy", json::object(), {{"labels", {{"region", "us"}}}})), "ansible.us");
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "region",
+				  store().start("build", json::object(), {{"labels", {{"region", "eu.west"}}}}));
+	// a start cannot choose its queue
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "queue", store().start("build", json::object(), {{"queue", "gpu"}}));
+	// a glob is the whole name; * and ? only
+	define("ml_x", handler_def("train"));
+	store().queue_set("under", {{"kind", "routed"}, {"match", {{"definitions", {"ml?x"}}}}});
+	EXPECT_EQ(queue_of(store(), start("ml_x")), "under");
+	store().queue_drop("under");
+	define("mlxx", handler_def("train"));
+	store().queue_set("literal", {{"kind", "routed"}, {"match", {{"definitions", {"ml_x%"}}}}});
+	EXPECT_EQ(queue_of(store(), start("mlxx")), "default");
+}
+
+TEST_P(StoreTest, TheQueueIsKeptThroughRetriesTimersAndConfigChanges) {
+	define("build", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:build",
+		"Retry":[{"ErrorEquals":["States.ALL"],"IntervalSeconds":1,"MaxAttempts":2}],"Next":"W"},
+		"W":{"Type":"Wait","Seconds":5,"Next":"U"},"U":{"Type":"Task","Resource":"handler:build","End":true}}})"));
+	store().queue_set("builds", {{"kind", "routed"}, {"match", {{"definitions", {"build"}}}}});
+	worker("w1", {{"queues", {"builds", "default"}}});
+	int64_t id = start("build");
+	EXPECT_EQ(queue_of(store(), id), "builds");
+	store().queue_drop("builds");		// later config never moves it
+	Task t = claim_one("w1", {"builds"});
+	store().fail(id, t.epoch, "boom", "");	// retried: same queue
+	at(2);
+	t = claim_one("w1", {"builds"});
+	store().complete(id, t.epoch, json::object());
+	EXPECT_EQ(status(id), "waiting");
+	at(10);
+	store().tick(100);
+	EXPECT_EQ(queue_of(store(), id), "builds");
+	EXPECT_TRUE(store().claim("w1", {"default"}, 5).empty());
+	t = claim_one("w1", {"builds"});
+	store().complete(id, t.epoch, json::object());
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(queue_of(store(), id), "builds");
+}
+
+TEST_P(StoreTest, PartitionSlotsAreHeldFromStartToEndAndHandedOutInOrder) {
+	define("build", handler_def("build"));
+	worker("w1");
+	int64_t a = start("build", json::object(), {{"partition_key", "app/prod"}});
+	auto b = store().start("build", json::object(), {{"partition_key", "app/prod"}, {"priority", 5}});
+	int64_t c = start("build", json::object(), {{"partition_key", "app/prod"}});
+	int64_t other = start("build", json::object(), {{"partition_key", "app/dev"}});
+	int64_t free = start("build");
+	EXPECT_EQ(status(a), "ready");
+	EXPECT_EQ(b.status, "queued");
+	EXPECT_EQ(status(c), "queued");
+	EXPECT_EQ(status(other), "ready");
+	EXPECT_EQ(status(free), "ready");
+	EXPECT_EQ((std::vector<std::string>{"started", "queued"}), events(c));
+	EXPECT_EQ(store().list_instances({{"status", "queued"}}).size(), 2u);
+
+	// the holder keeps its slot while it runs
+	Task t = claim_one("w1");
+	ASSERT_EQ(t.instance_id, a);
+	auto more = store().claim("w1", {"default"}, 10);
+	EXPECT_EQ(more.size(), 2u);	// other, free: the queued ones are not ready
+	// its end hands the slot to the next in order (priority first: c before b)
+	EXPECT_EQ(store().complete(a, t.epoch, json::object()), "succeeded");
+	EXPECT_EQ(status(c), "ready");
+	EXPECT_EQ(status(b.instance_id), "queued");
+	auto ev = events(c);
+	EXPECT_EQ(std::vector<std::string>(ev.begin(), ev.begin() + 4),
+			  (std::vector<std::string>{"started", "queued", "slot_acquired", "entered"}));
+	// a cancel frees the slot too
+	EXPECT_EQ(store().cancel(c), "cancelled");
+	EXPECT_EQ(status(b.instance_id), "ready");
+	// a queued instance can be cancelled; it held nothing
+	int64_t d = start("build", json::object(), {{"partition_key", "app/prod"}});
+	EXPECT_EQ(status(d), "queued");
+	EXPECT_EQ(store().cancel(d), "cancelled");
+	EXPECT_EQ(status(b.instance_id), "ready");
+}
+
+TEST_P(StoreTest, PartitionSlotsFollowTheQueueSettingAndInlineEnds) {
+	define("build", handler_def("build"));
+	define("quick", pass_def());
+	// an instance that ends in its first step frees its slot at once
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(store().start("quick", json::object(), {{"partition_key", "k"}}).status, "succeeded");
+	int64_t a = start("build", json::object(), {{"partition_key", "k"}});
+	int64_t b = start("build", json::object(), {{"partition_key", "k"}});
+	int64_t c = start("build", json::object(), {{"partition_key", "k"}});
+	EXPECT_EQ(status(b), "queued");
+	// a queued quick one runs when a slot frees, and frees it again at once
+	int64_t q = start("quick", json::object(), {{"partition_key", "k"}});
+	EXPECT_EQ(status(q), "queued");
+	// raising partition_concurrency hands out the new slots now, in order
+	store().queue_set("default", {{"partition_concurrency", 3}});
+	EXPECT_EQ(status(a), "ready");
+	EXPECT_EQ(status(b), "ready");
+	EXPECT_EQ(status(c), "ready");
+	EXPECT_EQ(status(q), "queued");
+	worker("w1");
+	Task t = claim_one("w1");
+	store().complete(t.instance_id, t.epoch, json::object());
+	EXPECT_EQ(status(q), "succeeded");	// got the slot and ended in that transaction
+	// a delayed start holds no slot until its run_at
+	store().queue_set("default", {{"partition_concurrency", 2}});
+	int64_t later = start("build", json::object(), {{"partition_key", "k"}, {"run_at", time_at(60)}});
+	EXPECT_EQ(status(later), "waiting");
+	at(61);
+	EXPECT_EQ(store().tick(100).at("run_at"), 1);
+	EXPECT_EQ(status(later), "queued");	// b and c hold both slots
+	auto batch = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(batch.size(), 2u);
+	store().complete(batch[0].instance_id, batch[0].epoch, json::object());
+	EXPECT_EQ(status(later), "ready");
+	// a Wait keeps the slot (held from start to end): two slots, two Waits
+	define("waits", wait_then_task_def());
+	int64_t w1 = start("waits", json::object(), {{"partition_key", "w"}});
+	int64_t w2 = start("waits", json::object(), {{"partition_key", "w"}});
+	int64_t w3 = start("waits", json::object(), {{"partition_key", "w"}});
+	EXPECT_EQ(status(w1), "waiting");
+	EXPECT_EQ(status(w2), "waiting");
+	EXPECT_EQ(status(w3), "queued");
+}
+
+TEST_P(StoreTest, GlobalConcurrencyCapsRunningTasksOverAllWorkers) {
+	define("train", handler_def("train"));
+	store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", {"train"}}}}, {"global_concurrency", 2}});
+	worker("w1", {{"queues", {"gpu", "default"}}});
+	worker("w2", {{"queues", {"gpu", "default"}}});
+	define("build", handler_def("build"));
+	for (int i = 0; i < 5; i++) start("train");
+	int64_t b = start("build");
+	auto first = store().claim("w1", {"gpu"}, 1);
+	ASSERT_EQ(first.size(), 1u);
+	// w2 asks for 10 of both queues: one gpu slot is left, and the batch is
+	// bounded by that room (the build is taken by the next claim)
+	auto second = store().claim("w2", {"gpu", "default"}, 10);
+	ASSERT_EQ(second.size(), 1u);
+	EXPECT_TRUE(store().claim("w1", {"gpu"}, 10).empty());
+	auto builds = store().claim("w2", {"gpu", "default"}, 10);	// gpu is full: left out
+	ASSERT_EQ(builds.size(), 1u);
+	EXPECT_EQ(builds[0].instance_id, b);
+	EXPECT_EQ(queue_named(store(), "gpu").at("running"), 2);
+	store().complete(first[0].instance_id, first[0].epoch, json::object());
+	EXPECT_EQ(store().claim("w1", {"gpu"}, 10).size(), 1u);
+	// 0 = no limit
+	store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", {"train"}}}}, {"global_concurrency", 0}});
+	EXPECT_EQ(store().claim("w1", {"gpu"}, 10).size(), 2u);
+	// the per-worker concurrency still applies with a global limit
+	store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", {"train"}}}}, {"global_concurrency", 50}});
+	for (int i = 0; i < 4; i++) start("train");
+	worker("w3", {{"queues", {"gpu"}}, {"concurrency", 1}});
+	EXPECT_EQ(store().claim("w3", {"gpu"}, 10).size(), 1u);
+}
+
+TEST_P(StoreTest, RateLimitMakesTasksWaitInsteadOfFailing) {
+	define("build", handler_def("build"));
+	store().queue_set("default", {{"rate_limit", {{"count", 2}, {"period", "10s"}}}});
+	worker("w1");
+	for (int i = 0; i < 5; i++) start("build");
+	EXPECT_EQ(store().claim("w1", {"default"}, 10).size(), 2u);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	at(5);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	at(10.001);	// the window slides past the first two starts
+	EXPECT_EQ(store().claim("w1", {"default"}, 10).size(), 2u);
+	at(20.5);
+	EXPECT_EQ(store().claim("w1", {"default"}, 10).size(), 1u);
+	for (auto &i : store().list_instances({{"definition", "build"}})) EXPECT_EQ(i.at("status"), "running");
+	// a region queue has the limits of its queue, counted on its own
+	for (int i = 0; i < 3; i++) start("build", json::object(), {{"labels", {{"region", "eu"}}}});
+	EXPECT_EQ(store().claim("w1", {"default.eu"}, 10).size(), 2u);
+}
+
+// Several connections claim from one limited queue at once: together they
+// never take more than the limit, and they do take up to it.
+TEST_P(StoreTest, ConcurrentClaimersNeverExceedTheGlobalLimit) {
+	define("train", handler_def("train"));
+	store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", {"train"}}}}, {"global_concurrency", 3}});
+	for (int i = 0; i < 20; i++) start("train");
+	constexpr int kClaimers = 4;
+	std::vector<std::unique_ptr<Store>> conns;
+	for (int i = 0; i < kClaimers; i++) {
+		conns.push_back(open_another());
+		conns.back()->worker_register("c" + std::to_string(i), {{"queues", {"gpu"}}});
+	}
+	for (int round = 0; round < 3; round++) {
+		std::atomic<int> claimed{0};
+		std::atomic<bool> go{false};
+		std::vector<std::vector<Task>> got(kClaimers);
+		std::vector<std::thread> threads;
+		for (int i = 0; i < kClaimers; i++)
+			threads.emplace_back([&, i] {
+				while (!go) std::this_thread::yield();
+				for (int k = 0; k < 3; k++) {
+					auto ts = conns[i]->claim("c" + std::to_string(i), {"gpu"}, 2);
+					claimed += static_cast<int>(ts.size());
+					got[i].insert(got[i].end(), ts.begin(), ts.end());
+				}
+			});
+		go = true;
+		for (auto &t : threads) t.join();
+		EXPECT_EQ(claimed.load(), 3) << "round " << round;
+		EXPECT_EQ(queue_named(store(), "gpu").at("running"), 3);
+		// end them all for the next round
+		for (auto &ts : got)
+			for (auto &t : ts) store().complete(t.instance_id, t.epoch, json::object());
+	}
+}
+
+// Several connections start instances of one partition at once while others
+// end: never more holders than partition_concurrency, and a free slot never
+// stays free while an instance waits.
+TEST_P(StoreTest, ConcurrentStartsAndEndsKeepPartitionSlotsExact) {
+	define("build", handler_def("build"));
+	store().queue_set("default", {{"partition_concurrency", 2}});
+	worker("w1");
+	constexpr int kStarters = 4, kEach = 5;
+	std::vector<std::unique_ptr<Store>> conns;
+	for (int i = 0; i < kStarters; i++) conns.push_back(open_another());
+	std::atomic<bool> go{false};
+	std::vector<std::thread> threads;
+	for (int i = 0; i < kStarters; i++)
+		threads.emplace_back([&, i] {
+			while (!go) std::this_thread::yield();
+			for (int k = 0; k < kEach; k++) conns[i]->start("build", json::object(), {{"partition_key", "p"}});
+		});
+	go = true;
+	int done = 0;
+	// Meanwhile this connection runs what holds a slot, to the end.  Only it
+	// frees slots, so ready (read first) + running (read second) never
+	// counts more than the holders of one moment.  A starved instance would
+	// keep `done` short: the loop is bounded and the test fails then.
+	for (int spin = 0; done < kStarters * kEach && spin < 200000; spin++) {
+		size_t ready = store().list_instances({{"status", "ready"}}).size();
+		size_t running = store().list_instances({{"status", "running"}}).size();
+		EXPECT_LE(ready + running, 2u);
+		auto ts = store().claim("w1", {"default"}, 10);
+		for (auto &t : ts) {
+			store().complete(t.instance_id, t.epoch, json::object());
+			done++;
+		}
+		if (ts.empty()) std::this_thread::yield();
+	}
+	for (auto &t : threads) t.join();
+	EXPECT_EQ(done, kStarters * kEach);
+	EXPECT_EQ(store().list_instances({{"status", "succeeded"}, {"limit", 1000}}).size(),
+			  static_cast<size_t>(kStarters * kEach));
+	EXPECT_TRUE(store().list_instances({{"status", "queued"}}).empty());
+}
+
+}  // namespace genroc::conformance
