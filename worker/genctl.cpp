@@ -13,6 +13,9 @@
 //   genctl cancel ID
 //   genctl workers
 //   genctl activity
+//   genctl queues
+//   genctl queue set NAME [--options JSON]
+//   genctl queue drop NAME
 //
 // Exit status: 0 done; 1 the engine refused (the SQLSTATE and message are
 // printed) or a file could not be read; 2 a usage error.
@@ -125,6 +128,8 @@ struct Options {
 	std::string start_definition, input = "{}", start_options = "{}";
 	// define
 	std::string define_name, define_file;
+	// queue set, queue drop
+	std::string queue_name, queue_options = "{}";
 };
 
 void cmd_definitions(genroc::Store &store, const Options &o) {
@@ -244,6 +249,42 @@ void cmd_activity(genroc::Store &store, const Options &o) {
 	print_table({"WORKER", "INSTANCE", "DEFINITION", "STATE", "ATTEMPT", "LEASE EXPIRES"}, rows);
 }
 
+// A queue's limits in one cell: g = global_concurrency (0: none),
+// p = partition_concurrency, r = task starts per period.
+std::string limits_cell(const json &q) {
+	std::string s = "g=" + cell(q, "global_concurrency") + " p=" + cell(q, "partition_concurrency");
+	if (q.contains("rate_limit") && !q["rate_limit"].is_null())
+		s += " r=" + cell(q, "rate_limit") + "/" + cell(q, "rate_period_ms") + "ms";
+	return s;
+}
+
+void cmd_queues(genroc::Store &store, const Options &o) {
+	json list = store.list_queues();
+	if (o.as_json) return print_json(list);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &q : list) {
+		std::string route = !q["handler"].is_null() ? "handler:" + q["handler"].get<std::string>()
+												   : (q["match"].is_null() ? "-" : cell(q["match"]));
+		rows.push_back({cell(q, "name"), cell(q, "kind"), cell(q, "depth"), cell(q, "queued"), cell(q, "running"),
+						limits_cell(q), cell(q, "workers"), route});
+	}
+	print_table({"QUEUE", "KIND", "DEPTH", "QUEUED", "RUNNING", "LIMITS", "WORKERS", "ROUTE"}, rows);
+}
+
+void cmd_queue_set(genroc::Store &store, const Options &o) {
+	json options = parse_json_arg(o.queue_options, "--options");
+	if (!options.is_object()) throw CliError{"--options must be a JSON object", kExitUsage};
+	json q = store.queue_set(o.queue_name, options);
+	if (o.as_json) return print_json(q);
+	std::cout << "queue " << o.queue_name << " set: " << cell(q, "kind") << ", " << limits_cell(q) << "\n";
+}
+
+void cmd_queue_drop(genroc::Store &store, const Options &o) {
+	store.queue_drop(o.queue_name);
+	if (o.as_json) return print_json({{"dropped", o.queue_name}});
+	std::cout << "queue " << o.queue_name << " dropped\n";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -288,6 +329,18 @@ int main(int argc, char **argv) {
 	auto *workers = app.add_subcommand("workers", "workers: state, last heartbeat, running instances");
 	auto *activity = app.add_subcommand("activity", "which worker runs what (running instances)");
 
+	auto *queues = app.add_subcommand("queues", "queues: kind, depth, running, limits, workers serving them");
+	auto *queue = app.add_subcommand("queue", "configure a queue (stored in the database)");
+	queue->require_subcommand(1, 1);
+	auto *queue_set = queue->add_subcommand("set", "create or replace a queue");
+	queue_set->add_option("NAME", o.queue_name, "queue name")->required();
+	queue_set->add_option("--options", o.queue_options,
+						  "queue options (JSON: kind, handler, match, global_concurrency, "
+						  "partition_concurrency, rate_limit)")
+		->capture_default_str();
+	auto *queue_drop = queue->add_subcommand("drop", "remove a queue (its instances keep it)");
+	queue_drop->add_option("NAME", o.queue_name, "queue name")->required();
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
@@ -305,6 +358,9 @@ int main(int argc, char **argv) {
 		else if (*cancel) cmd_cancel(*store, o);
 		else if (*workers) cmd_workers(*store, o);
 		else if (*activity) cmd_activity(*store, o);
+		else if (*queues) cmd_queues(*store, o);
+		else if (*queue_set) cmd_queue_set(*store, o);
+		else if (*queue_drop) cmd_queue_drop(*store, o);
 		return 0;
 	} catch (const CliError &e) {
 		std::cerr << "genctl: " << e.message << "\n";

@@ -564,6 +564,13 @@ std::vector<std::string> HandlerRegistry::queues() const {
 	return {qs.begin(), qs.end()};
 }
 
+std::vector<std::pair<std::string, std::string>> HandlerRegistry::handler_queues() const {
+	std::vector<std::pair<std::string, std::string>> out;
+	for (auto &[r, e] : by_resource_)
+		if (r.rfind("handler:", 0) == 0 && !e.queue.empty()) out.emplace_back(r.substr(8), e.queue);
+	return out;
+}
+
 std::vector<std::string> HandlerRegistry::names() const {
 	std::vector<std::string> out;
 	for (auto &[r, _] : by_resource_)

@@ -114,6 +114,8 @@ class HandlerRegistry {
 	std::vector<std::string> queues() const;
 	// Names of the registered "handler:NAME" handlers (for the startup log).
 	std::vector<std::string> names() const;
+	// (handler NAME, queue) for each handler with a queue of its own, by name.
+	std::vector<std::pair<std::string, std::string>> handler_queues() const;
 
 	// Runs `resource` (the built-in or handler) and maps a missing handler to
 	// genroc.HandlerMissing and an exception thrown by an in-process handler

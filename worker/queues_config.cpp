@@ -1,0 +1,82 @@
+// queues_config.cpp — see queues_config.hpp.
+#include "queues_config.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace genroc {
+
+std::vector<QueueEntry> load_queues_config(const std::string &path) {
+	std::ifstream in(path);
+	if (!in) throw std::runtime_error("queues config \"" + path + "\": cannot be read");
+	std::stringstream text;
+	text << in.rdbuf();
+	json doc;
+	try {
+		doc = json::parse(text.str());
+	} catch (const json::parse_error &e) {
+		throw std::runtime_error("queues config \"" + path + "\": not JSON: " + e.what());
+	}
+	if (!doc.is_object() || doc.size() != 1 || !doc.contains("queues") || !doc["queues"].is_object())
+		throw std::runtime_error("queues config \"" + path +
+								 "\": must be {\"queues\": {NAME: {kind, match, limits...}, ...}}");
+	std::vector<QueueEntry> out;
+	for (auto &[name, options] : doc["queues"].items()) {
+		if (!options.is_object())
+			throw std::runtime_error("queues config \"" + path + "\": $.queues." + name +
+									 " must be an object of queue options");
+		out.push_back({name, options});
+	}
+	return out;
+}
+
+std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std::vector<QueueEntry> &entries,
+									 const std::vector<std::pair<std::string, std::string>> &handler_queues) {
+	for (auto &e : entries) {
+		try {
+			store.queue_set(e.name, e.options);
+		} catch (const Error &err) {
+			throw std::runtime_error("queues config: queue \"" + e.name + "\": " + err.what());
+		}
+	}
+	auto configured = [&](const std::string &name) -> const QueueEntry * {
+		for (auto &e : entries)
+			if (e.name == name) return &e;
+		return nullptr;
+	};
+	json existing = store.list_queues();
+	for (auto &[handler, queue] : handler_queues) {
+		if (auto *e = configured(queue)) {
+			if (e->options.value("kind", "") != "handler" || e->options.value("handler", "") != handler)
+				throw std::runtime_error("the handlers file gives handler \"" + handler + "\" the queue \"" + queue +
+										 "\", but the queues config does not make it that handler's queue");
+			continue;
+		}
+		bool same = false;
+		for (auto &q : existing)
+			same = same || (q.at("name") == queue && q.at("kind") == "handler" && q.at("handler") == handler);
+		if (same) continue;
+		try {
+			store.queue_set(queue, {{"kind", "handler"}, {"handler", handler}});
+		} catch (const Error &err) {
+			throw std::runtime_error("handler \"" + handler + "\": queue \"" + queue + "\": " + err.what());
+		}
+	}
+	std::vector<std::string> handler_queue_names;
+	for (auto &hq : handler_queues) handler_queue_names.push_back(hq.second);
+	std::vector<std::string> served = worker_queues(cfg, handler_queue_names);
+	if (!cfg.exclusive) {
+		std::set<std::string> all(served.begin(), served.end());
+		for (auto &q : store.list_queues())
+			if (q.at("kind") == "tenant") {
+				const std::string name = q.at("name").get<std::string>();
+				all.insert(cfg.region.empty() ? name : name + "." + cfg.region);
+			}
+		served.assign(all.begin(), all.end());
+	}
+	return served;
+}
+
+}  // namespace genroc
