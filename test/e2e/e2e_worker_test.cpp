@@ -401,6 +401,18 @@ TEST_F(Run, CommandHandlerExampleWithItsHandlersFile) {
 }
 
 
+// Composition through the binary: a Map (two at a time) of Parallels, whose
+// children the in-process worker claims like any task.
+TEST_F(Run, ParallelInMapExampleSucceeds) {
+	auto [rc, out] = run({"examples/fanout.json", "--input",
+						  R"({"orders":[{"sku":"a","qty":2},{"sku":"b","qty":1},{"sku":"c","qty":5}]})", "--json"});
+	ASSERT_EQ(rc, 0) << out << err_;
+	EXPECT_EQ(last_line(out)["output"], json::parse(R"({"count":3,"lines":[
+		{"position":0,"qty":2,"sku":"a"},{"position":1,"qty":1,"sku":"b"},{"position":2,"qty":5,"sku":"c"}]})"));
+	for (const char *s : {"EachOrder (Map)", "children_started", "children_done", "Summary (Pass)"})
+		EXPECT_NE(err_.find(s), std::string::npos) << s << "\n" << err_;
+}
+
 TEST_F(Run, CommitDelayOnSqliteIsRefused) {
 	auto [rc, out] = run({"examples/order.json", "--pg-commit-delay", "100"});
 	EXPECT_EQ(rc, 1) << out << err_;
