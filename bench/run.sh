@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh — genroc's own benchmark, in one go (about 6-8 minutes on 2 cores):
+# run.sh — genroc's own benchmark, in one go (about 8-10 minutes on 2 busy cores):
 #   3-task and 1-task processes of genroc:noop tasks, for each store
 #   (PostgreSQL, SQLite) x durability (none, essential, terminal, strict)
 #   x parallel workers (1, 4, 16), and PostgreSQL with and without
@@ -29,4 +29,4 @@ echo "genroc_bench $(date -u +%FT%TZ), $(nproc) CPUs, $(psql -X -Atc 'SHOW serve
 "$ROOT/$BUILD/bench/genroc_bench" \
   --pg "postgresql://postgres@127.0.0.1:$PGPORT/bench" --pgdata "$GENROC_PGDATA" \
   --sqlite-dir "$WORK" --json "$OUT/genroc-$RUN.json" \
-  --w3 300 --w1 800 --repeat 3 --latency 200 ${BENCH_ARGS:-} | tee "$OUT/genroc-$RUN.txt"
+  --w3 250 --w1 600 --repeat 3 --latency 200 ${BENCH_ARGS:-} | tee "$OUT/genroc-$RUN.txt"
