@@ -585,11 +585,11 @@ void compile_resource(State &s, const json &st, const std::string &where) {
 		return true;
 	};
 	if (named("handler:") || named("activity:") || res == "genroc:noop" || res == "genroc:fail" ||
-		res == "genroc:sleep") {
+		res == "genroc:sleep" || res == "genroc:event") {
 		s.resource = res;
 		return;
 	}
-	if (res == "genroc:call" || res.compare(0, 12, "genroc:call.") == 0 || res == "genroc:event")
+	if (res == "genroc:call" || res.compare(0, 12, "genroc:call.") == 0)
 		fault(at, "resource \"" + res + "\" is not supported yet");
 	fault(at, "unknown resource \"" + res +
 				  "\" (use handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)");
@@ -1432,9 +1432,23 @@ class Runner {
 			task_input = st.parameters
 							 ? eval_template(*st.parameters, eff, ctx_, "Parameters", st.name)
 							 : std::move(eff);
+			if (st.resource == "genroc:event" &&
+				!(task_input.is_object() && task_input.contains("Name") &&
+				  task_input["Name"].is_string() && !task_input["Name"].get<std::string>().empty()))
+				throw Failure(ERR_RUNTIME, "in state \"" + st.name +
+											   "\", a genroc:event task needs an input with a "
+											   "non-empty string \"Name\" (the event to wait for)");
 		} catch (const Failure &f) {
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
 		}
+		if (st.resource == "genroc:event")
+			return json{{"kind", "event"},
+						{"state", st.name},
+						{"state_input", raw},
+						{"name", task_input["Name"]},
+						{"timeout_s", timeout ? json(*timeout) : json(nullptr)},
+						{"retry_counts", counts},
+						{"delay_ms", delay_ms}};
 		return json{{"kind", "task"},
 					{"state", st.name},
 					{"resource", st.resource},

@@ -142,6 +142,13 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *         States.ExceedToleratedFailureThreshold once more than
  *         tolerated_count items (or more than tolerated_percentage of all
  *         items) failed, and a failed item's output is {"Error", "Cause"}.
+ *     {"kind": "event", "state", "state_input", "name", "timeout_s": int|null,
+ *      "retry_counts", "delay_ms"}
+ *         A Task with "Resource": "genroc:event": the instance parks until
+ *         an event of that name (the "Name" of the task input, after
+ *         Parameters) is emitted to it; the store resumes the state with
+ *         task_succeeded and the event's payload as the result, or with
+ *         task_failed States.Timeout once timeout_s has passed.
  *     {"kind": "wait", "state", "state_input", "until_ms": int}
  *         A Wait state whose deadline is in the future (a due one runs inline).
  *     {"kind": "succeeded", "output"}

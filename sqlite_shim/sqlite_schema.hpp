@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS instances (
 	timeout_at      INTEGER,
 	heartbeat_s     INTEGER,
 	heartbeat_at    INTEGER,
-	wait_kind       TEXT CHECK (wait_kind IN ('timer', 'run_at', 'activity', 'children', 'pending')),
+	wait_kind       TEXT CHECK (wait_kind IN ('timer', 'run_at', 'activity', 'children', 'pending', 'event')),
 	wait_until      INTEGER,
 	activity        TEXT,
 	activity_token  TEXT UNIQUE,
@@ -86,6 +86,16 @@ CREATE TABLE IF NOT EXISTS instances (
 );
 CREATE INDEX IF NOT EXISTS instances_parent ON instances (parent_id, child_gen, child_index)
 	WHERE parent_id IS NOT NULL;
+
+-- Events kept for a later genroc:event wait, as genroc._events (68_events.sql).
+CREATE TABLE IF NOT EXISTS events (
+	seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+	instance_id INTEGER NOT NULL REFERENCES instances (id),
+	name        TEXT NOT NULL,
+	payload     TEXT NOT NULL,
+	at          INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_instance ON events (instance_id, name, seq);
 CREATE INDEX IF NOT EXISTS instances_claim ON instances (queue, priority, eligible_at, id) WHERE status = 'ready';
 CREATE INDEX IF NOT EXISTS instances_activity ON instances (activity, priority, eligible_at, id)
 	WHERE status = 'waiting' AND wait_kind = 'activity' AND activity_owner IS NULL;

@@ -738,6 +738,27 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.emit (68_events.sql)
+	std::string emit(int64_t id, const std::string &name, const json &payload) override {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			Inst inst = load(id);
+			if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must be a non-empty event name");
+			if (inst.ended())
+				throw Error(sqlstate::INSTANCE_ENDED,
+							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
+			if (inst.status == "waiting" && inst.wait_kind == std::optional<std::string>("event") &&
+				inst.activity == std::optional<std::string>(name)) {
+				deliver_event(id, name, payload, now);
+				return std::string("delivered");
+			}
+			Query(db_, "INSERT INTO events (instance_id, name, payload, at) VALUES (?1, ?2, ?3, ?4)", id, name,
+				  payload, now)
+				.run();
+			log(id, now, "event_kept", inst.state, {{"name", name}, {"payload", payload}});
+			return std::string("kept");
+		});
+	}
+
 	void activity_heartbeat(const std::string &token) override {
 		write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = by_token(token);
@@ -902,7 +923,8 @@ class SqliteStore final : public Store {
 			// TimeoutSeconds: a handler task counts from its claim, an activity
 			// from its parking.
 			for (int64_t id : ids("SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
-								  "(status = 'waiting' AND wait_kind = 'activity')) ORDER BY timeout_at, id LIMIT ?2",
+								  "(status = 'waiting' AND wait_kind IN ('activity', 'event'))) "
+								  "ORDER BY timeout_at, id LIMIT ?2",
 								  now, limit)) {
 				Inst inst = load(id);
 				fail_task(id, "States.Timeout",
@@ -1242,6 +1264,8 @@ class SqliteStore final : public Store {
 		} else if (kind == "parallel" || kind == "map") {
 			status = "waiting";
 			fan_out(id, out, now);
+		} else if (kind == "event") {
+			status = park_event(id, out, now);
 		} else if (kind == "wait") {
 			status = "waiting";
 			const int64_t until = out.at("until_ms").get<int64_t>();
@@ -1335,6 +1359,50 @@ class SqliteStore final : public Store {
 		log(parent, now, "children_started", out.at("state").get<std::string>(),
 			{{"kind", kind}, {"count", items.size()}, {"max_concurrency", max_conc}, {"delay_ms", delay}});
 		if (delay == 0) advance_children(parent, now);
+	}
+
+	// ---- events (68_events.sql) ------------------------------------------
+
+	// genroc._deliver_event: the waiting state goes on with the payload.
+	std::string deliver_event(int64_t id, const std::string &name, const json &payload, int64_t now) {
+		const Inst inst = load(id);
+		log(id, now, "event_received", inst.state, {{"name", name}, {"payload", payload}});
+		return apply_step(id, task_request(inst, "task_succeeded", payload, std::nullopt, std::nullopt), now);
+	}
+
+	// genroc._park_event: park, or take a kept event at once.
+	std::string park_event(int64_t id, const json &out, int64_t now) {
+		json counts = out.contains("retry_counts") && !out.at("retry_counts").is_null() ? out.at("retry_counts")
+																						 : json::array();
+		int64_t attempt = 0;
+		for (auto &c : counts) attempt += c.get<int64_t>();
+		const bool has_timeout = out.contains("timeout_s") && out.at("timeout_s").is_number();
+		const int64_t timeout_s = has_timeout ? out.at("timeout_s").get<int64_t>() : 0;
+		const json timeout = has_timeout ? json(timeout_s) : json(nullptr);
+		const json timeout_at = has_timeout ? json(now + timeout_s * 1000) : json(nullptr);
+		const std::string name = out.at("name").get<std::string>();
+		Query(db_,
+			  "UPDATE instances SET status = 'waiting', state = ?2, state_input = ?3, task_input = NULL, "
+			  "resource = 'genroc:event', lease_owner = NULL, lease_expires = NULL, retry_counts = ?4, attempt = ?5, "
+			  "interruptions = 0, only_once = 0, timeout_s = ?6, timeout_at = ?7, heartbeat_s = NULL, "
+			  "heartbeat_at = NULL, wait_kind = 'event', wait_until = NULL, activity = ?8, activity_token = NULL, "
+			  "activity_owner = NULL, updated_at = ?9 WHERE id = ?1",
+			  id, out.at("state").get<std::string>(), out.at("state_input"), counts, attempt,
+			  has_timeout ? std::optional<int64_t>(timeout_s) : std::nullopt,
+			  has_timeout ? std::optional<int64_t>(timeout_at.get<int64_t>()) : std::nullopt, name, now)
+			.run();
+		log(id, now, "event_waiting", out.at("state").get<std::string>(), {{"name", name}, {"timeout_s", timeout}});
+		int64_t seq = 0;
+		json payload;
+		{
+			Query q(db_, "SELECT seq, payload FROM events WHERE instance_id = ?1 AND name = ?2 ORDER BY seq LIMIT 1",
+					id, name);
+			if (!q.next()) return "waiting";
+			seq = q.i64(0);
+			payload = q.js(1);
+		}
+		Query(db_, "DELETE FROM events WHERE seq = ?1", seq).run();
+		return deliver_event(id, name, payload, now);
 	}
 
 	// genroc._cancel_tree: an instance and its live descendants, children

@@ -212,6 +212,10 @@ class PgStore final : public Store {
 		exec("SELECT genroc.activity_heartbeat($1)", {token});
 	}
 
+	std::string emit(int64_t id, const std::string &name, const json &payload) override {
+		return scalar("SELECT genroc.emit($1, $2, $3::jsonb)", {std::to_string(id), name, payload.dump()});
+	}
+
 	json tick(int limit) override {
 		auto r = exec("SELECT genroc.tick($1)", {std::to_string(limit)});
 		return jsonb(r.get(), 0, 0);

@@ -114,6 +114,10 @@ class Store {
 	virtual std::string activity_fail(const std::string &token, const std::string &error,
 									  const std::string &cause) = 0;
 	virtual void activity_heartbeat(const std::string &token) = 0;
+	// genroc.emit: an event for an instance's genroc:event wait.  Returns
+	// "delivered" (the instance waited for that name and went on) or "kept"
+	// (held for its next wait of that name).  RC003, RC008 (ended), 22023.
+	virtual std::string emit(int64_t instance_id, const std::string &name, const json &payload) = 0;
 
 	// Queues (operator configuration; README "Queues and routing")
 	// genroc.queue_set: creates or replaces a queue, returns it as

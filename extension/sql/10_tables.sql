@@ -60,7 +60,7 @@ CREATE TABLE genroc._instances (
 	heartbeat_s		int,
 	heartbeat_at	timestamptz,
 	wait_kind		text CHECK (wait_kind IN ('timer', 'run_at', 'activity', 'children',
-											  'pending')),
+											  'pending', 'event')),
 	wait_until		timestamptz,
 	activity		text,
 	activity_token	text UNIQUE,

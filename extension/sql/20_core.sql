@@ -281,6 +281,8 @@ BEGIN
 	WHEN 'parallel', 'map' THEN
 		v_status := 'waiting';
 		PERFORM genroc._fan_out(p_instance, v_out);
+	WHEN 'event' THEN
+		v_status := genroc._park_event(p_instance, v_out);
 	WHEN 'wait' THEN
 		v_status := 'waiting';
 		UPDATE genroc._instances SET

@@ -41,7 +41,8 @@ BEGIN
 
 	FOR v_inst IN SELECT * FROM genroc._instances i
 				  WHERE i.timeout_at <= v_now
-					AND (i.status = 'running' OR (i.status = 'waiting' AND i.wait_kind = 'activity'))
+					AND (i.status = 'running'
+						 OR (i.status = 'waiting' AND i.wait_kind IN ('activity', 'event')))
 				  ORDER BY i.timeout_at, i.id LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
 		PERFORM genroc._fail_task(v_inst.id, 'States.Timeout',
 			format('task "%s" did not finish within %s seconds', v_inst.state, v_inst.timeout_s));

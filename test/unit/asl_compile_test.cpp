@@ -259,8 +259,6 @@ TEST(Compile, Task) {
 		 "invalid definition at $.States.A.Resource: resource \"genroc:call\" is not supported yet"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:call.sync","End":true}}})",
 		 "invalid definition at $.States.A.Resource: resource \"genroc:call.sync\" is not supported yet"},
-		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:event","End":true}}})",
-		 "invalid definition at $.States.A.Resource: resource \"genroc:event\" is not supported yet"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:other","End":true}}})",
 		 "invalid definition at $.States.A.Resource: unknown resource \"genroc:other\" (use "
 		 "handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)"},

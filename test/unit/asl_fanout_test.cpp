@@ -109,3 +109,23 @@ TEST(Fanout, NestedMapInParallelHasItsOwnScope) {
 	auto b = run(def, J(R"({"op":"start","scope":"/States/P/Branches/0/States/M/Iterator","input":5})"));
 	EXPECT_EQ(outcome(b), J(R"({"kind":"succeeded","output":5})"));
 }
+
+// ---------------------------------------------------------------- events
+
+TEST(Event, AnEventTaskParksWithItsNameAndTimeout) {
+	auto def = J(R"({"StartAt":"E","States":{"E":{"Type":"Task","Resource":"genroc:event",
+	  "Parameters":{"Name.$":"$.wait_for"},"TimeoutSeconds":30,"ResultPath":"$.got","End":true}}})");
+	auto a = start(def, J(R"({"wait_for":"approved"})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"event","state":"E","state_input":{"wait_for":"approved"},
+	  "name":"approved","timeout_s":30,"retry_counts":[],"delay_ms":0})"));
+	auto b = run(def, J(R"({"op":"task_succeeded","state":"E","state_input":{"wait_for":"approved"},
+	                        "result":{"by":"ann"}})"));
+	EXPECT_EQ(outcome(b)["output"], J(R"({"wait_for":"approved","got":{"by":"ann"}})"));
+}
+
+TEST(Event, AnEventTaskWithoutANameFails) {
+	auto def = J(R"({"StartAt":"E","States":{"E":{"Type":"Task","Resource":"genroc:event","End":true}}})");
+	auto a = start(def, J(R"({"x":1})"));
+	EXPECT_EQ(outcome(a)["kind"], "failed");
+	EXPECT_EQ(outcome(a)["error"], "States.Runtime");
+}

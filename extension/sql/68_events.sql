@@ -1,0 +1,115 @@
+/*
+ * Events: a Task with "Resource": "genroc:event" parks its instance until
+ * genroc.emit(instance, name, payload) or its TimeoutSeconds.
+ *
+ * Rows: the waiting instance has status 'waiting', wait_kind 'event', the
+ * event name in column activity (what it waits for) and timeout_at from
+ * TimeoutSeconds (tick fails it with States.Timeout, through the
+ * interpreter, so the timeout is recorded before it takes effect).  An
+ * event emitted while the instance waits for nothing of that name is kept
+ * in genroc._events, oldest first, for the next wait of that name.
+ */
+
+CREATE TABLE genroc._events (
+	seq			bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	instance_id	bigint NOT NULL REFERENCES genroc._instances (id),
+	name		text NOT NULL,
+	payload		jsonb NOT NULL,
+	at			timestamptz NOT NULL
+);
+CREATE INDEX _events_instance ON genroc._events (instance_id, name, seq);
+REVOKE ALL ON genroc._events FROM PUBLIC;
+
+-- Delivers an event to an instance waiting for it: the state goes on with
+-- the payload as its task result.  The caller holds the row lock.
+CREATE FUNCTION genroc._deliver_event(p_instance bigint, p_name text, p_payload jsonb)
+	RETURNS text
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, 'event_received', v_inst.state,
+		jsonb_build_object('name', p_name, 'payload', p_payload));
+	RETURN genroc._apply_step(p_instance,
+		genroc._task_request(v_inst, 'task_succeeded', p_payload, NULL, NULL));
+END;
+$$;
+
+-- The 'event' outcome of _apply_step: park, or take a kept event at once.
+CREATE FUNCTION genroc._park_event(p_instance bigint, p_out jsonb) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_now timestamptz := genroc.now();
+	v_counts jsonb := coalesce(p_out -> 'retry_counts', '[]');
+	v_timeout int := (p_out ->> 'timeout_s')::int;
+	v_kept genroc._events;
+BEGIN
+	UPDATE genroc._instances SET
+		status = 'waiting',
+		state = p_out ->> 'state',
+		state_input = p_out -> 'state_input',
+		task_input = NULL, resource = 'genroc:event',
+		lease_owner = NULL, lease_expires = NULL,
+		retry_counts = v_counts,
+		attempt = (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c),
+		interruptions = 0, only_once = false,
+		timeout_s = v_timeout,
+		timeout_at = v_now + v_timeout * interval '1 second',
+		heartbeat_s = NULL, heartbeat_at = NULL,
+		wait_kind = 'event', wait_until = NULL,
+		activity = p_out ->> 'name', activity_token = NULL, activity_owner = NULL,
+		updated_at = v_now
+	WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, 'event_waiting', p_out ->> 'state',
+		jsonb_build_object('name', p_out -> 'name', 'timeout_s', v_timeout));
+	SELECT * INTO v_kept FROM genroc._events
+	WHERE instance_id = p_instance AND name = p_out ->> 'name'
+	ORDER BY seq LIMIT 1;
+	IF FOUND THEN
+		DELETE FROM genroc._events WHERE seq = v_kept.seq;
+		RETURN genroc._deliver_event(p_instance, v_kept.name, v_kept.payload);
+	END IF;
+	RETURN 'waiting';
+END;
+$$;
+
+/*
+ * Semantics of emit: RC003 for an unknown instance, RC008 for an ended one,
+ * 22023 for an empty name; a NULL payload is JSON null.  When the instance
+ * waits for an event of that name, the state goes on in this transaction
+ * and emit returns 'delivered'; otherwise the event is kept for the next
+ * wait of that name and emit returns 'kept'.
+ */
+CREATE FUNCTION genroc.emit(p_instance bigint, p_name text, p_payload jsonb DEFAULT 'null')
+	RETURNS text
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_inst genroc._instances := genroc._lock_instance(p_instance);
+	v_payload jsonb := coalesce(p_payload, 'null'::jsonb);
+BEGIN
+	PERFORM genroc._flush_commit('outside');
+	IF p_name IS NULL OR p_name = '' THEN
+		RAISE EXCEPTION 'p_name must be a non-empty event name' USING ERRCODE = '22023';
+	END IF;
+	IF v_inst.status IN ('succeeded', 'failed', 'cancelled') THEN
+		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
+			USING ERRCODE = 'RC008';
+	END IF;
+	IF v_inst.status = 'waiting' AND v_inst.wait_kind = 'event' AND v_inst.activity = p_name THEN
+		PERFORM genroc._deliver_event(p_instance, p_name, v_payload);
+		RETURN 'delivered';
+	END IF;
+	INSERT INTO genroc._events (instance_id, name, payload, at)
+	VALUES (p_instance, p_name, v_payload, genroc.now());
+	PERFORM genroc._log(p_instance, 'event_kept', v_inst.state,
+		jsonb_build_object('name', p_name, 'payload', v_payload));
+	RETURN 'kept';
+END;
+$$;
+COMMENT ON FUNCTION genroc.emit(bigint, text, jsonb) IS
+	'Emits a named event to an instance: delivered to its genroc:event wait of that name, or kept for the next one; RC008 when the instance has ended.';
