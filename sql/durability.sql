@@ -176,3 +176,5 @@ SELECT current_setting('synchronous_commit') AS heartbeat_alone;
 SELECT genroc.cancel(:id);
 SELECT current_setting('synchronous_commit') AS then_cancel;
 COMMIT;
+
+DROP EXTENSION genroc;
