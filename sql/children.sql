@@ -61,3 +61,5 @@ SELECT error FROM genroc.instances ORDER BY id DESC LIMIT 1;
 SELECT * FROM genroc.define('bad', '{"StartAt":"M","States":{"M":{"Type":"Map","End":true,"ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED"},"StartAt":"X","States":{"X":{"Type":"Pass","End":true}}}}}}');
 SELECT * FROM genroc.define('bad', '{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}');
 SELECT * FROM genroc.define('bad', '{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[{"StartAt":"X","States":{"X":{"Type":"Pass","Next":"Nope"}}}]}}}');
+
+DROP EXTENSION genroc;

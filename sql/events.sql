@@ -35,3 +35,5 @@ SELECT genroc.emit(123456, 'open', '{}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT genroc.emit(:a, '', '{}');
 \echo :LAST_ERROR_SQLSTATE
+
+DROP EXTENSION genroc;
