@@ -11,6 +11,7 @@
 //   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N]
 //   genctl instances show ID
 //   genctl cancel ID
+//   genctl emit ID NAME [--payload JSON]
 //   genctl workers
 //   genctl activity
 //   genctl queues
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -122,8 +124,9 @@ struct Options {
 	std::string status, definition;
 	std::vector<std::string> labels;
 	int limit = 0;
-	// instances show, cancel
+	// instances show, cancel, emit
 	int64_t id = 0;
+	std::string event_name, payload = "null";
 	// start
 	std::string start_definition, input = "{}", start_options = "{}";
 	// define
@@ -193,7 +196,8 @@ void cmd_show(genroc::Store &store, const Options &o) {
 	// Payloads (input, output) print as JSON, so a string result shows its quotes.
 	const char *fields[] = {"id",		  "definition", "version",	  "name",	  "status",		"state",
 							"resource",	  "lease_owner", "worker",	  "attempt",  "labels",		"created_at",
-							"updated_at", "ended_at",	 "input",	  "output",	  "error",		"cause"};
+							"updated_at", "ended_at",	 "input",	  "output",	  "error",		"cause",
+							"parent_id",  "root_id",	 "child_index", "scope"};
 	for (const char *f : fields) {
 		if (!inst.contains(f)) continue;
 		const json &v = inst[f];
@@ -204,11 +208,37 @@ void cmd_show(genroc::Store &store, const Options &o) {
 		std::cout << f << ":" << std::string(12 - std::min<size_t>(11, std::string(f).size()), ' ') << text
 				  << "\n";
 	}
+	// The children tree below this instance (Parallel branches, Map items).
+	std::vector<std::vector<std::string>> tree;
+	json all = store.list_instances({{"limit", 10000}});
+	std::function<void(int64_t, int)> walk = [&](int64_t parent, int depth) {
+		std::vector<json> kids;
+		for (const auto &i : all)
+			if (i.value("parent_id", json(nullptr)) == parent) kids.push_back(i);
+		std::sort(kids.begin(), kids.end(), [](const json &a, const json &b) { return a["id"] < b["id"]; });
+		for (const auto &k : kids) {
+			tree.push_back({std::string(2 * depth, ' ') + cell(k, "id"), cell(k, "child_index"), cell(k, "status"),
+							cell(k, "state"), cell(k, "scope")});
+			walk(k["id"].get<int64_t>(), depth + 1);
+		}
+	};
+	walk(o.id, 0);
+	if (!tree.empty()) {
+		std::cout << "\nchildren:\n";
+		print_table({"ID", "INDEX", "STATUS", "STATE", "SCOPE"}, tree);
+	}
 	std::cout << "\nhistory:\n";
 	std::vector<std::vector<std::string>> rows;
 	for (const auto &h : hist)
 		rows.push_back({cell(h, "seq"), cell(h, "at"), cell(h, "event"), cell(h, "state"), cell(h, "detail")});
 	print_table({"SEQ", "AT", "EVENT", "STATE", "DETAIL"}, rows);
+}
+
+void cmd_emit(genroc::Store &store, const Options &o) {
+	json payload = parse_json_arg(o.payload, "--payload");
+	std::string result = store.emit(o.id, o.event_name, payload);
+	if (o.as_json) return print_json({{"instance_id", o.id}, {"event", o.event_name}, {"result", result}});
+	std::cout << "event " << o.event_name << " " << result << " (instance " << o.id << ")\n";
 }
 
 void cmd_cancel(genroc::Store &store, const Options &o) {
@@ -326,6 +356,11 @@ int main(int argc, char **argv) {
 	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");
 	cancel->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
 
+	auto *emit = app.add_subcommand("emit", "emit an event to an instance (genroc:event waits)");
+	emit->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	emit->add_option("NAME", o.event_name, "event name")->required();
+	emit->add_option("--payload", o.payload, "event payload (JSON)")->capture_default_str();
+
 	auto *workers = app.add_subcommand("workers", "workers: state, last heartbeat, running instances");
 	auto *activity = app.add_subcommand("activity", "which worker runs what (running instances)");
 
@@ -356,6 +391,7 @@ int main(int argc, char **argv) {
 		else if (*show) cmd_show(*store, o);
 		else if (*instances) cmd_instances(*store, o);
 		else if (*cancel) cmd_cancel(*store, o);
+		else if (*emit) cmd_emit(*store, o);
 		else if (*workers) cmd_workers(*store, o);
 		else if (*activity) cmd_activity(*store, o);
 		else if (*queues) cmd_queues(*store, o);

@@ -312,6 +312,15 @@ json post_cancel(Call &c) {
 	return {{"instance_id", id}, {"status", status}};
 }
 
+// The body is the event's payload (any JSON; none is null).
+json post_event(Call &c) {
+	int64_t id = instance_id(c);
+	const std::string name = c.req.matches[2];
+	json payload = c.req.body.empty() ? json(nullptr) : c.body();
+	std::string result = c.store().emit(id, name, payload);
+	return {{"instance_id", id}, {"event", name}, {"result", result}};
+}
+
 json post_claim(Call &c) {
 	const std::string activity = c.req.matches[1];
 	json body = c.body();
@@ -512,6 +521,7 @@ class HttpServer final : public ApiServer {
 		svr_.Get(R"(/api/instances/([^/]+))", wrap(get_instance));
 		svr_.Get(R"(/api/instances/([^/]+)/history)", wrap(get_history));
 		svr_.Post(R"(/api/instances/([^/]+)/cancel)", wrap(post_cancel));
+		svr_.Post(R"(/api/instances/([^/]+)/events/([^/]+))", wrap(post_event));
 		svr_.Post("/api/activities/succeed", wrap(post_succeed));
 		svr_.Post("/api/activities/fail", wrap(post_fail));
 		svr_.Post("/api/activities/heartbeat", wrap(post_heartbeat));

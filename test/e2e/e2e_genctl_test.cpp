@@ -57,6 +57,32 @@ constexpr const char *kHello = R"({"StartAt":"Hi","States":{"Hi":{"Type":"Pass",
 constexpr const char *kApprove =
 	R"({"StartAt":"Ask","States":{"Ask":{"Type":"Task","Resource":"activity:approve","End":true}}})";
 
+TEST_P(GenctlTest, EmitAndTheChildrenTree) {
+	ASSERT_EQ(genctl({"define", "gate", write_file("gate.json", R"({"StartAt":"G","States":{"G":{"Type":"Task",
+	  "Resource":"genroc:event","Parameters":{"Name":"open"},"End":true}}})")}).exit_code, 0);
+	auto o = genctl({"--json", "start", "gate"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	const std::string id = std::to_string(json_of(o)["instance_id"].get<int64_t>());
+	o = genctl({"emit", id, "open", "--payload", R"({"ok":true})"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out, "event open delivered (instance " + id + ")\n");
+	o = genctl({"emit", id, "open"});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC008"), std::string::npos) << o.err;
+
+	ASSERT_EQ(genctl({"define", "par", write_file("par.json", R"({"StartAt":"P","States":{"P":{"Type":"Parallel",
+	  "End":true,"Branches":[{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"activity:a","End":true}}},
+	  {"StartAt":"B","States":{"B":{"Type":"Pass","End":true}}}]}}})")}).exit_code, 0);
+	o = genctl({"--json", "start", "par"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	const std::string root = std::to_string(json_of(o)["instance_id"].get<int64_t>());
+	o = genctl({"instances", "show", root});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("children:"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("/States/P/Branches/0"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("/States/P/Branches/1"), std::string::npos) << o.out;
+}
+
 TEST_P(GenctlTest, DefineStartListShowCancel) {
 	auto o = genctl({"define", "hello", write_file("hello.json", kHello)});
 	ASSERT_EQ(o.exit_code, 0) << o.err;

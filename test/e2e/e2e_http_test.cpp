@@ -226,6 +226,23 @@ TEST_P(HttpApiTest, CancelThenCancelAgainIsAConflict) {
 				 "force");
 }
 
+TEST_P(HttpApiTest, EmitAnEventToAnInstance) {
+	define("gate", json::parse(R"({"StartAt":"G","States":{"G":{"Type":"Task","Resource":"genroc:event",
+	  "Parameters":{"Name":"open"},"ResultPath":"$.got","End":true}}})"));
+	int64_t id = start_instance("gate", {{"k", 1}});
+	const std::string base = "/api/instances/" + std::to_string(id) + "/events/";
+	auto r = post(base + "other", std::string());
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body, (json{{"instance_id", id}, {"event", "other"}, {"result", "kept"}}));
+	r = post(base + "open", json{{"by", "ann"}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["result"], "delivered");
+	auto inst = get("/api/instances/" + std::to_string(id)).body;
+	EXPECT_EQ(inst["status"], "succeeded");
+	EXPECT_EQ(inst["output"], (json{{"k", 1}, {"got", {{"by", "ann"}}}}));
+	expect_error(post(base + "open", std::string("{}")), 409, "RC008");
+}
+
 TEST_P(HttpApiTest, ActivitiesClaimHeartbeatSucceedFail) {
 	define("approve", kApprove);
 	int64_t first = start_instance("approve", {{"order", 1}});
