@@ -307,6 +307,11 @@ const char *kQuietWal =
 	// make it flush whatever it writes)
 	"wal_writer_flush_after = 2147483647\n"
 	"autovacuum = off\n"
+	// with wal_level replica the background writer logs a running-xacts
+	// snapshot every 15 s: an unflushed record that can land between a
+	// flushed commit and the probe.  minimal logs none.
+	"wal_level = minimal\n"
+	"max_wal_senders = 0\n"
 	"bgwriter_lru_maxpages = 0\n"
 	"checkpoint_timeout = 1d\n"
 	"max_wal_size = 10GB\n"
