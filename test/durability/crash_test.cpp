@@ -31,8 +31,11 @@ using e2e_worker::read_lines;
 const json kJob = json::parse(R"({"StartAt":"Step","States":{
 	"Step":{"Type":"Task","Resource":"handler:step","Next":"Once"},
 	"Once":{"Type":"Task","Resource":"handler:record","OnlyOnce":true,"End":true}}})");
+// An approval claimed by the driver just before the crash may never be
+// reported (the claim committed, the answer was lost with the connection):
+// like any claimed activity it then waits for its TimeoutSeconds, and ends.
 const json kApproval = json::parse(R"({"StartAt":"Wait","States":{
-	"Wait":{"Type":"Task","Resource":"activity:approve","End":true}}})");
+	"Wait":{"Type":"Task","Resource":"activity:approve","TimeoutSeconds":10,"End":true}}})");
 
 class CrashTest : public e2e_worker::WorkerTest {};
 
