@@ -9,16 +9,20 @@ CREATE FUNCTION pick(p_rule jsonb, p_input jsonb) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
 	v_id bigint;
+	v_version int;
 BEGIN
-	PERFORM genroc.define('c', jsonb_build_object(
+	-- define answers the version with this content (an older one when the
+	-- rule was used before): start exactly that one, not the latest
+	SELECT d.version INTO v_version FROM genroc.define('c', jsonb_build_object(
 		'StartAt', 'C',
 		'States', jsonb_build_object(
 			'C', jsonb_build_object('Type', 'Choice',
 				'Choices', jsonb_build_array(p_rule || '{"Next":"Yes"}'),
 				'Default', 'No'),
 			'Yes', '{"Type":"Pass","Result":"yes","End":true}'::jsonb,
-			'No', '{"Type":"Pass","Result":"no","End":true}'::jsonb)));
-	SELECT s.instance_id INTO v_id FROM genroc.start('c', p_input) s;
+			'No', '{"Type":"Pass","Result":"no","End":true}'::jsonb))) d;
+	SELECT s.instance_id INTO v_id
+	FROM genroc.start('c', p_input, jsonb_build_object('version', v_version)) s;
 	RETURN genroc.get_instance(v_id) ->> 'output';
 END;
 $$;
