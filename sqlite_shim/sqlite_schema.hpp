@@ -115,6 +115,7 @@ CREATE TABLE IF NOT EXISTS workers (
 	stale_after_ms INTEGER NOT NULL,
 	queues         TEXT NOT NULL,		-- JSON array of strings
 	concurrency    INTEGER CHECK (concurrency > 0),
+	durability     TEXT NOT NULL DEFAULT 'essential',	-- the level of the store that registered
 	started_at     INTEGER NOT NULL,
 	heartbeat_at   INTEGER NOT NULL,
 	stopped_at     INTEGER

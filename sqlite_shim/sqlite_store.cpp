@@ -530,12 +530,13 @@ class SqliteStore final : public Store {
 								"Wait until it is stale, or choose another worker id.");
 			}
 			Query(db_,
-				  "INSERT INTO workers (id, host, lease_ms, stale_after_ms, queues, concurrency, started_at, heartbeat_at) "
-				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) "
+				  "INSERT INTO workers (id, host, lease_ms, stale_after_ms, queues, concurrency, durability, "
+				  "started_at, heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7, ?7) "
 				  "ON CONFLICT (id) DO UPDATE SET host = excluded.host, lease_ms = excluded.lease_ms, "
 				  "stale_after_ms = excluded.stale_after_ms, queues = excluded.queues, concurrency = excluded.concurrency, "
+				  "durability = excluded.durability, "
 				  "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL",
-				  worker, host, lease_ms, stale_ms, queues, concurrency, now)
+				  worker, host, lease_ms, stale_ms, queues, concurrency, now, std::string(durability_name(level_)))
 				.run();
 			// A restart after a crash: what this id still holds is taken back at
 			// once, as a lapsed lease would be.
@@ -574,8 +575,8 @@ class SqliteStore final : public Store {
 			Query q(db_,
 					"SELECT w.id, w.host, w.queues, w.concurrency, w.lease_ms, w.stale_after_ms, w.started_at, "
 					"w.heartbeat_at, w.stopped_at, "
-					"(SELECT count(*) FROM instances i WHERE i.status = 'running' AND i.lease_owner = w.id) "
-					"FROM workers w ORDER BY w.id");
+					"(SELECT count(*) FROM instances i WHERE i.status = 'running' AND i.lease_owner = w.id), "
+					"w.durability FROM workers w ORDER BY w.id");
 			while (q.next()) {
 				const bool stopped = !q.is_null(8);
 				const bool live = !stopped && q.i64(7) + q.i64(5) > now;
@@ -589,7 +590,8 @@ class SqliteStore final : public Store {
 							   {"heartbeat_at", iso(q.i64(7))},
 							   {"stopped_at", iso_or_null(q.oi64(8))},
 							   {"live", live},
-							   {"running", q.i64(9)}});
+							   {"running", q.i64(9)},
+							   {"durability", q.text(10)}});
 			}
 			return out;
 		});

@@ -262,8 +262,8 @@ void cmd_workers(genroc::Store &store, const Options &o) {
 	std::vector<std::vector<std::string>> rows;
 	for (const auto &w : list)
 		rows.push_back({cell(w, "worker"), cell(w, "host"), worker_state(w), cell(w, "heartbeat_at"),
-						cell(w, "running"), cell(w, "queues")});
-	print_table({"WORKER", "HOST", "STATE", "LAST HEARTBEAT", "RUNNING", "QUEUES"}, rows);
+						cell(w, "running"), cell(w, "durability"), cell(w, "queues")});
+	print_table({"WORKER", "HOST", "STATE", "LAST HEARTBEAT", "RUNNING", "DURABILITY", "QUEUES"}, rows);
 }
 
 // Which worker runs what: the running (leased) instances and their lease owner.

@@ -125,6 +125,9 @@ CREATE TABLE genroc._workers (
 	stale_after		interval NOT NULL,
 	queues			text[] NOT NULL,
 	concurrency		int CHECK (concurrency > 0),
+	-- genroc.durability() of the session that registered: what this worker's
+	-- commits flush (shown by genctl workers)
+	durability		text NOT NULL DEFAULT 'essential',
 	started_at		timestamptz NOT NULL,
 	heartbeat_at	timestamptz NOT NULL,
 	stopped_at		timestamptz

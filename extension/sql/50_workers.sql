@@ -100,12 +100,14 @@ BEGIN
 				  HINT = 'Use another worker id, stop that worker, or wait until it is stale.';
 	END IF;
 	INSERT INTO genroc._workers AS w (id, host, lease_duration, stale_after, queues, concurrency,
-									  started_at, heartbeat_at, stopped_at)
-	VALUES (p_worker, v_host, v_lease, v_stale, v_queues, v_concurrency, v_now, v_now, NULL)
+									  durability, started_at, heartbeat_at, stopped_at)
+	VALUES (p_worker, v_host, v_lease, v_stale, v_queues, v_concurrency, genroc.durability(),
+			v_now, v_now, NULL)
 	ON CONFLICT (id) DO UPDATE SET
 		host = excluded.host, lease_duration = excluded.lease_duration,
 		stale_after = excluded.stale_after, queues = excluded.queues,
-		concurrency = excluded.concurrency, started_at = excluded.started_at,
+		concurrency = excluded.concurrency, durability = excluded.durability,
+		started_at = excluded.started_at,
 		heartbeat_at = excluded.heartbeat_at, stopped_at = NULL;
 
 	FOR v_id IN SELECT i.id FROM genroc._instances i
@@ -172,7 +174,7 @@ CREATE FUNCTION genroc.list_workers()
 	RETURNS TABLE (worker text, host text, queues text[], concurrency int,
 				   lease_duration_ms bigint, stale_after_ms bigint,
 				   started_at timestamptz, heartbeat_at timestamptz, stopped_at timestamptz,
-				   live boolean, running bigint)
+				   live boolean, running bigint, durability text)
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
@@ -182,7 +184,8 @@ CREATE FUNCTION genroc.list_workers()
 			   w.started_at, w.heartbeat_at, w.stopped_at,
 			   w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after,
 			   (SELECT count(*) FROM genroc._instances i
-				WHERE i.status = 'running' AND i.lease_owner = w.id)
+				WHERE i.status = 'running' AND i.lease_owner = w.id),
+			   w.durability
 		FROM genroc._workers w
 		ORDER BY w.id;
 	END;

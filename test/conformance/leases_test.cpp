@@ -160,6 +160,24 @@ TEST_P(StoreTest, LiveWorkerIdIsRefusedNamingItsHost) {
 	EXPECT_TRUE(workers[0].at("stopped_at").is_null());
 }
 
+TEST_P(StoreTest, TheRegistryShowsEachWorkersDurabilityLevel) {
+	// What a worker's commits flush is the level of the session (store) that
+	// registered it; genctl workers shows it.
+	store().worker_register("default-level", {{"host", "a"}});
+	store().set_durability(DurabilityLevel::strict);
+	store().worker_register("strict-level", {{"host", "b"}});
+	json workers = store().list_workers();
+	ASSERT_EQ(workers.size(), 2u);
+	EXPECT_EQ(workers[0].at("worker"), "default-level");
+	EXPECT_EQ(workers[0].at("durability"), "essential");
+	EXPECT_EQ(workers[1].at("durability"), "strict");
+	// registering again records the level in force now
+	store().set_durability(DurabilityLevel::none);
+	store().worker_stop("strict-level");
+	store().worker_register("strict-level", {{"host", "b"}});
+	EXPECT_EQ(store().list_workers()[1].at("durability"), "none");
+}
+
 TEST_P(StoreTest, ReRegisteringTakesBackTheInstancesStillLeasedToThatId) {
 	define("job", one_task());
 	worker("w1", {{"lease_duration", "120s"}, {"stale_after", "30s"}});
