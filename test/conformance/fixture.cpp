@@ -1,6 +1,7 @@
 // fixture.cpp — opens a fresh store per test (see fixture.hpp) and the
 // instantiation over both stores.
 #include "fixture.hpp"
+#include "pg_test.hpp"
 
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -21,16 +22,7 @@ std::string env(const char *name) {
 	return v ? v : "";
 }
 
-// The URL with its database part replaced: postgresql://user@host:port/DB?opts
-std::string with_database(const std::string &url, const std::string &db) {
-	auto scheme = url.find("://");
-	if (scheme == std::string::npos) throw std::runtime_error("GENROC_TEST_PG_URL is not a URL: " + url);
-	auto slash = url.find('/', scheme + 3);
-	auto query = url.find('?', scheme + 3);
-	std::string head = url.substr(0, std::min(slash, query));
-	std::string tail = query == std::string::npos ? "" : url.substr(query);
-	return head + "/" + db + tail;
-}
+using genroc::test::with_database;
 
 // Runs one statement on the server's "postgres" database.
 void admin(const std::string &url, const std::string &sql) {

@@ -40,30 +40,6 @@ std::string env(const char *name) {
 	return v ? v : "";
 }
 
-std::string with_database(const std::string &url, const std::string &db) {
-	auto scheme = url.find("://");
-	if (scheme == std::string::npos) throw std::runtime_error("not a URL: " + url);
-	auto slash = url.find('/', scheme + 3);
-	auto query = url.find('?', scheme + 3);
-	std::string head = url.substr(0, std::min(slash, query));
-	std::string tail = query == std::string::npos ? "" : url.substr(query);
-	return head + "/" + db + tail;
-}
-
-void pg_exec(const std::string &url, const std::string &sql) {
-	PGconn *c = PQconnectdb(url.c_str());
-	std::string err;
-	if (PQstatus(c) != CONNECTION_OK) {
-		err = PQerrorMessage(c);
-	} else {
-		PGresult *r = PQexec(c, sql.c_str());
-		if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
-			err = PQresultErrorMessage(r);
-		PQclear(r);
-	}
-	PQfinish(c);
-	if (!err.empty()) throw std::runtime_error(sql + ": " + err);
-}
 
 void TestDatabase::create(const std::string &kind, std::string &skip) {
 	const int n = g_counter++;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_test.hpp"
 #include "store.hpp"
 
 namespace genroc::e2e {
@@ -41,10 +42,8 @@ class TestDatabase {
 	std::string pg_db_;
 };
 
-// The URL with its database part replaced: postgresql://user@host:port/DB?opts
-std::string with_database(const std::string &url, const std::string &db);
-// Runs one statement against a PostgreSQL URL; throws with the server's message.
-void pg_exec(const std::string &url, const std::string &sql);
+using genroc::test::pg_exec;
+using genroc::test::with_database;
 
 struct Output {
 	int exit_code = -1;	 // -1: killed by a signal or timed out

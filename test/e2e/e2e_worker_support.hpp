@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_test.hpp"
 #include "store.hpp"
 
 namespace genroc::e2e_worker {
@@ -37,8 +38,8 @@ class PgServer {
 	bool started_ = false;
 };
 
-std::string with_database(const std::string &url, const std::string &db);
-void pg_exec(const std::string &url, const std::string &sql);
+using genroc::test::pg_exec;
+using genroc::test::with_database;
 
 // A genroc child process; stdout and stderr go to a log file.  Killed with
 // SIGKILL if still running when destroyed.
