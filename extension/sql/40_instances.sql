@@ -51,6 +51,21 @@ BEGIN
 END;
 $$;
 
+-- Semantics: labels (a start option, a list filter) are a JSON object whose
+-- values are strings; anything else is 22023 naming the option.
+CREATE FUNCTION genroc._labels_option(p_value jsonb, p_option text) RETURNS jsonb
+	LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+	IF jsonb_typeof(p_value) <> 'object' OR EXISTS (
+		SELECT 1 FROM jsonb_each(p_value) AS l WHERE jsonb_typeof(l.value) <> 'string') THEN
+		RAISE EXCEPTION 'option "%" must be an object of strings, not %', p_option, p_value
+			USING ERRCODE = '22023';
+	END IF;
+	RETURN p_value;
+END;
+$$;
+
 /*
  * Semantics of start:
  *   the latest version of the definition, or option "version" (RC002 if none)
@@ -103,12 +118,7 @@ BEGIN
 		v_run_at := genroc._parse_time(v_options -> 'run_at', 'run_at');
 	END IF;
 	IF v_options ? 'labels' THEN
-		v_labels := v_options -> 'labels';
-		IF jsonb_typeof(v_labels) <> 'object' OR EXISTS (
-			SELECT 1 FROM jsonb_each(v_labels) AS l WHERE jsonb_typeof(l.value) <> 'string') THEN
-			RAISE EXCEPTION 'option "labels" must be an object of strings, not %', v_labels
-				USING ERRCODE = '22023';
-		END IF;
+		v_labels := genroc._labels_option(v_options -> 'labels', 'labels');
 		-- the region label picks <queue>.<region> (55_queues.sql)
 		IF v_labels ? 'region' AND (v_labels ->> 'region' = '' OR strpos(v_labels ->> 'region', '.') > 0) THEN
 			RAISE EXCEPTION 'label "region" must be a non-empty name without ".", not "%"', v_labels ->> 'region'
@@ -326,12 +336,7 @@ BEGIN
 		v_definition := genroc._text_option(v_filter -> 'definition', 'definition');
 	END IF;
 	IF v_filter ? 'label' THEN
-		v_label := v_filter -> 'label';
-		IF jsonb_typeof(v_label) <> 'object' OR EXISTS (
-			SELECT 1 FROM jsonb_each(v_label) AS l WHERE jsonb_typeof(l.value) <> 'string') THEN
-			RAISE EXCEPTION 'option "label" must be an object of strings, not %', v_label
-				USING ERRCODE = '22023';
-		END IF;
+		v_label := genroc._labels_option(v_filter -> 'label', 'label');
 	END IF;
 	IF v_filter ? 'limit' THEN
 		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
