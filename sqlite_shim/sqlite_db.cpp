@@ -51,12 +51,18 @@ void Db::exec(const char *sql) {
 	}
 }
 
-sqlite3_stmt *Db::prepare(const char *sql) {
+sqlite3_stmt *Db::prepare(const char *sql, StmtPtr &own) {
 	auto it = cache_.find(sql);
-	if (it != cache_.end()) return it->second.get();
+	// a cached statement still stepping belongs to a Query further up the
+	// stack (the same SQL run again inside its loop): this one gets its own
+	if (it != cache_.end() && !sqlite3_stmt_busy(it->second.get())) return it->second.get();
 	sqlite3_stmt *s = nullptr;
 	int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
 	if (rc != SQLITE_OK) raise(db_.get(), rc, "prepare");
+	if (it != cache_.end()) {
+		own.reset(s);
+		return s;
+	}
 	cache_.emplace(sql, StmtPtr(s));
 	return s;
 }

@@ -47,8 +47,9 @@ class Db {
 	sqlite3 *handle() const { return db_.get(); }
 	// Runs SQL text without parameters or results (DDL, pragmas).
 	void exec(const char *sql);
-	// The cached prepared statement for this SQL text.
-	sqlite3_stmt *prepare(const char *sql);
+	// The cached prepared statement for this SQL text, or, while that one
+	// is in use, a fresh one that `own` keeps.
+	sqlite3_stmt *prepare(const char *sql, StmtPtr &own);
 
 	void begin_immediate(Durability d);
 	void commit();
@@ -66,7 +67,7 @@ class Db {
 class Query {
   public:
 	template <typename... Args>
-	Query(Db &db, const char *sql, const Args &...args) : db_(db), s_(db.prepare(sql)) {
+	Query(Db &db, const char *sql, const Args &...args) : db_(db), s_(db.prepare(sql, own_)) {
 		int i = 1;
 		(bind(i++, args), ...);
 	}
@@ -110,6 +111,7 @@ class Query {
 	}
 
 	Db &db_;
+	StmtPtr own_;  // set only when the cached statement was busy
 	sqlite3_stmt *s_;
 };
 

@@ -925,10 +925,15 @@ class SqliteStore final : public Store {
 			// TimeoutSeconds: a handler task counts from its claim, an activity
 			// from its parking.
 			for (int64_t id : ids("SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
-								  "(status = 'waiting' AND wait_kind IN ('activity', 'event'))) "
+								  "(status = 'waiting' AND wait_kind IN ('activity', 'event', 'children'))) "
 								  "ORDER BY timeout_at, id LIMIT ?2",
 								  now, limit)) {
 				Inst inst = load(id);
+				if (inst.wait_kind == std::optional<std::string>("children"))  // a sync call: its child is given up
+					cancel_children(inst,
+									"state \"" + inst.state.value_or("") + "\" timed out after " +
+										std::to_string(inst.timeout_s.value_or(0)) + " seconds",
+									now);
 				fail_task(id, "States.Timeout",
 						  "task \"" + inst.state.value_or("") + "\" did not finish within " +
 							  std::to_string(inst.timeout_s.value_or(0)) + " seconds",
@@ -1186,10 +1191,12 @@ class SqliteStore final : public Store {
 			.run();
 	}
 
-	// genroc._context: the context object $$ as the store knows it.
-	// A child is part of its root's execution: its Execution is the root's.
+	// genroc._context: the context object $$ as the store knows it.  A
+	// Parallel branch or a Map item (scope set) is part of the execution it
+	// was fanned out of: its nearest ancestor without a scope.
 	json context(const Inst &self, const std::string &token) {
-		const Inst root = self.root_id ? load(*self.root_id) : self;
+		Inst root = self;
+		while (root.scope && root.parent_id) root = load(*root.parent_id);
 		const Inst &inst = self;
 		Query q(db_, "SELECT name, version FROM definitions WHERE id = ?1", inst.definition_id);
 		q.next();
@@ -1263,9 +1270,8 @@ class SqliteStore final : public Store {
 				.run();
 			log(id, now, "task_scheduled", out.at("state").get<std::string>(),
 				{{"resource", resource}, {"input", out.at("task_input")}, {"attempt", attempt}, {"delay_ms", delay}});
-		} else if (kind == "parallel" || kind == "map") {
-			status = "waiting";
-			fan_out(id, out, now);
+		} else if (kind == "parallel" || kind == "map" || kind == "call") {
+			status = fan_out(id, out, now);
 		} else if (kind == "event") {
 			status = park_event(id, out, now);
 		} else if (kind == "wait") {
@@ -1310,12 +1316,17 @@ class SqliteStore final : public Store {
 
 	// ---- composition (65_children.sql): Parallel branches, Map items ----
 
-	// genroc._fan_out: parks the parent and creates its children; starts as
-	// many as may run (none while a retry back-off holds them: tick).
-	void fan_out(int64_t parent, const json &out, int64_t now) {
+	// genroc._fan_out: parks the parent and creates its children ('parallel',
+	// 'map', or the one child of a 'call'); starts as many as may run (none
+	// while a retry back-off holds them: tick).  Returns the parent's status
+	// (a call that cannot start goes on through Retry and Catch at once).
+	std::string fan_out(int64_t parent, const json &out, int64_t now) {
 		const Inst inst = load(parent);
 		const std::string kind = out.at("kind").get<std::string>();
+		json counts = out.contains("retry_counts") && !out.at("retry_counts").is_null() ? out.at("retry_counts")
+																						 : json::array();
 		json items = json::array();
+		std::optional<int64_t> called_id, called_version;
 		if (kind == "parallel") {
 			int64_t i = 0;
 			for (const auto &b : out.at("branches")) {
@@ -1323,44 +1334,128 @@ class SqliteStore final : public Store {
 				it["index"] = i++;
 				items.push_back(std::move(it));
 			}
-		} else {
+		} else if (kind == "map") {
 			items = out.at("items");
+		} else {
+			const std::string name = out.at("definition").get<std::string>();
+			const json &v = out.value("version", json(nullptr));
+			std::optional<std::string> error, cause;
+			{
+				Query dq(db_,
+						 "SELECT id, version FROM definitions WHERE name = ?1 "
+						 "AND (?2 IS NULL OR version = ?2) ORDER BY version DESC LIMIT 1",
+						 name, v.is_number() ? std::optional<int64_t>(v.get<int64_t>()) : std::nullopt);
+				if (dq.next()) {
+					called_id = dq.i64(0);
+					called_version = dq.i64(1);
+				}
+			}
+			const std::string state = out.at("state").get<std::string>();
+			if (!called_id) {
+				error = "genroc.DefinitionNotFound";
+				cause = "state \"" + state + "\" calls definition \"" + name + "\"" +
+						(v.is_number() ? " version " + std::to_string(v.get<int64_t>()) : std::string()) +
+						", which does not exist";
+			} else if (depth(inst) >= kMaxCallDepth) {
+				error = "genroc.CallDepthExceeded";
+				cause = "state \"" + state + "\" calls definition \"" + name + "\" below " +
+						std::to_string(kMaxCallDepth) + " nested calls and fan-outs";
+			}
+			if (error) {
+				Query(db_, "UPDATE instances SET state = ?2, state_input = ?3, retry_counts = ?4 WHERE id = ?1", parent,
+					  state, out.at("state_input"), counts)
+					.run();
+				return fail_task(parent, *error, cause, now);
+			}
+			json labels;
+			{
+				Query lq(db_, "SELECT labels FROM instances WHERE id = ?1", parent);
+				lq.next();
+				labels = lq.js(0);
+			}
+			items.push_back({{"index", 0},
+							 {"input", out.value("input", json::object())},
+							 {"scope", nullptr},
+							 {"name", out.value("name", json(nullptr))},
+							 {"labels", labels},
+							 {"queue", route(*called_id, name, labels)}});
 		}
 		const int64_t gen = (inst.fanout.is_object() ? inst.fanout.value("gen", int64_t(0)) : 0) + 1;
 		// a Parallel outcome has no max_concurrency (no limit)
 		const int64_t delay = out.value("delay_ms", int64_t(0));
 		const int64_t max_conc = out.value("max_concurrency", int64_t(0));
-		json counts = out.contains("retry_counts") && !out.at("retry_counts").is_null() ? out.at("retry_counts")
-																						 : json::array();
+		const json &timeout = out.value("timeout_s", json(nullptr));
 		int64_t attempt = 0;
 		for (auto &c : counts) attempt += c.get<int64_t>();
-		const json fanout = {{"kind", kind},
-							 {"gen", gen},
-							 {"total", items.size()},
-							 {"max_concurrency", max_conc},
-							 {"tolerated_count", out.value("tolerated_count", json(nullptr))},
-							 {"tolerated_percentage", out.value("tolerated_percentage", json(nullptr))}};
+		json fanout = {{"kind", kind},
+					   {"gen", gen},
+					   {"total", items.size()},
+					   {"max_concurrency", max_conc},
+					   {"tolerated_count", out.value("tolerated_count", json(nullptr))},
+					   {"tolerated_percentage", out.value("tolerated_percentage", json(nullptr))}};
+		if (kind == "call") fanout["sync"] = out.at("sync");
 		Query(db_,
 			  "UPDATE instances SET status = 'waiting', state = ?2, state_input = ?3, task_input = NULL, "
 			  "resource = NULL, lease_owner = NULL, lease_expires = NULL, retry_counts = ?4, attempt = ?5, "
-			  "interruptions = 0, only_once = 0, timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, "
+			  "interruptions = 0, only_once = 0, timeout_s = ?9, timeout_at = ?10, heartbeat_s = NULL, "
 			  "heartbeat_at = NULL, wait_kind = 'children', wait_until = ?6, activity = NULL, "
 			  "activity_token = NULL, activity_owner = NULL, fanout = ?7, updated_at = ?8 WHERE id = ?1",
 			  parent, out.at("state").get<std::string>(), out.at("state_input"), counts, attempt,
-			  delay > 0 ? std::optional<int64_t>(now + delay) : std::nullopt, fanout, now)
+			  delay > 0 ? std::optional<int64_t>(now + delay) : std::nullopt, fanout, now,
+			  // a sync call's TimeoutSeconds counts from the child's start
+			  timeout.is_number() ? std::optional<int64_t>(timeout.get<int64_t>()) : std::nullopt,
+			  timeout.is_number() ? std::optional<int64_t>(now + delay + timeout.get<int64_t>() * 1000)
+								  : std::nullopt)
 			.run();
-		for (const auto &it : items)
+		std::optional<int64_t> child_id;
+		for (const auto &it : items) {
+			auto opt_text = [&](const char *k) {
+				return it.contains(k) && it.at(k).is_string() ? std::optional<std::string>(it.at(k).get<std::string>())
+															   : std::nullopt;
+			};
 			Query(db_,
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, queue, priority, wait_kind, "
-				  "parent_id, root_id, child_index, child_gen, scope, created_at, updated_at) "
-				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?2, ?2)",
-				  inst.definition_id, now, it.at("input"), inst.queue, inst.priority, parent,
-				  inst.root_id.value_or(parent), it.at("index").get<int64_t>(), gen,
-				  it.at("scope").get<std::string>())
+				  "parent_id, root_id, child_index, child_gen, scope, name, labels, created_at, updated_at) "
+				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?2, ?2)",
+				  called_id.value_or(inst.definition_id), now, it.at("input"),
+				  opt_text("queue").value_or(inst.queue), inst.priority, parent, inst.root_id.value_or(parent),
+				  it.at("index").get<int64_t>(), gen, opt_text("scope"), opt_text("name"),
+				  it.value("labels", json::object()))
 				.run();
-		log(parent, now, "children_started", out.at("state").get<std::string>(),
-			{{"kind", kind}, {"count", items.size()}, {"max_concurrency", max_conc}, {"delay_ms", delay}});
+			child_id = sqlite3_last_insert_rowid(db_.handle());
+		}
+		if (kind == "call")
+			log(parent, now, "call_started", out.at("state").get<std::string>(),
+				{{"definition", out.at("definition")},
+				 {"version", *called_version},
+				 {"sync", out.at("sync")},
+				 {"delay_ms", delay},
+				 {"child", *child_id}});
+		else
+			log(parent, now, "children_started", out.at("state").get<std::string>(),
+				{{"kind", kind}, {"count", items.size()}, {"max_concurrency", max_conc}, {"delay_ms", delay}});
 		if (delay == 0) advance_children(parent, now);
+		return load(parent).status;
+	}
+
+	// genroc._depth: how many instances are above this one.
+	int64_t depth(const Inst &inst) {
+		int64_t n = 0;
+		for (std::optional<int64_t> p = inst.parent_id; p; n++) {
+			Query q(db_, "SELECT parent_id FROM instances WHERE id = ?1", *p);
+			q.next();
+			p = q.oi64(0);
+		}
+		return n;
+	}
+
+	// genroc._cancel_children: the live children of the parent's current
+	// fan-out (its failure, a sync call's timeout).
+	void cancel_children(const Inst &parent, const std::string &cause, int64_t now) {
+		for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND child_gen = ?2 AND "
+								 "status NOT IN ('succeeded', 'failed', 'cancelled') ORDER BY child_index",
+								 parent.id, parent.fanout.value("gen", int64_t(0))))
+			cancel_tree(child, cause, now);
 	}
 
 	// ---- events (68_events.sql) ------------------------------------------
@@ -1490,10 +1585,7 @@ class SqliteStore final : public Store {
 							"\" failed";
 				}
 				if (error) {
-					for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND child_gen = ?2 AND "
-											 "status NOT IN ('succeeded', 'failed', 'cancelled') ORDER BY child_index",
-											 parent_id, gen))
-						cancel_tree(child, "state \"" + state + "\" failed: " + *error, now);
+					cancel_children(parent, "state \"" + state + "\" failed: " + *error, now);
 					log(parent_id, now, "children_failed", state,
 						{{"error", *error}, {"cause", text_or_null(cause)}, {"failed", failed}});
 					Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
@@ -1518,6 +1610,15 @@ class SqliteStore final : public Store {
 					{{"parent", parent_id}, {"index", child.child_index.value_or(0)}, {"scope", text_or_null(child.scope)},
 					 {"input", child.input}});
 				apply_step(child_id, {{"op", "start"}, {"input", child.input}}, now);
+				if (f.value("kind", "") == "call" && !f.value("sync", false)) {
+					// an async call goes on as soon as its child has started
+					Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
+					apply_step(parent_id,
+							   task_request(parent, "task_succeeded", {{"InstanceId", child_id}}, std::nullopt,
+											std::nullopt),
+							   now);
+					return;
+				}
 				continue;
 			}
 			if (live == 0 && pending == 0) {
@@ -1538,8 +1639,14 @@ class SqliteStore final : public Store {
 						}
 					}
 				}
-				log(parent_id, now, "children_done", state, {{"count", total}, {"failed", failed}});
 				Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
+				if (f.value("kind", "") == "call") {
+					log(parent_id, now, "call_done", state, nullptr);
+					apply_step(parent_id, task_request(parent, "task_succeeded", outputs.at(0), std::nullopt, std::nullopt),
+							   now);
+					return;
+				}
+				log(parent_id, now, "children_done", state, {{"count", total}, {"failed", failed}});
 				json req = {{"op", "children_done"},
 							{"state", state},
 							{"state_input", parent.state_input},
@@ -1845,6 +1952,8 @@ class SqliteStore final : public Store {
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
 	// Parents whose advance_children loop runs further up this transaction.
 	std::set<int64_t> advancing_;
+	// calls and fan-outs nested deeper fail with genroc.CallDepthExceeded
+	static constexpr int64_t kMaxCallDepth = 32;
 };
 
 }  // namespace

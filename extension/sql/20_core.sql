@@ -153,8 +153,9 @@ COMMENT ON FUNCTION genroc.durability() IS
  *   StateMachine.Name    the definition name
  *   Task.Token           a fresh random token (gen_random_uuid) for this step;
  *                        it becomes the activity token if the step parks
- *   A child (Parallel branch, Map item) is part of its root's execution: its
- *   Execution is the root instance's.
+ *   A Parallel branch or a Map item (scope set) is part of the execution
+ *   it was fanned out of: its Execution is that of its nearest ancestor
+ *   without a scope (the top instance, or the child a call started).
  */
 CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETURNS jsonb
 	LANGUAGE sql STABLE
@@ -171,7 +172,15 @@ CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETU
 			'Task', jsonb_build_object('Token', p_token))
 		FROM genroc._definitions d, genroc._instances r
 		WHERE d.id = p_instance.definition_id
-		  AND r.id = coalesce(p_instance.root_id, p_instance.id);
+		  AND r.id = CASE WHEN p_instance.scope IS NULL THEN p_instance.id
+						  ELSE (WITH RECURSIVE up (id, parent_id, scope) AS (
+									SELECT i.id, i.parent_id, i.scope FROM genroc._instances i
+									WHERE i.id = p_instance.parent_id
+									UNION ALL
+									SELECT i.id, i.parent_id, i.scope
+									FROM genroc._instances i JOIN up ON i.id = up.parent_id
+									WHERE up.scope IS NOT NULL)
+								SELECT up.id FROM up WHERE up.scope IS NULL) END;
 	END;
 
 /*
@@ -190,8 +199,8 @@ CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETU
  *          Either way: retry_counts from the answer, attempt = their sum,
  *          interruptions = 0 (a new attempt).
  *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
- *   parallel / map → genroc._fan_out (65_children.sql): status 'waiting',
- *          wait_kind 'children', the children created here
+ *   parallel / map / call → genroc._fan_out (65_children.sql): status
+ *          'waiting', wait_kind 'children', the children created here
  *   succeeded / failed → that status, output or error+cause, ended_at
  *   log: one 'entered' row per state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
@@ -278,9 +287,8 @@ BEGIN
 		IF v_status = 'ready' AND v_delay = 0 THEN
 			PERFORM pg_notify('genroc', v_inst.queue);
 		END IF;
-	WHEN 'parallel', 'map' THEN
-		v_status := 'waiting';
-		PERFORM genroc._fan_out(p_instance, v_out);
+	WHEN 'parallel', 'map', 'call' THEN
+		v_status := genroc._fan_out(p_instance, v_out);
 	WHEN 'event' THEN
 		v_status := genroc._park_event(p_instance, v_out);
 	WHEN 'wait' THEN

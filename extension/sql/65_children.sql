@@ -26,11 +26,27 @@
  * States.ExceedToleratedFailureThreshold.  Then every live or pending
  * sibling is cancelled (recursively).  A child cancelled from outside
  * counts as failed (genroc.Cancelled).
+ *
+ * Calls (genroc:call, genroc:call.sync) are a fan-out of one child of
+ * another definition (fanout.kind 'call'): the child runs that definition
+ * from its top (scope NULL), is its own execution for $$.Execution, gets
+ * the queue routing gives its definition with the parent's labels, and
+ * keeps parent_id / root_id like any child.  A sync call resumes the
+ * parent with the child's output (task_succeeded) or error (task_failed),
+ * or fails with States.Timeout at TimeoutSeconds (tick; the child is
+ * cancelled); an async call resumes the parent with {"InstanceId": id} in
+ * the transaction that starts the child, and the child's end then wakes
+ * nobody.  A definition that does not exist fails the task with
+ * genroc.DefinitionNotFound; a call nested deeper than 32 calls and
+ * fan-outs fails it with genroc.CallDepthExceeded (a definition calling
+ * itself without end).
  */
 
--- Creates the children of a fan-out outcome ('parallel' or 'map') and
--- starts as many as may run.  The caller (_apply_step) holds the row lock.
-CREATE FUNCTION genroc._fan_out(p_parent bigint, p_out jsonb) RETURNS void
+-- Creates the children of a fan-out outcome ('parallel', 'map' or 'call')
+-- and starts as many as may run.  The caller (_apply_step) holds the row
+-- lock.  Returns the parent's status (a call that cannot start goes on
+-- through Retry and Catch at once).
+CREATE FUNCTION genroc._fan_out(p_parent bigint, p_out jsonb) RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -41,13 +57,44 @@ DECLARE
 	v_gen int;
 	v_delay bigint := coalesce((p_out ->> 'delay_ms')::bigint, 0);
 	v_counts jsonb := coalesce(p_out -> 'retry_counts', '[]');
+	v_timeout int := (p_out ->> 'timeout_s')::int;
+	v_called genroc._definitions;
+	v_error text;
+	v_cause text;
+	c_max_depth constant int := 32;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_parent;
 	IF v_kind = 'parallel' THEN
 		SELECT jsonb_agg(b || jsonb_build_object('index', n - 1) ORDER BY n) INTO v_items
 		FROM jsonb_array_elements(p_out -> 'branches') WITH ORDINALITY AS t(b, n);
-	ELSE
+	ELSIF v_kind = 'map' THEN
 		v_items := p_out -> 'items';
+	ELSE
+		SELECT * INTO v_called FROM genroc._definitions d
+		WHERE d.name = p_out ->> 'definition'
+		  AND (jsonb_typeof(p_out -> 'version') IS DISTINCT FROM 'number'
+			   OR d.version = (p_out ->> 'version')::int)
+		ORDER BY d.version DESC LIMIT 1;
+		IF NOT FOUND THEN
+			v_error := 'genroc.DefinitionNotFound';
+			v_cause := format('state "%s" calls definition "%s"%s, which does not exist',
+				p_out ->> 'state', p_out ->> 'definition',
+				CASE WHEN jsonb_typeof(p_out -> 'version') = 'number'
+					 THEN ' version ' || (p_out ->> 'version') ELSE '' END);
+		ELSIF genroc._depth(v_inst) >= c_max_depth THEN
+			v_error := 'genroc.CallDepthExceeded';
+			v_cause := format('state "%s" calls definition "%s" below %s nested calls and fan-outs',
+				p_out ->> 'state', p_out ->> 'definition', c_max_depth);
+		END IF;
+		IF v_error IS NOT NULL THEN
+			UPDATE genroc._instances SET state = p_out ->> 'state', state_input = p_out -> 'state_input',
+				retry_counts = v_counts WHERE id = p_parent;
+			RETURN genroc._fail_task(p_parent, v_error, v_cause);
+		END IF;
+		v_items := jsonb_build_array(jsonb_build_object(
+			'index', 0, 'input', p_out -> 'input', 'definition_id', v_called.id,
+			'name', p_out -> 'name', 'labels', v_inst.labels,
+			'queue', genroc._route(v_called, v_inst.labels)));
 	END IF;
 	v_gen := coalesce((v_inst.fanout ->> 'gen')::int, 0) + 1;
 	UPDATE genroc._instances SET
@@ -59,7 +106,10 @@ BEGIN
 		retry_counts = v_counts,
 		attempt = (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c),
 		interruptions = 0, only_once = false,
-		timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
+		-- a sync call's TimeoutSeconds counts from the child's start
+		timeout_s = v_timeout,
+		timeout_at = v_now + (v_delay * interval '1 millisecond') + v_timeout * interval '1 second',
+		heartbeat_s = NULL, heartbeat_at = NULL,
 		wait_kind = 'children',
 		-- a retry back-off: the children start when tick finds this due
 		wait_until = CASE WHEN v_delay > 0 THEN v_now + v_delay * interval '1 millisecond' END,
@@ -70,24 +120,64 @@ BEGIN
 			'total', jsonb_array_length(v_items),
 			'max_concurrency', coalesce((p_out ->> 'max_concurrency')::int, 0),
 			'tolerated_count', p_out -> 'tolerated_count',
-			'tolerated_percentage', p_out -> 'tolerated_percentage'),
+			'tolerated_percentage', p_out -> 'tolerated_percentage')
+			|| CASE WHEN v_kind = 'call' THEN jsonb_build_object('sync', p_out -> 'sync')
+					ELSE '{}'::jsonb END,
 		updated_at = v_now
 	WHERE id = p_parent;
 	INSERT INTO genroc._instances (definition_id, status, eligible_at, input, queue, priority,
 								   wait_kind, parent_id, root_id, child_index, child_gen, scope,
-								   created_at, updated_at)
-	SELECT v_inst.definition_id, 'waiting', v_now, it -> 'input', v_inst.queue, v_inst.priority,
+								   name, labels, created_at, updated_at)
+	SELECT coalesce((it ->> 'definition_id')::bigint, v_inst.definition_id), 'waiting', v_now,
+		   it -> 'input', coalesce(it ->> 'queue', v_inst.queue), v_inst.priority,
 		   'pending', p_parent, coalesce(v_inst.root_id, p_parent), (it ->> 'index')::int, v_gen,
-		   it ->> 'scope', v_now, v_now
+		   it ->> 'scope', it ->> 'name', coalesce(it -> 'labels', '{}'), v_now, v_now
 	FROM jsonb_array_elements(v_items) AS it
 	ORDER BY (it ->> 'index')::int;
-	PERFORM genroc._log(p_parent, 'children_started', p_out ->> 'state',
-		jsonb_build_object('kind', v_kind, 'count', jsonb_array_length(v_items),
-						   'max_concurrency', coalesce((p_out ->> 'max_concurrency')::int, 0),
-						   'delay_ms', v_delay));
+	IF v_kind = 'call' THEN
+		PERFORM genroc._log(p_parent, 'call_started', p_out ->> 'state',
+			jsonb_build_object('definition', v_called.name, 'version', v_called.version,
+							   'sync', p_out -> 'sync', 'delay_ms', v_delay,
+							   'child', (SELECT i.id FROM genroc._instances i
+										 WHERE i.parent_id = p_parent AND i.child_gen = v_gen)));
+	ELSE
+		PERFORM genroc._log(p_parent, 'children_started', p_out ->> 'state',
+			jsonb_build_object('kind', v_kind, 'count', jsonb_array_length(v_items),
+							   'max_concurrency', coalesce((p_out ->> 'max_concurrency')::int, 0),
+							   'delay_ms', v_delay));
+	END IF;
 	IF v_delay = 0 THEN
 		PERFORM genroc._advance_children(p_parent);
 	END IF;
+	RETURN (SELECT i.status FROM genroc._instances i WHERE i.id = p_parent);
+END;
+$$;
+
+-- How many instances are above this one (0 for a top-level instance).
+CREATE FUNCTION genroc._depth(p_instance genroc._instances) RETURNS int
+	LANGUAGE sql STABLE
+	BEGIN ATOMIC
+		WITH RECURSIVE up (id, parent_id) AS (
+			SELECT p_instance.id, p_instance.parent_id
+			UNION ALL
+			SELECT i.id, i.parent_id FROM genroc._instances i JOIN up ON i.id = up.parent_id)
+		SELECT count(*)::int - 1 FROM up;
+	END;
+
+-- Cancels the live children of the parent's current fan-out (its failure,
+-- a sync call's timeout).
+CREATE FUNCTION genroc._cancel_children(p_parent genroc._instances, p_cause text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_child bigint;
+BEGIN
+	FOR v_child IN SELECT id FROM genroc._instances
+				   WHERE parent_id = p_parent.id AND child_gen = (p_parent.fanout ->> 'gen')::int
+					 AND status NOT IN ('succeeded', 'failed', 'cancelled')
+				   ORDER BY child_index LOOP
+		PERFORM genroc._cancel_tree(v_child, p_cause);
+	END LOOP;
 END;
 $$;
 
@@ -216,13 +306,8 @@ BEGIN
 								  v_parent.state);
 			END IF;
 			IF v_error IS NOT NULL THEN
-				FOR v_child IN SELECT * FROM genroc._instances
-							   WHERE parent_id = p_parent AND child_gen = v_gen
-								 AND status NOT IN ('succeeded', 'failed', 'cancelled')
-							   ORDER BY child_index LOOP
-					PERFORM genroc._cancel_tree(v_child.id,
-						format('state "%s" failed: %s', v_parent.state, v_error));
-				END LOOP;
+				PERFORM genroc._cancel_children(v_parent,
+					format('state "%s" failed: %s', v_parent.state, v_error));
 				PERFORM genroc._log(p_parent, 'children_failed', v_parent.state,
 					jsonb_build_object('error', v_error, 'cause', v_cause, 'failed', v_failed));
 				UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
@@ -245,6 +330,13 @@ BEGIN
 								   'scope', v_child.scope, 'input', v_child.input));
 			PERFORM genroc._apply_step(v_child.id,
 				jsonb_build_object('op', 'start', 'input', v_child.input));
+			IF v_parent.fanout ->> 'kind' = 'call' AND NOT (v_parent.fanout ->> 'sync')::boolean THEN
+				-- an async call goes on as soon as its child has started
+				UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
+				PERFORM genroc._apply_step(p_parent, genroc._task_request(v_parent, 'task_succeeded',
+					jsonb_build_object('InstanceId', v_child.id), NULL, NULL));
+				EXIT;
+			END IF;
 			CONTINUE;
 		END IF;
 
@@ -256,9 +348,15 @@ BEGIN
 			INTO v_outputs
 			FROM genroc._instances
 			WHERE parent_id = p_parent AND child_gen = v_gen;
+			UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
+			IF v_parent.fanout ->> 'kind' = 'call' THEN
+				PERFORM genroc._log(p_parent, 'call_done', v_parent.state, NULL);
+				PERFORM genroc._apply_step(p_parent, genroc._task_request(v_parent, 'task_succeeded',
+					v_outputs -> 0, NULL, NULL));
+				EXIT;
+			END IF;
 			PERFORM genroc._log(p_parent, 'children_done', v_parent.state,
 				jsonb_build_object('count', v_total, 'failed', v_failed));
-			UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
 			PERFORM genroc._apply_step(p_parent, jsonb_build_object(
 				'op', 'children_done',
 				'state', v_parent.state,

@@ -7,7 +7,9 @@
  * deadline first, then id; FOR UPDATE SKIP LOCKED, so concurrent ticks share
  * the work):
  *   timeouts    a running handler task past now >= claim + TimeoutSeconds,
- *               or a parked activity past parking + TimeoutSeconds:
+ *               a parked activity or event wait past parking +
+ *               TimeoutSeconds, or a sync call past its child's start +
+ *               TimeoutSeconds (the child is cancelled first):
  *               task_failed States.Timeout
  *   heartbeats  a claimed activity past its heartbeat deadline:
  *               task_failed States.HeartbeatTimeout
@@ -42,8 +44,12 @@ BEGIN
 	FOR v_inst IN SELECT * FROM genroc._instances i
 				  WHERE i.timeout_at <= v_now
 					AND (i.status = 'running'
-						 OR (i.status = 'waiting' AND i.wait_kind IN ('activity', 'event')))
+						 OR (i.status = 'waiting' AND i.wait_kind IN ('activity', 'event', 'children')))
 				  ORDER BY i.timeout_at, i.id LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
+		IF v_inst.wait_kind = 'children' THEN	-- a sync call: its child is given up
+			PERFORM genroc._cancel_children(v_inst,
+				format('state "%s" timed out after %s seconds', v_inst.state, v_inst.timeout_s));
+		END IF;
 		PERFORM genroc._fail_task(v_inst.id, 'States.Timeout',
 			format('task "%s" did not finish within %s seconds', v_inst.state, v_inst.timeout_s));
 		v_timeouts := v_timeouts + 1;
