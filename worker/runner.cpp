@@ -201,15 +201,21 @@ void Runner::report(Slot &slot, const TaskResult &result) {
 										 {"state", t.state}, {"error", e.what()}});
 				return;
 			}
-			if (!is_transient(e)) {
+			if (is_conflict(e)) {
+				// e.g. a deadlock with a cancel of its parent: nothing was
+				// written; report again (the cancel may win: lease lost)
+				log::info("task result hit a conflict; reporting again",
+						  {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}});
+			} else if (!is_transient(e)) {
 				log::error("cannot report the task result",
 						   {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}, {"error", e.what()}});
 				return;
+			} else {
+				if (!warned)
+					log::warn("database unreachable; holding the task result",
+							  {{"instance", t.instance_id}, {"error", e.what()}});
+				warned = true;
 			}
-			if (!warned)
-				log::warn("database unreachable; holding the task result",
-						  {{"instance", t.instance_id}, {"error", e.what()}});
-			warned = true;
 		} catch (const std::exception &e) {
 			log::error("cannot report the task result", {{"instance", t.instance_id}, {"error", e.what()}});
 			return;

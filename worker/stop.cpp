@@ -41,6 +41,8 @@ bool is_transient(const Error &e) {
 	return e.sqlstate.rfind("08", 0) == 0 || e.sqlstate == "57P01" || e.sqlstate == "57P03";
 }
 
+bool is_conflict(const Error &e) { return e.sqlstate == "40P01" || e.sqlstate == "40001"; }
+
 Backoff::Backoff(Millis cap, Millis base) : cap_(cap), base_(base), rng_(std::random_device{}()) {}
 
 Millis Backoff::next() {

@@ -41,6 +41,9 @@ void install_signal_thread(std::function<void(int)> on_signal);
 // Errors worth waiting out: the connection is gone (SQLSTATE class 08), or
 // the server is shutting down / starting up (57P01, 57P03).
 bool is_transient(const Error &e);
+// The transaction lost a race and did nothing (deadlock, serialization
+// failure): the same call again may succeed.
+bool is_conflict(const Error &e);
 
 // Capped exponential back-off with jitter: 100ms, 200ms, ... up to `cap`,
 // each wait drawn in [d/2, d] so that many workers that lost the same

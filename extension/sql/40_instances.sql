@@ -209,14 +209,55 @@ $$;
 -- ends as 'cancelled' with error genroc.Cancelled.  An ended one: RC008.
 -- Its live children are cancelled too (recursively, 65_children.sql); a
 -- cancelled child counts as a failed one for its parent's fan-out.
+--
+-- Lock order: a child that ends locks itself, then its parent (to wake
+-- it); cancel locks the live descendants deepest first and the instance
+-- last, the same order, so it waits for such a child instead of
+-- deadlocking with it.  Other orders remain possible (a fan-out that fails
+-- locks its parent, then cancels the siblings; a child started while the
+-- tree was being locked): a deadlock is then retried here, up to 5 times.
 CREATE FUNCTION genroc.cancel(p_instance bigint) RETURNS text
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	v_inst genroc._instances := genroc._lock_instance(p_instance);
-	v_now timestamptz := genroc.now();
+	c_tries constant int := 5;
 BEGIN
+	IF p_instance IS NULL THEN
+		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
+	END IF;
+	FOR v_try IN 1 .. c_tries LOOP
+		BEGIN
+			RETURN genroc._cancel(p_instance);
+		EXCEPTION WHEN deadlock_detected THEN
+			IF v_try = c_tries THEN
+				RAISE;
+			END IF;
+		END;
+	END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION genroc.cancel(bigint) IS
+	'Ends a live instance as cancelled (its lease, timer or activity is dropped); RC008 when it has already ended.';
+
+CREATE FUNCTION genroc._cancel(p_instance bigint) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_inst genroc._instances;
+	v_now timestamptz := genroc.now();
+	v_id bigint;
+BEGIN
+	FOR v_id IN WITH RECURSIVE tree (id, depth) AS (
+					SELECT i.id, 1 FROM genroc._instances i
+					WHERE i.parent_id = p_instance AND i.status NOT IN ('succeeded', 'failed', 'cancelled')
+					UNION ALL
+					SELECT i.id, t.depth + 1 FROM genroc._instances i JOIN tree t ON i.parent_id = t.id
+					WHERE i.status NOT IN ('succeeded', 'failed', 'cancelled'))
+				SELECT t.id FROM tree t ORDER BY t.depth DESC, t.id LOOP
+		PERFORM 1 FROM genroc._instances i WHERE i.id = v_id FOR UPDATE;
+	END LOOP;
+	v_inst := genroc._lock_instance(p_instance);
 	IF v_inst.status IN ('succeeded', 'failed', 'cancelled') THEN
 		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
 			USING ERRCODE = 'RC008';
@@ -244,8 +285,6 @@ BEGIN
 	RETURN 'cancelled';
 END;
 $$;
-COMMENT ON FUNCTION genroc.cancel(bigint) IS
-	'Ends a live instance as cancelled (its lease, timer or activity is dropped); RC008 when it has already ended.';
 
 -- An instance as the API shows it (timestamps ISO-8601 UTC).
 CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS jsonb

@@ -1,4 +1,4 @@
-// unit_worker_duration_test.cpp — flag durations and the command line.
+// unit_worker_duration_test.cpp — flag durations, the command line, error classes.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "config.hpp"
 #include "duration.hpp"
+#include "stop.hpp"
 
 namespace genroc {
 namespace {
@@ -166,3 +167,15 @@ TEST_F(CommandLine, RunTakesFileInputNameAndJson) {
 
 }  // namespace
 }  // namespace genroc
+
+// Which errors the worker waits out (an outage) and which it reports again
+// at once (a lost race), and which end the report.
+TEST(Errors, TransientAndConflictClasses) {
+	EXPECT_TRUE(genroc::is_transient(genroc::Error("08006", "connection failure")));
+	EXPECT_TRUE(genroc::is_transient(genroc::Error("57P01", "admin shutdown")));
+	EXPECT_FALSE(genroc::is_transient(genroc::Error("40P01", "deadlock detected")));
+	EXPECT_TRUE(genroc::is_conflict(genroc::Error("40P01", "deadlock detected")));
+	EXPECT_TRUE(genroc::is_conflict(genroc::Error("40001", "could not serialize access")));
+	EXPECT_FALSE(genroc::is_conflict(genroc::Error("RC004", "lease lost")));
+	EXPECT_FALSE(genroc::is_conflict(genroc::Error("08006", "connection failure")));
+}
