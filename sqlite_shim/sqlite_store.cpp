@@ -295,6 +295,7 @@ const std::string INSTANCE_LIST_SQL =
 	// compared by key and text, so no label name is ever spliced into a path.
 	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"
 	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"
+	" AND (?5 IS NULL OR i.root_id = ?5)"
 	" ORDER BY i.id DESC LIMIT ?4";
 
 class SqliteStore final : public Store {
@@ -442,9 +443,10 @@ class SqliteStore final : public Store {
 
 	json list_instances(const json &filter) override {
 		const json f = filter.is_null() ? json::object() : filter;
-		check_options(f, {"definition", "label", "limit", "status"}, "list_instances filter");
+		check_options(f, {"definition", "label", "limit", "root", "status"}, "list_instances filter");
 		std::optional<std::string> status, definition;
 		std::optional<json> label;
+		std::optional<int64_t> root;
 		int limit = 100;
 		if (f.contains("status")) {
 			status = text_option(f["status"], "status");
@@ -461,6 +463,12 @@ class SqliteStore final : public Store {
 							"option \"label\" must be an object of strings, not " + f["label"].dump());
 			label = f["label"];
 		}
+		if (f.contains("root")) {
+			if (!f["root"].is_number_integer() || f["root"].get<int64_t>() < 0)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"root\" must be an instance id, not " + f["root"].dump());
+			root = f["root"].get<int64_t>();
+		}
 		if (f.contains("limit")) {
 			limit = int_option(f["limit"], "limit");
 			if (limit < 1 || limit > 10000)
@@ -469,7 +477,7 @@ class SqliteStore final : public Store {
 		}
 		return read([&](int64_t) {
 			json out = json::array();
-			Query q(db_, INSTANCE_LIST_SQL.c_str(), status, definition, label, limit);
+			Query q(db_, INSTANCE_LIST_SQL.c_str(), status, definition, label, limit, root);
 			while (q.next()) out.push_back(instance_json(q));
 			return out;
 		});

@@ -208,24 +208,26 @@ void cmd_show(genroc::Store &store, const Options &o) {
 		std::cout << f << ":" << std::string(12 - std::min<size_t>(11, std::string(f).size()), ' ') << text
 				  << "\n";
 	}
-	// The children tree below this instance (Parallel branches, Map items).
+	// The tree below this instance (Parallel branches, Map items, calls):
+	// every descendant shares its root.
 	std::vector<std::vector<std::string>> tree;
-	json all = store.list_instances({{"limit", 10000}});
+	const json root = inst.value("root_id", json(nullptr)).is_null() ? inst["id"] : inst["root_id"];
+	json all = store.list_instances({{"root", root}, {"limit", 10000}});
 	std::function<void(int64_t, int)> walk = [&](int64_t parent, int depth) {
 		std::vector<json> kids;
 		for (const auto &i : all)
 			if (i.value("parent_id", json(nullptr)) == parent) kids.push_back(i);
 		std::sort(kids.begin(), kids.end(), [](const json &a, const json &b) { return a["id"] < b["id"]; });
 		for (const auto &k : kids) {
-			tree.push_back({std::string(2 * depth, ' ') + cell(k, "id"), cell(k, "child_index"), cell(k, "status"),
-							cell(k, "state"), cell(k, "scope")});
+			tree.push_back({std::string(2 * depth, ' ') + cell(k, "id"), cell(k, "definition"),
+							cell(k, "child_index"), cell(k, "status"), cell(k, "state"), cell(k, "scope")});
 			walk(k["id"].get<int64_t>(), depth + 1);
 		}
 	};
 	walk(o.id, 0);
 	if (!tree.empty()) {
 		std::cout << "\nchildren:\n";
-		print_table({"ID", "INDEX", "STATUS", "STATE", "SCOPE"}, tree);
+		print_table({"ID", "DEFINITION", "INDEX", "STATUS", "STATE", "SCOPE"}, tree);
 	}
 	std::cout << "\nhistory:\n";
 	std::vector<std::vector<std::string>> rows;

@@ -284,6 +284,10 @@ json get_instances(Call &c) {
 			auto n = parse_int(value, 1, INT32_MAX);
 			if (!n) throw invalid("query parameter \"limit\" must be a positive integer, got \"" + value + "\"");
 			filter["limit"] = *n;
+		} else if (key == "root") {
+			auto n = parse_int(value, 1, INT64_MAX);
+			if (!n) throw invalid("query parameter \"root\" must be an instance id, got \"" + value + "\"");
+			filter["root"] = *n;
 		} else {
 			throw invalid("unknown query parameter \"" + key + "\"");
 		}

@@ -360,9 +360,10 @@ DECLARE
 	v_status text;
 	v_definition text;
 	v_label jsonb;
+	v_root bigint;
 	v_limit int := 100;
 BEGIN
-	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'status'],
+	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'root', 'status'],
 								  'list_instances filter');
 	IF v_filter ? 'status' THEN
 		v_status := genroc._text_option(v_filter -> 'status', 'status');
@@ -376,6 +377,13 @@ BEGIN
 	END IF;
 	IF v_filter ? 'label' THEN
 		v_label := genroc._labels_option(v_filter -> 'label', 'label');
+	END IF;
+	IF v_filter ? 'root' THEN
+		IF jsonb_typeof(v_filter -> 'root') <> 'number' OR (v_filter ->> 'root') !~ '^[0-9]+$' THEN
+			RAISE EXCEPTION 'option "root" must be an instance id, not %', v_filter -> 'root'
+				USING ERRCODE = '22023';
+		END IF;
+		v_root := (v_filter ->> 'root')::bigint;
 	END IF;
 	IF v_filter ? 'limit' THEN
 		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
@@ -391,6 +399,7 @@ BEGIN
 		WHERE (v_status IS NULL OR i.status = v_status)
 		  AND (v_definition IS NULL OR d.name = v_definition)
 		  AND (v_label IS NULL OR i.labels @> v_label)
+		  AND (v_root IS NULL OR i.root_id = v_root)
 		ORDER BY i.id DESC
 		LIMIT v_limit;
 END;

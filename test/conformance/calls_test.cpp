@@ -234,6 +234,14 @@ TEST_P(StoreTest, BranchesOfACalledChildBelongToThatChildsExecution) {
 	EXPECT_EQ(status(id), "succeeded");
 	const int64_t child = children_of(store(), id).at(0).at("id").get<int64_t>();
 	EXPECT_EQ(instance(id).at("output"), json::array({{{"e", std::to_string(child)}}}));
+	// the whole tree shares the top instance as its root (the filter "root")
+	start("top");
+	const json tree = store().list_instances({{"root", id}});
+	ASSERT_EQ(tree.size(), 2u);	 // the called child and its branch, newest first
+	EXPECT_EQ(tree[1].at("id"), child);
+	EXPECT_EQ(tree[0].at("parent_id"), child);
+	EXPECT_EQ(tree[0].at("root_id"), id);
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "root", store().list_instances({{"root", "x"}}));
 }
 
 }  // namespace genroc::conformance
