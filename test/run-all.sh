@@ -10,6 +10,10 @@
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
 #                                   errors regress pgtap ctest
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
+#   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
+#                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
+#                                   every cluster from it, so checkouts side by side on
+#                                   one machine do not replace each other's extension
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -32,7 +36,13 @@ if ! make -s >"$LOG/build.log" 2>&1; then
   tail -50 "$LOG/build.log" >&2; echo "0 passed, 1 failed"; exit 1
 fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-if ! $SUDO make -s install SKIP_CXX=1 >"$LOG/install.log" 2>&1; then
+DESTDIR_ARG=()
+if [ -n "${GENROC_PG_ROOT:-}" ]; then
+  [ -x "$GENROC_PG_ROOT$(pg_config --bindir)/postgres" ] || bash scripts/private-pg.sh "$GENROC_PG_ROOT"
+  export PGBIN="$GENROC_PG_ROOT$(pg_config --bindir)"
+  DESTDIR_ARG=("DESTDIR=$GENROC_PG_ROOT"); SUDO=""
+fi
+if ! $SUDO make -s install SKIP_CXX=1 "${DESTDIR_ARG[@]}" >"$LOG/install.log" 2>&1; then
   tail -20 "$LOG/install.log" >&2; echo "0 passed, 1 failed"; exit 1
 fi
 

@@ -70,7 +70,7 @@ OwnCluster::~OwnCluster() {
 
 bool OwnCluster::pg_ctl(const std::string &args) {
 	int rc = 0;
-	shell(as_owner() + "\"$(pg_config --bindir)/pg_ctl\" -D '" + data_ + "' -l '" + dir_ +
+	shell(as_owner() + "\"${PGBIN:-$(pg_config --bindir)}/pg_ctl\" -D '" + data_ + "' -l '" + dir_ +
 			  "/server.log' -w -t 60 " + args + " >/dev/null 2>&1",
 		  &rc);
 	return rc == 0;

@@ -54,7 +54,7 @@ class PgDown : public ::testing::Test {
 	// pg_ctl as the cluster's owner (pgcluster.sh runs it as postgres under root).
 	Output pg_ctl(const std::string &args) {
 		std::string as = getuid() == 0 ? "runuser -u postgres -- " : "";
-		return shell(as + "\"$(pg_config --bindir)/pg_ctl\" -D '" + pgdata_ + "' " + args);
+		return shell(as + "\"${PGBIN:-$(pg_config --bindir)}/pg_ctl\" -D '" + pgdata_ + "' " + args);
 	}
 
 	std::string dir_, pgdata_, port_;

@@ -461,7 +461,7 @@ class Outage : public WorkerTest {
 	// pg_ctl as the cluster's owner (pgcluster.sh runs it as "postgres" under root).
 	int pg_ctl(const std::string &args) {
 		std::string owner = ::getuid() == 0 ? "runuser -u postgres -- " : "";
-		std::string cmd = owner + "\"$(pg_config --bindir)/pg_ctl\" -D '" + cluster_ + "/data' -l '" + cluster_ +
+		std::string cmd = owner + "\"${PGBIN:-$(pg_config --bindir)}/pg_ctl\" -D '" + cluster_ + "/data' -l '" + cluster_ +
 						  "/server.log' -w -t 60 " + args + " >/dev/null 2>&1";
 		return std::system(cmd.c_str());
 	}
