@@ -1655,9 +1655,15 @@ json step(const Definition &d, const json &req) {
 	} else if (op == "timer_fired") {
 		const State &st = request_state(m, req, {StateType::Wait});
 		outcome = runner.timer_fired(st, field(req, "state_input"));
+	} else if (op == "enter") {
+		const State &st =
+			request_state(m, req,
+						  {StateType::Pass, StateType::Task, StateType::Choice, StateType::Wait,
+						   StateType::Succeed, StateType::Fail, StateType::Parallel, StateType::Map});
+		outcome = runner.run(st.name, field(req, "state_input"));
 	} else {
 		bad_request("unknown op \"" + op +
-					"\" (start, task_succeeded, task_failed, timer_fired, children_done)");
+					"\" (start, enter, task_succeeded, task_failed, timer_fired, children_done)");
 	}
 	return runner.answer(std::move(outcome));
 }

@@ -80,8 +80,8 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  * =================
  *
  * Request (an object):
- *   "op"       "start" | "task_succeeded" | "task_failed" | "timer_fired" |
- *              "children_done"
+ *   "op"       "start" | "enter" | "task_succeeded" | "task_failed" |
+ *              "timer_fired" | "children_done"
  *   "scope"    optional string, default "" (the top of the definition): the
  *              state machine the request is about.  A Parallel branch or a
  *              Map item processor is a machine of its own, addressed by the
@@ -99,6 +99,9 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *                                            used if the step parks at an activity)
  *              The interpreter adds "State": {"Name", "EnteredTime", "RetryCount"}.
  *   op "start":          "input"  the instance input; the step enters StartAt
+ *   op "enter":          "state", "state_input": the step enters that state
+ *                        with that input, as a transition into it would (a
+ *                        failed instance run again from its failed state)
  *   op "task_succeeded": "state", "state_input", "result", "retry_counts"
  *   op "task_failed":    "state", "state_input", "error", "cause", "retry_counts"
  *   op "timer_fired":    "state", "state_input"     (a Wait state's time has come)

@@ -193,3 +193,19 @@ TEST(Call, ABadCallInputIsARuntimeErrorNamingTheField) {
 			<< outcome(a)["cause"];
 	}
 }
+
+// ---------------------------------------------------------------- enter
+
+TEST(Enter, EntersTheNamedStateWithItsInputAndFreshRetryCounts) {
+	auto def = J(R"({"StartAt":"A","States":{
+	  "A":{"Type":"Pass","Result":1,"ResultPath":"$.a","Next":"T"},
+	  "T":{"Type":"Task","Resource":"handler:t","Retry":[{"ErrorEquals":["X"]}],"End":true}}})");
+	auto a = run(def, J(R"({"op":"enter","state":"T","state_input":{"k":2}})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"task","state":"T","resource":"handler:t","state_input":{"k":2},
+	  "task_input":{"k":2},"timeout_s":null,"heartbeat_s":null,"only_once":false,
+	  "retry_counts":[0],"delay_ms":0})"));
+	auto b = run(def, J(R"({"op":"enter","state":"A","state_input":{}})"));
+	EXPECT_EQ(outcome(b)["state"], "T");
+	EXPECT_EQ(outcome(b)["task_input"], J(R"({"a":1})"));
+	EXPECT_THROW(run(def, J(R"({"op":"enter","state":"Nope","state_input":{}})")), Error);
+}
