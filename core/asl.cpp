@@ -1189,9 +1189,10 @@ class Runner {
 	json run(std::string name, json input) {
 		while (true) {
 			if (entered_.size() >= kMaxEnteredPerStep)
-				return failed(ERR_RUNTIME, "more than " + std::to_string(kMaxEnteredPerStep) +
-											   " states entered in one step (a loop of states "
-											   "that never stops?)");
+				return failed(ERR_RUNTIME,
+							  "more than " + std::to_string(kMaxEnteredPerStep) +
+								  " states entered in one step (a loop of states that never stops?)",
+							  name, input);
 			const State &st = def_.states.at(name);
 			entered_.push_back({{"state", st.name}, {"type", st.type_name}});
 			set_state(st, 0);
@@ -1216,7 +1217,7 @@ class Runner {
 				}
 				case StateType::Fail:
 					return failed(fail_value(st.error, input, "ErrorPath", st.name),
-								  fail_value(st.cause, input, "CausePath", st.name));
+								  fail_value(st.cause, input, "CausePath", st.name), st.name, input);
 				case StateType::Choice: {
 					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
 					std::string next;
@@ -1228,9 +1229,10 @@ class Runner {
 					if (next.empty())
 						next = st.default_next;
 					if (next.empty())
-						return failed(ERR_NO_CHOICE, "in state \"" + st.name +
-														 "\", no choice rule matched and there is "
-														 "no Default");
+						return failed(ERR_NO_CHOICE,
+									  "in state \"" + st.name +
+										  "\", no choice rule matched and there is no Default",
+									  st.name, input);
 					input = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
 					name = next;
 					continue;
@@ -1273,7 +1275,7 @@ class Runner {
 				name = st.next;
 				input = std::move(out);
 			} catch (const Failure &f) {
-				return failed(f.error, f.what());
+				return failed(f.error, f.what(), st.name, input);
 			}
 		}
 	}
@@ -1303,7 +1305,7 @@ class Runner {
 			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
 			out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
 		} catch (const Failure &f) {
-			return failed(f.error, f.what());
+			return failed(f.error, f.what(), st.name, raw);
 		}
 		return leave(st, std::move(out));
 	}
@@ -1313,7 +1315,7 @@ class Runner {
 	json handle_error(const State &st, const json &raw, const std::string &error,
 					  const json &cause, std::vector<int64_t> counts, bool may_retry) {
 		if (error == ERR_RUNTIME)  // never retried or caught (ASL)
-			return failed(error, cause);
+			return failed(error, cause, st.name, raw);
 		if (may_retry && error != "genroc.HandlerMissing") {
 			for (size_t i = 0; i < st.retry.size(); i++) {
 				const Retrier &r = st.retry[i];
@@ -1338,11 +1340,11 @@ class Runner {
 			try {
 				out = apply_result_path(c.result_path, raw, std::move(info), st.name);
 			} catch (const Failure &f) {
-				return failed(f.error, f.what());
+				return failed(f.error, f.what(), st.name, raw);
 			}
 			return run(c.next, std::move(out));
 		}
-		return failed(error, cause);
+		return failed(error, cause, st.name, raw);
 	}
 
 	// NONE: Interval * Rate^count, capped by MaxDelaySeconds; FULL: a random
@@ -1552,8 +1554,15 @@ class Runner {
 	static json succeeded(json output) {
 		return json{{"kind", "succeeded"}, {"output", std::move(output)}};
 	}
-	static json failed(const json &error, const json &cause) {
-		return json{{"kind", "failed"}, {"error", error}, {"cause", cause}};
+	// "state" and "state_input": where it failed, with that state's raw
+	// input (what running it again needs)
+	static json failed(const json &error, const json &cause, const std::string &state,
+					   const json &state_input) {
+		return json{{"kind", "failed"},
+					{"error", error},
+					{"cause", cause},
+					{"state", state},
+					{"state_input", state_input}};
 	}
 };
 

@@ -171,7 +171,9 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *     {"kind": "wait", "state", "state_input", "until_ms": int}
  *         A Wait state whose deadline is in the future (a due one runs inline).
  *     {"kind": "succeeded", "output"}
- *     {"kind": "failed", "error", "cause"}
+ *     {"kind": "failed", "error", "cause", "state", "state_input"}
+ *         state: where the instance failed (the Fail state, the Task whose
+ *         error nobody caught, ...), state_input: that state's raw input
  *
  * Retry and Catch (op "task_failed"): retriers are tried in order; the first
  * whose ErrorEquals matches decides: if its count < MaxAttempts the outcome is

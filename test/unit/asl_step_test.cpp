@@ -133,18 +133,18 @@ TEST(Step, SucceedAppliesInputAndOutputPath) {
 
 TEST(Step, FailWithErrorAndCause) {
 	auto a = start(machine(R"({"A":{"Type":"Fail","Error":"Bad","Cause":"because"}})"), J("{}"));
-	EXPECT_EQ(outcome(a), J(R"({"kind":"failed","error":"Bad","cause":"because"})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"failed","error":"Bad","cause":"because","state":"A","state_input":{}})"));
 }
 
 TEST(Step, FailWithoutErrorOrCauseGivesNulls) {
 	auto a = start(machine(R"({"A":{"Type":"Fail"}})"), J("{}"));
-	EXPECT_EQ(outcome(a), J(R"({"kind":"failed","error":null,"cause":null})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"failed","error":null,"cause":null,"state":"A","state_input":{}})"));
 }
 
 TEST(Step, FailWithErrorPathAndCausePath) {
 	auto a = start(machine(R"({"A":{"Type":"Fail","ErrorPath":"$.e","CausePath":"$$.Execution.Name"}})"),
 				   J(R"({"e":"Oops"})"), 1000, kCtx);
-	EXPECT_EQ(outcome(a), J(R"({"kind":"failed","error":"Oops","cause":"run-42"})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"failed","error":"Oops","cause":"run-42","state":"A","state_input":{"e":"Oops"}})"));
 }
 
 TEST(Step, FailCausePathWithAnIntrinsic) {
@@ -247,9 +247,9 @@ TEST(Step, TaskFailedWithoutRetryOrCatchFailsTheInstance) {
 	auto req = task_request("task_failed", "A", J("{}"));
 	req["error"] = "Boom";
 	req["cause"] = "it broke";
-	EXPECT_EQ(outcome(run(def, req)), J(R"({"kind":"failed","error":"Boom","cause":"it broke"})"));
+	EXPECT_EQ(outcome(run(def, req)), J(R"({"kind":"failed","error":"Boom","cause":"it broke","state":"A","state_input":{}})"));
 	req.erase("cause");
-	EXPECT_EQ(outcome(run(def, req)), J(R"({"kind":"failed","error":"Boom","cause":null})"));
+	EXPECT_EQ(outcome(run(def, req)), J(R"({"kind":"failed","error":"Boom","cause":null,"state":"A","state_input":{}})"));
 }
 
 // ---------------------------------------------------------------- Retry
