@@ -433,6 +433,58 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.retry / genroc.resume (genroc._run_again)
+	std::string retry(int64_t id) override { return run_again(id, std::nullopt); }
+	std::string resume(int64_t id, const json &output) override { return run_again(id, output); }
+
+	std::string run_again(int64_t id, const std::optional<json> &output) {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			const Inst inst = load(id);
+			if (inst.parent_id)
+				throw Error(sqlstate::INSTANCE_NOT_FAILED, "instance " + std::to_string(id) + " is part of instance " +
+															   std::to_string(inst.root_id.value_or(*inst.parent_id)) +
+															   ": retry or resume that one");
+			if (inst.status != "failed")
+				throw Error(sqlstate::INSTANCE_NOT_FAILED,
+							"instance " + std::to_string(id) + " is " + inst.status +
+								", not failed: only a failed instance can be retried or resumed");
+			const std::string state = inst.state.value_or("");
+			json request;
+			if (!output) {
+				request = {{"op", "enter"}, {"state", state}, {"state_input", inst.state_input}};
+			} else {
+				std::string type;
+				{
+					Query q(db_, "SELECT definition FROM definitions WHERE id = ?1", inst.definition_id);
+					q.next();
+					const json d = json::parse(q.text(0));
+					const json *st = d.contains("States") && d["States"].contains(state) ? &d["States"][state] : nullptr;
+					if (st && st->contains("Type") && (*st)["Type"].is_string()) type = (*st)["Type"].get<std::string>();
+				}
+				if (type != "Task")
+					throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+								"instance " + std::to_string(id) + " failed in state \"" + state + "\", a " + type +
+									" state: resume goes on after a Task only",
+								"", "genroc.retry runs that state again.");
+				request = {{"op", "task_succeeded"}, {"state", state}, {"state_input", inst.state_input},
+						   {"result", *output}};
+			}
+			json detail = json::object();
+			{
+				Query q(db_, "SELECT error FROM instances WHERE id = ?1", id);
+				if (q.next() && !q.is_null(0)) detail["error"] = q.text(0);
+			}
+			if (output && !output->is_null()) detail["output"] = *output;
+			Query(db_,
+				  "UPDATE instances SET status = 'ready', error = NULL, cause = NULL, output = NULL, ended_at = NULL, "
+				  "updated_at = ?2 WHERE id = ?1",
+				  id, now)
+				.run();
+			log(id, now, output ? "resumed" : "retried", inst.state, detail);
+			return admit(id, now, request);
+		});
+	}
+
 	json get_instance(int64_t id) override {
 		return read([&](int64_t) {
 			Query q(db_, INSTANCE_BY_ID_SQL.c_str(), id);
@@ -1302,14 +1354,18 @@ class SqliteStore final : public Store {
 				return out.contains(k) && out[k].is_string() ? std::optional<std::string>(out[k].get<std::string>())
 															 : std::nullopt;
 			};
+			// a failed instance keeps where it failed and that state's input
+			// (retry / resume run it again from there)
+			if (!ok && str("state")) last_state = str("state");
 			Query(db_,
-				  "UPDATE instances SET status = ?2, state = ?3, state_input = NULL, task_input = NULL, resource = NULL, "
+				  "UPDATE instances SET status = ?2, state = ?3, state_input = ?8, task_input = NULL, resource = NULL, "
 				  "lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, only_once = 0, "
 				  "timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL, wait_kind = NULL, "
 				  "wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
 				  "output = ?4, error = ?5, cause = ?6, updated_at = ?7, ended_at = ?7 WHERE id = ?1",
 				  id, status, last_state, ok ? std::optional<json>(out.value("output", json(nullptr))) : std::nullopt,
-				  ok ? std::nullopt : str("error"), ok ? std::nullopt : str("cause"), now)
+				  ok ? std::nullopt : str("error"), ok ? std::nullopt : str("cause"), now,
+				  ok ? std::nullopt : std::optional<json>(out.value("state_input", json(nullptr))))
 				.run();
 			if (inst.parent_id) child_ended(id, now);  // the last one wakes the parent
 			log(id, now, status, last_state,
@@ -1813,16 +1869,20 @@ class SqliteStore final : public Store {
 	// genroc._admit: the first step of a started instance; with a
 	// partition_key it queues behind its partition and fill_slots hands out
 	// what is free.
-	std::string admit(int64_t id, int64_t now) {
+	// genroc._admit: the first step (of a start, or of a retry / resume:
+	// `request`), or, with a partition key, a place in its queue (the step
+	// waits in task_input).
+	std::string admit(int64_t id, int64_t now, const std::optional<json> &request = std::nullopt) {
 		Query q(db_, "SELECT queue, partition_key, input FROM instances WHERE id = ?1", id);
 		q.next();
 		const std::string queue = q.text(0);
 		const auto partition = q.otext(1);
 		const json input = q.js(2);
-		if (!partition) return apply_step(id, {{"op", "start"}, {"input", input}}, now);
+		if (!partition) return apply_step(id, request.value_or(json{{"op", "start"}, {"input", input}}), now);
 		Query(db_,
-			  "UPDATE instances SET status = 'queued', wait_kind = NULL, wait_until = NULL, updated_at = ?2 WHERE id = ?1",
-			  id, now)
+			  "UPDATE instances SET status = 'queued', wait_kind = NULL, wait_until = NULL, task_input = ?3, "
+			  "updated_at = ?2 WHERE id = ?1",
+			  id, now, request)
 			.run();
 		log(id, now, "queued", std::nullopt, {{"queue", queue}, {"partition_key", *partition}});
 		fill_slots(queue, *partition, now);
@@ -1852,15 +1912,20 @@ class SqliteStore final : public Store {
 			h.next();
 			if (h.i64(0) >= limit) break;
 			Query q(db_,
-					"SELECT id, input FROM instances WHERE queue = ?1 AND partition_key = ?2 AND status = 'queued' "
-					"ORDER BY priority, created_at, id LIMIT 1",
+					"SELECT id, input, task_input FROM instances WHERE queue = ?1 AND partition_key = ?2 "
+					"AND status = 'queued' ORDER BY priority, created_at, id LIMIT 1",
 					queue, partition);
 			if (!q.next()) break;
 			const int64_t id = q.i64(0);
 			const json input = q.js(1);
-			Query(db_, "UPDATE instances SET status = 'ready', updated_at = ?2 WHERE id = ?1", id, now).run();
+			// task_input of a queued instance: the step it runs with its slot
+			// (retry, resume); NULL: its start
+			const json pending = q.js(2);
+			Query(db_, "UPDATE instances SET status = 'ready', task_input = NULL, updated_at = ?2 WHERE id = ?1", id,
+				  now)
+				.run();
 			log(id, now, "slot_acquired", std::nullopt, {{"queue", queue}, {"partition_key", partition}});
-			apply_step(id, {{"op", "start"}, {"input", input}}, now);
+			apply_step(id, pending.is_null() ? json{{"op", "start"}, {"input", input}} : pending, now);
 		}
 	}
 

@@ -11,6 +11,8 @@
 //   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N]
 //   genctl instances show ID
 //   genctl cancel ID
+//   genctl retry ID
+//   genctl resume ID [--output JSON]
 //   genctl emit ID NAME [--payload JSON]
 //   genctl workers
 //   genctl activity
@@ -124,9 +126,9 @@ struct Options {
 	std::string status, definition;
 	std::vector<std::string> labels;
 	int limit = 0;
-	// instances show, cancel, emit
+	// instances show, cancel, emit, retry, resume
 	int64_t id = 0;
-	std::string event_name, payload = "null";
+	std::string event_name, payload = "null", output = "null";
 	// start
 	std::string start_definition, input = "{}", start_options = "{}";
 	// define
@@ -249,6 +251,13 @@ void cmd_cancel(genroc::Store &store, const Options &o) {
 	std::cout << "instance " << o.id << " " << status << "\n";
 }
 
+// retry (resume == false) or resume a failed instance
+void cmd_run_again(genroc::Store &store, const Options &o, bool resume) {
+	std::string status = resume ? store.resume(o.id, parse_json_arg(o.output, "--output")) : store.retry(o.id);
+	if (o.as_json) return print_json({{"instance_id", o.id}, {"status", status}});
+	std::cout << "instance " << o.id << (resume ? " resumed: " : " retried: ") << status << "\n";
+}
+
 // A worker's state: stopped (it said so), live (heartbeat within its
 // stale-after) or stale (gone without stopping: its leases will lapse).
 std::string worker_state(const json &w) {
@@ -358,6 +367,12 @@ int main(int argc, char **argv) {
 	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");
 	cancel->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
 
+	auto *retry = app.add_subcommand("retry", "run a failed instance again from the state it failed in");
+	retry->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	auto *resume = app.add_subcommand("resume", "continue a failed instance after its failed Task");
+	resume->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	resume->add_option("--output", o.output, "what the failed Task returns instead (JSON)")->capture_default_str();
+
 	auto *emit = app.add_subcommand("emit", "emit an event to an instance (genroc:event waits)");
 	emit->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
 	emit->add_option("NAME", o.event_name, "event name")->required();
@@ -393,6 +408,8 @@ int main(int argc, char **argv) {
 		else if (*show) cmd_show(*store, o);
 		else if (*instances) cmd_instances(*store, o);
 		else if (*cancel) cmd_cancel(*store, o);
+		else if (*retry) cmd_run_again(*store, o, false);
+		else if (*resume) cmd_run_again(*store, o, true);
 		else if (*emit) cmd_emit(*store, o);
 		else if (*workers) cmd_workers(*store, o);
 		else if (*activity) cmd_activity(*store, o);

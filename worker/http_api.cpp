@@ -316,6 +316,20 @@ json post_cancel(Call &c) {
 	return {{"instance_id", id}, {"status", status}};
 }
 
+json post_retry(Call &c) {
+	int64_t id = instance_id(c);
+	only_fields(c.body(true), {});
+	return {{"instance_id", id}, {"status", c.store().retry(id)}};
+}
+
+json post_resume(Call &c) {
+	int64_t id = instance_id(c);
+	json body = c.body(true);
+	only_fields(body, {"output"});
+	auto it = body.find("output");
+	return {{"instance_id", id}, {"status", c.store().resume(id, it == body.end() ? json(nullptr) : *it)}};
+}
+
 // The body is the event's payload (any JSON; none is null).
 json post_event(Call &c) {
 	int64_t id = instance_id(c);
@@ -525,6 +539,8 @@ class HttpServer final : public ApiServer {
 		svr_.Get(R"(/api/instances/([^/]+))", wrap(get_instance));
 		svr_.Get(R"(/api/instances/([^/]+)/history)", wrap(get_history));
 		svr_.Post(R"(/api/instances/([^/]+)/cancel)", wrap(post_cancel));
+		svr_.Post(R"(/api/instances/([^/]+)/retry)", wrap(post_retry));
+		svr_.Post(R"(/api/instances/([^/]+)/resume)", wrap(post_resume));
 		svr_.Post(R"(/api/instances/([^/]+)/events/([^/]+))", wrap(post_event));
 		svr_.Post("/api/activities/succeed", wrap(post_succeed));
 		svr_.Post("/api/activities/fail", wrap(post_fail));

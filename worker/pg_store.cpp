@@ -89,6 +89,14 @@ class PgStore final : public Store {
 		return scalar("SELECT genroc.cancel($1)", {std::to_string(id)});
 	}
 
+	std::string retry(int64_t id) override {
+		return scalar("SELECT genroc.retry($1)", {std::to_string(id)});
+	}
+
+	std::string resume(int64_t id, const json &output) override {
+		return scalar("SELECT genroc.resume($1, $2::jsonb)", {std::to_string(id), output.dump()});
+	}
+
 	json get_instance(int64_t id) override {
 		auto r = exec("SELECT genroc.get_instance($1)", {std::to_string(id)});
 		return jsonb(r.get(), 0, 0);

@@ -89,6 +89,11 @@ class Store {
 	virtual StartResult start(const std::string &definition, const json &input,
 							  const json &options) = 0;
 	virtual std::string cancel(int64_t instance_id) = 0;	// returns "cancelled"
+	// A failed top-level instance again (RC009 otherwise): retry enters the
+	// failed state anew; resume goes on after that Task with `output`.
+	// Both return the new status.
+	virtual std::string retry(int64_t instance_id) = 0;
+	virtual std::string resume(int64_t instance_id, const json &output) = 0;
 	virtual json get_instance(int64_t instance_id) = 0;		// throws RC003
 	virtual json list_instances(const json &filter) = 0;	// {status, definition, label, limit}
 	virtual json history(int64_t instance_id) = 0;			// the instance log, oldest first

@@ -201,7 +201,8 @@ CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETU
  *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
  *   parallel / map / call → genroc._fan_out (65_children.sql): status
  *          'waiting', wait_kind 'children', the children created here
- *   succeeded / failed → that status, output or error+cause, ended_at
+ *   succeeded / failed → that status, output or error+cause, ended_at; a
+ *          failed one keeps state and state_input of the state it failed in
  *   log: one 'entered' row per state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
  *   NOTIFY genroc with the queue name when a task is ready at once
@@ -310,10 +311,14 @@ BEGIN
 			jsonb_build_object('until', genroc._iso(genroc._from_ms((v_out ->> 'until_ms')::bigint))));
 	WHEN 'succeeded', 'failed' THEN
 		v_status := v_out ->> 'kind';
+		-- a failed instance keeps where it failed and that state's input
+		-- (genroc.retry / resume run it again from there)
+		v_last_state := coalesce(v_out ->> 'state', v_last_state);
 		UPDATE genroc._instances SET
 			status = v_status,
 			state = v_last_state,
-			state_input = NULL, task_input = NULL, resource = NULL,
+			state_input = CASE WHEN v_status = 'failed' THEN v_out -> 'state_input' END,
+			task_input = NULL, resource = NULL,
 			lease_owner = NULL, lease_expires = NULL,
 			retry_counts = NULL, only_once = false,
 			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,

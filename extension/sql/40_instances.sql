@@ -286,6 +286,79 @@ BEGIN
 END;
 $$;
 
+/*
+ * Semantics of retry and resume, an operator's second chance for a failed
+ * instance (its definition version stays the one it started with):
+ *   retry(id)          enters the state the instance failed in again, with
+ *                      the input that state had; its Retry counts start
+ *                      over, a Parallel or Map starts a new set of children
+ *   resume(id, output) goes on after that state as if it had succeeded with
+ *                      `output` (ResultSelector, ResultPath, OutputPath and
+ *                      Next apply); that state must be a Task (22023
+ *                      otherwise: retry it instead)
+ * Both take a failed top-level instance: RC009 when it is not failed, or is
+ * a child (the message names its top instance).  Error, cause and ended_at
+ * are cleared, the log gets 'retried' / 'resumed', and the step runs here
+ * or, with a partition key, after the instance got a slot (_admit).
+ * Returns the new status.
+ */
+-- retry (p_output NULL) or resume (p_output the task's result).
+CREATE FUNCTION genroc._run_again(p_instance bigint, p_output jsonb) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_inst genroc._instances := genroc._lock_instance(p_instance);
+	v_type text;
+	v_request jsonb;
+BEGIN
+	PERFORM genroc._flush_commit('outside');
+	IF v_inst.parent_id IS NOT NULL THEN
+		RAISE EXCEPTION 'instance % is part of instance %: retry or resume that one', p_instance, v_inst.root_id
+			USING ERRCODE = 'RC009';
+	END IF;
+	IF v_inst.status <> 'failed' THEN
+		RAISE EXCEPTION 'instance % is %, not failed: only a failed instance can be retried or resumed',
+			p_instance, v_inst.status USING ERRCODE = 'RC009';
+	END IF;
+	SELECT d.definition -> 'States' -> v_inst.state ->> 'Type' INTO v_type
+	FROM genroc._definitions d WHERE d.id = v_inst.definition_id;
+	IF p_output IS NULL THEN
+		v_request := jsonb_build_object('op', 'enter', 'state', v_inst.state,
+										'state_input', coalesce(v_inst.state_input, 'null'::jsonb));
+	ELSIF v_type IS DISTINCT FROM 'Task' THEN
+		RAISE EXCEPTION 'instance % failed in state "%", a % state: resume goes on after a Task only',
+			p_instance, v_inst.state, v_type
+			USING ERRCODE = '22023', HINT = 'genroc.retry runs that state again.';
+	ELSE
+		v_request := jsonb_build_object('op', 'task_succeeded', 'state', v_inst.state,
+										'state_input', coalesce(v_inst.state_input, 'null'::jsonb),
+										'result', p_output);
+	END IF;
+	UPDATE genroc._instances SET
+		status = 'ready', error = NULL, cause = NULL, output = NULL, ended_at = NULL,
+		updated_at = genroc.now()
+	WHERE id = p_instance;
+	PERFORM genroc._log(p_instance, CASE WHEN p_output IS NULL THEN 'retried' ELSE 'resumed' END,
+		v_inst.state, jsonb_strip_nulls(jsonb_build_object(
+			'error', v_inst.error, 'output', p_output)));
+	RETURN genroc._admit(p_instance, v_request);
+END;
+$$;
+
+CREATE FUNCTION genroc.retry(p_instance bigint) RETURNS text
+	LANGUAGE sql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	RETURN genroc._run_again(p_instance, NULL::jsonb);
+COMMENT ON FUNCTION genroc.retry(bigint) IS
+	'Runs a failed top-level instance again from the state it failed in (RC009 when it is not failed).';
+
+CREATE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAULT 'null') RETURNS text
+	LANGUAGE sql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	RETURN genroc._run_again(p_instance, coalesce(p_output, 'null'::jsonb));
+COMMENT ON FUNCTION genroc.resume(bigint, jsonb) IS
+	'Continues a failed top-level instance after its failed Task as if it had returned p_output (RC009 when it is not failed).';
+
 -- An instance as the API shows it (timestamps ISO-8601 UTC).
 CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS jsonb
 	LANGUAGE sql STABLE

@@ -238,10 +238,14 @@ BEGIN
 		WHERE i.queue = p_queue AND i.partition_key = p_partition AND i.status = 'queued'
 		ORDER BY i.priority, i.created_at, i.id LIMIT 1 FOR UPDATE;
 		EXIT WHEN NOT FOUND;
-		UPDATE genroc._instances SET status = 'ready', updated_at = genroc.now() WHERE id = v_inst.id;
+		UPDATE genroc._instances SET status = 'ready', task_input = NULL, updated_at = genroc.now()
+		WHERE id = v_inst.id;
 		PERFORM genroc._log(v_inst.id, 'slot_acquired', NULL,
 			jsonb_build_object('queue', p_queue, 'partition_key', p_partition));
-		PERFORM genroc._apply_step(v_inst.id, jsonb_build_object('op', 'start', 'input', v_inst.input));
+		-- task_input of a queued instance: the step it runs with its slot
+		-- (retry, resume); NULL: its start
+		PERFORM genroc._apply_step(v_inst.id, coalesce(v_inst.task_input,
+			jsonb_build_object('op', 'start', 'input', v_inst.input)));
 	END LOOP;
 	PERFORM set_config('genroc_queue.filling', coalesce(v_outer, ''), true);
 END;
@@ -249,12 +253,13 @@ $$;
 
 /*
  * Semantics: the first step of a started instance (start, or tick at
- * run_at).  Without a partition_key it runs here.  With one, the instance
- * queues behind its partition ('queued', logged) and _fill_slots hands out
- * what is free, so it runs here only when a slot is free and nobody is
- * ahead of it.  Returns the instance's status.
+ * run_at), or of a failed one run again (p_request: retry, resume).
+ * Without a partition_key it runs here.  With one, the instance queues
+ * behind its partition ('queued', logged; the step waits in task_input)
+ * and _fill_slots hands out what is free, so it runs here only when a slot
+ * is free and nobody is ahead of it.  Returns the instance's status.
  */
-CREATE FUNCTION genroc._admit(p_instance bigint) RETURNS text
+CREATE FUNCTION genroc._admit(p_instance bigint, p_request jsonb DEFAULT NULL) RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -262,10 +267,11 @@ DECLARE
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
 	IF v_inst.partition_key IS NULL THEN
-		RETURN genroc._apply_step(p_instance, jsonb_build_object('op', 'start', 'input', v_inst.input));
+		RETURN genroc._apply_step(p_instance, coalesce(p_request,
+			jsonb_build_object('op', 'start', 'input', v_inst.input)));
 	END IF;
 	UPDATE genroc._instances SET status = 'queued', wait_kind = NULL, wait_until = NULL,
-		updated_at = genroc.now() WHERE id = p_instance;
+		task_input = p_request, updated_at = genroc.now() WHERE id = p_instance;
 	PERFORM genroc._log(p_instance, 'queued', NULL,
 		jsonb_build_object('queue', v_inst.queue, 'partition_key', v_inst.partition_key));
 	PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
