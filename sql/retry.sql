@@ -1,46 +1,80 @@
--- retry and resume: a failed top-level instance runs again from the state it
--- failed in, or goes on after its failed Task with an output given by hand
--- (40_instances.sql, genroc._run_again).
+-- Retry: back-off under the test clock (IntervalSeconds, BackoffRate,
+-- MaxDelaySeconds, JitterStrategy NONE), MaxAttempts, the first matching
+-- retrier decides; a retried task is ready but not claimable before its time.
 CREATE EXTENSION genroc;
 SET genroc.test_clock = '2030-01-01 00:00:00Z';
-SET genroc.durability = 'none';
 \set VERBOSITY terse
 
-SELECT genroc.worker_register('w1', '{"host":"box-1"}') ->> 'worker';
-SELECT * FROM genroc.define('order', '{"StartAt":"Prep","States":{
-  "Prep":{"Type":"Pass","Result":"prepared","ResultPath":"$.prep","Next":"Charge"},
-  "Charge":{"Type":"Task","Resource":"handler:charge","ResultPath":"$.charge","Next":"Ship"},
-  "Ship":{"Type":"Task","Resource":"handler:ship","End":true}}}');
+SELECT genroc.worker_register('w1', '{"host":"box-1","lease_duration":"60s"}');
+SELECT * FROM genroc.define('r', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work",
+	"Retry":[
+		{"ErrorEquals":["Busy"],"IntervalSeconds":2,"MaxAttempts":3,"BackoffRate":2,"JitterStrategy":"NONE"},
+		{"ErrorEquals":["Slow"],"IntervalSeconds":10,"MaxAttempts":3,"BackoffRate":3,"MaxDelaySeconds":15},
+		{"ErrorEquals":["States.ALL"],"IntervalSeconds":1,"MaxAttempts":1}],
+	"End":true}}}');
 
--- fails at Charge; the instance keeps that state
-SELECT instance_id AS a FROM genroc.start('order', '{"k":1}') \gset
-SELECT genroc.fail(instance_id, epoch, 'Card.Declined', 'no funds') FROM genroc.claim('w1', '{default}');
-SELECT status, state, error FROM genroc.instances WHERE id = :a;
+SELECT instance_id AS busy FROM genroc.start('r', '{"job":1}') \gset
+SELECT instance_id, epoch, state, resource, input, attempt FROM genroc.claim('w1', '{default}', 5);
+SELECT genroc.fail(:busy, 1, 'Busy', 'try later');
+-- ready, eligible 2 s later (IntervalSeconds 2)
+SELECT status, attempt, eligible_at = '2030-01-01 00:00:02Z' AS eligible_at_2s FROM genroc.instances WHERE id = :busy;
+SELECT count(*) AS claimed_too_early FROM genroc.claim('w1', '{default}', 5);
+SET genroc.test_clock = '2030-01-01 00:00:02Z';
+SELECT instance_id, epoch, attempt FROM genroc.claim('w1', '{default}', 5);
+SELECT genroc.fail(:busy, 2, 'Busy');
+-- second retry: 2 s * 2 = 4 s
+SELECT eligible_at = '2030-01-01 00:00:06Z' AS eligible_at_6s FROM genroc.instances WHERE id = :busy;
+SET genroc.test_clock = '2030-01-01 00:00:05.999Z';
+SELECT count(*) AS claimed_too_early FROM genroc.claim('w1', '{default}', 5);
+SET genroc.test_clock = '2030-01-01 00:00:06Z';
+SELECT instance_id, epoch, attempt FROM genroc.claim('w1', '{default}', 5);
+SELECT genroc.fail(:busy, 3, 'Busy');
+-- third retry: 8 s
+SELECT eligible_at = '2030-01-01 00:00:14Z' AS eligible_at_14s FROM genroc.instances WHERE id = :busy;
+SET genroc.test_clock = '2030-01-01 00:00:14Z';
+SELECT instance_id, epoch, attempt FROM genroc.claim('w1', '{default}', 5);
+-- MaxAttempts 3 used up: the first matching retrier decided, so the
+-- States.ALL retrier does not get a turn; the instance fails
+SELECT genroc.fail(:busy, 4, 'Busy', 'still busy');
+SELECT status, error, genroc.get_instance(id) ->> 'cause' AS cause FROM genroc.instances WHERE id = :busy;
 
--- retry: Charge again, with the input it had
-SELECT genroc.retry(:a);
-SELECT status, state, error, ended_at FROM genroc.instances WHERE id = :a;
-SELECT state, input FROM genroc.claim('w1', '{default}') \gset
-SELECT :'state' AS state, :'input' AS input;
-SELECT genroc.fail(:a, 2, 'Card.Declined', 'still no funds');
+-- MaxDelaySeconds caps the back-off: 10 s, then 30 s capped to 15 s
+SET genroc.test_clock = '2030-01-01 00:01:00Z';
+SELECT instance_id AS slow FROM genroc.start('r', '{"job":2}') \gset
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:slow, 1, 'Slow');
+SELECT eligible_at = '2030-01-01 00:01:10Z' AS eligible_after_10s FROM genroc.instances WHERE id = :slow;
+SET genroc.test_clock = '2030-01-01 00:01:10Z';
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:slow, 2, 'Slow');
+SELECT eligible_at = '2030-01-01 00:01:25Z' AS eligible_after_15s_capped FROM genroc.instances WHERE id = :slow;
+SET genroc.test_clock = '2030-01-01 00:01:25Z';
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:slow, 3, 'Slow');
+SELECT eligible_at = '2030-01-01 00:01:40Z' AS eligible_after_15s_capped FROM genroc.instances WHERE id = :slow;
+SET genroc.test_clock = '2030-01-01 00:01:40Z';
+SELECT epoch, attempt FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:slow, 4, 'Slow', 'gave up');
+SELECT status, error FROM genroc.instances WHERE id = :slow;
 
--- resume: past Charge, with its result given by hand
-SELECT genroc.resume(:a, '{"paid_by":"phone"}');
-SELECT state, input FROM genroc.claim('w1', '{default}');
-SELECT event, state, detail FROM genroc.history(:a) WHERE event IN ('failed', 'retried', 'resumed') ORDER BY seq;
-
--- refused: a live instance, a child, an unknown id, resume after a non-Task
-SELECT genroc.retry(:a);
-SELECT genroc.resume(:a);
-SELECT genroc.retry(424242);
-SELECT * FROM genroc.define('stop', '{"StartAt":"F","States":{"F":{"Type":"Fail","Error":"No"}}}');
-SELECT instance_id AS f FROM genroc.start('stop') \gset
-SELECT genroc.resume(:f, '1');
-SELECT genroc.retry(:f);
-SELECT * FROM genroc.define('par', '{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
-  {"StartAt":"X","States":{"X":{"Type":"Fail","Error":"Branch.Broke"}}}]}}}');
-SELECT instance_id AS p FROM genroc.start('par') \gset
-SELECT status, error FROM genroc.instances WHERE id = :p;
-SELECT genroc.retry(id) FROM genroc.instances WHERE parent_id = :p;
+-- another error goes to the States.ALL retrier (once), then fails
+SET genroc.test_clock = '2030-01-01 00:02:00Z';
+SELECT instance_id AS other FROM genroc.start('r', '{"job":3}') \gset
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:other, 1, 'Oops');
+SET genroc.test_clock = '2030-01-01 00:02:01Z';
+SELECT epoch, attempt FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:other, 2, 'Oops', 'again');
+SELECT status, error FROM genroc.instances WHERE id = :other;
+-- a success after a retry ends the instance with the task's output
+SET genroc.test_clock = '2030-01-01 00:03:00Z';
+SELECT instance_id AS ok FROM genroc.start('r', '{"job":4}') \gset
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.fail(:ok, 1, 'Busy');
+SET genroc.test_clock = '2030-01-01 00:03:02Z';
+SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT genroc.complete(:ok, 2, '{"done":true}');
+SELECT status, genroc.get_instance(id) -> 'output' AS output FROM genroc.instances WHERE id = :ok;
+SELECT event, state, detail FROM genroc.history(:ok) ORDER BY seq;
 
 DROP EXTENSION genroc;
