@@ -9,15 +9,6 @@ namespace genroc::conformance {
 
 namespace {
 
-std::vector<json> children_of(Store &s, int64_t parent) {
-	std::vector<json> out;
-	for (const auto &i : s.list_instances({{"limit", 10000}}))
-		if (i.at("parent_id") == parent) out.push_back(i);
-	std::sort(out.begin(), out.end(),
-			  [](const json &a, const json &b) { return a.at("id").get<int64_t>() < b.at("id").get<int64_t>(); });
-	return out;
-}
-
 bool has(const std::vector<std::string> &events, const std::string &e) {
 	return std::find(events.begin(), events.end(), e) != events.end();
 }
@@ -42,7 +33,7 @@ TEST_P(StoreTest, ASyncCallRunsAChildOfAnotherDefinitionAndReturnsItsOutput) {
 	const int64_t id = start("order", {{"amount", 12}, {"ref", "bill-7"}});
 	EXPECT_EQ(status(id), "waiting");
 	EXPECT_EQ(instance(id).at("wait_kind"), "children");
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 1u);
 	const int64_t child = kids[0].at("id").get<int64_t>();
 	EXPECT_EQ(kids[0].at("definition"), "billing");
@@ -78,7 +69,7 @@ TEST_P(StoreTest, AnAsyncCallReturnsTheChildIdAndGoesOn) {
 	  "After":{"Type":"Task","Resource":"handler:after","End":true}}})"));
 	worker("w1");
 	const int64_t id = start("order", {{"k", 1}});
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 1u);
 	const int64_t child = kids[0].at("id").get<int64_t>();
 	EXPECT_EQ(kids[0].at("input"), json::object());  // Input absent: {}
@@ -109,7 +100,7 @@ TEST_P(StoreTest, ACallPinsAVersionOrTakesTheLatest) {
 	// both children end in their first step: the parent runs through
 	EXPECT_EQ(status(id), "succeeded");
 	EXPECT_EQ(instance(id).at("output"), json({{"old", "v1"}, {"new", "v2"}}));
-	EXPECT_EQ(children_of(store(), id).size(), 2u);
+	EXPECT_EQ(children_of(id).size(), 2u);
 }
 
 TEST_P(StoreTest, AFailedChildIsTheTasksErrorForRetryAndCatch) {
@@ -126,12 +117,12 @@ TEST_P(StoreTest, AFailedChildIsTheTasksErrorForRetryAndCatch) {
 	// retried: a new child 10 s later (tick lets it go)
 	EXPECT_EQ(status(id), "waiting");
 	EXPECT_EQ(instance(id).at("attempt"), 1);
-	EXPECT_EQ(children_of(store(), id).size(), 2u);
+	EXPECT_EQ(children_of(id).size(), 2u);
 	EXPECT_TRUE(store().claim("w1", {"default"}, 1).empty());
 	at(10);
 	store().tick(100);
 	t = claim_one("w1");
-	EXPECT_NE(t.instance_id, children_of(store(), id)[0].at("id").get<int64_t>());
+	EXPECT_NE(t.instance_id, children_of(id)[0].at("id").get<int64_t>());
 	EXPECT_EQ(store().fail(t.instance_id, t.epoch, "Card.Declined", "still no"), "failed");
 	EXPECT_EQ(status(id), "succeeded");
 	EXPECT_EQ(instance(id).at("output"),
@@ -155,7 +146,7 @@ TEST_P(StoreTest, ACallOfAMissingDefinitionFailsWithDefinitionNotFound) {
 	EXPECT_EQ(status(id2), "failed");
 	EXPECT_EQ(instance(id2).at("error"), "genroc.DefinitionNotFound");
 	EXPECT_EQ(instance(id2).at("state"), "C");
-	EXPECT_TRUE(children_of(store(), id2).empty());
+	EXPECT_TRUE(children_of(id2).empty());
 }
 
 TEST_P(StoreTest, ASyncCallTimesOutAndItsChildIsCancelled) {
@@ -184,17 +175,17 @@ TEST_P(StoreTest, CancellingAParentCancelsItsCalledChildren) {
 	  "Fire":{"Type":"Task","Resource":"genroc:call","Parameters":{"Definition":"billing"},"Next":"Bill"},
 	  "Bill":{"Type":"Task","Resource":"genroc:call.sync","Parameters":{"Definition":"billing"},"End":true}}})"));
 	const int64_t id = start("order");
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 2u);
 	EXPECT_EQ(store().cancel(id), "cancelled");
-	for (const auto &k : children_of(store(), id)) EXPECT_EQ(k.at("status"), "cancelled") << k.dump();
+	for (const auto &k : children_of(id)) EXPECT_EQ(k.at("status"), "cancelled") << k.dump();
 }
 
 TEST_P(StoreTest, CancellingACalledChildFailsTheSyncCall) {
 	define("billing", json::parse(kBilling));
 	define("order", json::parse(kSyncParent));
 	const int64_t id = start("order", {{"amount", 1}, {"ref", "r"}});
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 1u);
 	EXPECT_EQ(store().cancel(kids[0].at("id").get<int64_t>()), "cancelled");
 	EXPECT_EQ(status(id), "failed");
@@ -219,7 +210,7 @@ TEST_P(StoreTest, ACalledChildIsRoutedForItsOwnDefinitionWithTheParentsLabels) {
 	define("order", json::parse(kSyncParent));
 	const int64_t id = start("order", {{"amount", 1}, {"ref", "r"}}, {{"labels", {{"region", "eu"}}}});
 	EXPECT_EQ(instance(id).at("queue"), "default.eu");
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 1u);
 	EXPECT_EQ(kids[0].at("queue"), "billing-q.eu");
 	EXPECT_EQ(kids[0].at("labels"), json({{"region", "eu"}}));
@@ -232,7 +223,7 @@ TEST_P(StoreTest, BranchesOfACalledChildBelongToThatChildsExecution) {
 	  "C":{"Type":"Task","Resource":"genroc:call.sync","Parameters":{"Definition":"sub"},"End":true}}})"));
 	const int64_t id = start("top");
 	EXPECT_EQ(status(id), "succeeded");
-	const int64_t child = children_of(store(), id).at(0).at("id").get<int64_t>();
+	const int64_t child = children_of(id).at(0).at("id").get<int64_t>();
 	EXPECT_EQ(instance(id).at("output"), json::array({{{"e", std::to_string(child)}}}));
 	// the whole tree shares the top instance as its root (the filter "root")
 	start("top");

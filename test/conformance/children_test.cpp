@@ -9,25 +9,15 @@ namespace genroc::conformance {
 
 namespace {
 
-// Children of `parent` (any fan-out), by child_index.
-std::vector<json> children_of(Store &s, int64_t parent) {
-	std::vector<json> out;
-	for (const auto &i : s.list_instances({{"limit", 10000}}))
-		if (i.at("parent_id") == parent) out.push_back(i);
-	std::sort(out.begin(), out.end(),
-			  [](const json &a, const json &b) { return a.at("id").get<int64_t>() < b.at("id").get<int64_t>(); });
-	return out;
-}
-
 bool ended(const json &i) {
 	const auto st = i.at("status").get<std::string>();
 	return st == "succeeded" || st == "failed" || st == "cancelled";
 }
 
 // Live: started and not ended (a Map item not started yet waits 'pending').
-int live_children(Store &s, int64_t parent) {
+int live_children(const std::vector<json> &kids) {
 	int n = 0;
-	for (const auto &c : children_of(s, parent))
+	for (const auto &c : kids)
 		if (!ended(c) && c.at("wait_kind") != "pending") n++;
 	return n;
 }
@@ -48,7 +38,7 @@ TEST_P(StoreTest, ParallelOutputsAreInBranchOrder) {
 	const int64_t id = start("par", {{"in", 1}});
 	EXPECT_EQ(status(id), "waiting");
 	EXPECT_EQ(instance(id).at("wait_kind"), "children");
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 3u);
 	for (size_t i = 0; i < kids.size(); i++) {
 		EXPECT_EQ(kids[i].at("child_index"), i);
@@ -113,7 +103,7 @@ TEST_P(StoreTest, ParallelRetryCatchAndResultSelector) {
 	EXPECT_EQ(store().complete(t.instance_id, t.epoch, {{"v", 2}}), "succeeded");
 	EXPECT_EQ(status(id), "succeeded");
 	EXPECT_EQ(instance(id).at("output"), json::parse(R"({"k":1,"r":{"first":{"v":2}}})"));
-	EXPECT_EQ(children_of(store(), id).size(), 2u);  // one per fan-out
+	EXPECT_EQ(children_of(id).size(), 2u);  // one per fan-out
 
 	const int64_t id2 = start("par", {{"k", 2}});
 	t = claim_one("w1");
@@ -133,7 +123,7 @@ TEST_P(StoreTest, MapOfAThousandItemsKeepsMaxConcurrency) {
 	json xs = json::array();
 	for (int i = 0; i < 1000; i++) xs.push_back(i * 2);
 	const int64_t id = start("map", {{"xs", xs}});
-	EXPECT_EQ(live_children(store(), id), 7);
+	EXPECT_EQ(live_children(children_of(id)), 7);
 	int done = 0, round = 0;
 	while (true) {
 		auto tasks = store().claim("w1", {"default"}, 5);
@@ -144,7 +134,7 @@ TEST_P(StoreTest, MapOfAThousandItemsKeepsMaxConcurrency) {
 			done++;
 		}
 		if (++round % 20 == 0 || done == 1000) {
-			const int live = live_children(store(), id);
+			const int live = live_children(children_of(id));
 			EXPECT_LE(live, 7) << "after " << done << " items";
 			EXPECT_EQ(live, std::min(7, 1000 - done)) << "after " << done << " items";
 		}
@@ -163,10 +153,10 @@ TEST_P(StoreTest, MapLiveChildrenNeverExceedMaxConcurrency) {
 	const int64_t id = start("map", json::array({1, 2, 3, 4, 5, 6, 7, 8}));
 	int done = 0;
 	while (true) {
-		EXPECT_LE(live_children(store(), id), 3);
+		EXPECT_LE(live_children(children_of(id)), 3);
 		auto tasks = store().claim("w1", {"default"}, 1);
 		if (tasks.empty()) break;
-		EXPECT_LE(live_children(store(), id), 3);
+		EXPECT_LE(live_children(children_of(id)), 3);
 		store().complete(tasks[0].instance_id, tasks[0].epoch, tasks[0].input.get<int>() * 10);
 		done++;
 	}
@@ -302,7 +292,7 @@ TEST_P(StoreTest, CancellingAParentCancelsItsChildren) {
 TEST_P(StoreTest, CancellingABranchFailsTheParallel) {
 	define("par", json::parse(kParallel));
 	const int64_t id = start("par");
-	auto kids = children_of(store(), id);
+	auto kids = children_of(id);
 	ASSERT_EQ(kids.size(), 3u);
 	EXPECT_EQ(store().cancel(kids[0].at("id").get<int64_t>()), "cancelled");
 	EXPECT_EQ(status(id), "failed");

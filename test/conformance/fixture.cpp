@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -148,6 +149,15 @@ Task StoreTest::claim_one(const std::string &w, const std::vector<std::string> &
 std::vector<std::string> StoreTest::events(int64_t id) {
 	std::vector<std::string> out;
 	for (auto &e : store().history(id)) out.push_back(e.at("event").get<std::string>());
+	return out;
+}
+
+std::vector<json> StoreTest::children_of(int64_t parent) {
+	std::vector<json> out;
+	for (const auto &i : store().list_instances({{"limit", 10000}}))
+		if (i.at("parent_id") == parent) out.push_back(i);
+	std::sort(out.begin(), out.end(),
+			  [](const json &a, const json &b) { return a.at("id").get<int64_t>() < b.at("id").get<int64_t>(); });
 	return out;
 }
 

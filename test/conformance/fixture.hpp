@@ -57,6 +57,8 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
 	Task claim_one(const std::string &worker, const std::vector<std::string> &queues = {"default"});
 	// The events of the instance log, in order.
 	std::vector<std::string> events(int64_t id);
+	// The instances whose parent is `parent` (every fan-out and call), by id.
+	std::vector<json> children_of(int64_t parent);
 
   private:
 	std::unique_ptr<Store> store_;
