@@ -587,8 +587,9 @@ int http_status_for(const std::string &s) {
 	if (s == sqlstate::DEFINITION_NOT_FOUND || s == sqlstate::INSTANCE_NOT_FOUND) return 404;
 	if (s == sqlstate::LEASE_LOST || s == sqlstate::WORKER_ID_IN_USE ||
 		s == sqlstate::WORKER_NOT_REGISTERED || s == sqlstate::TASK_TOKEN_INVALID ||
-		s == sqlstate::INSTANCE_ENDED)
+		s == sqlstate::INSTANCE_ENDED || s == sqlstate::INSTANCE_NOT_FAILED)
 		return 409;
+	if (s == "40P01" || s == "40001") return 409;  // lost a race (deadlock, serialization): send again
 	if (transient_sqlstate(s)) return 503;
 	return 500;
 }

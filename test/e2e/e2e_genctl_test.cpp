@@ -83,6 +83,35 @@ TEST_P(GenctlTest, EmitAndTheChildrenTree) {
 	EXPECT_NE(o.out.find("/States/P/Branches/1"), std::string::npos) << o.out;
 }
 
+TEST_P(GenctlTest, ACallTreeThenRetryAndResume) {
+	ASSERT_EQ(genctl({"define", "leaf", write_file("leaf.json",
+	  R"({"StartAt":"F","States":{"F":{"Type":"Fail","Error":"Leaf.Broke","Cause":"always"}}})")}).exit_code, 0);
+	ASSERT_EQ(genctl({"define", "top", write_file("top.json", R"({"StartAt":"Call","States":{"Call":{"Type":"Task",
+	  "Resource":"genroc:call.sync","Parameters":{"Definition":"leaf"},"End":true}}})")}).exit_code, 0);
+	auto o = genctl({"--json", "start", "top"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(json_of(o)["status"], "failed");
+	const std::string id = std::to_string(json_of(o)["instance_id"].get<int64_t>());
+	o = genctl({"instances", "show", id});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("Leaf.Broke"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("children:"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find(" leaf "), std::string::npos) << o.out;	 // the child's definition
+	// retry calls the child again, which fails again
+	o = genctl({"retry", id});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out, "instance " + id + " retried: failed\n");
+	// resume goes past the call with a result given by hand
+	o = genctl({"resume", id, "--output", R"({"fixed":true})"});
+	EXPECT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out, "instance " + id + " resumed: succeeded\n");
+	o = genctl({"--json", "instances", "show", id});
+	EXPECT_EQ(json_of(o)["instance"]["output"], json({{"fixed", true}}));
+	o = genctl({"resume", id});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC009"), std::string::npos) << o.err;
+}
+
 TEST_P(GenctlTest, DefineStartListShowCancel) {
 	auto o = genctl({"define", "hello", write_file("hello.json", kHello)});
 	ASSERT_EQ(o.exit_code, 0) << o.err;

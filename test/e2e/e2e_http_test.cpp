@@ -226,6 +226,30 @@ TEST_P(HttpApiTest, CancelThenCancelAgainIsAConflict) {
 				 "force");
 }
 
+TEST_P(HttpApiTest, RetryAndResumeAFailedInstance) {
+	define("approve", kApprove);
+	int64_t id = start_instance("approve", {{"k", 1}});
+	const std::string base = "/api/instances/" + std::to_string(id);
+	expect_error(post(base + "/retry", std::string()), 409, "RC009", "not failed");
+	auto fail_it = [&] {
+		auto r = post("/api/activities/approve/claim", json{{"worker", "ext-1"}});
+		ASSERT_EQ(r.body["tasks"].size(), 1u) << r.raw;
+		post("/api/activities/fail", json{{"token", r.body["tasks"][0]["token"]}, {"error", "Rejected"}});
+		EXPECT_EQ(get(base).body["status"], "failed");
+	};
+	fail_it();
+	auto r = post(base + "/retry", std::string());
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body, (json{{"instance_id", id}, {"status", "waiting"}}));	// parked at the activity again
+	fail_it();
+	expect_error(post(base + "/resume", json{{"outcome", 1}}), 400, "22023", "outcome");
+	r = post(base + "/resume", json{{"output", {{"approved", true}}}});
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body, (json{{"instance_id", id}, {"status", "succeeded"}}));
+	EXPECT_EQ(get(base).body["output"], (json{{"approved", true}}));
+	expect_error(post("/api/instances/987654/retry", std::string()), 404, "RC003");
+}
+
 TEST_P(HttpApiTest, EmitAnEventToAnInstance) {
 	define("gate", json::parse(R"({"StartAt":"G","States":{"G":{"Type":"Task","Resource":"genroc:event",
 	  "Parameters":{"Name":"open"},"ResultPath":"$.got","End":true}}})"));
