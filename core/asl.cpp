@@ -585,14 +585,14 @@ void compile_resource(State &s, const json &st, const std::string &where) {
 		return true;
 	};
 	if (named("handler:") || named("activity:") || res == "genroc:noop" || res == "genroc:fail" ||
-		res == "genroc:sleep" || res == "genroc:event") {
+		res == "genroc:sleep" || res == "genroc:event" || res == "genroc:call" ||
+		res == "genroc:call.sync") {
 		s.resource = res;
 		return;
 	}
-	if (res == "genroc:call" || res.compare(0, 12, "genroc:call.") == 0)
-		fault(at, "resource \"" + res + "\" is not supported yet");
 	fault(at, "unknown resource \"" + res +
-				  "\" (use handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)");
+				  "\" (use handler:NAME, activity:NAME, genroc:noop, genroc:fail, genroc:sleep, "
+				  "genroc:event, genroc:call or genroc:call.sync)");
 }
 
 void compile_machine(const json &obj, const std::string &where, const std::string &scope,
@@ -1438,9 +1438,24 @@ class Runner {
 				throw Failure(ERR_RUNTIME, "in state \"" + st.name +
 											   "\", a genroc:event task needs an input with a "
 											   "non-empty string \"Name\" (the event to wait for)");
+			if (is_call(st.resource))
+				check_call_input(task_input, st.name);
 		} catch (const Failure &f) {
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
 		}
+		if (is_call(st.resource))
+			return json{{"kind", "call"},
+						{"state", st.name},
+						{"state_input", raw},
+						{"definition", task_input["Definition"]},
+						{"version", task_input.value("Version", json(nullptr))},
+						{"input", task_input.value("Input", json::object())},
+						{"name", task_input.value("Name", json(nullptr))},
+						{"sync", st.resource == "genroc:call.sync"},
+						{"timeout_s", timeout && st.resource == "genroc:call.sync" ? json(*timeout)
+																				  : json(nullptr)},
+						{"retry_counts", counts},
+						{"delay_ms", delay_ms}};
 		if (st.resource == "genroc:event")
 			return json{{"kind", "event"},
 						{"state", st.name},
@@ -1462,6 +1477,37 @@ class Runner {
 	}
 
   private:
+	static bool is_call(const std::string &resource) {
+		return resource == "genroc:call" || resource == "genroc:call.sync";
+	}
+
+	// A call's task input (after Parameters): {"Definition": name, "Version":
+	// n, "Input": any, "Name": text}; only Definition is required.
+	static void check_call_input(const json &in, const std::string &state) {
+		const std::string where = "in state \"" + state + "\", a genroc:call task input ";
+		if (!in.is_object())
+			throw Failure(ERR_RUNTIME, where + "must be an object {\"Definition\": name, "
+											   "\"Version\", \"Input\", \"Name\"}, not " +
+										   in.type_name());
+		for (auto it = in.begin(); it != in.end(); ++it)
+			if (it.key() != "Definition" && it.key() != "Version" && it.key() != "Input" &&
+				it.key() != "Name")
+				throw Failure(ERR_RUNTIME, where + "has an unknown field \"" + it.key() +
+											   "\" (known: Definition, Version, Input, Name)");
+		if (!in.contains("Definition") || !in["Definition"].is_string() ||
+			in["Definition"].get<std::string>().empty())
+			throw Failure(ERR_RUNTIME, where + "needs a non-empty string \"Definition\"");
+		if (in.contains("Version") &&
+			!(in["Version"].is_number_integer() && in["Version"].get<int64_t>() >= 1 &&
+			  in["Version"].get<int64_t>() <= INT32_MAX))
+			throw Failure(ERR_RUNTIME, where + "has \"Version\" " + in["Version"].dump() +
+										   "; it must be a positive integer");
+		if (in.contains("Name") &&
+			!(in["Name"].is_string() && !in["Name"].get<std::string>().empty()))
+			throw Failure(ERR_RUNTIME, where + "has \"Name\" " + in["Name"].dump() +
+										   "; it must be a non-empty string");
+	}
+
 	const Machine &def_;
 	int64_t now_;
 	json ctx_;

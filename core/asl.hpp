@@ -124,7 +124,8 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *         The instance stops at a Task.  delay_ms > 0 when this is a retry:
  *         the task becomes eligible delay_ms after now (Retry back-off with
  *         IntervalSeconds, BackoffRate, MaxDelaySeconds, JitterStrategy).
- *         resource is "handler:NAME", "activity:NAME" or "genroc:noop|fail|sleep".
+ *         resource is "handler:NAME", "activity:NAME" or "genroc:noop|fail|sleep"
+ *         (genroc:event and genroc:call[.sync] have outcomes of their own).
  *     {"kind": "parallel", "state", "state_input", "retry_counts", "delay_ms",
  *      "branches": [{"scope", "input"}...]}
  *         A Parallel state: the store parks the instance and starts one
@@ -149,6 +150,21 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *         Parameters) is emitted to it; the store resumes the state with
  *         task_succeeded and the event's payload as the result, or with
  *         task_failed States.Timeout once timeout_s has passed.
+ *     {"kind": "call", "state", "state_input", "definition", "version": int|null,
+ *      "input", "name": text|null, "sync": bool, "timeout_s": int|null,
+ *      "retry_counts", "delay_ms"}
+ *         A Task with "Resource": "genroc:call" or "genroc:call.sync": start
+ *         a child instance of another definition (the task input, after
+ *         Parameters, is {"Definition": name, "Version": n, "Input": any,
+ *         "Name": text}; only Definition is required; Version absent means
+ *         the latest, Input absent means {}).  A bad shape is States.Runtime.
+ *         The store resumes the state with task_succeeded and
+ *         {"InstanceId": id} as soon as the child started (call), or with the
+ *         child's output once it succeeded (call.sync); a sync call fails
+ *         with the child's error and cause, with States.Timeout once
+ *         timeout_s (sync only) has passed, or, when the definition does not
+ *         exist, genroc.DefinitionNotFound (Retry and Catch decide).
+ *         delay_ms > 0 on a retry: the child starts that much later.
  *     {"kind": "wait", "state", "state_input", "until_ms": int}
  *         A Wait state whose deadline is in the future (a due one runs inline).
  *     {"kind": "succeeded", "output"}

@@ -249,19 +249,21 @@ TEST(Compile, Task) {
 		 "invalid definition at $.States.A.Resource: is required for a Task"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"arn:aws:lambda:x","End":true}}})",
 		 "invalid definition at $.States.A.Resource: unknown resource \"arn:aws:lambda:x\" (use "
-		 "handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)"},
+		 "handler:NAME, activity:NAME, genroc:noop, genroc:fail, genroc:sleep, genroc:event, "
+		 "genroc:call or genroc:call.sync)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:","End":true}}})",
 		 "invalid definition at $.States.A.Resource: \"handler:\" needs a name after the colon"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"activity:a b","End":true}}})",
 		 "invalid definition at $.States.A.Resource: the name in \"activity:a b\" must not contain "
 		 "spaces or control characters"},
-		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:call","End":true}}})",
-		 "invalid definition at $.States.A.Resource: resource \"genroc:call\" is not supported yet"},
-		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:call.sync","End":true}}})",
-		 "invalid definition at $.States.A.Resource: resource \"genroc:call.sync\" is not supported yet"},
+		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:call.async","End":true}}})",
+		 "invalid definition at $.States.A.Resource: unknown resource \"genroc:call.async\" (use "
+		 "handler:NAME, activity:NAME, genroc:noop, genroc:fail, genroc:sleep, genroc:event, "
+		 "genroc:call or genroc:call.sync)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:other","End":true}}})",
 		 "invalid definition at $.States.A.Resource: unknown resource \"genroc:other\" (use "
-		 "handler:NAME, activity:NAME, genroc:noop, genroc:fail or genroc:sleep)"},
+		 "handler:NAME, activity:NAME, genroc:noop, genroc:fail, genroc:sleep, genroc:event, "
+		 "genroc:call or genroc:call.sync)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"TimeoutSeconds":0}}})",
 		 "invalid definition at $.States.A.TimeoutSeconds: must be a positive integer"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"TimeoutSeconds":"5"}}})",

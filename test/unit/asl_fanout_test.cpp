@@ -129,3 +129,67 @@ TEST(Event, AnEventTaskWithoutANameFails) {
 	EXPECT_EQ(outcome(a)["kind"], "failed");
 	EXPECT_EQ(outcome(a)["error"], "States.Runtime");
 }
+
+// ---------------------------------------------------------------- calls
+
+TEST(Call, ASyncCallAsksForAChildWithItsDefinitionVersionInputAndName) {
+	auto def = J(R"({"StartAt":"C","States":{"C":{"Type":"Task","Resource":"genroc:call.sync",
+	  "Parameters":{"Definition":"billing","Version":2,"Input.$":"$.order","Name":"bill-1"},
+	  "TimeoutSeconds":60,"ResultPath":"$.bill","End":true}}})");
+	auto a = start(def, J(R"({"order":{"id":7}})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"call","state":"C","state_input":{"order":{"id":7}},
+	  "definition":"billing","version":2,"input":{"id":7},"name":"bill-1","sync":true,
+	  "timeout_s":60,"retry_counts":[],"delay_ms":0})"));
+	// the child's output comes back as the task's result
+	auto b = run(def, J(R"({"op":"task_succeeded","state":"C","state_input":{"order":{"id":7}},
+	                        "result":{"paid":true}})"));
+	EXPECT_EQ(outcome(b)["output"], J(R"({"order":{"id":7},"bill":{"paid":true}})"));
+}
+
+TEST(Call, AnAsyncCallDefaultsVersionNameAndInputAndHasNoTimeout) {
+	auto def = J(R"({"StartAt":"C","States":{"C":{"Type":"Task","Resource":"genroc:call",
+	  "Parameters":{"Definition":"audit"},"TimeoutSeconds":5,"End":true}}})");
+	auto a = start(def, J(R"({"x":1})"));
+	EXPECT_EQ(outcome(a), J(R"({"kind":"call","state":"C","state_input":{"x":1},
+	  "definition":"audit","version":null,"input":{},"name":null,"sync":false,
+	  "timeout_s":null,"retry_counts":[],"delay_ms":0})"));
+}
+
+TEST(Call, AChildFailureGoesThroughRetryAndCatch) {
+	auto def = J(R"({"StartAt":"C","States":{
+	  "C":{"Type":"Task","Resource":"genroc:call.sync","Parameters":{"Definition":"d"},
+	       "Retry":[{"ErrorEquals":["Boom"],"MaxAttempts":1,"IntervalSeconds":2}],
+	       "Catch":[{"ErrorEquals":["States.ALL"],"Next":"F"}],"End":true},
+	  "F":{"Type":"Pass","End":true}}})");
+	auto a = run(def, J(R"({"op":"task_failed","state":"C","state_input":{},"error":"Boom","cause":"c"})"));
+	EXPECT_EQ(outcome(a)["kind"], "call");
+	EXPECT_EQ(outcome(a)["delay_ms"], 2000);
+	EXPECT_EQ(outcome(a)["retry_counts"], J("[1]"));
+	auto b = run(def, J(R"({"op":"task_failed","state":"C","state_input":{},"error":"Boom",
+	                        "cause":"c","retry_counts":[1]})"));
+	EXPECT_EQ(outcome(b), J(R"({"kind":"succeeded","output":{"Error":"Boom","Cause":"c"}})"));
+}
+
+TEST(Call, ABadCallInputIsARuntimeErrorNamingTheField) {
+	const std::pair<const char *, const char *> cases[] = {
+		{R"("billing")", "must be an object"},
+		{R"({"Input":{}})", "needs a non-empty string \"Definition\""},
+		{R"({"Definition":""})", "needs a non-empty string \"Definition\""},
+		{R"({"Definition":"d","Version":0})", "\"Version\" 0; it must be a positive integer"},
+		{R"({"Definition":"d","Version":"2"})", "\"Version\" \"2\"; it must be a positive integer"},
+		{R"({"Definition":"d","Name":5})", "\"Name\" 5; it must be a non-empty string"},
+		{R"({"Definition":"d","Queue":"q"})", "unknown field \"Queue\""},
+	};
+	for (const auto &[params, message] : cases) {
+		SCOPED_TRACE(params);
+		// States.Runtime is never caught, not even by States.ALL
+		const json def = J(R"({"StartAt":"C","States":{"C":{"Type":"Task","Resource":"genroc:call.sync",
+		  "InputPath":"$.p","Catch":[{"ErrorEquals":["States.ALL"],"Next":"F"}],"End":true},
+		  "F":{"Type":"Pass","End":true}}})");
+		auto a = start(def, json{{"p", J(params)}});
+		EXPECT_EQ(outcome(a)["kind"], "failed");
+		EXPECT_EQ(outcome(a)["error"], "States.Runtime");
+		EXPECT_NE(outcome(a)["cause"].get<std::string>().find(message), std::string::npos)
+			<< outcome(a)["cause"];
+	}
+}
