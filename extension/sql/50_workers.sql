@@ -225,6 +225,7 @@ DECLARE
 	v_only_once boolean := false;
 	v_room record;
 	v_ids bigint[];
+	v_claimed refcursor;
 BEGIN
 	PERFORM genroc._flush_commit('progress');
 	IF p_queues IS NULL THEN
@@ -251,41 +252,55 @@ BEGIN
 	-- out and the batch is bounded by the smallest room (55_queues.sql)
 	v_room := genroc._claim_room(p_queues, v_now);
 	v_n := least(v_n, v_room.room);
-	-- partition_rate_limit: the rows are chosen (and locked) one by one;
-	-- otherwise (v_ids NULL) by the single statement below
-	IF cardinality(v_room.partition_rated) > 0 THEN
+	IF cardinality(v_room.partition_rated) = 0 THEN
+		-- one statement chooses, locks and leases the tasks
+		OPEN v_claimed FOR
+			WITH candidates AS (
+				SELECT i.id FROM genroc._instances i
+				WHERE i.status = 'ready' AND i.queue = ANY (v_room.open_queues) AND i.eligible_at <= v_now
+				ORDER BY i.priority, i.eligible_at, i.id
+				LIMIT v_n
+				FOR UPDATE SKIP LOCKED),
+			claimed AS (
+			UPDATE genroc._instances i SET
+				status = 'running',
+				lease_owner = p_worker,
+				lease_epoch = i.lease_epoch + 1,
+				lease_expires = v_now + v_worker.lease_duration,
+				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
+							 THEN v_now + i.timeout_s * interval '1 second' END,
+				updated_at = v_now
+			FROM candidates c
+			WHERE i.id = c.id
+			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
+					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
+					  i.partition_key)
+			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
+	ELSE
+		-- partition_rate_limit: the tasks are chosen (and locked) one by one,
+		-- then leased as above
 		v_ids := genroc._claim_partitioned(v_room.open_queues, v_room.partition_rated,
 			v_room.partition_counts, v_room.partition_periods, v_now, v_n);
+		OPEN v_claimed FOR
+			WITH claimed AS (
+			UPDATE genroc._instances i SET
+				status = 'running',
+				lease_owner = p_worker,
+				lease_epoch = i.lease_epoch + 1,
+				lease_expires = v_now + v_worker.lease_duration,
+				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
+							 THEN v_now + i.timeout_s * interval '1 second' END,
+				updated_at = v_now
+			WHERE i.id = ANY (v_ids)
+			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
+					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
+					  i.partition_key)
+			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
 	END IF;
 
-	FOR v_row IN
-		WITH candidates AS (
-			SELECT i.id FROM genroc._instances i
-			WHERE v_ids IS NULL
-			  AND i.status = 'ready' AND i.queue = ANY (v_room.open_queues) AND i.eligible_at <= v_now
-			ORDER BY i.priority, i.eligible_at, i.id
-			LIMIT v_n
-			FOR UPDATE SKIP LOCKED),
-		chosen AS (
-			SELECT c.id FROM candidates c
-			UNION ALL
-			SELECT unnest(v_ids)),
-		claimed AS (
-		UPDATE genroc._instances i SET
-			status = 'running',
-			lease_owner = p_worker,
-			lease_epoch = i.lease_epoch + 1,
-			lease_expires = v_now + v_worker.lease_duration,
-			timeout_at = CASE WHEN i.timeout_s IS NOT NULL
-						 THEN v_now + i.timeout_s * interval '1 second' END,
-			updated_at = v_now
-		FROM chosen c
-		WHERE i.id = c.id
-		RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
-				  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
-				  i.partition_key)
-		SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id
 	LOOP
+		FETCH v_claimed INTO v_row;
+		EXIT WHEN NOT FOUND;
 		PERFORM genroc._log(v_row.id, 'task_started', v_row.state,
 			jsonb_build_object('worker', p_worker, 'epoch', v_row.lease_epoch,
 							   'attempt', v_row.attempt));
@@ -306,6 +321,7 @@ BEGIN
 		lease_expires := v_row.lease_expires;
 		RETURN NEXT;
 	END LOOP;
+	CLOSE v_claimed;
 	IF v_only_once THEN
 		-- the claim of an OnlyOnce task must be on disk before its handler runs
 		PERFORM genroc._flush_commit('only_once_claim');

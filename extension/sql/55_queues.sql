@@ -662,15 +662,22 @@ BEGIN
 	LOOP
 		v_read := 0;
 		FOR v_c IN
-			SELECT i.id, i.queue, i.partition_key, i.priority, i.eligible_at,
-				   CASE WHEN i.partition_key IS NOT NULL THEN array_position(p_queues, i.queue) END AS k
-			FROM genroc._instances i
-			WHERE i.status = 'ready' AND i.queue = ANY (p_open) AND i.eligible_at <= p_now
-			  AND (v_last_id IS NULL
-				   OR (i.priority, i.eligible_at, i.id) > (v_last_priority, v_last_eligible, v_last_id))
-			  AND NOT EXISTS (SELECT 1 FROM unnest(v_full_q, v_full_k) AS f(queue, partition_key)
-							  WHERE f.queue = i.queue AND f.partition_key = i.partition_key)
-			ORDER BY i.priority, i.eligible_at, i.id
+			-- each queue in index order (_instances_claim), then merged: reads
+			-- about a chunk per queue, not every ready task
+			SELECT c.id, c.queue, c.partition_key, c.priority, c.eligible_at,
+				   CASE WHEN c.partition_key IS NOT NULL THEN array_position(p_queues, c.queue) END AS k
+			FROM unnest(p_open) AS o(queue)
+			CROSS JOIN LATERAL (
+				SELECT i.id, i.queue, i.partition_key, i.priority, i.eligible_at
+				FROM genroc._instances i
+				WHERE i.queue = o.queue AND i.status = 'ready' AND i.eligible_at <= p_now
+				  AND (v_last_id IS NULL
+					   OR (i.priority, i.eligible_at, i.id) > (v_last_priority, v_last_eligible, v_last_id))
+				  AND NOT EXISTS (SELECT 1 FROM unnest(v_full_q, v_full_k) AS f(queue, partition_key)
+								  WHERE f.queue = i.queue AND f.partition_key = i.partition_key)
+				ORDER BY i.priority, i.eligible_at, i.id
+				LIMIT v_chunk) AS c
+			ORDER BY c.priority, c.eligible_at, c.id
 			LIMIT v_chunk
 		LOOP
 			v_read := v_read + 1;
