@@ -25,8 +25,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N=${N:-2000}
 env_lines=$(bash "$ROOT/test/pgcluster.sh" start)
 eval "$env_lines"
-trap 'bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR"' EXIT
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-qbench.XXXXXX")
+trap 'bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR"; rm -rf "$WORK"' EXIT
 
 # N ready tasks (start options: a SQL expression of g, the row number; the
 # call depends on g so that it runs once per row).
@@ -70,4 +70,3 @@ printf '%-34s %10s\n' "start, no partition_key" \
   "$(per_call b_start "SELECT status FROM genroc.start('job', '{}', '{}');")"
 printf '%-34s %10s\n' "start, partition_key (one key)" \
   "$(per_call b_start "SELECT status FROM genroc.start('job', '{}', '{\"partition_key\":\"app/prod\"}');")"
-rm -rf "$WORK"
