@@ -13,6 +13,10 @@
 #              the advisory lock are paid, nothing waits)
 #   rate       rate_limit high enough never to refuse (the window count, the
 #              start row and its pruning are paid)
+#   partition rate  tasks of 100 partition keys, with and without a
+#              partition_rate_limit high enough never to refuse (the per-task
+#              path: full-partition cut, try-lock and count per partition,
+#              row lock, start row)
 #   partition  starts with a partition_key (the admission: advisory lock,
 #              holder count) against starts without
 # Needs the extension installed (make install).
@@ -21,10 +25,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N=${N:-2000}
 env_lines=$(bash "$ROOT/test/pgcluster.sh" start)
 eval "$env_lines"
-trap 'bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR"' EXIT
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-qbench.XXXXXX")
+trap 'bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR"; rm -rf "$WORK"' EXIT
 
-setup_db() { # db queue_options
+# N ready tasks (start options: a SQL expression of g, the row number; the
+# call depends on g so that it runs once per row).
+setup_db() { # db queue_options [start_options]
   psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE $1" >/dev/null
   psql -X -q -v ON_ERROR_STOP=1 -d "$1" >/dev/null <<SQL
 CREATE EXTENSION genroc;
@@ -32,7 +38,8 @@ SET genroc.durability = 'none';
 SELECT genroc.define('job', '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}}');
 SELECT genroc.queue_set('default', '$2');
 SELECT genroc.worker_register('w', '{}');
-SELECT count(*) FROM generate_series(1, $N) g, genroc.start('job', '{}', '{}');
+SELECT count(*) FROM generate_series(1, $N) g,
+  genroc.start('job', jsonb_build_object('n', g), ${3:-jsonb_build_object()});
 ANALYZE;
 SQL
 }
@@ -52,9 +59,14 @@ setup_db b_global '{"global_concurrency": 1000000}'
 printf '%-34s %10s\n' "claim, global_concurrency" "$(per_call b_global "$claim")"
 setup_db b_rate '{"rate_limit": {"count": 1000000, "period": "1h"}}'
 printf '%-34s %10s\n' "claim, rate_limit" "$(per_call b_rate "$claim")"
+keys="jsonb_build_object('partition_key', 'k' || g % 100)"
+setup_db b_keys_off '{"partition_concurrency": 1000000}' "$keys"
+printf '%-34s %10s\n' "claim, 100 keys, no limit" "$(per_call b_keys_off "$claim")"
+setup_db b_keys_rate \
+  '{"partition_concurrency": 1000000, "partition_rate_limit": {"count": 1000000, "period": "1h"}}' "$keys"
+printf '%-34s %10s\n' "claim, 100 keys, partition_rate" "$(per_call b_keys_rate "$claim")"
 setup_db b_start '{"partition_concurrency": 1000000}'
 printf '%-34s %10s\n' "start, no partition_key" \
   "$(per_call b_start "SELECT status FROM genroc.start('job', '{}', '{}');")"
 printf '%-34s %10s\n' "start, partition_key (one key)" \
   "$(per_call b_start "SELECT status FROM genroc.start('job', '{}', '{\"partition_key\":\"app/prod\"}');")"
-rm -rf "$WORK"

@@ -9,9 +9,10 @@
 
 namespace genroc::sqlite {
 
-// Bumped when the tables change; an older file is refused rather than
-// misread (there is only version 1 so far).
-inline constexpr int SCHEMA_VERSION = 1;
+// Bumped when the tables change; a file of an older version is brought up
+// to date by MIGRATIONS on open, any other version is refused rather than
+// misread.
+inline constexpr int SCHEMA_VERSION = 2;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -146,18 +147,39 @@ CREATE TABLE IF NOT EXISTS queues (
 	partition_concurrency INTEGER CHECK (partition_concurrency >= 1),
 	rate_limit            INTEGER CHECK (rate_limit >= 1),
 	rate_period_ms        INTEGER,
+	partition_rate_limit  INTEGER CHECK (partition_rate_limit >= 1),
+	partition_rate_period_ms INTEGER,
 	updated_at            INTEGER NOT NULL
 );
 INSERT OR IGNORE INTO queues (name, kind, position, updated_at) VALUES ('default', 'default', 1, 0);
 
--- Task starts of rate-limited queues (the sliding window of rate_limit).
+-- Task starts of rate-limited queues (the sliding windows of rate_limit
+-- and partition_rate_limit).
 CREATE TABLE IF NOT EXISTS queue_starts (
-	queue TEXT NOT NULL,
-	at    INTEGER NOT NULL
+	queue         TEXT NOT NULL,
+	at            INTEGER NOT NULL,
+	partition_key TEXT
 );
 CREATE INDEX IF NOT EXISTS queue_starts_queue ON queue_starts (queue, at);
+CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partition_key, at)
+	WHERE partition_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS instances_partition ON instances (queue, partition_key, status)
 	WHERE partition_key IS NOT NULL;
 )SQL";
+
+// MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
+// tables above are what a new file gets; these change an existing one to
+// match them).
+inline constexpr const char *MIGRATIONS[] = {
+	// 1 -> 2: partition_rate_limit
+	R"SQL(
+ALTER TABLE queues ADD COLUMN partition_rate_limit INTEGER CHECK (partition_rate_limit >= 1);
+ALTER TABLE queues ADD COLUMN partition_rate_period_ms INTEGER;
+ALTER TABLE queue_starts ADD COLUMN partition_key TEXT;
+CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partition_key, at)
+	WHERE partition_key IS NOT NULL;
+)SQL",
+};
+static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 
 }  // namespace genroc::sqlite

@@ -31,6 +31,7 @@
 #include <set>
 #include <regex>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 
 #include "queue_rules.hpp"
@@ -191,6 +192,7 @@ struct Inst {
 	std::optional<int64_t> parent_id, root_id, child_index, child_gen;
 	std::optional<std::string> scope;
 	json fanout;
+	std::optional<std::string> partition_key;
 
 	bool ended() const { return status == "succeeded" || status == "failed" || status == "cancelled"; }
 };
@@ -199,7 +201,7 @@ constexpr const char *INST_SELECT =
 	"SELECT id, definition_id, status, state, state_input, task_input, resource, queue, priority, eligible_at, "
 	"lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once, timeout_s, "
 	"timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity, activity_token, activity_owner, "
-	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout "
+	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout, partition_key "
 	"FROM instances WHERE id = ?1";
 
 Inst read_inst(const Query &q) {
@@ -239,6 +241,7 @@ Inst read_inst(const Query &q) {
 	i.child_gen = q.oi64(32);
 	i.scope = q.otext(33);
 	i.fanout = q.js(34);
+	i.partition_key = q.otext(35);
 	return i;
 }
 
@@ -674,12 +677,18 @@ class SqliteStore final : public Store {
 			// the smallest room (genroc._claim_room)
 			const ClaimRoom limits = claim_room(queues, now);
 			if (limits.room) room = std::min(room, *limits.room);
-			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
-								  "AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id LIMIT ?3",
-								  now, json(limits.open), room)) {
+			const std::vector<int64_t> chosen =
+				limits.partition_rated.empty()
+					? ids("SELECT id FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
+						  "AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id LIMIT ?3",
+						  now, json(limits.open), room)
+					: claim_partitioned(limits, now, room);
+			for (int64_t id : chosen) {
 				Inst inst = load(id);
-				if (limits.rated.count(inst.queue))
-					Query(db_, "INSERT INTO queue_starts (queue, at) VALUES (?1, ?2)", inst.queue, now).run();
+				if (limits.rated.count(inst.queue) || (inst.partition_key && limits.partition_rated.count(inst.queue)))
+					Query(db_, "INSERT INTO queue_starts (queue, at, partition_key) VALUES (?1, ?2, ?3)", inst.queue,
+						  now, inst.partition_key)
+						.run();
 				const int64_t expires = now + lease_ms;
 				// TimeoutSeconds of a handler task counts from the claim.
 				std::optional<int64_t> timeout_at;
@@ -840,7 +849,8 @@ class SqliteStore final : public Store {
 						"queue name \"" + name + "\" must be non-empty and without \".\"", "",
 						"<queue>.<region> names the region queues, which are derived.");
 		check_options(opts,
-					  {"global_concurrency", "handler", "kind", "match", "partition_concurrency", "rate_limit"},
+					  {"global_concurrency", "handler", "kind", "match", "partition_concurrency",
+					   "partition_rate_limit", "rate_limit"},
 					  "queue options");
 		std::optional<std::string> kind;
 		if (opts.contains("kind"))
@@ -857,7 +867,7 @@ class SqliteStore final : public Store {
 						"kind \"default\" is the queue \"default\" only, and it has no other kind");
 		std::optional<std::string> handler;
 		std::optional<json> match;
-		std::optional<int64_t> global, partition, rate, period_ms;
+		std::optional<int64_t> global, partition, rate, period_ms, prate, pperiod_ms;
 		if (*kind == "handler") {
 			if (!opts.contains("handler"))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a handler queue needs option \"handler\"");
@@ -885,20 +895,9 @@ class SqliteStore final : public Store {
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 							"option \"partition_concurrency\" must be at least 1, not " + std::to_string(*partition));
 		}
-		if (opts.contains("rate_limit")) {
-			const json &r = opts["rate_limit"];
-			if (!r.is_object())
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"rate_limit\" must be an object {\"count\": N, \"period\": duration}, not " + r.dump());
-			check_options(r, {"count", "period"}, "option \"rate_limit\"");
-			if (!r.contains("count") || !r.contains("period"))
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"rate_limit\" needs \"count\" and \"period\"");
-			rate = int_option(r["count"], "rate_limit.count");
-			if (*rate < 1)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"rate_limit.count\" must be at least 1, not " + std::to_string(*rate));
-			period_ms = duration_ms(r["period"], "rate_limit.period");
-		}
+		if (opts.contains("rate_limit")) std::tie(rate, period_ms) = rate_option(opts["rate_limit"], "rate_limit");
+		if (opts.contains("partition_rate_limit"))
+			std::tie(prate, pperiod_ms) = rate_option(opts["partition_rate_limit"], "partition_rate_limit");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			if (handler) {
 				Query q(db_, "SELECT name FROM queues WHERE handler = ?1 AND name <> ?2", *handler, name);
@@ -921,13 +920,15 @@ class SqliteStore final : public Store {
 			}
 			Query(db_,
 				  "INSERT INTO queues (name, kind, position, handler, match, global_concurrency, partition_concurrency, "
-				  "rate_limit, rate_period_ms, updated_at) "
-				  "VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM queues), ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+				  "rate_limit, rate_period_ms, partition_rate_limit, partition_rate_period_ms, updated_at) "
+				  "VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM queues), ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+				  "?10, ?11) "
 				  "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, handler = excluded.handler, "
 				  "match = excluded.match, global_concurrency = excluded.global_concurrency, "
 				  "partition_concurrency = excluded.partition_concurrency, rate_limit = excluded.rate_limit, "
-				  "rate_period_ms = excluded.rate_period_ms, updated_at = excluded.updated_at",
-				  name, *kind, handler, match, global, partition, rate, period_ms, now)
+				  "rate_period_ms = excluded.rate_period_ms, partition_rate_limit = excluded.partition_rate_limit, "
+				  "partition_rate_period_ms = excluded.partition_rate_period_ms, updated_at = excluded.updated_at",
+				  name, *kind, handler, match, global, partition, rate, period_ms, prate, pperiod_ms, now)
 				.run();
 			// A larger partition_concurrency frees slots now: hand them out.
 			std::vector<std::pair<std::string, std::string>> waiting;
@@ -1156,8 +1157,9 @@ class SqliteStore final : public Store {
 		}
 	}
 
-	// Creates the schema in a new file; refuses a file written by another
-	// schema version before touching it (it would be misread).
+	// Creates the schema in a new file; brings a file of an older schema
+	// version up to date (sqlite::MIGRATIONS, in this one transaction);
+	// refuses any other version before touching it (it would be misread).
 	void migrate() {
 		write(Durability::normal, [&](int64_t) {
 			bool has_meta = false;
@@ -1166,11 +1168,23 @@ class SqliteStore final : public Store {
 				has_meta = q.next();
 			}
 			if (has_meta) {
-				Query q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
-				const std::string found = q.next() ? q.text(0) : "(none)";
-				if (found != std::to_string(sqlite::SCHEMA_VERSION))
+				std::string found = "(none)";
+				{
+					Query q(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+					if (q.next()) found = q.text(0);
+				}
+				int version = 0;
+				for (int v = 1; v <= sqlite::SCHEMA_VERSION; v++)
+					if (found == std::to_string(v)) version = v;
+				if (version == 0)
 					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + found +
 											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
+				if (version < sqlite::SCHEMA_VERSION) {
+					for (int v = version; v < sqlite::SCHEMA_VERSION; v++) db_.exec(sqlite::MIGRATIONS[v - 1]);
+					Query(db_, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+						  std::to_string(sqlite::SCHEMA_VERSION))
+						.run();
+				}
 				return 0;
 			}
 			db_.exec(sqlite::SCHEMA_SQL);
@@ -1770,20 +1784,22 @@ class SqliteStore final : public Store {
 		std::optional<std::string> kind;
 		int64_t global = 0, partition = 1;
 		std::optional<int64_t> rate, period_ms;
+		std::optional<int64_t> partition_rate, partition_period_ms;
 	};
 	QueueSettings queue_settings(const std::string &queue) {
 		QueueSettings s;
 		auto row = [&](const std::string &name) {
 			Query q(db_,
-					"SELECT kind, global_concurrency, partition_concurrency, rate_limit, rate_period_ms "
-					"FROM queues WHERE name = ?1",
+					"SELECT kind, global_concurrency, partition_concurrency, rate_limit, rate_period_ms, "
+					"partition_rate_limit, partition_rate_period_ms FROM queues WHERE name = ?1",
 					name);
 			struct Row {
 				bool found = false;
 				std::string kind;
-				std::optional<int64_t> global, partition, rate, period;
+				std::optional<int64_t> global, partition, rate, period, prate, pperiod;
 			} r;
-			if (q.next()) r = {true, q.text(0), q.oi64(1), q.oi64(2), q.oi64(3), q.oi64(4)};
+			if (q.next())
+				r = {true, q.text(0), q.oi64(1), q.oi64(2), q.oi64(3), q.oi64(4), q.oi64(5), q.oi64(6)};
 			return r;
 		};
 		auto own = row(queue);
@@ -1802,6 +1818,13 @@ class SqliteStore final : public Store {
 		} else {
 			s.rate = def.rate;
 			s.period_ms = def.period;
+		}
+		if (own.prate) {
+			s.partition_rate = own.prate;
+			s.partition_period_ms = own.pperiod;
+		} else {
+			s.partition_rate = def.prate;
+			s.partition_period_ms = def.pperiod;
 		}
 		return s;
 	}
@@ -1826,6 +1849,23 @@ class SqliteStore final : public Store {
 		if (match.contains("labels") && !is_string_object(match["labels"]))
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 						"option \"match.labels\" must be an object of glob strings, not " + match["labels"].dump());
+	}
+
+	// genroc._rate_option: {"count": N >= 1, "period": duration} named
+	// option (rate_limit, partition_rate_limit) → count, period in ms.
+	static std::pair<int64_t, int64_t> rate_option(const json &r, const std::string &option) {
+		if (!r.is_object())
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option +
+															   "\" must be an object {\"count\": N, \"period\": duration}, not " +
+															   r.dump());
+		check_options(r, {"count", "period"}, "option \"" + option + "\"");
+		if (!r.contains("count") || !r.contains("period"))
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" needs \"count\" and \"period\"");
+		const int64_t count = int_option(r["count"], option + ".count");
+		if (count < 1)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"option \"" + option + ".count\" must be at least 1, not " + std::to_string(count));
+		return {count, duration_ms(r["period"], option + ".period")};
 	}
 
 	// genroc._route: handler queue > first routed match > tenant > default,
@@ -1939,17 +1979,26 @@ class SqliteStore final : public Store {
 	}
 
 	// genroc._claim_room: queues with a global_concurrency or rate_limit and
-	// no room are left out; the batch is at most the smallest room.  SQLite
-	// has one writer at a time, so counting needs no lock.
+	// no room are left out; the batch is at most the smallest room; start
+	// rows older than the longest period of a rate-limited queue are
+	// deleted.  SQLite has one writer at a time, so counting needs no lock.
+	// partition_rated: the open queues with a partition_rate_limit → (count,
+	// period in ms), counted per partition by claim_partitioned.
 	struct ClaimRoom {
 		std::vector<std::string> open;
 		std::optional<int64_t> room;
 		std::set<std::string> rated;
+		std::map<std::string, std::pair<int64_t, int64_t>> partition_rated;
 	};
 	ClaimRoom claim_room(const std::vector<std::string> &queues, int64_t now) {
 		ClaimRoom out;
 		for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
 			const QueueSettings s = queue_settings(queue);
+			if (s.rate || s.partition_rate) {
+				const int64_t keep = std::max(s.period_ms.value_or(0), s.partition_period_ms.value_or(0));
+				Query(db_, "DELETE FROM queue_starts WHERE queue = ?1 AND at <= ?2", queue, now - keep).run();
+			}
+			if (s.partition_rate) out.partition_rated[queue] = {*s.partition_rate, *s.partition_period_ms};
 			if (s.global == 0 && !s.rate) {
 				out.open.push_back(queue);
 				continue;
@@ -1961,7 +2010,6 @@ class SqliteStore final : public Store {
 				room = s.global - q.i64(0);
 			}
 			if (s.rate) {
-				Query(db_, "DELETE FROM queue_starts WHERE queue = ?1 AND at <= ?2", queue, now - *s.period_ms).run();
 				Query q(db_, "SELECT count(*) FROM queue_starts WHERE queue = ?1 AND at > ?2", queue, now - *s.period_ms);
 				q.next();
 				const int64_t left = *s.rate - q.i64(0);
@@ -1971,7 +2019,44 @@ class SqliteStore final : public Store {
 				out.open.push_back(queue);
 				out.room = out.room ? std::min(*out.room, *room) : *room;
 				if (s.rate) out.rated.insert(queue);
+			} else {
+				out.partition_rated.erase(queue);
 			}
+		}
+		return out;
+	}
+
+	// genroc._claim_partitioned: the ready tasks of the open queues in claim
+	// order; a task of a queue with a partition_rate_limit and a
+	// partition_key is taken only while its partition has room (the limit
+	// minus the starts within the period, minus what this claim took).  At
+	// most n ids.  One writer at a time: no locks, and one statement reads
+	// the tasks (the extension reads them in chunks).
+	std::vector<int64_t> claim_partitioned(const ClaimRoom &limits, int64_t now, int64_t n) {
+		std::vector<int64_t> out;
+		std::map<std::pair<std::string, std::string>, int64_t> left;
+		Query q(db_,
+				"SELECT id, queue, partition_key FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
+				"AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id",
+				now, json(limits.open));
+		while (static_cast<int64_t>(out.size()) < n && q.next()) {
+			const std::string queue = q.text(1);
+			const auto partition = q.otext(2);
+			const auto limit = limits.partition_rated.find(queue);
+			if (partition && limit != limits.partition_rated.end()) {
+				const auto key = std::make_pair(queue, *partition);
+				auto it = left.find(key);
+				if (it == left.end()) {
+					Query c(db_,
+							"SELECT count(*) FROM queue_starts WHERE queue = ?1 AND partition_key = ?2 AND at > ?3",
+							queue, *partition, now - limit->second.second);
+					c.next();
+					it = left.emplace(key, limit->second.first - c.i64(0)).first;
+				}
+				if (it->second <= 0) continue;
+				it->second--;
+			}
+			out.push_back(q.i64(0));
 		}
 		return out;
 	}
@@ -1997,7 +2082,10 @@ class SqliteStore final : public Store {
 					{"global_concurrency", s.global},
 					{"partition_concurrency", s.partition},
 					{"rate_limit", s.rate ? json(*s.rate) : json(nullptr)},
-					{"rate_period_ms", s.period_ms ? json(*s.period_ms) : json(nullptr)}};
+					{"rate_period_ms", s.period_ms ? json(*s.period_ms) : json(nullptr)},
+					{"partition_rate_limit", s.partition_rate ? json(*s.partition_rate) : json(nullptr)},
+					{"partition_rate_period_ms",
+					 s.partition_period_ms ? json(*s.partition_period_ms) : json(nullptr)}};
 		{
 			Query q(db_, "SELECT handler, match FROM queues WHERE name = ?1", name);
 			if (q.next()) {

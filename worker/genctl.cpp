@@ -291,11 +291,14 @@ void cmd_activity(genroc::Store &store, const Options &o) {
 }
 
 // A queue's limits in one cell: g = global_concurrency (0: none),
-// p = partition_concurrency, r = task starts per period.
+// p = partition_concurrency, r = task starts per period, pr = task starts
+// per period in each partition.
 std::string limits_cell(const json &q) {
 	std::string s = "g=" + cell(q, "global_concurrency") + " p=" + cell(q, "partition_concurrency");
 	if (q.contains("rate_limit") && !q["rate_limit"].is_null())
 		s += " r=" + cell(q, "rate_limit") + "/" + cell(q, "rate_period_ms") + "ms";
+	if (q.contains("partition_rate_limit") && !q["partition_rate_limit"].is_null())
+		s += " pr=" + cell(q, "partition_rate_limit") + "/" + cell(q, "partition_rate_period_ms") + "ms";
 	return s;
 }
 
@@ -388,7 +391,7 @@ int main(int argc, char **argv) {
 	queue_set->add_option("NAME", o.queue_name, "queue name")->required();
 	queue_set->add_option("--options", o.queue_options,
 						  "queue options (JSON: kind, handler, match, global_concurrency, "
-						  "partition_concurrency, rate_limit)")
+						  "partition_concurrency, rate_limit, partition_rate_limit)")
 		->capture_default_str();
 	auto *queue_drop = queue->add_subcommand("drop", "remove a queue (its instances keep it)");
 	queue_drop->add_option("NAME", o.queue_name, "queue name")->required();

@@ -202,7 +202,9 @@ COMMENT ON FUNCTION genroc.list_workers() IS
  *   at most p_n, and with a worker concurrency c at most c minus the tasks
  *   it already holds
  *   queue limits (genroc._claim_room): a queue at its global_concurrency or
- *   rate_limit is skipped; otherwise the batch is at most its room
+ *   rate_limit is skipped; otherwise the batch is at most its room; with a
+ *   partition_rate_limit, a partition whose window is full is skipped and
+ *   the batch takes at most its room of each (genroc._claim_partitioned)
  *   each: status 'running', lease_owner = worker, lease_epoch + 1,
  *   lease_expires = now + the worker's lease_duration, timeout_at = now +
  *   TimeoutSeconds (a handler task's timeout counts from its claim)
@@ -222,6 +224,8 @@ DECLARE
 	v_row record;
 	v_only_once boolean := false;
 	v_room record;
+	v_ids bigint[];
+	v_claimed refcursor;
 BEGIN
 	PERFORM genroc._flush_commit('progress');
 	IF p_queues IS NULL THEN
@@ -248,35 +252,63 @@ BEGIN
 	-- out and the batch is bounded by the smallest room (55_queues.sql)
 	v_room := genroc._claim_room(p_queues, v_now);
 	v_n := least(v_n, v_room.room);
+	IF cardinality(v_room.partition_rated) = 0 THEN
+		-- one statement chooses, locks and leases the tasks
+		OPEN v_claimed FOR
+			WITH candidates AS (
+				SELECT i.id FROM genroc._instances i
+				WHERE i.status = 'ready' AND i.queue = ANY (v_room.open_queues) AND i.eligible_at <= v_now
+				ORDER BY i.priority, i.eligible_at, i.id
+				LIMIT v_n
+				FOR UPDATE SKIP LOCKED),
+			claimed AS (
+			UPDATE genroc._instances i SET
+				status = 'running',
+				lease_owner = p_worker,
+				lease_epoch = i.lease_epoch + 1,
+				lease_expires = v_now + v_worker.lease_duration,
+				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
+							 THEN v_now + i.timeout_s * interval '1 second' END,
+				updated_at = v_now
+			FROM candidates c
+			WHERE i.id = c.id
+			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
+					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
+					  i.partition_key)
+			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
+	ELSE
+		-- partition_rate_limit: the tasks are chosen (and locked) one by one,
+		-- then leased as above
+		v_ids := genroc._claim_partitioned(v_room.open_queues, v_room.partition_rated,
+			v_room.partition_counts, v_room.partition_periods, v_now, v_n);
+		OPEN v_claimed FOR
+			WITH claimed AS (
+			UPDATE genroc._instances i SET
+				status = 'running',
+				lease_owner = p_worker,
+				lease_epoch = i.lease_epoch + 1,
+				lease_expires = v_now + v_worker.lease_duration,
+				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
+							 THEN v_now + i.timeout_s * interval '1 second' END,
+				updated_at = v_now
+			WHERE i.id = ANY (v_ids)
+			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
+					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
+					  i.partition_key)
+			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
+	END IF;
 
-	FOR v_row IN
-		WITH candidates AS (
-			SELECT i.id FROM genroc._instances i
-			WHERE i.status = 'ready' AND i.queue = ANY (v_room.open_queues) AND i.eligible_at <= v_now
-			ORDER BY i.priority, i.eligible_at, i.id
-			LIMIT v_n
-			FOR UPDATE SKIP LOCKED),
-		claimed AS (
-		UPDATE genroc._instances i SET
-			status = 'running',
-			lease_owner = p_worker,
-			lease_epoch = i.lease_epoch + 1,
-			lease_expires = v_now + v_worker.lease_duration,
-			timeout_at = CASE WHEN i.timeout_s IS NOT NULL
-						 THEN v_now + i.timeout_s * interval '1 second' END,
-			updated_at = v_now
-		FROM candidates c
-		WHERE i.id = c.id
-		RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
-				  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue)
-		SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id
 	LOOP
+		FETCH v_claimed INTO v_row;
+		EXIT WHEN NOT FOUND;
 		PERFORM genroc._log(v_row.id, 'task_started', v_row.state,
 			jsonb_build_object('worker', p_worker, 'epoch', v_row.lease_epoch,
 							   'attempt', v_row.attempt));
 		v_only_once := v_only_once OR v_row.only_once;
-		IF v_row.queue = ANY (v_room.rated) THEN
-			INSERT INTO genroc._queue_starts (queue, at) VALUES (v_row.queue, v_now);
+		IF v_row.queue = ANY (v_room.rated)
+		   OR (v_row.partition_key IS NOT NULL AND v_row.queue = ANY (v_room.partition_rated)) THEN
+			INSERT INTO genroc._queue_starts (queue, partition_key, at)
+			VALUES (v_row.queue, v_row.partition_key, v_now);
 		END IF;
 		instance_id := v_row.id;
 		epoch := v_row.lease_epoch;
@@ -289,6 +321,7 @@ BEGIN
 		lease_expires := v_row.lease_expires;
 		RETURN NEXT;
 	END LOOP;
+	CLOSE v_claimed;
 	IF v_only_once THEN
 		-- the claim of an OnlyOnce task must be on disk before its handler runs
 		PERFORM genroc._flush_commit('only_once_claim');

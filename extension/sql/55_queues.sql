@@ -19,7 +19,10 @@
  *               one
  *   limits      global_concurrency (tasks running in the queue, 0 = none),
  *               rate_limit (task starts per period in the queue), checked
- *               by claim under an advisory lock per limited queue
+ *               by claim under an advisory lock per limited queue;
+ *               partition_rate_limit (task starts per period in one
+ *               partition of the queue), checked by claim under an
+ *               advisory lock per partition that it only tries
  *
  * An option a queue row leaves NULL takes the default queue's value, then
  * the built-in one (global_concurrency 0, partition_concurrency 1, no rate
@@ -40,22 +43,29 @@ CREATE TABLE genroc._queues (
 	partition_concurrency	int CHECK (partition_concurrency >= 1),
 	rate_limit				int CHECK (rate_limit >= 1),
 	rate_period				interval,
+	partition_rate_limit	int CHECK (partition_rate_limit >= 1),
+	partition_rate_period	interval,
 	updated_at				timestamptz NOT NULL,
 	CHECK ((kind = 'default') = (name = 'default')),
 	CHECK ((kind = 'handler') = (handler IS NOT NULL)),
 	CHECK ((kind = 'routed') = (match IS NOT NULL)),
-	CHECK ((rate_limit IS NULL) = (rate_period IS NULL))
+	CHECK ((rate_limit IS NULL) = (rate_period IS NULL)),
+	CHECK ((partition_rate_limit IS NULL) = (partition_rate_period IS NULL))
 );
 INSERT INTO genroc._queues (name, kind, updated_at) VALUES ('default', 'default', now());
 
--- Task starts of rate-limited queues, for the sliding window of rate_limit.
--- claim appends one row per task it hands out and deletes the rows that
--- fell out of the window.
+-- Task starts of rate-limited queues, for the sliding windows of rate_limit
+-- and partition_rate_limit.  claim appends one row per task it hands out
+-- (in a queue with only a partition_rate_limit: per task of a partition)
+-- and deletes the rows older than the longest of the queue's periods.
 CREATE TABLE genroc._queue_starts (
-	queue	text NOT NULL,
-	at		timestamptz NOT NULL
+	queue			text NOT NULL,
+	partition_key	text,
+	at				timestamptz NOT NULL
 );
 CREATE INDEX _queue_starts_queue ON genroc._queue_starts (queue, at);
+CREATE INDEX _queue_starts_partition ON genroc._queue_starts (queue, partition_key, at)
+	WHERE partition_key IS NOT NULL;
 
 -- partition slots: holders and waiters of one (queue, partition_key)
 CREATE INDEX _instances_partition ON genroc._instances (queue, partition_key, status)
@@ -75,7 +85,8 @@ CREATE FUNCTION genroc._glob(p_text text, p_glob text) RETURNS boolean
 -- default queue, then the built-in defaults.
 CREATE FUNCTION genroc._queue_settings(p_queue text,
 	OUT kind text, OUT global_concurrency int, OUT partition_concurrency int,
-	OUT rate_limit int, OUT rate_period interval)
+	OUT rate_limit int, OUT rate_period interval,
+	OUT partition_rate_limit int, OUT partition_rate_period interval)
 	LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
@@ -100,6 +111,13 @@ BEGIN
 	ELSE
 		rate_limit := v_default.rate_limit;
 		rate_period := v_default.rate_period;
+	END IF;
+	IF v_row.partition_rate_limit IS NOT NULL THEN
+		partition_rate_limit := v_row.partition_rate_limit;
+		partition_rate_period := v_row.partition_rate_period;
+	ELSE
+		partition_rate_limit := v_default.partition_rate_limit;
+		partition_rate_period := v_default.partition_rate_period;
 	END IF;
 END;
 $$;
@@ -294,6 +312,30 @@ BEGIN
 END;
 $$;
 
+-- Checks a rate option {"count": N >= 1, "period": duration} named p_name
+-- (rate_limit, partition_rate_limit); 22023 (22007 for the period) naming
+-- the field that is wrong.
+CREATE FUNCTION genroc._rate_option(p_value jsonb, p_name text, OUT count int, OUT period interval)
+	LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+	IF jsonb_typeof(p_value) <> 'object' THEN
+		RAISE EXCEPTION 'option "%" must be an object {"count": N, "period": duration}, not %',
+			p_name, p_value USING ERRCODE = '22023';
+	END IF;
+	PERFORM genroc._check_options(p_value, ARRAY['count', 'period'], format('option "%s"', p_name));
+	IF NOT p_value ? 'count' OR NOT p_value ? 'period' THEN
+		RAISE EXCEPTION 'option "%" needs "count" and "period"', p_name USING ERRCODE = '22023';
+	END IF;
+	count := genroc._int_option(p_value -> 'count', p_name || '.count');
+	IF count < 1 THEN
+		RAISE EXCEPTION 'option "%.count" must be at least 1, not %', p_name, count
+			USING ERRCODE = '22023';
+	END IF;
+	period := genroc._duration(p_value -> 'period', p_name || '.period');
+END;
+$$;
+
 /*
  * Semantics of queue_set (upsert; options the call leaves out are NULL:
  * the default queue's value applies):
@@ -307,6 +349,9 @@ $$;
  *   partition_concurrency  int >= 1
  *   rate_limit      {"count": N >= 1, "period": duration}: at most N task
  *                   starts per sliding period in the queue
+ *   partition_rate_limit  the same shape: at most N task starts per
+ *                   sliding period in each partition (partition_key) of
+ *                   the queue; instances without a key are not limited
  *   a name with "." is refused (it is how region queues are spelled); a
  *   tenant queue cannot become another kind nor the reverse (the name is
  *   the tenant's); returns the queue as list_queues shows it
@@ -324,6 +369,8 @@ DECLARE
 	v_partition int;
 	v_rate int;
 	v_period interval;
+	v_prate int;
+	v_pperiod interval;
 	v_p text;
 	v_q record;
 BEGIN
@@ -337,7 +384,8 @@ BEGIN
 				  HINT = '<queue>.<region> names the region queues, which are derived.';
 	END IF;
 	PERFORM genroc._check_options(v_options,
-		ARRAY['global_concurrency', 'handler', 'kind', 'match', 'partition_concurrency', 'rate_limit'],
+		ARRAY['global_concurrency', 'handler', 'kind', 'match', 'partition_concurrency',
+			  'partition_rate_limit', 'rate_limit'],
 		'queue options');
 	v_kind := CASE WHEN v_options ? 'kind' THEN genroc._text_option(v_options -> 'kind', 'kind')
 				   WHEN p_name = 'default' THEN 'default' END;
@@ -388,20 +436,12 @@ BEGIN
 		END IF;
 	END IF;
 	IF v_options ? 'rate_limit' THEN
-		IF jsonb_typeof(v_options -> 'rate_limit') <> 'object' THEN
-			RAISE EXCEPTION 'option "rate_limit" must be an object {"count": N, "period": duration}, not %',
-				v_options -> 'rate_limit' USING ERRCODE = '22023';
-		END IF;
-		PERFORM genroc._check_options(v_options -> 'rate_limit', ARRAY['count', 'period'], 'option "rate_limit"');
-		IF NOT (v_options -> 'rate_limit') ? 'count' OR NOT (v_options -> 'rate_limit') ? 'period' THEN
-			RAISE EXCEPTION 'option "rate_limit" needs "count" and "period"' USING ERRCODE = '22023';
-		END IF;
-		v_rate := genroc._int_option(v_options -> 'rate_limit' -> 'count', 'rate_limit.count');
-		IF v_rate < 1 THEN
-			RAISE EXCEPTION 'option "rate_limit.count" must be at least 1, not %', v_rate
-				USING ERRCODE = '22023';
-		END IF;
-		v_period := genroc._duration(v_options -> 'rate_limit' -> 'period', 'rate_limit.period');
+		SELECT r.count, r.period INTO v_rate, v_period
+		FROM genroc._rate_option(v_options -> 'rate_limit', 'rate_limit') r;
+	END IF;
+	IF v_options ? 'partition_rate_limit' THEN
+		SELECT r.count, r.period INTO v_prate, v_pperiod
+		FROM genroc._rate_option(v_options -> 'partition_rate_limit', 'partition_rate_limit') r;
 	END IF;
 
 	SELECT * INTO v_old FROM genroc._queues q WHERE q.name = p_name FOR UPDATE;
@@ -413,14 +453,17 @@ BEGIN
 				  HINT = 'Rename the other queue.';
 	END IF;
 	INSERT INTO genroc._queues AS q (name, kind, handler, match, global_concurrency,
-		partition_concurrency, rate_limit, rate_period, updated_at)
+		partition_concurrency, rate_limit, rate_period, partition_rate_limit, partition_rate_period,
+		updated_at)
 	VALUES (p_name, v_kind, v_handler, v_options -> 'match', v_global, v_partition, v_rate, v_period,
-			genroc.now())
+			v_prate, v_pperiod, genroc.now())
 	ON CONFLICT (name) DO UPDATE SET
 		kind = excluded.kind, handler = excluded.handler, match = excluded.match,
 		global_concurrency = excluded.global_concurrency,
 		partition_concurrency = excluded.partition_concurrency,
 		rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
+		partition_rate_limit = excluded.partition_rate_limit,
+		partition_rate_period = excluded.partition_rate_period,
 		updated_at = excluded.updated_at;
 
 	-- A larger partition_concurrency frees slots now: hand them out (a
@@ -434,7 +477,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION genroc.queue_set(text, jsonb) IS
-	'Creates or replaces a queue (options kind, handler, match, global_concurrency, partition_concurrency, rate_limit); returns it as list_queues shows it.';
+	'Creates or replaces a queue (options kind, handler, match, global_concurrency, partition_concurrency, rate_limit, partition_rate_limit); returns it as list_queues shows it.';
 
 -- Semantics: the instances already in a dropped queue keep it (routing is
 -- never redone); they are served by whoever still lists that name, with the
@@ -472,6 +515,7 @@ COMMENT ON FUNCTION genroc.queue_drop(text) IS
 CREATE FUNCTION genroc.list_queues()
 	RETURNS TABLE (name text, kind text, handler text, match jsonb, global_concurrency int,
 				   partition_concurrency int, rate_limit int, rate_period_ms bigint,
+				   partition_rate_limit int, partition_rate_period_ms bigint,
 				   depth bigint, queued bigint, running bigint, workers text[])
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -487,6 +531,7 @@ CREATE FUNCTION genroc.list_queues()
 		SELECT n.name, coalesce(s.kind, 'unconfigured'), q.handler, q.match,
 			   s.global_concurrency, s.partition_concurrency, s.rate_limit,
 			   (extract(epoch FROM s.rate_period) * 1000)::bigint,
+			   s.partition_rate_limit, (extract(epoch FROM s.partition_rate_period) * 1000)::bigint,
 			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'ready'),
 			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'queued'),
 			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'running'),
@@ -513,12 +558,19 @@ REVOKE ALL ON genroc.queues FROM PUBLIC;
  *          rate_limit.count - task starts within the last period
  * A queue without room is left out of the claim; the claim takes at most
  * the smallest room of the others (a batch never oversteps a limit; the
- * next claim takes the rest).  Returns the queues to claim from and that
- * bound (NULL = no bound), and the rate-limited ones (claim records
- * its starts there).
+ * next claim takes the rest).  A queue with a partition_rate_limit takes no
+ * lock here: its partitions are counted one by one as claim meets them
+ * (genroc._claim_partitioned).  The start rows older than the longest
+ * period of a rate-limited queue are deleted here, skipping rows another
+ * transaction deletes (pruning never waits).  Returns the queues to claim
+ * from and that bound (NULL = no bound), the queues whose starts claim
+ * records (rated: rate_limit, every task; partition_rated: only
+ * partition_rate_limit, the tasks of a partition), and the queues with a
+ * partition_rate_limit with its count and period (same order).
  */
 CREATE FUNCTION genroc._claim_room(p_queues text[], p_now timestamptz,
-	OUT open_queues text[], OUT room int, OUT rated text[])
+	OUT open_queues text[], OUT room int, OUT rated text[],
+	OUT partition_rated text[], OUT partition_counts int[], OUT partition_periods interval[])
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -528,30 +580,151 @@ DECLARE
 BEGIN
 	open_queues := ARRAY[]::text[];
 	rated := ARRAY[]::text[];
+	partition_rated := ARRAY[]::text[];
+	partition_counts := ARRAY[]::int[];
+	partition_periods := ARRAY[]::interval[];
 	FOR v_q IN SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1 LOOP
 		v_s := genroc._queue_settings(v_q);
+		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
+			DELETE FROM genroc._queue_starts s WHERE s.ctid = ANY (ARRAY(
+				SELECT o.ctid FROM genroc._queue_starts o
+				WHERE o.queue = v_q
+				  AND o.at <= p_now - greatest(v_s.rate_period, v_s.partition_rate_period)
+				FOR UPDATE SKIP LOCKED));
+		END IF;
 		IF v_s.global_concurrency = 0 AND v_s.rate_limit IS NULL THEN
 			open_queues := open_queues || v_q;
-			CONTINUE;
-		END IF;
-		PERFORM pg_advisory_xact_lock(hashtextextended('genroc.queue:' || v_q, 0));
-		v_room := NULL;
-		IF v_s.global_concurrency > 0 THEN
-			v_room := v_s.global_concurrency - (SELECT count(*)::int FROM genroc._instances i
-												WHERE i.queue = v_q AND i.status = 'running');
-		END IF;
-		IF v_s.rate_limit IS NOT NULL THEN
-			DELETE FROM genroc._queue_starts s WHERE s.queue = v_q AND s.at <= p_now - v_s.rate_period;
-			v_room := least(v_room, v_s.rate_limit - (SELECT count(*)::int FROM genroc._queue_starts s
-													  WHERE s.queue = v_q AND s.at > p_now - v_s.rate_period));
-		END IF;
-		IF v_room > 0 THEN
+		ELSE
+			PERFORM pg_advisory_xact_lock(hashtextextended('genroc.queue:' || v_q, 0));
+			v_room := NULL;
+			IF v_s.global_concurrency > 0 THEN
+				v_room := v_s.global_concurrency - (SELECT count(*)::int FROM genroc._instances i
+													WHERE i.queue = v_q AND i.status = 'running');
+			END IF;
+			IF v_s.rate_limit IS NOT NULL THEN
+				v_room := least(v_room, v_s.rate_limit - (SELECT count(*)::int FROM genroc._queue_starts s
+														  WHERE s.queue = v_q AND s.at > p_now - v_s.rate_period));
+			END IF;
+			IF NOT v_room > 0 THEN
+				CONTINUE;
+			END IF;
 			open_queues := open_queues || v_q;
 			room := least(room, v_room);
 			IF v_s.rate_limit IS NOT NULL THEN
 				rated := rated || v_q;
 			END IF;
 		END IF;
+		IF v_s.partition_rate_limit IS NOT NULL THEN
+			partition_rated := partition_rated || v_q;
+			partition_counts := partition_counts || v_s.partition_rate_limit;
+			partition_periods := partition_periods || v_s.partition_rate_period;
+		END IF;
 	END LOOP;
+END;
+$$;
+
+/*
+ * Semantics of partition rate limits in claim (genroc._claim_partitioned,
+ * used instead of claim's single statement when an open queue has a
+ * partition_rate_limit): the ready tasks of the open queues, in claim
+ * order, read in chunks (keyset: after the last one read).  For a task of
+ * a partition-limited queue with a partition_key, the first time claim
+ * meets its partition it tries the advisory lock of (queue, partition_key):
+ * held by another claimer, the partition is passed over for this claim
+ * (never waited for: waiting in arbitrary order could deadlock); taken,
+ * the window is counted, in a statement after the lock, so it sees every
+ * start committed before, and the partition's room is the limit minus that
+ * count.  A task is taken only while its partition has room; a partition
+ * without room is left out of the following chunks.  Tasks without a key
+ * and of other queues are taken as claim takes them.  Each taken row is
+ * locked (FOR UPDATE SKIP LOCKED, status checked again).  Returns at most
+ * p_n ids; the locks are held to the commit, when the starts claim records
+ * are visible.
+ */
+CREATE FUNCTION genroc._claim_partitioned(p_open text[], p_queues text[], p_counts int[],
+	p_periods interval[], p_now timestamptz, p_n int) RETURNS bigint[]
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	-- rows read per statement: a batch and some to spare for the tasks of
+	-- partitions without room
+	v_chunk int := greatest(4 * p_n, 64);
+	v_ids bigint[] := ARRAY[]::bigint[];
+	v_c record;
+	v_read int;
+	v_last_priority int;
+	v_last_eligible timestamptz;
+	v_last_id bigint;
+	v_mark text;
+	v_left jsonb := '{}';	-- partition (its mark) -> room left
+	v_room int;
+	v_full_q text[] := ARRAY[]::text[];	-- partitions without room (queue, key)
+	v_full_k text[] := ARRAY[]::text[];
+BEGIN
+	IF p_n < 1 THEN
+		RETURN v_ids;
+	END IF;
+	<<chunks>>
+	LOOP
+		v_read := 0;
+		FOR v_c IN
+			-- each queue in index order (_instances_claim), then merged: reads
+			-- about a chunk per queue, not every ready task
+			SELECT c.id, c.queue, c.partition_key, c.priority, c.eligible_at,
+				   CASE WHEN c.partition_key IS NOT NULL THEN array_position(p_queues, c.queue) END AS k
+			FROM unnest(p_open) AS o(queue)
+			CROSS JOIN LATERAL (
+				SELECT i.id, i.queue, i.partition_key, i.priority, i.eligible_at
+				FROM genroc._instances i
+				WHERE i.queue = o.queue AND i.status = 'ready' AND i.eligible_at <= p_now
+				  AND (v_last_id IS NULL
+					   OR (i.priority, i.eligible_at, i.id) > (v_last_priority, v_last_eligible, v_last_id))
+				  AND NOT EXISTS (SELECT 1 FROM unnest(v_full_q, v_full_k) AS f(queue, partition_key)
+								  WHERE f.queue = i.queue AND f.partition_key = i.partition_key)
+				ORDER BY i.priority, i.eligible_at, i.id
+				LIMIT v_chunk) AS c
+			ORDER BY c.priority, c.eligible_at, c.id
+			LIMIT v_chunk
+		LOOP
+			v_read := v_read + 1;
+			v_last_priority := v_c.priority;
+			v_last_eligible := v_c.eligible_at;
+			v_last_id := v_c.id;
+			IF v_c.k IS NOT NULL THEN
+				v_mark := jsonb_build_array(v_c.queue, v_c.partition_key)::text;
+				v_room := (v_left ->> v_mark)::int;
+				IF v_room IS NULL THEN
+					v_room := 0;
+					IF pg_try_advisory_xact_lock(hashtextextended('genroc.partition_rate:' || v_mark, 0)) THEN
+						v_room := p_counts[v_c.k] - (
+							SELECT count(*)::int FROM genroc._queue_starts s
+							WHERE s.queue = v_c.queue AND s.partition_key = v_c.partition_key
+							  AND s.at > p_now - p_periods[v_c.k]);
+					END IF;
+					v_left := jsonb_set(v_left, ARRAY[v_mark], to_jsonb(v_room));
+					IF v_room <= 0 THEN
+						v_full_q := v_full_q || v_c.queue;
+						v_full_k := v_full_k || v_c.partition_key;
+					END IF;
+				END IF;
+				CONTINUE WHEN v_room <= 0;
+			END IF;
+			PERFORM 1 FROM genroc._instances i
+			WHERE i.id = v_c.id AND i.status = 'ready' AND i.eligible_at <= p_now
+			FOR UPDATE SKIP LOCKED;
+			CONTINUE WHEN NOT FOUND;
+			v_ids := v_ids || v_c.id;
+			IF v_c.k IS NOT NULL THEN
+				v_left := jsonb_set(v_left, ARRAY[v_mark], to_jsonb(v_room - 1));
+				IF v_room = 1 THEN
+					v_full_q := v_full_q || v_c.queue;
+					v_full_k := v_full_k || v_c.partition_key;
+				END IF;
+			END IF;
+			EXIT chunks WHEN cardinality(v_ids) >= p_n;
+		END LOOP;
+		EXIT WHEN v_read < v_chunk;
+	END LOOP;
+	RETURN v_ids;
 END;
 $$;

@@ -1,7 +1,9 @@
 // queues_test.cpp — queues as configuration (queue_set, queue_drop,
 // list_queues), routing at start, partition slots, global concurrency and
-// rate limits in claim (README "Queues and routing", 55_queues.sql).
+// rate limits (per queue and per partition) in claim (README "Queues and
+// routing", 55_queues.sql).
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "fixture.hpp"
@@ -51,6 +53,21 @@ TEST_P(StoreTest, QueueSetChecksItsOptions) {
 				  store().queue_set("gpu", {{"kind", "tenant"}, {"rate_limit", {{"count", 0}, {"period", "1s"}}}}));
 	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "rate_limit.period",
 				  store().queue_set("gpu", {{"kind", "tenant"}, {"rate_limit", {{"count", 1}, {"period", "soon"}}}}));
+	EXPECT_RAISES(bad, "option \"partition_rate_limit\" must be an object",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_rate_limit", 5}}));
+	EXPECT_RAISES(bad, "option \"partition_rate_limit\" needs",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_rate_limit", {{"period", "1s"}}}}));
+	EXPECT_RAISES(bad, "option \"partition_rate_limit.count\" must be at least 1",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_rate_limit", {{"count", 0}, {"period", "1s"}}}}));
+	EXPECT_RAISES(bad, "partition_rate_limit.count",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_rate_limit", {{"count", "2"}, {"period", "1s"}}}}));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "partition_rate_limit.period",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_rate_limit", {{"count", 1}, {"period", "soon"}}}}));
+	EXPECT_RAISES(bad, "partition_rate_limit.period",
+				  store().queue_set("gpu", {{"kind", "tenant"}, {"partition_rate_limit", {{"count", 1}, {"period", 0}}}}));
+	EXPECT_RAISES(bad, "burst",
+				  store().queue_set("gpu", {{"kind", "tenant"},
+											{"partition_rate_limit", {{"count", 1}, {"period", "1s"}, {"burst", 2}}}}));
 	EXPECT_RAISES(bad, "cannot be dropped", store().queue_drop("default"));
 	EXPECT_RAISES("42704", "gpu", store().queue_drop("gpu"));
 	// nothing was created by the refused calls
@@ -88,6 +105,8 @@ TEST_P(StoreTest, ListQueuesShowsKindsLimitsAndWorkersAlsoWhenEmpty) {
 	EXPECT_EQ(eu.at("partition_concurrency"), 3);
 	EXPECT_EQ(eu.at("rate_limit"), 10);
 	EXPECT_EQ(eu.at("rate_period_ms"), 60000);
+	EXPECT_EQ(eu.at("partition_rate_limit"), nullptr);
+	EXPECT_EQ(eu.at("partition_rate_period_ms"), nullptr);
 	EXPECT_EQ(queue_named(store(), "odd").at("kind"), "unconfigured");
 	EXPECT_EQ(queue_named(store(), "gpu").at("workers"), json::array({"w1"}));
 	EXPECT_EQ(queue_named(store(), "gpu").at("partition_concurrency"), 3);	// follows the default queue
@@ -302,6 +321,137 @@ TEST_P(StoreTest, RateLimitMakesTasksWaitInsteadOfFailing) {
 	// a region queue has the limits of its queue, counted on its own
 	for (int i = 0; i < 3; i++) start("build", json::object(), {{"labels", {{"region", "eu"}}}});
 	EXPECT_EQ(store().claim("w1", {"default.eu"}, 10).size(), 2u);
+}
+
+namespace {
+std::map<std::string, int> by_partition(Store &s, const std::vector<Task> &tasks) {
+	std::map<std::string, int> out;
+	for (auto &t : tasks) {
+		json key = s.get_instance(t.instance_id).at("partition_key");
+		out[key.is_null() ? "-" : key.get<std::string>()]++;
+	}
+	return out;
+}
+}  // namespace
+
+TEST_P(StoreTest, PartitionRateLimitMakesOnlyThatPartitionWait) {
+	define("build", handler_def("build"));
+	store().queue_set("default",
+					  {{"partition_concurrency", 10}, {"partition_rate_limit", {{"count", 2}, {"period", "10s"}}}});
+	worker("w1");
+	std::vector<int64_t> a;
+	for (int i = 0; i < 4; i++) a.push_back(start("build", json::object(), {{"partition_key", "a"}}));
+	start("build", json::object(), {{"partition_key", "b"}});
+	start("build");
+	start("build");
+	// a batch takes 2 of a (its room), b's and the keyless ones
+	auto first = store().claim("w1", {"default"}, 10);
+	EXPECT_EQ(by_partition(store(), first), (std::map<std::string, int>{{"-", 2}, {"a", 2}, {"b", 1}}));
+	// a's window is full: its tasks wait, ready, nothing fails
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	EXPECT_EQ(status(a[2]), "ready");
+	EXPECT_EQ(status(a[3]), "ready");
+	// meanwhile another partition and keyless tasks are still claimed
+	at(5);
+	start("build", json::object(), {{"partition_key", "b"}});
+	start("build");
+	auto second = store().claim("w1", {"default"}, 10);
+	EXPECT_EQ(by_partition(store(), second), (std::map<std::string, int>{{"-", 1}, {"b", 1}}));
+	at(9.999);	// the window is (now - 10s, now]: the first starts are still in it
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	// the window slides past the first two starts of a; a batch of one
+	// takes one, the next the other
+	at(10);
+	auto third = store().claim("w1", {"default"}, 1);
+	ASSERT_EQ(third.size(), 1u);
+	EXPECT_EQ(third[0].instance_id, a[2]);
+	EXPECT_EQ(store().claim("w1", {"default"}, 1).at(0).instance_id, a[3]);
+	for (int64_t id : a) EXPECT_EQ(status(id), "running");
+	// b's start at 0s is out of the window, the one at 5s in: room for one
+	start("build", json::object(), {{"partition_key", "b"}});
+	start("build", json::object(), {{"partition_key", "b"}});
+	EXPECT_EQ(by_partition(store(), store().claim("w1", {"default"}, 10)), (std::map<std::string, int>{{"b", 1}}));
+}
+
+TEST_P(StoreTest, PartitionRateLimitIsPerQueueAndInheritedFromTheDefaultQueue) {
+	define("build", handler_def("build"));
+	define("train", handler_def("train"));
+	store().queue_set("default",
+					  {{"partition_concurrency", 10}, {"partition_rate_limit", {{"count", 1}, {"period", "1m"}}}});
+	store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", {"train"}}}}});
+	store().queue_set("fast", {{"kind", "routed"},
+							   {"match", {{"labels", {{"speed", "fast"}}}}},
+							   {"partition_rate_limit", {{"count", 3}, {"period", "1s"}}}});
+	// a queue leaving it out shows (and has) the default queue's
+	json gpu = queue_named(store(), "gpu");
+	EXPECT_EQ(gpu.at("partition_rate_limit"), 1);
+	EXPECT_EQ(gpu.at("partition_rate_period_ms"), 60000);
+	EXPECT_EQ(queue_named(store(), "fast").at("partition_rate_limit"), 3);
+	EXPECT_EQ(queue_named(store(), "fast").at("partition_rate_period_ms"), 1000);
+	EXPECT_EQ(queue_named(store(), "default").at("rate_limit"), nullptr);
+	worker("w1", {{"queues", {"default", "gpu", "fast"}}});
+	// the same key in two queues is two partitions, each with its queue's limit
+	for (int i = 0; i < 3; i++) {
+		start("train", json::object(), {{"partition_key", "k"}});
+		start("build", json::object(), {{"partition_key", "k"}});
+		start("build", json::object(), {{"partition_key", "k"}, {"labels", {{"speed", "fast"}}}});
+	}
+	std::map<std::string, int> per_queue;
+	for (auto &t : store().claim("w1", {"default", "gpu", "fast"}, 20))
+		per_queue[store().get_instance(t.instance_id).at("queue").get<std::string>()]++;
+	EXPECT_EQ(per_queue, (std::map<std::string, int>{{"default", 1}, {"fast", 3}, {"gpu", 1}}));
+	// a later change of the default queue applies to gpu too
+	store().queue_set("default",
+					  {{"partition_concurrency", 10}, {"partition_rate_limit", {{"count", 2}, {"period", "1m"}}}});
+	EXPECT_EQ(store().claim("w1", {"gpu"}, 20).size(), 1u);
+	EXPECT_EQ(store().claim("w1", {"default"}, 20).size(), 1u);
+	// removed: no limit
+	store().queue_set("default", {{"partition_concurrency", 10}});
+	EXPECT_EQ(queue_named(store(), "gpu").at("partition_rate_limit"), nullptr);
+	EXPECT_EQ(store().claim("w1", {"default", "gpu"}, 20).size(), 2u);
+}
+
+// Several connections claim from one partition-rate-limited queue at once:
+// together they never take more than a partition's rate, and they do take
+// up to it, and the tasks without a key.
+TEST_P(StoreTest, ConcurrentClaimersNeverExceedAPartitionRate) {
+	define("build", handler_def("build"));
+	store().queue_set("default",
+					  {{"partition_concurrency", 50}, {"partition_rate_limit", {{"count", 3}, {"period", "1h"}}}});
+	for (int i = 0; i < 10; i++) {
+		start("build", json::object(), {{"partition_key", "p"}});
+		start("build", json::object(), {{"partition_key", "q"}});
+		start("build");
+	}
+	constexpr int kClaimers = 4;
+	std::vector<std::unique_ptr<Store>> conns;
+	for (int i = 0; i < kClaimers; i++) {
+		conns.push_back(open_another());
+		conns.back()->worker_register("c" + std::to_string(i), json::object());
+	}
+	std::atomic<bool> go{false};
+	std::vector<std::vector<Task>> got(kClaimers);
+	std::vector<std::thread> threads;
+	for (int i = 0; i < kClaimers; i++)
+		threads.emplace_back([&, i] {
+			while (!go) std::this_thread::yield();
+			for (int k = 0; k < 8; k++) {
+				auto ts = conns[i]->claim("c" + std::to_string(i), {"default"}, 2);
+				got[i].insert(got[i].end(), ts.begin(), ts.end());
+			}
+		});
+	go = true;
+	for (auto &t : threads) t.join();
+	std::vector<Task> all;
+	for (auto &ts : got) all.insert(all.end(), ts.begin(), ts.end());
+	// a claimer may skip a partition another one is counting (it does not
+	// wait), so the last claims are made here, alone
+	for (;;) {
+		auto ts = store().claim("c0", {"default"}, 10);
+		if (ts.empty()) break;
+		all.insert(all.end(), ts.begin(), ts.end());
+	}
+	EXPECT_EQ(by_partition(store(), all), (std::map<std::string, int>{{"-", 10}, {"p", 3}, {"q", 3}}));
 }
 
 // Several connections claim from one limited queue at once: together they

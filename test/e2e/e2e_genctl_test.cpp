@@ -255,6 +255,25 @@ TEST_P(GenctlTest, DatabaseFromTheEnvironment) {
 	EXPECT_EQ(store->list_definitions().size(), 1u);
 }
 
+// queue set passes its options through; queues shows the limits (pr= rate
+// per partition) and --json every column.
+TEST_P(GenctlTest, QueueSetTakesAPartitionRateLimit) {
+	auto o = genctl({"queue", "set", "default", "--options",
+					 R"({"partition_rate_limit":{"count":5,"period":"1m"}})"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	o = genctl({"queues"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("pr=5/60000ms"), std::string::npos) << o.out;
+	o = genctl({"--json", "queues"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	json q = json_of(o).at(0);
+	EXPECT_EQ(q.at("partition_rate_limit"), 5);
+	EXPECT_EQ(q.at("partition_rate_period_ms"), 60000);
+	o = genctl({"queue", "set", "default", "--options", R"({"partition_rate_limit":{"count":0,"period":"1m"}})"});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("partition_rate_limit.count"), std::string::npos) << o.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, GenctlTest, ::testing::Values("postgres", "sqlite"),
 						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
