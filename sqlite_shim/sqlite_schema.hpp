@@ -9,9 +9,12 @@
 
 namespace genroc::sqlite {
 
-// Bumped when the tables change; an older file is refused rather than
-// misread (there is only version 1 so far).
-inline constexpr int SCHEMA_VERSION = 1;
+// Bumped when the tables change.  A file of an older version is brought up
+// to date on open by the steps in MIGRATIONS; a newer or unknown one is
+// refused rather than misread.
+//   1  the engine's tables
+//   2  + tokens (API tokens, README "Authentication")
+inline constexpr int SCHEMA_VERSION = 2;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -159,5 +162,25 @@ CREATE INDEX IF NOT EXISTS queue_starts_queue ON queue_starts (queue, at);
 CREATE INDEX IF NOT EXISTS instances_partition ON instances (queue, partition_key, status)
 	WHERE partition_key IS NOT NULL;
 )SQL";
+
+// API tokens, as the extension's genroc._tokens (80_tokens.sql): the sha256
+// of the token text (hex), never the text; permissions a sorted JSON array.
+inline constexpr const char *TOKENS_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS tokens (
+	id          TEXT PRIMARY KEY,
+	name        TEXT NOT NULL CHECK (name <> ''),
+	hash        TEXT NOT NULL,
+	permissions TEXT NOT NULL,
+	created_by  TEXT NOT NULL,
+	created_at  INTEGER NOT NULL,
+	revoked_at  INTEGER
+);
+)SQL";
+
+// MIGRATIONS[v - 1] takes a file from version v to v + 1.
+inline constexpr const char *MIGRATIONS[] = {
+	TOKENS_SQL,	 // 1 -> 2
+};
+static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 
 }  // namespace genroc::sqlite

@@ -1,5 +1,6 @@
 // sqlite_file_test.cpp — what only the SQLite shim has: the file itself.
-// Reopening keeps everything, another schema version is refused, a file
+// Reopening keeps everything, an older schema version is brought up to
+// date, another one is refused, a file
 // that is not a database is refused, and several processes share one file.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -69,6 +70,37 @@ TEST_F(SqliteFile, AnotherSchemaVersionIsRefused) {
 		EXPECT_EQ(e.sqlstate, "55000");
 		EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
 	}
+}
+
+// A file of schema version 1 (before tokens) is brought up to date on open
+// and keeps what it held.
+TEST_F(SqliteFile, AVersion1FileGetsTheTokensTable) {
+	int64_t id;
+	{
+		auto s = open_sqlite_store(path_);
+		s->define("job", kJob);
+		id = s->start("job", json::object(), json::object()).instance_id;
+	}
+	sqlite3 *db = nullptr;
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	ASSERT_EQ(sqlite3_exec(db, "DROP TABLE tokens; UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+						   nullptr, nullptr, nullptr),
+			  SQLITE_OK);
+	sqlite3_close(db);
+	{
+		auto s = open_sqlite_store(path_);
+		EXPECT_EQ(s->get_instance(id).at("status"), "ready");
+		json t = s->token_create("w", {"worker"}, "cli", std::nullopt);
+		EXPECT_EQ(s->token_verify(t.at("token")).at("name"), "w");
+	}
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	sqlite3_stmt *st = nullptr;
+	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
+			  SQLITE_OK);
+	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "2");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
 }
 
 TEST_F(SqliteFile, AFileThatIsNotADatabaseIsRefused) {
