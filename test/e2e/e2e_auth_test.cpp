@@ -3,7 +3,7 @@
 // HTTP, /healthz open); `genroc token create` and `genctl token list/revoke`
 // as processes; a `genroc api --auth --seed-tokens` process serving a seeded
 // worker token, and refusing a seed that conflicts; the warning of an
-// exposed port without --auth.
+// exposed port without --auth; the start check of genroc's database role.
 #include <fcntl.h>
 #include <httplib.h>
 #include <signal.h>
@@ -267,8 +267,10 @@ class AuthProcessTest : public ::testing::TestWithParam<std::string> {
 
 	// `genroc api` in the background (JSON log lines in api-N.log); returns the
 	// port once it listens, or 0 when it exited first.
-	int start_api_process(const std::vector<std::string> &extra, const std::string &listen = "127.0.0.1:0") {
-		std::vector<std::string> argv = {kGenroc, "api", "--database", db_.url(), "--listen", listen,
+	int start_api_process(const std::vector<std::string> &extra, const std::string &listen = "127.0.0.1:0",
+						  const std::string &database = "") {
+		std::vector<std::string> argv = {kGenroc, "api", "--database", database.empty() ? db_.url() : database,
+										 "--listen", listen,
 										 "--log-mode", "json"};
 		argv.insert(argv.end(), extra.begin(), extra.end());
 		// A log of its own per start, so no line of an earlier run is read.
@@ -423,6 +425,27 @@ TEST_P(AuthProcessTest, AnExposedPortWarnsOnlyWithoutAuth) {
 			 R"({"ops":["root"]})"});
 	EXPECT_EQ(o.exit_code, 2);
 	EXPECT_NE(o.err.find("unknown permission"), std::string::npos) << o.err;
+}
+
+// On PostgreSQL the token functions are not PUBLIC's: with --auth, a role
+// that may not run token_verify makes genroc refuse to start, saying why.
+TEST_P(AuthProcessTest, WithoutTheGrantAuthRefusesToStart) {
+	if (GetParam() != "postgres") GTEST_SKIP() << "PostgreSQL privileges only";
+	const std::string role = "genroc_auth_app_" + std::to_string(getpid());
+	const std::string admin = db_.url();
+	std::string url = admin;
+	const size_t from = url.find("://") + 3, at = url.find('@');
+	ASSERT_NE(at, std::string::npos) << url;
+	url.replace(from, at - from, role);
+	pg_exec(admin, "CREATE ROLE " + role + " LOGIN");
+	EXPECT_EQ(start_api_process({"--auth"}, "127.0.0.1:0", url), 0);
+	EXPECT_EQ(exit_status_, 1);
+	EXPECT_NE(log().find("EXECUTE on genroc.token_verify"), std::string::npos) << log();
+	pg_exec(admin, "GRANT EXECUTE ON FUNCTION genroc.token_verify(text) TO " + role);
+	EXPECT_GT(start_api_process({"--auth"}, "127.0.0.1:0", url), 0) << log();
+	stop_api();
+	pg_exec(admin, "REVOKE EXECUTE ON FUNCTION genroc.token_verify(text) FROM " + role);
+	pg_exec(admin, "DROP ROLE " + role);
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, AuthProcessTest, ::testing::Values("postgres", "sqlite"),
