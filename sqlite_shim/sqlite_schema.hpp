@@ -9,10 +9,13 @@
 
 namespace genroc::sqlite {
 
-// Bumped when the tables change; a file of an older version is brought up
-// to date by MIGRATIONS on open, any other version is refused rather than
-// misread.
-inline constexpr int SCHEMA_VERSION = 2;
+// Bumped when the tables change.  A file of an older version is brought up
+// to date on open by the steps in MIGRATIONS; a newer or unknown one is
+// refused rather than misread.
+//   1  the engine's tables
+//   2  + partition_rate_limit (queues, queue_starts)
+//   3  + tokens (API tokens, README "Authentication")
+inline constexpr int SCHEMA_VERSION = 3;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -167,6 +170,20 @@ CREATE INDEX IF NOT EXISTS instances_partition ON instances (queue, partition_ke
 	WHERE partition_key IS NOT NULL;
 )SQL";
 
+// API tokens, as the extension's genroc._tokens (80_tokens.sql): the sha256
+// of the token text (hex), never the text; permissions a sorted JSON array.
+inline constexpr const char *TOKENS_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS tokens (
+	id          TEXT PRIMARY KEY,
+	name        TEXT NOT NULL CHECK (name <> ''),
+	hash        TEXT NOT NULL,
+	permissions TEXT NOT NULL,
+	created_by  TEXT NOT NULL,
+	created_at  INTEGER NOT NULL,
+	revoked_at  INTEGER
+);
+)SQL";
+
 // MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
 // tables above are what a new file gets; these change an existing one to
 // match them).
@@ -179,6 +196,7 @@ ALTER TABLE queue_starts ADD COLUMN partition_key TEXT;
 CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partition_key, at)
 	WHERE partition_key IS NOT NULL;
 )SQL",
+	TOKENS_SQL,	 // 2 -> 3
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

@@ -21,6 +21,8 @@
 //             instance; every claim bumps the epoch, complete/fail quote it
 //   lapse     a lease that expired without renew: the task runs again (or,
 //             OnlyOnce, fails with only_once.interrupted)
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -71,6 +73,67 @@ std::string new_token() {
 		s += hex[c & 15];
 	}
 	return s;
+}
+
+// ---- API tokens (80_tokens.sql) ----------------------------------------------
+
+// Lowercase hex of n random bytes from OpenSSL's CSPRNG.
+std::string random_hex(size_t n) {
+	std::vector<unsigned char> b(n);
+	if (RAND_bytes(b.data(), static_cast<int>(n)) != 1)
+		throw Error("XX000", "cannot generate a token: no randomness");
+	static const char *hex = "0123456789abcdef";
+	std::string s;
+	for (unsigned char c : b) {
+		s += hex[c >> 4];
+		s += hex[c & 15];
+	}
+	return s;
+}
+
+// sha256 of the text, as lowercase hex.
+std::string sha256_hex(const std::string &text) {
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	if (EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr) != 1)
+		throw Error("XX000", "sha256: the digest failed");
+	static const char *hex = "0123456789abcdef";
+	std::string s;
+	for (unsigned int i = 0; i < len; i++) {
+		s += hex[md[i] >> 4];
+		s += hex[md[i] & 15];
+	}
+	return s;
+}
+
+// genroc._token_id: the id of grt_<id>_<secret> (id 8-32 of a-z0-9, secret
+// 32-128 of A-Za-z0-9), or nullopt for any other text.
+std::optional<std::string> token_id(const std::string &t) {
+	if (t.rfind("grt_", 0) != 0) return std::nullopt;
+	const size_t us = t.find('_', 4);
+	if (us == std::string::npos) return std::nullopt;
+	const std::string id = t.substr(4, us - 4), secret = t.substr(us + 1);
+	if (id.size() < 8 || id.size() > 32 || secret.size() < 32 || secret.size() > 128) return std::nullopt;
+	for (char c : id)
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return std::nullopt;
+	for (char c : secret)
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return std::nullopt;
+	return id;
+}
+
+// genroc._check_permissions: sorted, unique; an empty list or an unknown
+// name (named) is 22023.
+std::vector<std::string> check_permissions(const std::vector<std::string> &permissions) {
+	const char *hint = "Permissions: admin, operator, worker, reader.";
+	if (permissions.empty())
+		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a token needs at least one permission", "", hint);
+	std::set<std::string> out;
+	for (const auto &p : permissions) {
+		if (p != "admin" && p != "operator" && p != "worker" && p != "reader")
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "unknown permission \"" + p + "\"", "", hint);
+		out.insert(p);
+	}
+	return {out.begin(), out.end()};
 }
 
 // ---- option bags (genroc._check_options, _int_option, _text_option, ...) ----
@@ -840,6 +903,84 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// ---- API tokens (genroc.token_create, token_verify, token_list,
+	// token_revoke; 80_tokens.sql)
+
+	json token_create(const std::string &name, const std::vector<std::string> &permissions,
+					  const std::string &created_by, const std::optional<std::string> &token_text) override {
+		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a token name must not be empty");
+		if (created_by.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_created_by must not be empty");
+		const std::vector<std::string> perms = check_permissions(permissions);
+		std::string id, text;
+		if (token_text) {
+			auto parsed = token_id(*token_text);
+			if (!parsed)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_secret is not a token text grt_<id>_<secret>",
+							"The id is 8 to 32 of a-z and 0-9, the secret 32 to 128 of A-Z, a-z and 0-9.");
+			id = *parsed;
+			text = *token_text;
+		} else {
+			id = random_hex(6);
+			text = "grt_" + id + "_" + random_hex(32);
+		}
+		const std::string hash = sha256_hex(text);
+		const std::string perms_json = json(perms).dump();
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			bool is_new = true;
+			{
+				Query q(db_, "SELECT hash, name, permissions FROM tokens WHERE id = ?1", id);
+				if (q.next()) {
+					if (!token_text || q.text(0) != hash || q.text(1) != name || q.text(2) != perms_json)
+						throw Error("23505", "token \"" + id + "\" already exists with another secret, name or permissions",
+									"", "Revoke it if it must go, and give a new token another id.");
+					is_new = false;
+				}
+			}
+			if (is_new)
+				Query(db_,
+					  "INSERT INTO tokens (id, name, hash, permissions, created_by, created_at) "
+					  "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+					  id, name, hash, perms_json, created_by, now)
+					.run();
+			json out = token_row(id);
+			out["token"] = text;
+			out["is_new"] = is_new;
+			return out;
+		});
+	}
+
+	json token_verify(const std::string &token) override {
+		auto id = token_id(token);
+		if (!id) return nullptr;
+		const std::string hash = sha256_hex(token);
+		return read([&](int64_t) -> json {
+			Query q(db_, "SELECT name, permissions, created_by, hash FROM tokens WHERE id = ?1 AND revoked_at IS NULL",
+					*id);
+			if (!q.next()) return nullptr;
+			const std::string stored = q.text(3);
+			if (stored.size() != hash.size() || CRYPTO_memcmp(stored.data(), hash.data(), hash.size()) != 0)
+				return nullptr;
+			return {{"id", *id}, {"name", q.text(0)}, {"permissions", q.js(1)}, {"created_by", q.text(2)}};
+		});
+	}
+
+	json token_list() override {
+		return read([&](int64_t) {
+			json out = json::array();
+			for (const auto &id : texts("SELECT id FROM tokens ORDER BY created_at, id")) out.push_back(token_row(id));
+			return out;
+		});
+	}
+
+	void token_revoke(const std::string &id) override {
+		write(durability_for(Commit::outside), [&](int64_t now) {
+			Query(db_, "UPDATE tokens SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1", id, now).run();
+			if (sqlite3_changes(db_.handle()) == 0)
+				throw Error("42704", "token \"" + id + "\" does not exist");
+			return 0;
+		});
+	}
+
 	// ---- queues (genroc.queue_set, queue_drop, list_queues; 55_queues.sql)
 
 	json queue_set(const std::string &name, const json &options) override {
@@ -1157,9 +1298,9 @@ class SqliteStore final : public Store {
 		}
 	}
 
-	// Creates the schema in a new file; brings a file of an older schema
-	// version up to date (sqlite::MIGRATIONS, in this one transaction);
-	// refuses any other version before touching it (it would be misread).
+	// Creates the schema in a new file; brings a file of an older version up
+	// to date (sqlite::MIGRATIONS, in this one transaction); refuses a file
+	// of a newer or unknown version before touching it (it would be misread).
 	void migrate() {
 		write(Durability::normal, [&](int64_t) {
 			bool has_meta = false;
@@ -1179,20 +1320,38 @@ class SqliteStore final : public Store {
 				if (version == 0)
 					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + found +
 											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
-				if (version < sqlite::SCHEMA_VERSION) {
-					for (int v = version; v < sqlite::SCHEMA_VERSION; v++) db_.exec(sqlite::MIGRATIONS[v - 1]);
-					Query(db_, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
-						  std::to_string(sqlite::SCHEMA_VERSION))
-						.run();
-				}
+				for (; version < sqlite::SCHEMA_VERSION; version++) db_.exec(sqlite::MIGRATIONS[version - 1]);
+				Query(db_, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+					  std::to_string(sqlite::SCHEMA_VERSION))
+					.run();
 				return 0;
 			}
 			db_.exec(sqlite::SCHEMA_SQL);
+			db_.exec(sqlite::TOKENS_SQL);
 			Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
 				  std::to_string(sqlite::SCHEMA_VERSION))
 				.run();
 			return 0;
 		});
+	}
+
+	// genroc._token_json of one row.
+	json token_row(const std::string &id) {
+		Query q(db_, "SELECT name, permissions, created_by, created_at, revoked_at FROM tokens WHERE id = ?1", id);
+		if (!q.next()) throw Error("42704", "token \"" + id + "\" does not exist");
+		return {{"id", id},
+				{"name", q.text(0)},
+				{"permissions", q.js(1)},
+				{"created_by", q.text(2)},
+				{"created_at", iso(q.i64(3))},
+				{"revoked_at", iso_or_null(q.oi64(4))}};
+	}
+
+	std::vector<std::string> texts(const char *sql) {
+		std::vector<std::string> out;
+		Query q(db_, sql);
+		while (q.next()) out.push_back(q.text(0));
+		return out;
 	}
 
 	static Error not_found(int64_t id) {

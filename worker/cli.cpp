@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "auth.hpp"
 #include "handlers.hpp"
 #include "queues_config.hpp"
 #include "http_api.hpp"
@@ -115,6 +116,16 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_option("--listen", cfg.listen, "HTTP address host:port")
 			->envname("GENROC_LISTEN")
 			->capture_default_str();
+		sub->add_flag("--auth", cfg.auth, "every /api route needs Authorization: Bearer <token or JWT>")
+			->envname("GENROC_AUTH");
+		sub->add_option("--seed-tokens", cfg.seed_tokens,
+						"tokens file (JSON) created at start when absent: {\"tokens\":[{name, token, permissions}]}")
+			->envname("GENROC_SEED_TOKENS");
+		sub->add_option("--jwt-secret", cfg.jwt_secret, "shared HS256 secret of the UI's JWTs (32 bytes or more)")
+			->envname("GENROC_JWT_SECRET");
+		sub->add_option("--jwt-groups", cfg.jwt_groups,
+						"JWT groups -> permissions (JSON), e.g. {\"ops\":[\"admin\"],\"dev\":[\"operator\"]}")
+			->envname("GENROC_JWT_GROUPS");
 	};
 
 	auto *serve = app.add_subcommand("serve", "HTTP API and worker in one process");
@@ -133,12 +144,23 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	run->add_option("--input", cfg.run_input, "the instance input (JSON)")->capture_default_str();
 	run->add_option("--name", cfg.run_name, "definition name (default: the file name without extension)");
 	run->add_flag("--json", cfg.run_json, "last stdout line: {\"status\",\"output\",\"error\",\"cause\"}");
+	auto *token = app.add_subcommand("token", "API tokens (genctl token list / revoke for the rest)");
+	token->require_subcommand(1, 1);
+	auto *token_create = token->add_subcommand("create", "mint a token on --database; its text is printed once");
+	token_create->add_option("--database", cfg.database, "PostgreSQL URL or conninfo, or a SQLite file path")
+		->envname("GENROC_DATABASE")
+		->capture_default_str();
+	token_create->add_option("--name", cfg.token_name, "who or what the token is for")->required();
+	token_create->add_option("--permissions", cfg.token_permissions, "admin, operator, worker, reader (comma-separated)")
+		->required()
+		->delimiter(',');
+	token_create->add_flag("--json", cfg.token_json, "print the created token as JSON");
 
 	// A repeated single-value flag takes its last value, so a wrapper script
 	// can append an override to a fixed command line.
-	for (auto *sub : {serve, worker, api, run})
+	for (auto *sub : {serve, worker, api, run, token_create})
 		for (auto *opt : sub->get_options())
-			if (opt->get_type_size() == 1 && opt->get_name() != "--queue")
+			if (opt->get_type_size() == 1 && opt->get_name() != "--queue" && opt->get_name() != "--permissions")
 				opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
 	try {
@@ -153,6 +175,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	}
 	for (auto *sub : {serve, worker, api, run})
 		if (sub->parsed()) cfg.command = sub->get_name();
+	if (token_create->parsed()) cfg.command = "token create";
 
 	cfg.log_mode = log_mode == "json" ? log::Mode::json : log::Mode::text;
 	// `run` talks to a person: worker chatter only when something is wrong.
@@ -190,6 +213,25 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		} catch (const std::exception &e) {
 			return usage_error(std::string("--listen: ") + e.what());
 		}
+	}
+	if (cfg.command == "serve" || cfg.command == "api") {
+		if (!cfg.jwt_secret.empty() && !cfg.auth) return usage_error("--jwt-secret: needs --auth");
+		if (!cfg.jwt_secret.empty() && cfg.jwt_secret.size() < 32)
+			return usage_error("--jwt-secret: must be at least 32 bytes (HS256 wants a key as long as its hash)");
+		if (!cfg.jwt_groups.empty()) {
+			if (cfg.jwt_secret.empty()) return usage_error("--jwt-groups: needs --jwt-secret");
+			try {
+				auth::parse_groups(cfg.jwt_groups);
+			} catch (const std::exception &e) {
+				return usage_error(e.what());
+			}
+		}
+	}
+	if (cfg.command == "token create") {
+		for (auto &p : cfg.token_permissions)
+			if (!auth::known_permission(p))
+				return usage_error("--permissions: unknown permission \"" + p + "\" (admin, operator, worker, reader)");
+		if (cfg.token_name.empty()) return usage_error("--name: must not be empty");
 	}
 	if (cfg.database.empty()) return usage_error("--database: must not be empty");
 	return -1;
@@ -237,27 +279,87 @@ bool settings_accepted(const Config &cfg) {
 	}
 }
 
-// Warns when the API port can be reached from other machines: there is no
-// authentication yet (DESIGN §7: --auth).
-void warn_if_exposed(const std::string &listen) {
-	std::string host;
-	int port = 0;
-	parse_listen(listen, host, port);
-	if (host != "127.0.0.1" && host != "localhost" && host != "::1")
-		log::warn("the HTTP API is reachable from other machines and has no authentication",
-				  {{"listen", listen}});
+// The HTTP server's options.  (start_api warns when the port is reachable
+// from other machines without --auth.)
+ApiOptions api_options(const Config &cfg) {
+	ApiOptions o;
+	o.listen = cfg.listen;
+	o.auth = cfg.auth;
+	o.jwt_secret = cfg.jwt_secret;
+	if (!cfg.jwt_groups.empty()) o.jwt_groups = auth::parse_groups(cfg.jwt_groups);
+	return o;
+}
+
+// With --auth: the store must answer token_verify (the extension has the
+// token functions, and genroc's role may run them), else every request
+// would fail.  Then the seed tokens file: each token is created unless its
+// id exists with the same secret, name and permissions (23505 otherwise,
+// naming the id: genroc refuses to start).  Never logs a token's text.
+bool prepare_auth(const Config &cfg) {
+	try {
+		auto store = store_factory(cfg)();
+		if (cfg.auth) store->token_verify("");
+		if (cfg.seed_tokens.empty()) return true;
+		for (const auto &t : auth::load_seed_tokens(cfg.seed_tokens)) {
+			json r = store->token_create(t.name, t.permissions, "seed", t.token);
+			json f = {{"id", r.at("id")}, {"name", t.name}, {"permissions", r.at("permissions")}};
+			if (!r.at("revoked_at").is_null())
+				log::warn("seed token is revoked; it stays revoked", f);
+			else
+				log::info(r.at("is_new") == true ? "seed token created" : "seed token present", f);
+		}
+		return true;
+	} catch (const Error &e) {
+		// A database that is down now: requests will fail with 503 until it
+		// is back, as without --auth; but seed tokens must exist before start.
+		if (is_transient(e) && cfg.seed_tokens.empty()) return true;
+		json f = {{"sqlstate", e.sqlstate}, {"error", e.what()}};
+		if (e.sqlstate == "42501" || e.sqlstate == "42883")
+			f["hint"] = "With --auth, genroc's database role needs EXECUTE on genroc.token_verify (and on "
+						"genroc.token_create for --seed-tokens); README \"Authentication\".";
+		log::error("refusing to start: authentication", f);
+		return false;
+	} catch (const std::exception &e) {
+		log::error("refusing to start: authentication", {{"error", e.what()}});
+		return false;
+	}
+}
+
+// `genroc token create`: the text on stdout (alone on its line, for
+// scripts), what was made on stderr; --json prints the whole answer.
+int run_token_create(const Config &cfg) {
+	try {
+		auto store = open_store(cfg.database);
+		json t = store->token_create(cfg.token_name, cfg.token_permissions, "cli", std::nullopt);
+		t.erase("is_new");
+		if (cfg.token_json) {
+			std::cout << t.dump() << std::endl;
+		} else {
+			std::string perms;
+			for (const auto &p : t.at("permissions")) perms += (perms.empty() ? "" : ",") + p.get<std::string>();
+			std::fprintf(stderr, "created token %s (%s: %s); its text is shown this once:\n",
+						 t.at("id").get<std::string>().c_str(), cfg.token_name.c_str(), perms.c_str());
+			std::cout << t.at("token").get<std::string>() << std::endl;
+		}
+		return kExitOk;
+	} catch (const Error &e) {
+		std::fprintf(stderr, "genroc: ERROR %s: %s\n", e.sqlstate.c_str(), e.what());
+		return kExitFailed;
+	} catch (const std::exception &e) {
+		std::fprintf(stderr, "genroc: %s\n", e.what());
+		return kExitFailed;
+	}
 }
 
 int run_api_command(const Config &cfg) {
 	std::unique_ptr<ApiServer> server;
 	try {
-		server = start_api({cfg.listen}, store_factory(cfg),
+		server = start_api(api_options(cfg), store_factory(cfg),
 						   HealthInfo{"", false, [] { return int64_t{-1}; }});
 	} catch (const std::exception &e) {
 		log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
 		return kExitFailed;
 	}
-	warn_if_exposed(cfg.listen);
 	while (!g_stop.wait_for(Millis(60'000))) {
 	}
 	server->stop();
@@ -292,15 +394,14 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	std::unique_ptr<ApiServer> server;
 	if (cfg.command == "serve") {
 		try {
-			server = start_api({cfg.listen}, store_factory(cfg),
+			server = start_api(api_options(cfg), store_factory(cfg),
 							   HealthInfo{cfg.worker_id, cfg.manual_tick,
 										  [&runner] { return runner.lease_age_ms(); }});
 		} catch (const std::exception &e) {
 			log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
 			return kExitFailed;
 		}
-		warn_if_exposed(cfg.listen);
-		}
+	}
 	int rc = runner.run(g_stop);
 	// The API stays up while the worker drains, so health checks see it.
 	if (server) server->stop();
@@ -328,6 +429,8 @@ int genroc_main(int argc, const char *const *argv) {
 		g_stop.request();
 	});
 
+	if (cfg.command == "token create") return run_token_create(cfg);
+
 	HandlerRegistry handlers = HandlerRegistry::with_builtins();
 	if (!cfg.handlers_file.empty()) {
 		try {
@@ -338,6 +441,9 @@ int genroc_main(int argc, const char *const *argv) {
 		}
 	}
 	if (!settings_accepted(cfg)) return kExitFailed;
+	if ((cfg.command == "serve" || cfg.command == "api") && (cfg.auth || !cfg.seed_tokens.empty()) &&
+		!prepare_auth(cfg))
+		return kExitFailed;
 	if (cfg.command == "run") return run_file(cfg, handlers, g_stop);
 	if (cfg.command == "api") return run_api_command(cfg);
 	return run_worker_command(cfg, handlers);

@@ -2,8 +2,9 @@
 //
 // Call chain: main() -> genroc_main() -> parse_command_line() (CLI11, flags
 // and GENROC_* variables) -> one of run_worker_command() (worker, serve: a
-// Runner, plus the HTTP API for serve), run_api_command() (api) or
-// run_file() (run_cmd.hpp).
+// Runner, plus the HTTP API for serve), run_api_command() (api),
+// run_file() (run_cmd.hpp) or run_token_create() (`token create`: one
+// Store::token_create, the text printed once).
 #pragma once
 
 #include "config.hpp"

@@ -16,7 +16,7 @@
 namespace genroc {
 
 struct Config {
-	std::string command;					// serve | worker | api | run
+	std::string command;					// serve | worker | api | run | token create
 	std::string database = "./genroc.db";	// PostgreSQL URL / conninfo, or a SQLite path
 	std::string worker_id;					// resolved: GENROC_WORKER_ID, flag, host name
 	std::string host;						// this machine's host name
@@ -37,6 +37,17 @@ struct Config {
 	bool manual_tick = false;
 	std::string durability = "essential";	// none | essential | terminal | strict
 	int pg_commit_delay = -1;				// microseconds; -1: leave the server's setting
+
+	// --auth and its companions (serve, api; README "Authentication")
+	bool auth = false;
+	std::string seed_tokens;				// --seed-tokens FILE
+	std::string jwt_secret;					// --jwt-secret: never logged
+	std::string jwt_groups;					// --jwt-groups: JSON group -> [permissions]
+
+	// genroc token create
+	std::string token_name;
+	std::vector<std::string> token_permissions;
+	bool token_json = false;
 
 	// genroc run
 	std::string run_file;

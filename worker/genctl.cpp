@@ -19,6 +19,8 @@
 //   genctl queues
 //   genctl queue set NAME [--options JSON]
 //   genctl queue drop NAME
+//   genctl token list
+//   genctl token revoke ID
 //
 // Exit status: 0 done; 1 the engine refused (the SQLSTATE and message are
 // printed) or a file could not be read; 2 a usage error.
@@ -135,6 +137,8 @@ struct Options {
 	std::string define_name, define_file;
 	// queue set, queue drop
 	std::string queue_name, queue_options = "{}";
+	// token revoke
+	std::string token_id;
 };
 
 void cmd_definitions(genroc::Store &store, const Options &o) {
@@ -329,6 +333,26 @@ void cmd_queue_drop(genroc::Store &store, const Options &o) {
 	std::cout << "queue " << o.queue_name << " dropped\n";
 }
 
+// API tokens: never their text (genroc token create shows it once).
+void cmd_token_list(genroc::Store &store, const Options &o) {
+	json list = store.token_list();
+	if (o.as_json) return print_json(list);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &t : list) {
+		std::string perms;
+		for (const auto &p : t["permissions"]) perms += (perms.empty() ? "" : ",") + p.get<std::string>();
+		rows.push_back({cell(t, "id"), cell(t, "name"), perms, cell(t, "created_by"), cell(t, "created_at"),
+						cell(t, "revoked_at")});
+	}
+	print_table({"ID", "NAME", "PERMISSIONS", "CREATED BY", "CREATED", "REVOKED"}, rows);
+}
+
+void cmd_token_revoke(genroc::Store &store, const Options &o) {
+	store.token_revoke(o.token_id);
+	if (o.as_json) return print_json({{"id", o.token_id}, {"status", "revoked"}});
+	std::cout << "token " << o.token_id << " revoked\n";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -396,6 +420,12 @@ int main(int argc, char **argv) {
 	auto *queue_drop = queue->add_subcommand("drop", "remove a queue (its instances keep it)");
 	queue_drop->add_option("NAME", o.queue_name, "queue name")->required();
 
+	auto *token = app.add_subcommand("token", "API tokens (genroc token create mints them)");
+	token->require_subcommand(1, 1);
+	auto *token_list = token->add_subcommand("list", "every token: id, name, permissions, creator, revoked");
+	auto *token_revoke = token->add_subcommand("revoke", "revoke a token: it stops working at once");
+	token_revoke->add_option("ID", o.token_id, "token id (genctl token list)")->required();
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
@@ -419,6 +449,8 @@ int main(int argc, char **argv) {
 		else if (*queues) cmd_queues(*store, o);
 		else if (*queue_set) cmd_queue_set(*store, o);
 		else if (*queue_drop) cmd_queue_drop(*store, o);
+		else if (*token_list) cmd_token_list(*store, o);
+		else if (*token_revoke) cmd_token_revoke(*store, o);
 		return 0;
 	} catch (const CliError &e) {
 		std::cerr << "genctl: " << e.message << "\n";

@@ -12,6 +12,8 @@
 
 #include <httplib.h>
 
+#include <strings.h>
+
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -101,6 +103,8 @@ struct Call {
 	std::unique_ptr<Store> store_;
 	int status = 200;
 	std::optional<int64_t> instance;  // for the log line of an error
+	bool auth = false;				  // the server runs with --auth
+	std::optional<auth::Principal> who;	 // the caller, once authenticated
 
 	Store &store() {
 		if (!store_) store_ = pool.take();
@@ -377,6 +381,45 @@ json post_heartbeat(Call &c) {
 
 json get_workers(Call &c) { return {{"workers", c.store().list_workers()}}; }
 
+// The token routes: with --auth only (without it anyone could mint tokens
+// that would hold once --auth is turned on).
+void tokens_need_auth(const Call &c) {
+	if (!c.auth || !c.who)
+		throw ApiError(403, "42501", "the token routes are served only with --auth");
+}
+
+json post_token(Call &c) {
+	tokens_need_auth(c);
+	json body = c.body();
+	only_fields(body, {"name", "permissions"});
+	std::string name = string_field(body, "name", true);
+	const json *perms = field(body, "permissions");
+	if (!perms) throw ApiError(400, "22004", "missing required field \"permissions\"");
+	if (!perms->is_array()) throw invalid(std::string("field \"permissions\" must be an array, not ") + type_name(*perms));
+	std::vector<std::string> list;
+	for (const auto &p : *perms) {
+		if (!p.is_string()) throw invalid("field \"permissions\" must be an array of strings");
+		list.push_back(p.get<std::string>());
+	}
+	json t = c.store().token_create(name, list, c.who->name, std::nullopt);
+	t.erase("is_new");
+	c.status = 201;
+	return t;
+}
+
+json get_tokens(Call &c) {
+	tokens_need_auth(c);
+	return {{"tokens", c.store().token_list()}};
+}
+
+json revoke_token(Call &c) {
+	tokens_need_auth(c);
+	const std::string id = c.req.matches[1];
+	if (c.req.method == "POST") only_fields(c.body(true), {});
+	c.store().token_revoke(id);
+	return {{"id", id}, {"status", "revoked"}};
+}
+
 // ---- the server -----------------------------------------------------------
 
 bool is_loopback(const std::string &host) {
@@ -427,9 +470,9 @@ class HttpServer final : public ApiServer {
 			log::warn("database not reachable yet", {{"error", e.what()}});
 		}
 
-		log::info("HTTP API listening", {{"listen", host + ":" + std::to_string(port_)}});
-		if (!is_loopback(host))
-			log::warn("the HTTP API is reachable from other machines and has no authentication",
+		log::info("HTTP API listening", {{"listen", host + ":" + std::to_string(port_)}, {"auth", options_.auth}});
+		if (!is_loopback(host) && !options_.auth)
+			log::warn("the HTTP API is reachable from other machines and has no authentication (see --auth)",
 					  {{"listen", options_.listen}});
 	}
 
@@ -454,13 +497,48 @@ class HttpServer final : public ApiServer {
 
 	using Route = json (*)(Call &);
 
-	httplib::Server::Handler wrap(Route fn) {
-		return [this, fn](const httplib::Request &req, httplib::Response &res) { serve(fn, req, res); };
+	httplib::Server::Handler wrap(Route fn, const auth::Need &need) {
+		return [this, fn, &need](const httplib::Request &req, httplib::Response &res) { serve(fn, need, req, res); };
 	}
 
-	void serve(Route fn, const httplib::Request &req, httplib::Response &res) {
+	// With --auth: who is calling (a token, checked in the store on every
+	// request, or a JWT), and may they call this route.
+	void authenticate(Call &c, const auth::Need &need) {
+		const std::string header = c.req.get_header_value("Authorization");
+		if (header.empty())
+			throw ApiError(401, "28000", "authentication required: send Authorization: Bearer <token>");
+		if (header.size() < 7 || strncasecmp(header.c_str(), "Bearer ", 7) != 0)
+			throw ApiError(401, "28000", "the Authorization header must read Bearer <token>");
+		std::string credential = header.substr(7);
+		while (!credential.empty() && credential.front() == ' ') credential.erase(0, 1);
+		while (!credential.empty() && credential.back() == ' ') credential.pop_back();
+		if (credential.empty()) throw ApiError(401, "28000", "the Bearer token is empty");
+		if (auth::looks_like_jwt(credential)) {
+			const int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+									  std::chrono::system_clock::now().time_since_epoch())
+									  .count();
+			try {
+				c.who = auth::verify_jwt(credential, options_.jwt_secret, options_.jwt_groups, now_s);
+			} catch (const auth::Refused &e) {
+				throw ApiError(401, "28000", e.what());
+			}
+		} else {
+			json v = c.store().token_verify(credential);
+			if (v.is_null()) throw ApiError(401, "28000", "the token is unknown or revoked");
+			auth::Principal who{v.at("name").get<std::string>(), {}};
+			for (const auto &p : v.at("permissions")) who.permissions.insert(p.get<std::string>());
+			c.who = std::move(who);
+		}
+		if (!auth::allows(*c.who, need))
+			throw ApiError(403, "42501",
+						   "permission denied: " + c.req.method + " " + c.req.path + " needs " + auth::describe(need));
+	}
+
+	void serve(Route fn, const auth::Need &need, const httplib::Request &req, httplib::Response &res) {
 		Call call{req, pool_, options_.max_body};
+		call.auth = options_.auth;
 		try {
+			if (options_.auth) authenticate(call, need);
 			json out = fn(call);
 			send_json(res, call.status, out);
 		} catch (const ApiError &e) {
@@ -481,8 +559,11 @@ class HttpServer final : public ApiServer {
 		json fields = {{"method", call.req.method}, {"path", call.req.path}, {"status", status},
 					   {"sqlstate", e.sqlstate}};
 		if (call.instance) fields["instance"] = *call.instance;
+		if (call.who) fields["caller"] = call.who->name;
 		log::write(status >= 500 ? log::Level::error : log::Level::info,
 				   std::string("api: ") + e.what(), fields);
+		// RFC 6750: a 401 names the scheme it wants.
+		if (status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"genroc\"");
 		send_json(res, status, error_body(e));
 	}
 
@@ -532,21 +613,27 @@ class HttpServer final : public ApiServer {
 
 		svr_.Get("/healthz", [this](const httplib::Request &, httplib::Response &res) { healthz(res); });
 
-		svr_.Post("/api/definitions", wrap(post_definition));
-		svr_.Get("/api/definitions", wrap(get_definitions));
-		svr_.Post("/api/instances", wrap(post_instance));
-		svr_.Get("/api/instances", wrap(get_instances));
-		svr_.Get(R"(/api/instances/([^/]+))", wrap(get_instance));
-		svr_.Get(R"(/api/instances/([^/]+)/history)", wrap(get_history));
-		svr_.Post(R"(/api/instances/([^/]+)/cancel)", wrap(post_cancel));
-		svr_.Post(R"(/api/instances/([^/]+)/retry)", wrap(post_retry));
-		svr_.Post(R"(/api/instances/([^/]+)/resume)", wrap(post_resume));
-		svr_.Post(R"(/api/instances/([^/]+)/events/([^/]+))", wrap(post_event));
-		svr_.Post("/api/activities/succeed", wrap(post_succeed));
-		svr_.Post("/api/activities/fail", wrap(post_fail));
-		svr_.Post("/api/activities/heartbeat", wrap(post_heartbeat));
-		svr_.Post(R"(/api/activities/([^/]+)/claim)", wrap(post_claim));
-		svr_.Get("/api/workers", wrap(get_workers));
+		// Each route with the permission it needs under --auth (README "HTTP API").
+		using namespace auth;
+		svr_.Post("/api/definitions", wrap(post_definition, need_operate()));
+		svr_.Get("/api/definitions", wrap(get_definitions, need_read()));
+		svr_.Post("/api/instances", wrap(post_instance, need_operate()));
+		svr_.Get("/api/instances", wrap(get_instances, need_read_instances()));
+		svr_.Get(R"(/api/instances/([^/]+))", wrap(get_instance, need_read_instances()));
+		svr_.Get(R"(/api/instances/([^/]+)/history)", wrap(get_history, need_read_instances()));
+		svr_.Post(R"(/api/instances/([^/]+)/cancel)", wrap(post_cancel, need_operate()));
+		svr_.Post(R"(/api/instances/([^/]+)/retry)", wrap(post_retry, need_operate()));
+		svr_.Post(R"(/api/instances/([^/]+)/resume)", wrap(post_resume, need_operate()));
+		svr_.Post(R"(/api/instances/([^/]+)/events/([^/]+))", wrap(post_event, need_operate()));
+		svr_.Post("/api/activities/succeed", wrap(post_succeed, need_work()));
+		svr_.Post("/api/activities/fail", wrap(post_fail, need_work()));
+		svr_.Post("/api/activities/heartbeat", wrap(post_heartbeat, need_work()));
+		svr_.Post(R"(/api/activities/([^/]+)/claim)", wrap(post_claim, need_work()));
+		svr_.Get("/api/workers", wrap(get_workers, need_read()));
+		svr_.Post("/api/tokens", wrap(post_token, need_admin()));
+		svr_.Get("/api/tokens", wrap(get_tokens, need_admin()));
+		svr_.Delete(R"(/api/tokens/([^/]+))", wrap(revoke_token, need_admin()));
+		svr_.Post(R"(/api/tokens/([^/]+)/revoke)", wrap(revoke_token, need_admin()));
 
 		// Errors httplib answers itself (no route, body too large, a request
 		// it cannot parse) get the same JSON shape as ours.
@@ -584,10 +671,12 @@ class HttpServer final : public ApiServer {
 
 int http_status_for(const std::string &s) {
 	if (s == sqlstate::INVALID_DEFINITION || s.rfind("22", 0) == 0) return 400;
-	if (s == sqlstate::DEFINITION_NOT_FOUND || s == sqlstate::INSTANCE_NOT_FOUND) return 404;
+	if (s == "28000") return 401;
+	if (s == "42501") return 403;
+	if (s == sqlstate::DEFINITION_NOT_FOUND || s == sqlstate::INSTANCE_NOT_FOUND || s == "42704") return 404;
 	if (s == sqlstate::LEASE_LOST || s == sqlstate::WORKER_ID_IN_USE ||
 		s == sqlstate::WORKER_NOT_REGISTERED || s == sqlstate::TASK_TOKEN_INVALID ||
-		s == sqlstate::INSTANCE_ENDED || s == sqlstate::INSTANCE_NOT_FAILED)
+		s == sqlstate::INSTANCE_ENDED || s == sqlstate::INSTANCE_NOT_FAILED || s == "23505")
 		return 409;
 	if (s == "40P01" || s == "40001") return 409;  // lost a race (deadlock, serialization): send again
 	if (transient_sqlstate(s)) return 503;

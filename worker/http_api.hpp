@@ -24,11 +24,19 @@
 //   POST /api/activities/fail              {token, error, cause?} -> {status}
 //   POST /api/activities/heartbeat         {token} -> {"ok": true}
 //   GET  /api/workers                      -> {"workers": [...]}
+//   POST /api/tokens                       {name, permissions} -> the token with its text (201)
+//   GET  /api/tokens                       -> {"tokens": [...]}
+//   DELETE /api/tokens/{id}, POST /api/tokens/{id}/revoke  -> {id, status: "revoked"}
+//
+// With ApiOptions::auth every /api route needs "Authorization: Bearer <token
+// or JWT>" and the permission auth.hpp names for it (README "HTTP API"):
+// none or a bad one is 401 (28000, WWW-Authenticate: Bearer), too little is
+// 403 (42501).  The token routes answer only with auth on.
 //
 // Errors: {"error": {"sqlstate", "message"[, "detail", "hint"]}}.  The HTTP status
-// follows the SQLSTATE (http_status_for): RC001 and class 22 -> 400, RC002 and
-// RC003 -> 404, RC004 to RC008 -> 409, class 08 and 57P0x -> 503, anything else
-// 500.  Problems the server sees before any Store call have SQLSTATEs of their
+// follows the SQLSTATE (http_status_for): RC001 and class 22 -> 400, 28000 ->
+// 401, 42501 -> 403, RC002, RC003 and 42704 -> 404, RC004 to RC008 and 23505
+// -> 409, class 08 and 57P0x -> 503, anything else 500.  Problems the server sees before any Store call have SQLSTATEs of their
 // own: 22P02 malformed JSON, 22023 a wrong or unknown field, 22004 a missing
 // one, 54000 a body over max_body (413), 42883 no such route (404).
 #pragma once
@@ -39,6 +47,7 @@
 #include <memory>
 #include <string>
 
+#include "auth.hpp"
 #include "store.hpp"
 
 namespace genroc {
@@ -46,6 +55,9 @@ namespace genroc {
 struct ApiOptions {
 	std::string listen = "127.0.0.1:8448";	// host:port; port 0 picks a free one
 	size_t max_body = 1 << 20;				// request bodies over this answer 413
+	bool auth = false;						// --auth: a Bearer token or JWT on every /api route
+	std::string jwt_secret;					// --jwt-secret; empty: JWTs are refused
+	auth::GroupMap jwt_groups;				// --jwt-groups: group -> permissions
 };
 
 struct HealthInfo {

@@ -142,6 +142,22 @@ class PgStore final : public Store {
 		return rows_as_json("SELECT to_jsonb(q) FROM genroc.list_queues() q", {});
 	}
 
+	json token_create(const std::string &name, const std::vector<std::string> &permissions,
+					  const std::string &created_by, const std::optional<std::string> &token_text) override {
+		auto r = exec("SELECT genroc.token_create($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3, $4)",
+					  {name, json(permissions).dump(), created_by, token_text});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	json token_verify(const std::string &token) override {
+		auto r = exec("SELECT genroc.token_verify($1)", {token});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	json token_list() override { return rows_as_json("SELECT genroc.token_list()", {}); }
+
+	void token_revoke(const std::string &id) override { exec("SELECT genroc.token_revoke($1)", {id}); }
+
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
 							int n) override {
 		auto r = exec("SELECT instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO("lease_expires")

@@ -133,6 +133,20 @@ class Store {
 	virtual void queue_drop(const std::string &name) = 0;
 	virtual json list_queues() = 0;
 
+	// API tokens (README "Authentication"; extension/sql/80_tokens.sql)
+	// genroc.token_create: {id, name, permissions, created_by, created_at,
+	// revoked_at, token, is_new}; `token` is the whole text, shown only here.
+	// With `token_text` (a seed) that text is stored, idempotently.  22023
+	// for an empty name or an unknown permission, 23505 for a seeded id that
+	// exists with another secret, name or permissions.
+	virtual json token_create(const std::string &name, const std::vector<std::string> &permissions,
+							  const std::string &created_by, const std::optional<std::string> &token_text) = 0;
+	// genroc.token_verify: {id, name, permissions, created_by} of a live
+	// token, or null (malformed, unknown, wrong secret, revoked).
+	virtual json token_verify(const std::string &token) = 0;
+	virtual json token_list() = 0;							// never the text or its hash
+	virtual void token_revoke(const std::string &id) = 0;	// 42704 for an unknown id
+
 	// Time
 	virtual json tick(int limit) = 0;		// counts of what it did, by kind
 	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC

@@ -25,6 +25,9 @@
  *                                 starts, timeouts, heartbeats, lapsed leases
  *   get_instance / list_instances / history / list_definitions / list_workers
  *                                 reading; views genroc.instances, genroc.workers
+ *   token_create / token_verify / token_list / token_revoke
+ *                                 the HTTP API's credentials (hashed), not
+ *                                 granted to PUBLIC
  *
  * How it is split: the ASL interpreter (C++, core/, shared with the SQLite
  * shim) answers "where does this instance stop now"; the C module bridges to

@@ -1,7 +1,7 @@
 // sqlite_file_test.cpp — what only the SQLite shim has: the file itself.
-// Reopening keeps everything, a file of schema version 1 is brought up to
-// date, another schema version is refused, a file that is not a database
-// is refused, and several processes share one file.
+// Reopening keeps everything, a file of an older schema version is brought
+// up to date, another schema version is refused, a file that is not a
+// database is refused, and several processes share one file.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -72,12 +72,15 @@ TEST_F(SqliteFile, AnotherSchemaVersionIsRefused) {
 	}
 }
 
-// Version 1 had no partition_rate_limit: its columns are added on open, and
-// what the file held is kept.
+// Version 1 had no partition_rate_limit (2) and no tokens (3): both are
+// added on open, and what the file held is kept.
 TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
+	int64_t id;
 	{
 		auto s = open_sqlite_store(path_);
 		s->queue_set("default", {{"rate_limit", {{"count", 5}, {"period", "1m"}}}});
+		s->define("job", kJob);
+		id = s->start("job", json::object(), json::object()).instance_id;
 	}
 	sqlite3 *db = nullptr;
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
@@ -86,29 +89,34 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE queue_starts DROP COLUMN partition_key;"
 						   "ALTER TABLE queues DROP COLUMN partition_rate_limit;"
 						   "ALTER TABLE queues DROP COLUMN partition_rate_period_ms;"
+						   "DROP TABLE tokens;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
 			  SQLITE_OK)
 		<< sqlite3_errmsg(db);
 	sqlite3_close(db);
-	auto s = open_sqlite_store(path_);
-	s->set_test_clock("2030-01-01T00:00:00Z");
-	EXPECT_EQ(s->list_queues().at(0).at("rate_limit"), 5);
-	json q = s->queue_set("default", {{"partition_concurrency", 5},
-									  {"rate_limit", {{"count", 5}, {"period", "1m"}}},
-									  {"partition_rate_limit", {{"count", 1}, {"period", "1m"}}}});
-	EXPECT_EQ(q.at("partition_rate_limit"), 1);
-	s->define("job", kJob);
-	for (int i = 0; i < 2; i++) s->start("job", json::object(), {{"partition_key", "p"}});
-	s->worker_register("w1", json::object());
-	EXPECT_EQ(s->claim("w1", {"default"}, 5).size(), 1u);
-	s.reset();
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:00Z");
+		EXPECT_EQ(s->get_instance(id).at("status"), "ready");
+		EXPECT_EQ(s->list_queues().at(0).at("rate_limit"), 5);
+		json q = s->queue_set("default", {{"partition_concurrency", 5},
+										  {"rate_limit", {{"count", 5}, {"period", "1m"}}},
+										  {"partition_rate_limit", {{"count", 1}, {"period", "1m"}}}});
+		EXPECT_EQ(q.at("partition_rate_limit"), 1);
+		for (int i = 0; i < 2; i++) s->start("job", json::object(), {{"partition_key", "p"}});
+		s->worker_register("w1", json::object());
+		// the keyless instance from before and one of partition p
+		EXPECT_EQ(s->claim("w1", {"default"}, 5).size(), 2u);
+		json t = s->token_create("w", {"worker"}, "cli", std::nullopt);
+		EXPECT_EQ(s->token_verify(t.at("token")).at("name"), "w");
+	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
 	sqlite3_stmt *st = nullptr;
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "2");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "3");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }

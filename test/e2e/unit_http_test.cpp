@@ -24,6 +24,10 @@ TEST(HttpStatus, FollowsTheSqlstate) {
 	EXPECT_EQ(http_status_for("08006"), 503);
 	EXPECT_EQ(http_status_for("08001"), 503);
 	EXPECT_EQ(http_status_for("57P01"), 503);
+	EXPECT_EQ(http_status_for("28000"), 401);  // --auth: no valid token or JWT
+	EXPECT_EQ(http_status_for("42501"), 403);  // --auth: a permission the route needs
+	EXPECT_EQ(http_status_for("42704"), 404);  // an unknown token id
+	EXPECT_EQ(http_status_for("23505"), 409);  // a seeded token id taken by another secret
 	EXPECT_EQ(http_status_for("42883"), 500);  // e.g. the extension is not installed
 	EXPECT_EQ(http_status_for("XX000"), 500);
 	EXPECT_EQ(http_status_for("P0001"), 500);

@@ -1,7 +1,7 @@
 -- Every SQLSTATE of the API (core/errors.def and the standard codes it
 -- uses), raised by the function and condition the README names.
 BEGIN;
-SELECT plan(14);
+SELECT plan(18);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 SELECT version AS job_version FROM genroc.define('tap_job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","Next":"Ask"},"Ask":{"Type":"Task","Resource":"activity:ask","End":true}}}') \gset
@@ -38,6 +38,14 @@ SELECT throws_ok($$SELECT genroc.start('tap_job', '{}', '{"run_at":"not a time"}
 	'22007', NULL, '22007 run_at that does not parse');
 SELECT throws_ok($$SELECT genroc.worker_register('tap-w2', '{"stale_after":"forever"}')$$,
 	'22007', NULL, '22007 duration that does not parse');
+SELECT throws_ok($$SELECT genroc.token_create('t', ARRAY['root'], 'tap')$$,
+	'22023', 'unknown permission "root"', '22023 a token permission genroc does not know');
+SELECT throws_ok($$SELECT genroc.token_revoke('nosuchtoken')$$,
+	'42704', 'token "nosuchtoken" does not exist', '42704 revoking an unknown token');
+SELECT lives_ok($$SELECT genroc.token_create('t', ARRAY['worker'], 'tap', 'grt_taptoken01_' || repeat('x', 40))$$,
+	'a seeded token');
+SELECT throws_ok($$SELECT genroc.token_create('t', ARRAY['admin'], 'tap', 'grt_taptoken01_' || repeat('x', 40))$$,
+	'23505', NULL, '23505 a seeded token id with other permissions');
 
 SELECT * FROM finish();
 ROLLBACK;

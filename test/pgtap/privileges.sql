@@ -1,8 +1,9 @@
 -- Privileges: the public API is callable by a plain role (through SECURITY
 -- DEFINER functions); the tables, the views and the private genroc._*
--- helpers are not.
+-- helpers are not, nor the token functions (credentials: an admin grants
+-- them, README "Authentication").
 BEGIN;
-SELECT plan(18);
+SELECT plan(22);
 
 CREATE ROLE genroc_tap_plain NOLOGIN;
 
@@ -12,8 +13,15 @@ SELECT ok(:'usage', 'a plain role may use the schema');
 SELECT is_empty($$
 	SELECT p.oid::regprocedure::text FROM pg_proc p
 	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname NOT LIKE '\_%'
+	  AND p.proname NOT LIKE 'token\_%'
 	  AND NOT has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE')
-$$, 'every public function is executable by a plain role');
+$$, 'every public function but the token ones is executable by a plain role');
+
+SELECT is(ARRAY(SELECT p.proname::text FROM pg_proc p
+			   WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname LIKE 'token\_%'
+				 AND NOT has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE') ORDER BY 1),
+		  ARRAY['token_create', 'token_list', 'token_revoke', 'token_verify'],
+		  'no token function is executable by a plain role until an admin grants it');
 
 SELECT is_empty($$
 	SELECT p.oid::regprocedure::text FROM pg_proc p
@@ -57,6 +65,10 @@ SELECT lives_ok($$SELECT genroc.worker_register('tap-worker', '{"host":"tap"}')$
 SELECT throws_ok('SELECT * FROM genroc._instances', '42501', NULL, 'the instances table is not readable');
 SELECT throws_ok('DELETE FROM genroc._workers', '42501', NULL, 'the workers table is not writable');
 SELECT throws_ok('SELECT * FROM genroc.instances', '42501', NULL, 'the instances view is not readable until an admin grants it');
+SELECT throws_ok('SELECT * FROM genroc._tokens', '42501', NULL, 'the tokens table is not readable');
+SELECT throws_ok($$SELECT genroc.token_create('me', ARRAY['admin'], 'me')$$, '42501', NULL,
+	'a plain role cannot mint a token');
+SELECT throws_ok($$SELECT genroc.token_list()$$, '42501', NULL, 'a plain role cannot list tokens');
 SELECT throws_ok($$SELECT genroc._step('x', '{}', '{}')$$, '42501', NULL, 'the interpreter bridge is private');
 SELECT throws_ok($$SELECT genroc._apply_step(1, '{}')$$, '42501', NULL, 'the step recorder is private');
 SELECT throws_ok($$SELECT set_config('genroc.test_clock', '2030-01-01 00:00Z', true)$$, '42501', NULL,
