@@ -253,14 +253,24 @@ BEGIN
 	v_room := genroc._claim_room(p_queues, v_now);
 	v_n := least(v_n, v_room.room);
 	IF cardinality(v_room.partition_rated) = 0 THEN
-		-- one statement chooses, locks and leases the tasks
+		-- one statement chooses, locks and leases the tasks.  Each queue is
+		-- read through its claim index, in claim order, and the queues'
+		-- heads are merged: "queue = ANY (...)" over all of them would sort
+		-- every ready row of the queues on each claim (a backlog of 20,000
+		-- made a claim 13 ms instead of 0.1).  A queue may lock a few rows
+		-- more than the merge keeps; they stay ready and are free again at
+		-- the commit.
 		OPEN v_claimed FOR
 			WITH candidates AS (
-				SELECT i.id FROM genroc._instances i
-				WHERE i.status = 'ready' AND i.queue = ANY (v_room.open_queues) AND i.eligible_at <= v_now
-				ORDER BY i.priority, i.eligible_at, i.id
-				LIMIT v_n
-				FOR UPDATE SKIP LOCKED),
+				SELECT h.id FROM unnest(v_room.open_queues) AS q (name)
+				CROSS JOIN LATERAL (
+					SELECT i.id, i.priority, i.eligible_at FROM genroc._instances i
+					WHERE i.status = 'ready' AND i.queue = q.name AND i.eligible_at <= v_now
+					ORDER BY i.priority, i.eligible_at, i.id
+					LIMIT v_n
+					FOR UPDATE SKIP LOCKED) h
+				ORDER BY h.priority, h.eligible_at, h.id
+				LIMIT v_n),
 			claimed AS (
 			UPDATE genroc._instances i SET
 				status = 'running',
