@@ -30,17 +30,20 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
 
 -- Timestamps as genroc writes them everywhere: ISO-8601 UTC with
 -- milliseconds, e.g. 2030-01-01T00:00:00.000Z (the interpreter's format).
+-- These one-expression helpers are STABLE as what they call is: a SQL
+-- function the planner can inline costs nothing per call, one it cannot
+-- (declared IMMUTABLE over STABLE calls) is planned again on every call.
 CREATE FUNCTION genroc._iso(p_at timestamptz) RETURNS text
-	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	LANGUAGE sql STABLE PARALLEL SAFE
 	RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 
 -- Milliseconds since the epoch (what the interpreter's now_ms/until_ms are).
 CREATE FUNCTION genroc._ms(p_at timestamptz) RETURNS bigint
-	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	LANGUAGE sql STABLE PARALLEL SAFE
 	RETURN floor(extract(epoch FROM p_at) * 1000)::bigint;
 
 CREATE FUNCTION genroc._from_ms(p_ms bigint) RETURNS timestamptz
-	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	LANGUAGE sql STABLE PARALLEL SAFE
 	RETURN 'epoch'::timestamptz + p_ms * interval '1 millisecond';
 
 -- Semantics: an option bag must be a JSON object whose keys are all in
@@ -158,30 +161,30 @@ COMMENT ON FUNCTION genroc.durability() IS
  *   without a scope (the top instance, or the child a call started).
  */
 CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETURNS jsonb
-	LANGUAGE sql STABLE
-	BEGIN ATOMIC
-		SELECT jsonb_build_object(
-			'Execution', jsonb_build_object(
-				'Id', r.id::text,
-				'Input', r.input,
-				'Name', coalesce(r.name, r.id::text),
-				'StartTime', genroc._iso(r.created_at)),
-			'StateMachine', jsonb_build_object(
-				'Id', d.name || ':' || d.version,
-				'Name', d.name),
-			'Task', jsonb_build_object('Token', p_token))
-		FROM genroc._definitions d, genroc._instances r
-		WHERE d.id = p_instance.definition_id
-		  AND r.id = CASE WHEN p_instance.scope IS NULL THEN p_instance.id
-						  ELSE (WITH RECURSIVE up (id, parent_id, scope) AS (
-									SELECT i.id, i.parent_id, i.scope FROM genroc._instances i
-									WHERE i.id = p_instance.parent_id
-									UNION ALL
-									SELECT i.id, i.parent_id, i.scope
-									FROM genroc._instances i JOIN up ON i.id = up.parent_id
-									WHERE up.scope IS NOT NULL)
-								SELECT up.id FROM up WHERE up.scope IS NULL) END;
-	END;
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_exec genroc._instances := p_instance;
+	v_def genroc._definitions;
+BEGIN
+	-- PL/pgSQL, not SQL: its plans are kept for the session, where a SQL
+	-- function's would be made again on every step
+	WHILE v_exec.scope IS NOT NULL AND v_exec.parent_id IS NOT NULL LOOP
+		SELECT * INTO STRICT v_exec FROM genroc._instances WHERE id = v_exec.parent_id;
+	END LOOP;
+	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = p_instance.definition_id;
+	RETURN jsonb_build_object(
+		'Execution', jsonb_build_object(
+			'Id', v_exec.id::text,
+			'Input', v_exec.input,
+			'Name', coalesce(v_exec.name, v_exec.id::text),
+			'StartTime', genroc._iso(v_exec.created_at)),
+		'StateMachine', jsonb_build_object(
+			'Id', v_def.name || ':' || v_def.version,
+			'Name', v_def.name),
+		'Task', jsonb_build_object('Token', p_token));
+END;
+$$;
 
 /*
  * Runs one interpreter step for a locked instance and records where it
@@ -351,7 +354,7 @@ $$;
 CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
 									 p_result jsonb, p_error text, p_cause text)
 	RETURNS jsonb
-	LANGUAGE sql IMMUTABLE
+	LANGUAGE sql STABLE
 	RETURN jsonb_strip_nulls(jsonb_build_object(
 		'op', p_op,
 		'state', p_instance.state,
