@@ -1645,6 +1645,13 @@ class SqliteStore final : public Store {
 								  : std::nullopt)
 			.run();
 		std::optional<int64_t> child_id;
+		// children carry the partition key (its rate limit counts their
+		// tasks), but hold no slot
+		std::optional<std::string> partition_key;
+		{
+			Query pq(db_, "SELECT partition_key FROM instances WHERE id = ?1", parent);
+			if (pq.next()) partition_key = pq.otext(0);
+		}
 		for (const auto &it : items) {
 			auto opt_text = [&](const char *k) {
 				return it.contains(k) && it.at(k).is_string() ? std::optional<std::string>(it.at(k).get<std::string>())
@@ -1652,12 +1659,13 @@ class SqliteStore final : public Store {
 			};
 			Query(db_,
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, queue, priority, wait_kind, "
-				  "parent_id, root_id, child_index, child_gen, scope, name, labels, created_at, updated_at) "
-				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?2, ?2)",
+				  "parent_id, root_id, child_index, child_gen, scope, name, labels, partition_key, created_at, "
+				  "updated_at) "
+				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2)",
 				  called_id.value_or(inst.definition_id), now, it.at("input"),
 				  opt_text("queue").value_or(inst.queue), inst.priority, parent, inst.root_id.value_or(parent),
 				  it.at("index").get<int64_t>(), gen, opt_text("scope"), opt_text("name"),
-				  it.value("labels", json::object()))
+				  it.value("labels", json::object()), partition_key)
 				.run();
 			child_id = sqlite3_last_insert_rowid(db_.handle());
 		}
@@ -2106,7 +2114,8 @@ class SqliteStore final : public Store {
 		for (;;) {
 			Query h(db_,
 					"SELECT count(*) FROM instances WHERE queue = ?1 AND partition_key = ?2 "
-					"AND status IN ('ready', 'running', 'waiting') AND coalesce(wait_kind, '') <> 'run_at'",
+					"AND status IN ('ready', 'running', 'waiting') AND coalesce(wait_kind, '') <> 'run_at' "
+					"AND parent_id IS NULL",  // children hold no slot (their top instance does)
 					queue, partition);
 			h.next();
 			if (h.i64(0) >= limit) break;
@@ -2130,7 +2139,7 @@ class SqliteStore final : public Store {
 
 	// genroc._ended: after an end, its slot goes to the next of its partition.
 	void ended(int64_t id, int64_t now) {
-		Query q(db_, "SELECT queue, partition_key FROM instances WHERE id = ?1", id);
+		Query q(db_, "SELECT queue, partition_key FROM instances WHERE id = ?1 AND parent_id IS NULL", id);
 		if (q.next() && !q.is_null(1)) {
 			const std::string queue = q.text(0), partition = q.text(1);
 			fill_slots(queue, partition, now);

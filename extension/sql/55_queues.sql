@@ -213,15 +213,18 @@ BEGIN
 END;
 $$;
 
--- The instances holding a slot of a partition: started (or past run_at)
--- and not ended.
+-- The instances holding a slot of a partition: top-level ones started (or
+-- past run_at) and not ended.  Children carry their parent's partition key
+-- (its rate limit counts their task starts) but hold no slot: their top
+-- instance holds one for the whole tree.
 CREATE FUNCTION genroc._slot_holders(p_queue text, p_partition text) RETURNS int
 	LANGUAGE sql STABLE
 	BEGIN ATOMIC
 		SELECT count(*)::int FROM genroc._instances i
 		WHERE i.queue = p_queue AND i.partition_key = p_partition
 		  AND i.status IN ('ready', 'running', 'waiting')
-		  AND i.wait_kind IS DISTINCT FROM 'run_at';
+		  AND i.wait_kind IS DISTINCT FROM 'run_at'
+		  AND i.parent_id IS NULL;
 	END;
 
 /*
@@ -306,7 +309,7 @@ DECLARE
 	v_inst genroc._instances;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
-	IF v_inst.partition_key IS NOT NULL THEN
+	IF v_inst.partition_key IS NOT NULL AND v_inst.parent_id IS NULL THEN
 		PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
 	END IF;
 END;

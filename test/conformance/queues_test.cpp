@@ -373,6 +373,32 @@ TEST_P(StoreTest, PartitionRateLimitMakesOnlyThatPartitionWait) {
 	EXPECT_EQ(by_partition(store(), store().claim("w1", {"default"}, 10)), (std::map<std::string, int>{{"b", 1}}));
 }
 
+// A Map's items run as children: they carry their parent's partition key,
+// so the partition's rate limit counts their tasks, but they take no slot
+// (the parent holds the partition's only one, and they still run).
+TEST_P(StoreTest, ChildrenCountInTheirPartitionsRateButHoldNoSlot) {
+	define("fan", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}}}}})"));
+	store().queue_set("default",
+					  {{"partition_concurrency", 1}, {"partition_rate_limit", {{"count", 2}, {"period", "10s"}}}});
+	worker("w1");
+	const int64_t id = start("fan", json::array({1, 2, 3}), {{"partition_key", "acct"}});
+	const int64_t other = start("fan", json::array({4}), {{"partition_key", "acct"}});
+	EXPECT_EQ(status(id), "waiting");
+	EXPECT_EQ(status(other), "queued");	 // the slot is id's, for its whole tree
+	for (const auto &c : children_of(id)) EXPECT_EQ(c.at("partition_key"), "acct");
+	auto first = store().claim("w1", {"default"}, 10);
+	EXPECT_EQ(first.size(), 2u);  // the partition's rate: 2 per 10 s, children included
+	for (const auto &t : first) store().complete(t.instance_id, t.epoch, t.instance_id);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	at(10);
+	auto second = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(second.size(), 1u);
+	store().complete(second[0].instance_id, second[0].epoch, 0);
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(status(other), "waiting");  // the slot went on to the next instance
+}
+
 TEST_P(StoreTest, PartitionRateLimitIsPerQueueAndInheritedFromTheDefaultQueue) {
 	define("build", handler_def("build"));
 	define("train", handler_def("train"));
