@@ -42,7 +42,7 @@ fi
 eval "$(bash "$ROOT/test/pgcluster.sh" start)"
 psql -X -q -c "CREATE ROLE bench SUPERUSER LOGIN PASSWORD 'bench'" -c "CREATE DATABASE bench OWNER bench"
 psql -X -q -c "ALTER SYSTEM SET synchronous_commit = '$SYNC'" -c "ALTER SYSTEM SET max_connections = 200" >/dev/null
-PG_CTL=$(pg_config --bindir)/pg_ctl
+PG_CTL=${PGBIN:-$(pg_config --bindir)}/pg_ctl
 if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$PG_CTL" -D "$GENROC_PGDATA" -w -l "$GENROC_PGDIR/server.log" restart >/dev/null
 else "$PG_CTL" -D "$GENROC_PGDATA" -w -l "$GENROC_PGDIR/server.log" restart >/dev/null; fi
 export PGHOST=127.0.0.1 PGUSER=bench PGPASSWORD=bench RESULTS_FILE=$OUT/results.jsonl
