@@ -160,4 +160,17 @@ CREATE INDEX IF NOT EXISTS instances_partition ON instances (queue, partition_ke
 	WHERE partition_key IS NOT NULL;
 )SQL";
 
+// Indexes added to schema version 1 after files of it existed: created on
+// every open when missing (an index changes no row, so a file stays
+// readable by an older genroc of the same version).
+//   instances_root   a tree by its root (list_instances root, prune), and
+//                    the foreign key check when an instance is deleted
+//   instances_ended  prune: concluded top-level instances, oldest end first
+//   log_at           prune: log rows past the retention, oldest first
+inline constexpr const char *LATER_INDEXES_SQL = R"SQL(
+CREATE INDEX IF NOT EXISTS instances_root ON instances (root_id) WHERE root_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS instances_ended ON instances (ended_at) WHERE parent_id IS NULL AND ended_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS log_at ON log (at);
+)SQL";
+
 }  // namespace genroc::sqlite
