@@ -172,6 +172,28 @@ TEST_P(StoreTest, InstanceRetentionLeavesALiveTreeAlone) {
 	EXPECT_FALSE(store().history(tree[0]).empty());
 }
 
+TEST_P(StoreTest, InstanceRetentionWaitsForALiveCalledChildOfAConcludedRoot) {
+	define("job", json::parse(kOneTask));
+	define("caller", json::parse(R"({"StartAt":"Call","States":{"Call":{"Type":"Task","Resource":"genroc:call",
+	  "Parameters":{"Definition":"job"},"End":true}}})"));
+	worker("w1");
+	const int64_t root = start("caller", {});
+	ASSERT_EQ(status(root), "succeeded");	// genroc:call does not wait
+	const auto tree = tree_of(store(), root);
+	ASSERT_EQ(tree.size(), 1u);
+	ASSERT_EQ(status(tree[0]), "ready");
+
+	at(5 * 86400);
+	EXPECT_EQ(store().prune(0, kDay, 1000).at("instances"), 0);
+	EXPECT_EQ(status(root), "succeeded");
+	Task t = claim_one("w1");
+	EXPECT_EQ(t.instance_id, tree[0]);
+	EXPECT_EQ(store().complete(t.instance_id, t.epoch, "done"), "succeeded");
+	// the tree is concluded now, but the root's own end is what counts
+	EXPECT_EQ(store().prune(0, kDay, 1000).at("instances"), 2);
+	EXPECT_RAISES("RC003", "", store().get_instance(tree[0]));
+}
+
 TEST_P(StoreTest, InstanceRetentionRespectsTheBatchBound) {
 	define("echo", json::parse(kEcho));
 	define("fan", json::parse(kFan));
