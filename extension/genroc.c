@@ -23,6 +23,10 @@
  *	  commit class	why one transaction's commit may have to be flushed:
  *				outside, only_once_claim, terminal, or progress (anything
  *				else that writes)
+ *	  log settings	genroc.log_payloads, genroc.log_payload_max: what the
+ *				instance log keeps of payloads (genroc._log_detail);
+ *				genroc.log_retention, genroc.instance_retention: what
+ *				genroc.tick prunes (DESIGN §6)
  *
  * The interpreter is C++; core/asl_c.h promises that no exception crosses
  * its calls.  This file makes sure no longjmp (ereport) crosses them either:
@@ -67,6 +71,12 @@ static const struct config_enum_entry durability_options[] = {
 
 static int	genroc_durability = GENROC_DURABILITY_ESSENTIAL;
 
+/* The instance log and retention (DESIGN §6; README "Logs and retention") */
+static bool genroc_log_payloads = true;
+static int	genroc_log_payload_max = 1024 * 1024;	/* bytes; 0 = no limit */
+static int	genroc_log_retention = 0;	/* seconds; 0 = tick prunes no log */
+static int	genroc_instance_retention = 0;	/* seconds; 0 = keep forever */
+
 /*
  * The local transaction in which a flush was requested, so a later statement
  * of the same transaction never turns it off again.  InvalidLocalTransactionId
@@ -81,6 +91,7 @@ PG_FUNCTION_INFO_V1(genroc_validate);
 PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
+PG_FUNCTION_INFO_V1(genroc_log_settings);
 
 /* Registers the settings genroc reads. */
 void
@@ -114,6 +125,50 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	/*
+	 * The log settings are USERSET: they shape only the log rows this
+	 * session writes, or what this session's tick prunes, and every role
+	 * that may call genroc.tick may call genroc.prune with any retention
+	 * anyway (an admin revokes EXECUTE on both from roles that must not).
+	 */
+	DefineCustomBoolVariable("genroc.log_payloads",
+							 "Whether the instance log records payloads.",
+							 "Off: task inputs and outputs, results, event payloads and "
+							 "instance input and output are left out of the log.",
+							 &genroc_log_payloads,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("genroc.log_payload_max",
+							"Longest payload the instance log records whole.",
+							"A payload whose JSON text is longer is logged as a marker "
+							"with its size and its first characters; 0 means no limit.",
+							&genroc_log_payload_max,
+							1024 * 1024,
+							0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("genroc.log_retention",
+							"Age after which genroc.tick deletes instance log rows.",
+							"0 (the default) means tick prunes no log rows.",
+							&genroc_log_retention,
+							0,
+							0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("genroc.instance_retention",
+							"Time after its end at which genroc.tick deletes a concluded top-level instance and its tree.",
+							"0 (the default) keeps concluded instances forever.",
+							&genroc_instance_retention,
+							0,
+							0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("genroc");
 #endif
@@ -195,6 +250,25 @@ Datum
 genroc_durability_level(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(durability_options[genroc_durability].name));
+}
+
+/*
+ * genroc._log_settings(): the four log settings in force for this session,
+ * as {"payloads": bool, "payload_max": bytes, "log_retention_s": int,
+ * "instance_retention_s": int}.  Read through the module, not with
+ * current_setting, so a value set before the module loaded has been checked.
+ */
+Datum
+genroc_log_settings(PG_FUNCTION_ARGS)
+{
+	char	   *text = psprintf("{\"payloads\": %s, \"payload_max\": %d, "
+								"\"log_retention_s\": %d, \"instance_retention_s\": %d}",
+								genroc_log_payloads ? "true" : "false",
+								genroc_log_payload_max,
+								genroc_log_retention,
+								genroc_instance_retention);
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
 }
 
 /* The parts of a failed interpreter call, copied out of malloc'd memory. */

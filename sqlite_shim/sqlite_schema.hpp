@@ -200,4 +200,16 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 
+// Indexes added after files existed: created on every open when missing
+// (an index changes no row, so they need no schema version of their own).
+//   instances_root   a tree by its root (list_instances root, prune), and
+//                    the foreign key check when an instance is deleted
+//   instances_ended  prune: concluded top-level instances, oldest end first
+//   log_at           prune: log rows past the retention, oldest first
+inline constexpr const char *LATER_INDEXES_SQL = R"SQL(
+CREATE INDEX IF NOT EXISTS instances_root ON instances (root_id) WHERE root_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS instances_ended ON instances (ended_at) WHERE parent_id IS NULL AND ended_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS log_at ON log (at);
+)SQL";
+
 }  // namespace genroc::sqlite

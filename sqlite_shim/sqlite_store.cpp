@@ -1184,13 +1184,32 @@ class SqliteStore final : public Store {
 				admit(id, now);  // waits for a partition slot if it has one
 				run_at++;
 			}
+			// pruning by this store's retention options (0: nothing)
+			const json pruned =
+				prune_rows(log_options_.log_retention_ms, log_options_.instance_retention_ms, limit, now);
 			return json{{"timeouts", timeouts},
 						{"heartbeats", heartbeats},
 						{"lapsed", lapsed},
 						{"timers", timers},
-						{"run_at", run_at}};
+						{"run_at", run_at},
+						{"pruned_log_rows", pruned.at("log_rows")},
+						{"pruned_instances", pruned.at("instances")}};
 		});
 	}
+
+	// genroc.prune: log rows past the log retention, concluded trees past
+	// the instance retention (70_tick.sql has the semantics).
+	json prune(int64_t log_retention_ms, int64_t instance_retention_ms, int limit) override {
+		if (limit < 1)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
+		if (log_retention_ms < 0 || instance_retention_ms < 0)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a retention must not be negative", "",
+						"Use 0 to keep everything of that kind.");
+		return write(durability_for(Commit::progress),
+					 [&](int64_t now) { return prune_rows(log_retention_ms, instance_retention_ms, limit, now); });
+	}
+
+	void set_log_options(const LogOptions &options) override { log_options_ = options; }
 
 	std::string now() override { return iso(now_ms()); }
 
@@ -1253,6 +1272,7 @@ class SqliteStore final : public Store {
 	}
 
 	DurabilityLevel level_ = DurabilityLevel::essential;
+	LogOptions log_options_;
 	Durability txn_durability_ = Durability::normal;
 	bool sync_after_commit_ = false;
 
@@ -1324,10 +1344,12 @@ class SqliteStore final : public Store {
 				Query(db_, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
 					  std::to_string(sqlite::SCHEMA_VERSION))
 					.run();
+				db_.exec(sqlite::LATER_INDEXES_SQL);
 				return 0;
 			}
 			db_.exec(sqlite::SCHEMA_SQL);
 			db_.exec(sqlite::TOKENS_SQL);
+			db_.exec(sqlite::LATER_INDEXES_SQL);
 			Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
 				  std::to_string(sqlite::SCHEMA_VERSION))
 				.run();
@@ -1417,11 +1439,86 @@ class SqliteStore final : public Store {
 		return def;
 	}
 
+	// genroc._log: every log row is written here, through log_detail.
 	void log(int64_t id, int64_t now, const std::string &event, const std::optional<std::string> &state,
 			 const json &detail) {
 		Query(db_, "INSERT INTO log (instance_id, at, event, state, detail) VALUES (?1, ?2, ?3, ?4, ?5)", id, now,
-			  event, state, detail)
+			  event, state, log_detail(detail))
 			.run();
+	}
+
+	// genroc._log_detail: what the log keeps of a detail's payloads (the
+	// keys input, output, payload at its top level): none without
+	// log_payloads; a marker {truncated, bytes, head} for one whose JSON
+	// text is longer than payload_max bytes (head: its first
+	// min(payload_max, 256) characters).
+	json log_detail(const json &detail) const {
+		static const char *const payload_keys[] = {"input", "output", "payload"};
+		if (!detail.is_object()) return detail;
+		if (std::none_of(std::begin(payload_keys), std::end(payload_keys),
+						 [&](const char *k) { return detail.contains(k); }))
+			return detail;
+		json out = detail;
+		if (!log_options_.payloads) {
+			for (const char *k : payload_keys) out.erase(std::string(k));
+			return out;
+		}
+		const int64_t max = log_options_.payload_max;
+		if (max <= 0) return detail;
+		for (const char *k : payload_keys) {
+			if (!detail.contains(k)) continue;
+			const std::string text = detail.at(k).dump();
+			if (static_cast<int64_t>(text.size()) > max)
+				out[k] = {{"truncated", true},
+						  {"bytes", text.size()},
+						  {"head", utf8_head(text, static_cast<size_t>(std::min<int64_t>(max, 256)))}};
+		}
+		return out;
+	}
+
+	// The first n characters (code points) of UTF-8 text, as left() in SQL.
+	static std::string utf8_head(const std::string &text, size_t n) {
+		size_t chars = 0, i = 0;
+		for (; i < text.size(); i++) {
+			if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {	 // a character starts here
+				if (chars == n) break;
+				chars++;
+			}
+		}
+		return text.substr(0, i);
+	}
+
+	// genroc._prune, inside the caller's transaction.  A child's id is
+	// always larger than its parent's, so deleting a tree's largest ids
+	// first (and the top-level instance last) never breaks a foreign key.
+	json prune_rows(int64_t log_retention_ms, int64_t instance_retention_ms, int limit, int64_t now) {
+		int64_t log_rows = 0, instances = 0;
+		if (log_retention_ms > 0) {
+			Query(db_, "DELETE FROM log WHERE seq IN (SELECT seq FROM log WHERE at < ?1 ORDER BY at LIMIT ?2)",
+				  now - log_retention_ms, limit)
+				.run();
+			log_rows = sqlite3_changes(db_.handle());
+		}
+		if (instance_retention_ms > 0) {
+			for (int64_t root :
+				 ids("SELECT r.id FROM instances r WHERE r.parent_id IS NULL AND r.ended_at IS NOT NULL "
+					 "AND r.ended_at < ?1 AND r.status IN ('succeeded', 'failed', 'cancelled') "
+					 "AND NOT EXISTS (SELECT 1 FROM instances c WHERE c.root_id = r.id "
+					 "AND c.status NOT IN ('succeeded', 'failed', 'cancelled')) "
+					 "ORDER BY r.ended_at, r.id LIMIT ?2",
+					 now - instance_retention_ms, limit)) {
+				if (instances >= limit) break;
+				json tree = json::array();
+				for (int64_t id : ids("SELECT id FROM instances WHERE root_id = ?1 OR id = ?1 ORDER BY id DESC LIMIT ?2",
+									  root, static_cast<int64_t>(limit) - instances))
+					tree.push_back(id);
+				Query(db_, "DELETE FROM log WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
+				Query(db_, "DELETE FROM events WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
+				Query(db_, "DELETE FROM instances WHERE id IN (SELECT value FROM json_each(?1))", tree).run();
+				instances += sqlite3_changes(db_.handle());
+			}
+		}
+		return {{"log_rows", log_rows}, {"instances", instances}};
 	}
 
 	// genroc._context: the context object $$ as the store knows it.  A

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <climits>
 #include <cstdio>
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "auth.hpp"
 #include "handlers.hpp"
@@ -17,6 +19,7 @@
 #include "log.hpp"
 #include "run_cmd.hpp"
 #include "runner.hpp"
+#include "size.hpp"
 #include "stop.hpp"
 #include "store.hpp"
 
@@ -60,6 +63,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		 "claim at least this often even without a notification"},
 	};
 	std::string worker_id_flag, log_mode = "text", log_level;
+	std::string log_payload_max = "1MB", log_retention = "7d", instance_retention = "0";
 
 	auto common = [&](CLI::App *sub) {
 		sub->add_option("--database", cfg.database,
@@ -87,6 +91,25 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"superuser or GRANT SET ON PARAMETER commit_delay, else genroc refuses to start")
 			->envname("GENROC_PG_COMMIT_DELAY")
 			->check(CLI::Range(0, 100000));
+		sub->add_flag("--log-payloads", cfg.log_payloads,
+					  "record task inputs and outputs, results and event payloads in the instance log "
+					  "(--log-payloads=false leaves them out)")
+			->envname("GENROC_LOG_PAYLOADS")
+			->capture_default_str();
+		sub->add_option("--log-payload-max", log_payload_max,
+						"longest payload (its JSON text) the instance log records whole; a longer one is "
+						"logged as a marker with its size and first characters (size: 1MB, 64KB, 512; 0 = no limit)")
+			->envname("GENROC_LOG_PAYLOAD_MAX")
+			->capture_default_str();
+		sub->add_option("--log-retention", log_retention,
+						"tick deletes instance log entries older than this (duration; 0 = keep forever)")
+			->envname("GENROC_LOG_RETENTION")
+			->capture_default_str();
+		sub->add_option("--instance-retention", instance_retention,
+						"tick deletes concluded instances, with their children and logs, this long after "
+						"they ended (duration, e.g. 720h; 0 = keep forever)")
+			->envname("GENROC_INSTANCE_RETENTION")
+			->capture_default_str();
 	};
 	auto worker_flags = [&](CLI::App *sub) {
 		sub->add_option("--worker-id", worker_id_flag,
@@ -205,6 +228,31 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		for (auto &q : cfg.queues)
 			if (q.empty()) return usage_error("--queue: a queue name must not be empty");
 	}
+	{
+		auto size = parse_size(log_payload_max);
+		if (!size)
+			return usage_error("--log-payload-max: invalid size \"" + log_payload_max +
+							   "\" (use e.g. 1MB, 64KB, 512 for bytes; 0 = no limit)");
+		if (*size > INT_MAX)
+			return usage_error("--log-payload-max: must be at most " + std::to_string(INT_MAX) + " bytes, not " +
+							   log_payload_max);
+		cfg.log_payload_max = *size;
+		// PostgreSQL keeps the retentions in whole seconds (genroc.log_retention).
+		for (auto [flag, text, target] : {std::tuple{"--log-retention", &log_retention, &cfg.log_retention},
+										  std::tuple{"--instance-retention", &instance_retention,
+													 &cfg.instance_retention}}) {
+			auto v = parse_duration(*text);
+			if (!v)
+				return usage_error(std::string(flag) + ": invalid duration \"" + *text +
+								   "\" (use e.g. 7d, 720h, 90m; 0 = keep forever)");
+			if (v->count() != 0 && v->count() < 1000)
+				return usage_error(std::string(flag) + ": must be 0 (keep forever) or at least 1s, not " + *text);
+			if (v->count() / 1000 > INT_MAX)
+				return usage_error(std::string(flag) + ": must be at most " + std::to_string(INT_MAX) +
+								   " seconds, not " + *text);
+			*target = *v;
+		}
+	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		try {
 			std::string h;
@@ -243,14 +291,21 @@ StopFlag g_stop;	// the signal thread outlives main's locals
 
 }  // namespace
 
-// Every store the process opens gets the durability level and commit delay.
+// Every store the process opens gets the durability level, the log options
+// and the commit delay.
 StoreFactory store_factory(const Config &cfg) {
 	const std::string database = cfg.database;
 	const DurabilityLevel level = parse_durability(cfg.durability).value_or(DurabilityLevel::essential);
 	const int delay = cfg.pg_commit_delay;
-	return [database, level, delay] {
+	LogOptions log_options;
+	log_options.payloads = cfg.log_payloads;
+	log_options.payload_max = cfg.log_payload_max;
+	log_options.log_retention_ms = cfg.log_retention.count();
+	log_options.instance_retention_ms = cfg.instance_retention.count();
+	return [database, level, delay, log_options] {
 		auto store = open_store(database);
 		store->set_durability(level);
+		store->set_log_options(log_options);
 		if (delay >= 0) store->set_commit_delay(delay);
 		return store;
 	};

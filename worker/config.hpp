@@ -7,6 +7,7 @@
 // pod (a StatefulSet's pod name) cannot be overridden by a baked-in flag.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ struct Config {
 	bool manual_tick = false;
 	std::string durability = "essential";	// none | essential | terminal | strict
 	int pg_commit_delay = -1;				// microseconds; -1: leave the server's setting
+	// the instance log and retention (README "Logs and retention")
+	bool log_payloads = true;				// false: the log records no payloads
+	int64_t log_payload_max = 1 << 20;		// bytes; a longer payload is logged as a marker; 0 = no limit
+	Millis log_retention{7LL * 86'400'000};	// tick deletes older log rows; 0 = keep
+	Millis instance_retention{0};			// tick deletes concluded trees ended longer ago; 0 = keep
 
 	// --auth and its companions (serve, api; README "Authentication")
 	bool auth = false;

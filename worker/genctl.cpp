@@ -10,6 +10,7 @@
 //   genctl start DEF [--input JSON] [--options JSON]
 //   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N]
 //   genctl instances show ID
+//   genctl logs ID
 //   genctl cancel ID
 //   genctl retry ID
 //   genctl resume ID [--output JSON]
@@ -194,6 +195,14 @@ void cmd_instances(genroc::Store &store, const Options &o) {
 	print_table({"ID", "DEFINITION", "STATUS", "STATE", "WORKER", "UPDATED"}, rows);
 }
 
+// The instance log as a table, oldest first (long details are cut; --json has them whole).
+void print_history(const json &hist) {
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &h : hist)
+		rows.push_back({cell(h, "seq"), cell(h, "at"), cell(h, "event"), cell(h, "state"), cell(h, "detail")});
+	print_table({"SEQ", "AT", "EVENT", "STATE", "DETAIL"}, rows);
+}
+
 void cmd_show(genroc::Store &store, const Options &o) {
 	json inst = store.get_instance(o.id);
 	json hist = store.history(o.id);
@@ -236,10 +245,15 @@ void cmd_show(genroc::Store &store, const Options &o) {
 		print_table({"ID", "DEFINITION", "INDEX", "STATUS", "STATE", "SCOPE"}, tree);
 	}
 	std::cout << "\nhistory:\n";
-	std::vector<std::vector<std::string>> rows;
-	for (const auto &h : hist)
-		rows.push_back({cell(h, "seq"), cell(h, "at"), cell(h, "event"), cell(h, "state"), cell(h, "detail")});
-	print_table({"SEQ", "AT", "EVENT", "STATE", "DETAIL"}, rows);
+	print_history(hist);
+}
+
+// genctl logs ID: the instance log alone (genroc.history), as GET
+// /api/instances/{id}/history answers it with --json.
+void cmd_logs(genroc::Store &store, const Options &o) {
+	json hist = store.history(o.id);
+	if (o.as_json) return print_json({{"instance_id", o.id}, {"history", hist}});
+	print_history(hist);
 }
 
 void cmd_emit(genroc::Store &store, const Options &o) {
@@ -391,6 +405,9 @@ int main(int argc, char **argv) {
 	auto *show = instances->add_subcommand("show", "one instance: state, status, input, output, history");
 	show->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
 
+	auto *logs = app.add_subcommand("logs", "the instance log of one instance, oldest first");
+	logs->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+
 	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");
 	cancel->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
 
@@ -440,6 +457,7 @@ int main(int argc, char **argv) {
 		else if (*start) cmd_start(*store, o);
 		else if (*show) cmd_show(*store, o);
 		else if (*instances) cmd_instances(*store, o);
+		else if (*logs) cmd_logs(*store, o);
 		else if (*cancel) cmd_cancel(*store, o);
 		else if (*retry) cmd_run_again(*store, o, false);
 		else if (*resume) cmd_run_again(*store, o, true);

@@ -278,6 +278,19 @@ class PgStore final : public Store {
 		exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(microseconds)});
 	}
 
+	void set_log_options(const LogOptions &options) override {
+		log_options_ = options;
+		apply_log_options();
+	}
+
+	json prune(int64_t log_retention_ms, int64_t instance_retention_ms, int limit) override {
+		auto r = exec("SELECT genroc.prune($1::bigint * interval '1 millisecond', "
+					  "$2::bigint * interval '1 millisecond', $3)",
+					  {std::to_string(log_retention_ms), std::to_string(instance_retention_ms),
+					   std::to_string(limit)});
+		return jsonb(r.get(), 0, 0);
+	}
+
 	bool wait_for_work(int timeout_ms) override {
 		ensure_connected();
 		if (!listening_) {
@@ -313,6 +326,7 @@ class PgStore final : public Store {
 	std::optional<std::string> test_clock_;
 	std::optional<DurabilityLevel> durability_;
 	std::optional<int> commit_delay_;
+	std::optional<LogOptions> log_options_;
 
 	// The module defines genroc.durability when it loads; a value set before
 	// that would be taken unchecked, so the module is loaded first.
@@ -320,6 +334,18 @@ class PgStore final : public Store {
 		if (!durability_) return;
 		exec("SELECT genroc.durability()", {});
 		exec("SELECT set_config('genroc.durability', $1, false)", {durability_name(*durability_)});
+	}
+
+	// The same care as durability: the module is loaded (by the call in
+	// apply_durability or here) before its settings are set.
+	void apply_log_options() {
+		if (!log_options_) return;
+		exec("SELECT genroc.durability()", {});
+		const LogOptions &o = *log_options_;
+		exec("SELECT set_config('genroc.log_payloads', $1, false), set_config('genroc.log_payload_max', $2, false), "
+			 "set_config('genroc.log_retention', $3, false), set_config('genroc.instance_retention', $4, false)",
+			 {o.payloads ? "on" : "off", std::to_string(o.payload_max),
+			  std::to_string(o.log_retention_ms) + "ms", std::to_string(o.instance_retention_ms) + "ms"});
 	}
 
 	static std::string trim(std::string s) {
@@ -345,6 +371,7 @@ class PgStore final : public Store {
 		exec("SELECT set_config('application_name', 'genroc', false), set_config('TimeZone', 'UTC', false)", {});
 		if (test_clock_) exec("SELECT set_config('genroc.test_clock', $1, false)", {*test_clock_});
 		apply_durability();
+		apply_log_options();
 		if (commit_delay_) exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(*commit_delay_)});
 		if (was_listening) {
 			exec("LISTEN genroc", {});

@@ -43,7 +43,9 @@ std::string describe(const json &e, int64_t now_ms) {
 	const std::string state = e.contains("state") && e["state"].is_string() ? e["state"].get<std::string>() : "";
 	const json detail = e.contains("detail") ? e["detail"] : json::object();
 	auto d = [&](const char *k) { return detail.is_object() && detail.contains(k) ? detail[k] : json(); };
-	if (event == "started") return "started, input " + short_json(d("input"));
+	// --log-payloads=false leaves input and output out of the log: say nothing of them
+	auto has = [&](const char *k) { return detail.is_object() && detail.contains(k); };
+	if (event == "started") return has("input") ? "started, input " + short_json(d("input")) : "started";
 	if (event == "entered" || event == "state_entered")
 		return "-> " + state + (d("type").is_string() ? " (" + d("type").get<std::string>() + ")" : "");
 	if (event == "task_scheduled") {
@@ -53,7 +55,8 @@ std::string describe(const json &e, int64_t now_ms) {
 		return s;
 	}
 	if (event == "task_started" || event == "task_claimed") return "   " + state + ": task running";
-	if (event == "task_succeeded") return "   " + state + ": task succeeded, output " + short_json(d("output"));
+	if (event == "task_succeeded")
+		return "   " + state + ": task succeeded" + (has("output") ? ", output " + short_json(d("output")) : "");
 	if (event == "task_failed") {
 		std::string s = "   " + state + ": task failed: " + (d("error").is_string() ? d("error").get<std::string>() : "");
 		if (d("cause").is_string() && !d("cause").get<std::string>().empty()) s += ": " + d("cause").get<std::string>();

@@ -405,7 +405,10 @@ int Runner::run(const StopFlag &stop) {
 				need_register_ = false;
 			}
 			if (!opt_.manual_tick && Clock::now() >= next_tick) {
-				store->tick(1000);
+				const json done = store->tick(1000);
+				if (done.value("pruned_log_rows", 0) > 0 || done.value("pruned_instances", 0) > 0)
+					log::debug("pruned", {{"log_rows", done.value("pruned_log_rows", 0)},
+										  {"instances", done.value("pruned_instances", 0)}});
 				next_tick = Clock::now() + opt_.tick_interval;
 			}
 			const int free_slots = opt_.concurrency - running();

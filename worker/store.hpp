@@ -75,6 +75,16 @@ inline std::optional<DurabilityLevel> parse_durability(const std::string &text) 
 	return std::nullopt;
 }
 
+// The instance log and retention (DESIGN §6, README "Logs and retention"):
+// what the log keeps of payloads, and what tick() prunes.  The defaults are
+// what a plain SQL session has when it sets nothing.
+struct LogOptions {
+	bool payloads = true;					// false: no input/output/payload in log details
+	int64_t payload_max = 1024 * 1024;		// bytes of a payload's JSON text; 0 = no limit
+	int64_t log_retention_ms = 0;			// tick deletes older log rows; 0 = none
+	int64_t instance_retention_ms = 0;		// tick deletes concluded trees ended longer ago; 0 = none
+};
+
 class Store {
   public:
 	virtual ~Store() = default;
@@ -148,7 +158,7 @@ class Store {
 	virtual void token_revoke(const std::string &id) = 0;	// 42704 for an unknown id
 
 	// Time
-	virtual json tick(int limit) = 0;		// counts of what it did, by kind
+	virtual json tick(int limit) = 0;		// counts of what it did, by kind (pruning included)
 	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC
 	// Sets (or with nullopt clears) the test clock of this store's session.
 	virtual void set_test_clock(const std::optional<std::string> &iso_time) = 0;
@@ -164,6 +174,15 @@ class Store {
 	// (superuser, or GRANT SET ON PARAMETER commit_delay) and raises 42501
 	// if not.  SQLite has no such setting: 0A000.
 	virtual void set_commit_delay(int microseconds) = 0;
+
+	// The instance log and retention.  set_log_options: the options for this
+	// store's writes and ticks from now on (PostgreSQL: the session settings
+	// genroc.log_payloads, genroc.log_payload_max, genroc.log_retention and
+	// genroc.instance_retention, kept across reconnects; SQLite: this store's).
+	// prune: genroc.prune, at most `limit` log rows and `limit` instances;
+	// a retention of 0 prunes nothing of that kind.  Returns {log_rows, instances}.
+	virtual void set_log_options(const LogOptions &options) = 0;
+	virtual json prune(int64_t log_retention_ms, int64_t instance_retention_ms, int limit) = 0;
 
 	// Plumbing for the worker (not SQL functions)
 	// Blocks up to timeout_ms for a sign that work may be ready (PostgreSQL:

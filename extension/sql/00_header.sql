@@ -22,7 +22,10 @@
  *                                 external tasks, addressed by a task token
  *   cancel(instance)              end a live instance
  *   tick(limit)                   everything time does: timers, delayed
- *                                 starts, timeouts, heartbeats, lapsed leases
+ *                                 starts, timeouts, heartbeats, lapsed leases,
+ *                                 pruning by the retention settings
+ *   prune(log_retention, instance_retention, limit)
+ *                                 delete old log rows and concluded trees
  *   get_instance / list_instances / history / list_definitions / list_workers
  *                                 reading; views genroc.instances, genroc.workers
  *   token_create / token_verify / token_list / token_revoke

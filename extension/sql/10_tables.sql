@@ -115,6 +115,9 @@ CREATE INDEX _instances_status ON genroc._instances (status, id);
 CREATE INDEX _instances_parent ON genroc._instances (parent_id, child_gen, child_index)
 	WHERE parent_id IS NOT NULL;
 CREATE INDEX _instances_root ON genroc._instances (root_id) WHERE root_id IS NOT NULL;
+-- prune: concluded top-level instances, oldest end first
+CREATE INDEX _instances_ended ON genroc._instances (ended_at)
+	WHERE parent_id IS NULL AND ended_at IS NOT NULL;
 
 -- The worker registry: one row per worker id, kept after a stop so a
 -- restart can find its own leases.
@@ -147,6 +150,8 @@ CREATE TABLE genroc._log (
 	detail		jsonb
 );
 CREATE INDEX _log_instance ON genroc._log (instance_id, seq);
+-- prune: log rows past the log retention, oldest first
+CREATE INDEX _log_at ON genroc._log (at);
 
 REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log FROM PUBLIC;
 GRANT USAGE ON SCHEMA genroc TO PUBLIC;

@@ -106,13 +106,67 @@ BEGIN
 END;
 $$;
 
--- Appends one entry to an instance's log.
+-- The log settings of this session (genroc.c): payloads, payload_max,
+-- log_retention_s, instance_retention_s.
+CREATE FUNCTION genroc._log_settings() RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_log_settings'
+	LANGUAGE C STABLE PARALLEL SAFE;
+
+/*
+ * What the log keeps of an entry's detail (README "Logs and retention").
+ * Semantics: the payload keys of a detail are input, output and payload,
+ * at its top level (an instance's or a task's input and output, a task
+ * result, an event payload); every other key (error, cause, counts,
+ * names) is kept as it is.
+ *   genroc.log_payloads off  → the payload keys are removed
+ *   genroc.log_payload_max N → a payload whose JSON text is longer than N
+ *                              bytes becomes {"truncated": true, "bytes":
+ *                              <its length>, "head": <its first min(N, 256)
+ *                              characters>}; 0 = no limit
+ */
+CREATE FUNCTION genroc._log_detail(p_detail jsonb) RETURNS jsonb
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	c_payload_keys constant text[] := ARRAY['input', 'output', 'payload'];
+	v_settings jsonb;
+	v_max int;
+	v_key text;
+	v_text text;
+	v_out jsonb := p_detail;
+BEGIN
+	IF p_detail IS NULL OR jsonb_typeof(p_detail) <> 'object' OR NOT p_detail ?| c_payload_keys THEN
+		RETURN p_detail;
+	END IF;
+	v_settings := genroc._log_settings();
+	IF NOT (v_settings ->> 'payloads')::boolean THEN
+		RETURN p_detail - c_payload_keys;
+	END IF;
+	v_max := (v_settings ->> 'payload_max')::int;
+	-- the whole detail within the limit: so is every payload in it
+	IF v_max = 0 OR octet_length(p_detail::text) <= v_max THEN
+		RETURN p_detail;
+	END IF;
+	FOREACH v_key IN ARRAY c_payload_keys LOOP
+		CONTINUE WHEN NOT p_detail ? v_key;
+		v_text := (p_detail -> v_key)::text;
+		IF octet_length(v_text) > v_max THEN
+			v_out := jsonb_set(v_out, ARRAY[v_key], jsonb_build_object(
+				'truncated', true, 'bytes', octet_length(v_text), 'head', left(v_text, least(v_max, 256))));
+		END IF;
+	END LOOP;
+	RETURN v_out;
+END;
+$$;
+
+-- Appends one entry to an instance's log.  Every log row is written here,
+-- so the payload settings apply to all of them (genroc._log_detail).
 CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_detail jsonb)
 	RETURNS void
 	LANGUAGE sql VOLATILE
 	BEGIN ATOMIC
 		INSERT INTO genroc._log (instance_id, at, event, state, detail)
-		VALUES (p_instance, genroc.now(), p_event, p_state, p_detail);
+		VALUES (p_instance, genroc.now(), p_event, p_state, genroc._log_detail(p_detail));
 	END;
 
 /*
@@ -222,6 +276,7 @@ DECLARE
 	v_answer jsonb;
 	v_out jsonb;
 	v_entered jsonb;
+	v_e jsonb;
 	v_last_state text;
 	v_delay bigint;
 	v_eligible timestamptz;
@@ -243,10 +298,9 @@ BEGIN
 	v_out := v_answer -> 'outcome';
 	v_entered := coalesce(v_answer -> 'entered', '[]');
 
-	INSERT INTO genroc._log (instance_id, at, event, state, detail)
-	SELECT p_instance, v_now, 'entered', e ->> 'state', jsonb_build_object('type', e -> 'type')
-	FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)
-	ORDER BY n;
+	FOR v_e IN SELECT e FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n) ORDER BY n LOOP
+		PERFORM genroc._log(p_instance, 'entered', v_e ->> 'state', jsonb_build_object('type', v_e -> 'type'));
+	END LOOP;
 	v_last_state := coalesce(v_entered -> -1 ->> 'state', v_inst.state);
 
 	CASE v_out ->> 'kind'

@@ -3,6 +3,99 @@
  */
 
 /*
+ * Retention (DESIGN §6; README "Logs and retention").
+ *
+ * Semantics of prune, at most p_limit rows of each kind per call (oldest
+ * first; SKIP LOCKED, so concurrent calls share the work):
+ *   log_rows   log rows whose time is older than now - p_log_retention
+ *              (any instance, live or not: a live instance's history
+ *              loses its oldest entries)
+ *   instances  concluded (succeeded, failed, cancelled) top-level instances
+ *              that ended before now - p_instance_retention, with their
+ *              whole tree (every instance whose root_id is theirs), their
+ *              log rows and their kept events.  A tree with any live
+ *              instance is left alone.  The count is of instances deleted,
+ *              children included; a tree larger than what is left of
+ *              p_limit is deleted from its newest instances down over
+ *              several calls, the top-level instance last.
+ * A retention of 0 (or NULL) prunes nothing of that kind; a negative one
+ * is 22023.  A deleted instance's id then answers RC003.
+ * Foreign keys: a child's id is always larger than its parent's (children
+ * are created after their parent), so deleting a tree's instances from
+ * the largest id down in one statement never leaves a row whose
+ * parent_id or root_id points at a deleted one.
+ */
+CREATE FUNCTION genroc.prune(p_log_retention interval, p_instance_retention interval,
+							 p_limit int DEFAULT 1000) RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM genroc._flush_commit('progress');
+	RETURN genroc._prune(p_log_retention, p_instance_retention, p_limit);
+END;
+$$;
+COMMENT ON FUNCTION genroc.prune(interval, interval, int) IS
+	'Deletes log rows older than p_log_retention and concluded top-level instances (with their children, logs and kept events) that ended longer than p_instance_retention ago, at most p_limit of each; 0 keeps that kind; returns {"log_rows", "instances"}.';
+
+CREATE FUNCTION genroc._prune(p_log_retention interval, p_instance_retention interval,
+							  p_limit int) RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_now timestamptz := genroc.now();
+	v_log_rows int := 0;
+	v_instances int := 0;
+	v_root bigint;
+	v_tree bigint[];
+	v_n int;
+BEGIN
+	IF p_limit IS NULL THEN
+		RAISE EXCEPTION 'p_limit must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_limit < 1 THEN
+		RAISE EXCEPTION 'p_limit must be at least 1, not %', p_limit USING ERRCODE = '22023';
+	END IF;
+	IF p_log_retention < interval '0' OR p_instance_retention < interval '0' THEN
+		RAISE EXCEPTION 'a retention must not be negative'
+			USING ERRCODE = '22023', HINT = 'Use 0 to keep everything of that kind.';
+	END IF;
+
+	IF p_log_retention > interval '0' THEN
+		DELETE FROM genroc._log l
+		WHERE l.seq IN (SELECT o.seq FROM genroc._log o
+						WHERE o.at < v_now - p_log_retention
+						ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED);
+		GET DIAGNOSTICS v_log_rows = ROW_COUNT;
+	END IF;
+
+	IF p_instance_retention > interval '0' THEN
+		FOR v_root IN SELECT r.id FROM genroc._instances r
+					  WHERE r.parent_id IS NULL AND r.ended_at IS NOT NULL
+						AND r.ended_at < v_now - p_instance_retention
+						AND r.status IN ('succeeded', 'failed', 'cancelled')
+						AND NOT EXISTS (SELECT 1 FROM genroc._instances c
+										WHERE c.root_id = r.id
+										  AND c.status NOT IN ('succeeded', 'failed', 'cancelled'))
+					  ORDER BY r.ended_at, r.id LIMIT p_limit
+					  FOR UPDATE SKIP LOCKED LOOP
+			EXIT WHEN v_instances >= p_limit;
+			-- the largest ids of the tree, as many as the limit leaves room for
+			v_tree := ARRAY(SELECT t.id FROM genroc._instances t
+							WHERE t.root_id = v_root OR t.id = v_root
+							ORDER BY t.id DESC LIMIT p_limit - v_instances);
+			DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree);
+			DELETE FROM genroc._events e WHERE e.instance_id = ANY (v_tree);
+			DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree);
+			GET DIAGNOSTICS v_n = ROW_COUNT;
+			v_instances := v_instances + v_n;
+		END LOOP;
+	END IF;
+	RETURN jsonb_build_object('log_rows', v_log_rows, 'instances', v_instances);
+END;
+$$;
+
+/*
  * Semantics of tick, kinds in this order, each at most p_limit rows (oldest
  * deadline first, then id; FOR UPDATE SKIP LOCKED, so concurrent ticks share
  * the work):
@@ -17,8 +110,12 @@
  *   timers      a Wait whose time has come: timer_fired
  *   run_at      a delayed start whose time has come: the first step (or
  *               'queued' for a partition slot, genroc._admit)
+ *   pruning     genroc._prune with this session's genroc.log_retention and
+ *               genroc.instance_retention (both 0 unless set: nothing is
+ *               pruned), p_limit of each kind
  * Retry back-off needs no tick: the row is ready with a later eligible_at.
- * Returns {"timeouts", "heartbeats", "lapsed", "timers", "run_at"} counts.
+ * Returns {"timeouts", "heartbeats", "lapsed", "timers", "run_at",
+ * "pruned_log_rows", "pruned_instances"} counts.
  */
 CREATE FUNCTION genroc.tick(p_limit int DEFAULT 1000) RETURNS jsonb
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -32,6 +129,8 @@ DECLARE
 	v_lapsed int := 0;
 	v_timers int := 0;
 	v_run_at int := 0;
+	v_settings jsonb;
+	v_pruned jsonb;
 BEGIN
 	PERFORM genroc._flush_commit('progress');
 	IF p_limit IS NULL THEN
@@ -91,9 +190,16 @@ BEGIN
 		v_run_at := v_run_at + 1;
 	END LOOP;
 
+	v_settings := genroc._log_settings();
+	v_pruned := genroc._prune((v_settings ->> 'log_retention_s')::int * interval '1 second',
+							  (v_settings ->> 'instance_retention_s')::int * interval '1 second',
+							  p_limit);
+
 	RETURN jsonb_build_object('timeouts', v_timeouts, 'heartbeats', v_heartbeats,
-							  'lapsed', v_lapsed, 'timers', v_timers, 'run_at', v_run_at);
+							  'lapsed', v_lapsed, 'timers', v_timers, 'run_at', v_run_at,
+							  'pruned_log_rows', v_pruned -> 'log_rows',
+							  'pruned_instances', v_pruned -> 'instances');
 END;
 $$;
 COMMENT ON FUNCTION genroc.tick(int) IS
-	'Does the time-driven work, at most p_limit items of each kind: task and activity timeouts, missed heartbeats, lapsed leases, fired timers, delayed starts; returns the counts.';
+	'Does the time-driven work, at most p_limit items of each kind: task and activity timeouts, missed heartbeats, lapsed leases, fired timers, delayed starts, and pruning by the settings genroc.log_retention and genroc.instance_retention; returns the counts.';

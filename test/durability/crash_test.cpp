@@ -154,22 +154,24 @@ TEST_F(CrashTest, AcknowledgedWorkSurvivesAnImmediateStopAndWorkersCarryOn) {
 	std::map<std::string, int> runs;
 	for (auto &l : read_lines(dir_ + "/effects.log")) runs[l]++;
 	for (auto &[id, n] : runs) EXPECT_EQ(n, 1) << "OnlyOnce task of instance " << id << " ran " << n << " times";
-	int interrupted = 0;
+	// An approval whose claim committed but whose answer the crash lost
+	// fails with States.Timeout (kApproval above), which is no loss either.
+	int interrupted = 0, timed_out = 0;
 	for (int64_t id : started) {
 		auto inst = s->get_instance(id);
 		if (inst.value("status", "") != "failed") continue;
-		if (inst.value("definition", "") == "approval") {
-			// a claim whose answer the crash lost (see kApproval): never an
-			// approval whose result was acknowledged
+		if (inst.value("definition", "") == "approval" && !approved.count(id)) {
 			EXPECT_EQ(inst.value("error", ""), "States.Timeout") << inst.dump();
-			EXPECT_EQ(approved.count(id), 0u) << inst.dump();
-			continue;
+			timed_out++;
+		} else {
+			EXPECT_EQ(inst.value("error", ""), "only_once.interrupted") << inst.dump();
+			interrupted++;
 		}
-		EXPECT_EQ(inst.value("error", ""), "only_once.interrupted") << inst.dump();
-		interrupted++;
 	}
-	std::fprintf(stderr, "crash test: %zu started, %zu approvals, %d acks before the crash, %s, %d OnlyOnce interrupted\n",
-				 started.size(), approved.size(), acks_at_crash, summary.str().c_str(), interrupted);
+	std::fprintf(stderr,
+				 "crash test: %zu started, %zu approvals, %d acks before the crash, %s, %d OnlyOnce interrupted, "
+				 "%d unanswered approvals timed out\n",
+				 started.size(), approved.size(), acks_at_crash, summary.str().c_str(), interrupted, timed_out);
 	procs_.clear();
 }
 

@@ -186,6 +186,20 @@ TEST_P(HttpApiTest, InstanceErrors) {
 	EXPECT_EQ(get("/api/instances").body["instances"].size(), 0u);
 }
 
+// Instance retention: once genroc.prune deleted a concluded instance, its
+// id answers 404 like one that never was.  The pruning session's own test
+// clock is far ahead; the server's sessions keep real time.
+TEST_P(HttpApiTest, APrunedInstanceAnswers404) {
+	define("hello", kHello);
+	const int64_t id = start_instance("hello");
+	ASSERT_EQ(get("/api/instances/" + std::to_string(id)).body.value("status", ""), "succeeded");
+	auto pruner = open_store(db_.url());
+	pruner->set_test_clock("2100-01-01T00:00:00.000Z");
+	EXPECT_EQ(pruner->prune(0, 86'400'000, 100).at("instances"), 1);
+	expect_error(get("/api/instances/" + std::to_string(id)), 404, "RC003");
+	expect_error(get("/api/instances/" + std::to_string(id) + "/history"), 404, "RC003");
+}
+
 TEST_P(HttpApiTest, ListFilters) {
 	define("hello", kHello);
 	define("approve", kApprove);

@@ -326,6 +326,54 @@ TEST_F(Worker, PgCommitDelayIsSetOrGenrocRefusesToStart) {
 	EXPECT_NE(log.find("refusing to start"), std::string::npos) << log;
 }
 
+// --log-payloads=false: the worker's own log rows (task_started,
+// task_succeeded) and the instance's carry no payload; `genctl logs` shows
+// the events and states without them.
+TEST_F(Worker, LogPayloadsFalseKeepsPayloadsOutOfTheInstanceLog) {
+	auto a = worker("wa", {"--log-payloads=false", "--log-payload-max", "64KB", "--log-retention", "1h"});
+	// the start too, as `genroc api --log-payloads=false` would log it
+	auto s = store();
+	LogOptions quiet;
+	quiet.payloads = false;
+	s->set_log_options(quiet);
+	s->define("secret", one_step({{"pin", "4711-secret"}}));
+	const int64_t id = s->start("secret", {{"card", "4711-secret"}}, json::object()).instance_id;
+	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a->log();
+
+	const std::string out_path = dir_ + "/logs.out";
+	const std::string cmd = "'" + std::string(GENCTL_PATH) + "' --database '" + db_url_ + "' logs " +
+							std::to_string(id) + " --json >'" + out_path + "' 2>&1";
+	ASSERT_EQ(std::system(("timeout 60 " + cmd).c_str()), 0);
+	std::ifstream in(out_path);
+	std::stringstream ss;
+	ss << in.rdbuf();
+	const std::string text = ss.str();
+	json logs = json::parse(text, nullptr, false);
+	ASSERT_FALSE(logs.is_discarded()) << text;
+	EXPECT_EQ(logs["instance_id"], id);
+	EXPECT_EQ(text.find("4711-secret"), std::string::npos) << text;
+	EXPECT_EQ(count_events(logs["history"], "task_started", "Step"), 1) << text;
+	EXPECT_EQ(count_events(logs["history"], "task_succeeded", "Step"), 1) << text;
+	for (const auto &e : logs["history"])
+		if (e["event"] == "task_succeeded") {
+			EXPECT_FALSE(e["detail"].contains("output")) << e.dump();
+			EXPECT_EQ(e["detail"]["worker"], "wa") << e.dump();
+		}
+	// the instance keeps its result
+	EXPECT_EQ(inst["output"]["who"], "wa");
+
+	// the table form: one line per entry, with its event and state
+	ASSERT_EQ(std::system(("'" + std::string(GENCTL_PATH) + "' --database '" + db_url_ + "' logs " +
+						   std::to_string(id) + " >'" + out_path + "' 2>&1").c_str()),
+			  0);
+	std::ifstream in2(out_path);
+	std::stringstream table;
+	table << in2.rdbuf();
+	EXPECT_NE(table.str().find("task_succeeded"), std::string::npos) << table.str();
+	EXPECT_NE(table.str().find("EVENT"), std::string::npos) << table.str();
+}
+
 // ---------------------------------------------------------------- genroc run
 
 class Run : public WorkerTest {

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "config.hpp"
 #include "duration.hpp"
+#include "size.hpp"
 #include "stop.hpp"
 
 namespace genroc {
@@ -38,6 +39,23 @@ TEST(Duration, FormatsBackToTheSameValue) {
 		EXPECT_EQ(parse_duration(format_duration(Millis(ms))), Millis(ms)) << ms;
 }
 
+TEST(Size, ParsesBytesAndBinaryUnits) {
+	EXPECT_EQ(parse_size("512"), 512);
+	EXPECT_EQ(parse_size("0"), 0);
+	EXPECT_EQ(parse_size("512B"), 512);
+	EXPECT_EQ(parse_size("64KB"), 64 * 1024);
+	EXPECT_EQ(parse_size("64kb"), 64 * 1024);
+	EXPECT_EQ(parse_size("64kB"), 64 * 1024);
+	EXPECT_EQ(parse_size("1MB"), 1024 * 1024);
+	EXPECT_EQ(parse_size("2GB"), int64_t{2} << 30);
+}
+
+TEST(Size, RefusesWhatIsNotASize) {
+	for (const char *bad : {"", "MB", "-1", "1.5MB", "1 MB", " 1MB", "1MB ", "1TB", "1M", "1K", "1e3",
+							"+5", "99999999999999999999", "9007199254740993"})
+		EXPECT_FALSE(parse_size(bad).has_value()) << "accepted \"" << bad << "\"";
+}
+
 // parse_command_line with an argv built from strings.
 int parse(std::vector<std::string> args, Config &cfg) {
 	args.insert(args.begin(), "genroc");
@@ -50,7 +68,8 @@ class CommandLine : public ::testing::Test {
   protected:
 	void SetUp() override {
 		for (const char *v : {"GENROC_WORKER_ID", "GENROC_LEASE_DURATION", "GENROC_CONCURRENCY", "GENROC_QUEUE",
-							  "GENROC_DATABASE", "GENROC_MANUAL_TICK"})
+							  "GENROC_DATABASE", "GENROC_MANUAL_TICK", "GENROC_LOG_PAYLOADS", "GENROC_LOG_PAYLOAD_MAX",
+							  "GENROC_LOG_RETENTION", "GENROC_INSTANCE_RETENTION"})
 			::unsetenv(v);
 	}
 	void TearDown() override { SetUp(); }
@@ -153,6 +172,56 @@ TEST_F(CommandLine, DurabilityAndCommitDelay) {
 	EXPECT_EQ(parse({"worker", "--pg-commit-delay", "200000"}, cfg3), kExitUsage);
 	err = ::testing::internal::GetCapturedStderr();
 	EXPECT_NE(err.find("--pg-commit-delay"), std::string::npos) << err;
+}
+
+TEST_F(CommandLine, LogAndRetentionFlags) {
+	Config cfg;
+	ASSERT_EQ(parse({"worker"}, cfg), -1);
+	EXPECT_TRUE(cfg.log_payloads);
+	EXPECT_EQ(cfg.log_payload_max, 1024 * 1024);
+	EXPECT_EQ(cfg.log_retention, Millis(7LL * 86'400'000));
+	EXPECT_EQ(cfg.instance_retention, Millis(0));
+	Config cfg2;
+	ASSERT_EQ(parse({"serve", "--log-payloads=false", "--log-payload-max", "64KB", "--log-retention", "0",
+					 "--instance-retention", "720h"},
+					cfg2),
+			  -1);
+	EXPECT_FALSE(cfg2.log_payloads);
+	EXPECT_EQ(cfg2.log_payload_max, 64 * 1024);
+	EXPECT_EQ(cfg2.log_retention, Millis(0));
+	EXPECT_EQ(cfg2.instance_retention, Millis(720LL * 3'600'000));
+	Config cfg3;
+	ASSERT_EQ(parse({"api", "--log-payloads"}, cfg3), -1);
+	EXPECT_TRUE(cfg3.log_payloads);
+	// from the environment, for every command
+	::setenv("GENROC_LOG_PAYLOADS", "false", 1);
+	::setenv("GENROC_LOG_PAYLOAD_MAX", "512", 1);
+	::setenv("GENROC_INSTANCE_RETENTION", "30d", 1);
+	Config cfg4;
+	ASSERT_EQ(parse({"run", "x.json"}, cfg4), -1);
+	EXPECT_FALSE(cfg4.log_payloads);
+	EXPECT_EQ(cfg4.log_payload_max, 512);
+	EXPECT_EQ(cfg4.instance_retention, Millis(30LL * 86'400'000));
+}
+
+TEST_F(CommandLine, BadSizeOrRetentionIsAUsageErrorNamingTheFlag) {
+	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+		{{"worker", "--log-payload-max", "1.5MB"}, "--log-payload-max"},
+		{{"worker", "--log-payload-max", "lots"}, "--log-payload-max"},
+		{{"worker", "--log-payload-max", "4GB"}, "--log-payload-max"},
+		{{"serve", "--log-retention", "7"}, "--log-retention"},
+		{{"serve", "--log-retention", "500ms"}, "--log-retention"},
+		{{"run", "x.json", "--instance-retention=-1d"}, "--instance-retention"},
+		{{"worker", "--instance-retention", "100000d"}, "--instance-retention"},
+		{{"worker", "--log-payloads=maybe"}, "--log-payloads"},
+	};
+	for (const auto &[args, flag] : cases) {
+		Config cfg;
+		::testing::internal::CaptureStderr();
+		EXPECT_EQ(parse(args, cfg), kExitUsage) << args.back();
+		std::string err = ::testing::internal::GetCapturedStderr();
+		EXPECT_NE(err.find(flag), std::string::npos) << err;
+	}
 }
 
 TEST_F(CommandLine, RunTakesFileInputNameAndJson) {
