@@ -161,13 +161,20 @@ $$;
 
 -- Appends one entry to an instance's log.  Every log row is written here,
 -- so the payload settings apply to all of them (genroc._log_detail).
+-- PL/pgSQL, not SQL: its INSERT is planned once per session (a SQL
+-- function's would be planned again on every call, several per step).
 CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_detail jsonb)
 	RETURNS void
-	LANGUAGE sql VOLATILE
-	BEGIN ATOMIC
-		INSERT INTO genroc._log (instance_id, at, event, state, detail)
-		VALUES (p_instance, genroc.now(), p_event, p_state, genroc._log_detail(p_detail));
-	END;
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	INSERT INTO genroc._log (instance_id, at, event, state, detail)
+	VALUES (p_instance, genroc.now(), p_event, p_state,
+			-- only a detail with a payload key (_log_detail's) needs its rules
+			CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload'] THEN genroc._log_detail(p_detail)
+				 ELSE p_detail END);
+END;
+$$;
 
 /*
  * Durability (DESIGN §4; README "Durability").  Every engine function that
