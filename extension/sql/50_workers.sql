@@ -288,7 +288,9 @@ BEGIN
 			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
 	ELSE
 		-- partition_rate_limit: the tasks are chosen (and locked) one by one,
-		-- then leased as above
+		-- then leased as above (the same UPDATE: the path without limits keeps
+		-- choosing and leasing in one statement, measurably faster than
+		-- collecting the ids first)
 		v_ids := genroc._claim_partitioned(v_room.open_queues, v_room.partition_rated,
 			v_room.partition_counts, v_room.partition_periods, v_now, v_n);
 		OPEN v_claimed FOR
