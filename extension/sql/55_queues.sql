@@ -586,6 +586,14 @@ BEGIN
 	partition_rated := ARRAY[]::text[];
 	partition_counts := ARRAY[]::int[];
 	partition_periods := ARRAY[]::interval[];
+	-- no queue row sets a limit (the default queue's included, which the
+	-- others inherit): every queue is open and nothing is counted
+	IF NOT EXISTS (SELECT 1 FROM genroc._queues q
+				   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+					  OR q.partition_rate_limit IS NOT NULL) THEN
+		open_queues := ARRAY(SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1);
+		RETURN;
+	END IF;
 	FOR v_q IN SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1 LOOP
 		v_s := genroc._queue_settings(v_q);
 		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
