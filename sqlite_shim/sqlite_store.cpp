@@ -480,21 +480,9 @@ class SqliteStore final : public Store {
 			if (inst.ended())
 				throw Error(sqlstate::INSTANCE_ENDED,
 							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
-			for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND status NOT IN "
-									 "('succeeded', 'failed', 'cancelled') ORDER BY id",
-									 id))
-				cancel_tree(child, "the parent was cancelled", now);
-			Query(db_,
-				  "UPDATE instances SET status = 'cancelled', task_input = NULL, resource = NULL, "
-				  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, heartbeat_at = NULL, "
-				  "wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
-				  "error = 'genroc.Cancelled', cause = 'cancelled by request', updated_at = ?2, ended_at = ?2 "
-				  "WHERE id = ?1",
-				  id, now)
-				.run();
+			cancel_tree(id, "cancelled by request", now, "the parent was cancelled");
+			ended(id, now);	 // its partition slot goes to the next
 			if (inst.parent_id) child_ended(id, now);  // counts as a failed child
-			log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}});
-			ended(id, now);  // its partition slot goes to the next
 			return std::string("cancelled");
 		});
 	}
@@ -1845,12 +1833,14 @@ class SqliteStore final : public Store {
 	}
 
 	// genroc._cancel_tree: an instance and its live descendants, children
-	// first; wakes no parent.
-	void cancel_tree(int64_t id, const std::string &cause, int64_t now) {
+	// first (they get children_cause when given); wakes no parent, hands on
+	// no partition slot.
+	void cancel_tree(int64_t id, const std::string &cause, int64_t now,
+					 const std::optional<std::string> &children_cause = std::nullopt) {
 		for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND status NOT IN "
 								 "('succeeded', 'failed', 'cancelled') ORDER BY id",
 								 id))
-			cancel_tree(child, cause, now);
+			cancel_tree(child, children_cause.value_or(cause), now);
 		const Inst inst = load(id);
 		if (inst.ended()) return;
 		Query(db_,
@@ -1860,7 +1850,6 @@ class SqliteStore final : public Store {
 			  "error = 'genroc.Cancelled', cause = ?3, updated_at = ?2, ended_at = ?2 WHERE id = ?1",
 			  id, now, cause)
 			.run();
-		// children have no partition key: no slot to give back
 		log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}, {"cause", cause}});
 	}
 

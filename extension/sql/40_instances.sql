@@ -245,7 +245,6 @@ CREATE FUNCTION genroc._cancel(p_instance bigint) RETURNS text
 AS $$
 DECLARE
 	v_inst genroc._instances;
-	v_now timestamptz := genroc.now();
 	v_id bigint;
 BEGIN
 	FOR v_id IN WITH RECURSIVE tree (id, depth) AS (
@@ -262,22 +261,8 @@ BEGIN
 		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
 			USING ERRCODE = 'RC008';
 	END IF;
-	PERFORM genroc._cancel_tree(c.id, 'the parent was cancelled')
-	FROM genroc._instances c
-	WHERE c.parent_id = p_instance AND c.status NOT IN ('succeeded', 'failed', 'cancelled');
-	UPDATE genroc._instances SET
-		status = 'cancelled',
-		task_input = NULL, resource = NULL,
-		lease_owner = NULL, lease_expires = NULL,
-		timeout_at = NULL, heartbeat_at = NULL,
-		wait_kind = NULL, wait_until = NULL,
-		activity = NULL, activity_token = NULL, activity_owner = NULL,
-		error = 'genroc.Cancelled', cause = 'cancelled by request',
-		updated_at = v_now, ended_at = v_now
-	WHERE id = p_instance;
+	PERFORM genroc._cancel_tree(p_instance, 'cancelled by request', 'the parent was cancelled');
 	PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
-	PERFORM genroc._log(p_instance, 'cancelled', v_inst.state,
-		jsonb_build_object('previous_status', v_inst.status));
 	IF v_inst.parent_id IS NOT NULL THEN
 		PERFORM genroc._child_ended(p_instance);	-- counts as a failed child
 	END IF;

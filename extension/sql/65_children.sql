@@ -182,9 +182,13 @@ BEGIN
 END;
 $$;
 
--- Cancels an instance and every live descendant, children first.  No
--- parent is woken: the caller decides what the end means for the parent.
-CREATE FUNCTION genroc._cancel_tree(p_instance bigint, p_cause text) RETURNS void
+-- Cancels an instance and every live descendant, children first, with
+-- p_cause (its descendants with p_children_cause when given).  No parent is
+-- woken and no partition slot handed on: the caller decides what the end
+-- means for the parent (children hold no slot; genroc.cancel hands the top
+-- instance's on).
+CREATE FUNCTION genroc._cancel_tree(p_instance bigint, p_cause text, p_children_cause text DEFAULT NULL)
+	RETURNS void
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -197,7 +201,7 @@ BEGIN
 				   WHERE parent_id = p_instance
 					 AND status NOT IN ('succeeded', 'failed', 'cancelled')
 				   ORDER BY id FOR UPDATE LOOP
-		PERFORM genroc._cancel_tree(v_child, p_cause);
+		PERFORM genroc._cancel_tree(v_child, coalesce(p_children_cause, p_cause));
 	END LOOP;
 	SELECT status, state INTO v_prev, v_state FROM genroc._instances WHERE id = p_instance;
 	IF v_prev IN ('succeeded', 'failed', 'cancelled') THEN
@@ -213,7 +217,6 @@ BEGIN
 		error = 'genroc.Cancelled', cause = p_cause,
 		updated_at = v_now, ended_at = v_now
 	WHERE id = p_instance;
-	-- children have no partition key: no slot to give back
 	PERFORM genroc._log(p_instance, 'cancelled', v_state,
 		jsonb_build_object('previous_status', v_prev, 'cause', p_cause));
 END;

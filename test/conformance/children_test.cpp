@@ -283,8 +283,13 @@ TEST_P(StoreTest, CancellingAParentCancelsItsChildren) {
 	const int64_t id = start("pm", json::array({1, 2}));
 	Task t = claim_one("w1");
 	EXPECT_EQ(store().cancel(id), "cancelled");
-	for (const auto &i : store().list_instances({{"limit", 100}}))
+	for (const auto &i : store().list_instances({{"limit", 100}})) {
 		EXPECT_EQ(i.at("status"), "cancelled") << i.dump();
+		EXPECT_EQ(i.at("cause"), i.at("id") == id ? "cancelled by request" : "the parent was cancelled") << i.dump();
+	}
+	const json last = store().history(id).back();
+	EXPECT_EQ(last.at("event"), "cancelled");
+	EXPECT_EQ(last.at("detail").at("cause"), "cancelled by request");
 	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(t.instance_id, t.epoch, 1));
 	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
 }
