@@ -221,19 +221,18 @@ COMMENT ON FUNCTION genroc.durability() IS
  *   it was fanned out of: its Execution is that of its nearest ancestor
  *   without a scope (the top instance, or the child a call started).
  */
-CREATE FUNCTION genroc._context(p_instance genroc._instances, p_token text) RETURNS jsonb
+CREATE FUNCTION genroc._context(p_instance genroc._instances, p_def genroc._definitions,
+								p_token text) RETURNS jsonb
 	LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
 	v_exec genroc._instances := p_instance;
-	v_def genroc._definitions;
 BEGIN
 	-- PL/pgSQL, not SQL: its plans are kept for the session, where a SQL
 	-- function's would be made again on every step
 	WHILE v_exec.scope IS NOT NULL AND v_exec.parent_id IS NOT NULL LOOP
 		SELECT * INTO STRICT v_exec FROM genroc._instances WHERE id = v_exec.parent_id;
 	END LOOP;
-	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = p_instance.definition_id;
 	RETURN jsonb_build_object(
 		'Execution', jsonb_build_object(
 			'Id', v_exec.id::text,
@@ -241,8 +240,8 @@ BEGIN
 			'Name', coalesce(v_exec.name, v_exec.id::text),
 			'StartTime', genroc._iso(v_exec.created_at)),
 		'StateMachine', jsonb_build_object(
-			'Id', v_def.name || ':' || v_def.version,
-			'Name', v_def.name),
+			'Id', p_def.name || ':' || p_def.version,
+			'Name', p_def.name),
 		'Task', jsonb_build_object('Token', p_token));
 END;
 $$;
@@ -298,7 +297,7 @@ BEGIN
 
 	v_request := p_request || jsonb_build_object(
 		'now_ms', genroc._ms(v_now),
-		'context', genroc._context(v_inst, v_token))
+		'context', genroc._context(v_inst, v_def, v_token))
 		|| CASE WHEN v_inst.scope IS NOT NULL
 				THEN jsonb_build_object('scope', v_inst.scope) ELSE '{}'::jsonb END;
 	v_answer := genroc._step(v_def.hash, v_def.definition, v_request);
