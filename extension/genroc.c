@@ -39,6 +39,7 @@
 
 #include "access/xact.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -92,6 +93,7 @@ PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
+PG_FUNCTION_INFO_V1(genroc_caller);
 
 /* Registers the settings genroc reads. */
 void
@@ -128,9 +130,9 @@ _PG_init(void)
 
 	/*
 	 * The log settings are USERSET: they shape only the log rows this
-	 * session writes, or what this session's tick prunes, and every role
-	 * that may call genroc.tick may call genroc.prune with any retention
-	 * anyway (an admin revokes EXECUTE on both from roles that must not).
+	 * session writes, or what this session's tick prunes; tick prunes only
+	 * for a role that administers genroc, which may call genroc.prune with
+	 * any retention anyway (extension/sql/12_roles.sql).
 	 */
 	DefineCustomBoolVariable("genroc.log_payloads",
 							 "Whether the instance log records payloads.",
@@ -403,4 +405,17 @@ genroc_step(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("ASL interpreter returned no answer")));
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(answer)));
+}
+
+/*
+ * genroc._caller(): the role genroc acts for, the session's current role
+ * (after SET ROLE).  Inside genroc's SECURITY DEFINER functions
+ * current_user is the extension's owner; the outer user id is not changed
+ * by SECURITY DEFINER, so it still names the caller (extension/sql/
+ * 12_roles.sql says what that means for a definer function in between).
+ */
+Datum
+genroc_caller(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_OID(GetOuterUserId());
 }

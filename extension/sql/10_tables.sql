@@ -154,4 +154,4 @@ CREATE INDEX _log_instance ON genroc._log (instance_id, seq);
 CREATE INDEX _log_at ON genroc._log (at);
 
 REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log FROM PUBLIC;
-GRANT USAGE ON SCHEMA genroc TO PUBLIC;
+-- USAGE on the schema: the capability groups only (99_privileges.sql).

@@ -13,6 +13,7 @@ DECLARE
 	v_version int;
 BEGIN
 	PERFORM genroc._flush_commit('progress');
+	PERFORM genroc._check_definition(p_name, 'admin');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -53,10 +54,11 @@ CREATE FUNCTION genroc.list_definitions()
 	BEGIN ATOMIC
 		SELECT DISTINCT ON (d.name) d.name, d.version, d.created_at
 		FROM genroc._definitions d
+		WHERE genroc._sees(d.owner, 'operator')
 		ORDER BY d.name, d.version DESC;
 	END;
 COMMENT ON FUNCTION genroc.list_definitions() IS
-	'The newest version of every definition, by name.';
+	'The newest version of every definition the caller may read, by name.';
 
 -- The stored text of one definition (the newest version when p_version is NULL).
 CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)
@@ -67,6 +69,7 @@ AS $$
 DECLARE
 	v_result jsonb;
 BEGIN
+	PERFORM genroc._check_definition(p_name, 'operator');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
 	END IF;

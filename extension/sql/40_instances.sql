@@ -98,6 +98,7 @@ DECLARE
 	v_id bigint;
 	v_status text;
 BEGIN
+	PERFORM genroc._check_definition(p_definition, 'admin');
 	IF p_definition IS NULL THEN
 		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -145,6 +146,10 @@ BEGIN
 	END IF;
 
 	IF v_key IS NOT NULL THEN
+		-- an idempotency key is one for the whole database: another role's
+		-- instance under it is neither shown nor taken over
+		PERFORM genroc._check_owner((SELECT i.owner FROM genroc._instances i WHERE i.idempotency_key = v_key),
+									'admin', format('idempotency key "%s"', v_key));
 		RETURN QUERY SELECT i.id, false, i.status FROM genroc._instances i
 			WHERE i.idempotency_key = v_key;
 		IF FOUND THEN
@@ -165,6 +170,8 @@ BEGIN
 	RETURNING i.id INTO v_id;
 	IF v_id IS NULL THEN
 		-- a concurrent start with the same key committed first
+		PERFORM genroc._check_owner((SELECT i.owner FROM genroc._instances i WHERE i.idempotency_key = v_key),
+									'admin', format('idempotency key "%s"', v_key));
 		RETURN QUERY SELECT i.id, false, i.status FROM genroc._instances i
 			WHERE i.idempotency_key = v_key;
 		RETURN;
@@ -223,6 +230,7 @@ AS $$
 DECLARE
 	c_tries constant int := 5;
 BEGIN
+	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -296,6 +304,7 @@ DECLARE
 	v_type text;
 	v_request jsonb;
 BEGIN
+	PERFORM genroc._check_instance(p_instance, 'operator');
 	PERFORM genroc._flush_commit('outside');
 	IF v_inst.parent_id IS NOT NULL THEN
 		RAISE EXCEPTION 'instance % is part of instance %: retry or resume that one', p_instance, v_inst.root_id
@@ -393,6 +402,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
+	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -420,6 +430,8 @@ DECLARE
 	v_label jsonb;
 	v_root bigint;
 	v_limit int := 100;
+	v_me oid := genroc._caller();
+	v_all boolean := genroc._can(genroc._caller(), 'operator');
 BEGIN
 	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'root', 'status'],
 								  'list_instances filter');
@@ -458,12 +470,13 @@ BEGIN
 		  AND (v_definition IS NULL OR d.name = v_definition)
 		  AND (v_label IS NULL OR i.labels @> v_label)
 		  AND (v_root IS NULL OR i.root_id = v_root)
+		  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
 		ORDER BY i.id DESC
 		LIMIT v_limit;
 END;
 $$;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
-	'Instances as JSON, newest first; filter keys status, definition, label ({"k":"v"}), limit (default 100).';
+	'Instances the caller may read, as JSON, newest first; filter keys status, definition, label ({"k":"v"}), limit (default 100).';
 
 CREATE FUNCTION genroc.history(p_instance bigint)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)
@@ -471,6 +484,7 @@ CREATE FUNCTION genroc.history(p_instance bigint)
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
 	END IF;

@@ -52,6 +52,7 @@ DECLARE
 	v_id bigint;
 	v_reclaimed int := 0;
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_worker IS NULL THEN
 		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
@@ -127,6 +128,7 @@ CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
 	UPDATE genroc._workers SET heartbeat_at = genroc.now() WHERE id = p_worker;
@@ -161,6 +163,7 @@ CREATE FUNCTION genroc.worker_stop(p_worker text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
 	PERFORM genroc._release(p_worker, NULL, 'worker stopped');
@@ -187,10 +190,11 @@ CREATE FUNCTION genroc.list_workers()
 				WHERE i.status = 'running' AND i.lease_owner = w.id),
 			   w.durability
 		FROM genroc._workers w
+		WHERE genroc._sees(w.owner, 'operator')
 		ORDER BY w.id;
 	END;
 COMMENT ON FUNCTION genroc.list_workers() IS
-	'Every registered worker: settings, timestamps, whether it is live, and how many tasks it holds.';
+	'Every registered worker the caller may see (its own; operators every one): settings, timestamps, whether it is live, and how many tasks it holds.';
 
 /*
  * Semantics of claim:
@@ -227,6 +231,7 @@ DECLARE
 	v_ids bigint[];
 	v_claimed refcursor;
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_queues IS NULL THEN
 		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
@@ -354,6 +359,7 @@ DECLARE
 	v_worker genroc._workers;
 	v_now timestamptz := genroc.now();
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
 		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
@@ -379,6 +385,7 @@ CREATE FUNCTION genroc.release(p_worker text, p_instances bigint[]) RETURNS int
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
 		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
@@ -421,6 +428,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
+	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
@@ -444,6 +452,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
+	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';

@@ -25,6 +25,7 @@ DECLARE
 	v_now timestamptz := genroc.now();
 	v_row record;
 BEGIN
+	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_activity IS NULL THEN
 		RAISE EXCEPTION 'p_activity must not be null' USING ERRCODE = '22004';
@@ -109,6 +110,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._check_activity(p_token);
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
 			USING ERRCODE = '22004';
@@ -134,6 +136,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._check_activity(p_token);
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -156,6 +159,7 @@ DECLARE
 	v_inst genroc._instances := genroc._activity(p_token);
 	v_now timestamptz := genroc.now();
 BEGIN
+	PERFORM genroc._check_activity(p_token);
 	PERFORM genroc._flush_commit('progress');
 	UPDATE genroc._instances SET
 		heartbeat_at = CASE WHEN heartbeat_s IS NOT NULL

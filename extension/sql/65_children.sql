@@ -86,6 +86,13 @@ BEGIN
 			v_cause := format('state "%s" calls definition "%s" below %s nested calls and fan-outs',
 				p_out ->> 'state', p_out ->> 'definition', c_max_depth);
 		END IF;
+		-- the child is the caller's instance: its owner must be one who may
+		-- start that definition (12_roles.sql)
+		IF v_error IS NULL AND NOT genroc._may(v_inst.owner, v_called.owner, 'admin') THEN
+			v_error := 'genroc.PermissionDenied';
+			v_cause := format('state "%s" calls definition "%s", which the instance''s role may not start',
+				p_out ->> 'state', p_out ->> 'definition');
+		END IF;
 		IF v_error IS NOT NULL THEN
 			UPDATE genroc._instances SET state = p_out ->> 'state', state_input = p_out -> 'state_input',
 				retry_counts = v_counts WHERE id = p_parent;
@@ -127,12 +134,12 @@ BEGIN
 	WHERE id = p_parent;
 	INSERT INTO genroc._instances (definition_id, status, eligible_at, input, queue, priority,
 								   wait_kind, parent_id, root_id, child_index, child_gen, scope,
-								   name, labels, partition_key, created_at, updated_at)
+								   name, labels, partition_key, created_at, updated_at, owner)
 	SELECT coalesce((it ->> 'definition_id')::bigint, v_inst.definition_id), 'waiting', v_now,
 		   it -> 'input', coalesce(it ->> 'queue', v_inst.queue), v_inst.priority,
 		   'pending', p_parent, coalesce(v_inst.root_id, p_parent), (it ->> 'index')::int, v_gen,
 		   it ->> 'scope', it ->> 'name', coalesce(it -> 'labels', '{}'), v_inst.partition_key,
-		   v_now, v_now
+		   v_now, v_now, v_inst.owner
 	FROM jsonb_array_elements(v_items) AS it
 	ORDER BY (it ->> 'index')::int;
 	IF v_kind = 'call' THEN

@@ -92,6 +92,7 @@ DECLARE
 	v_inst genroc._instances := genroc._lock_instance(p_instance);
 	v_payload jsonb := coalesce(p_payload, 'null'::jsonb);
 BEGIN
+	PERFORM genroc._check_instance(p_instance, 'operator');
 	PERFORM genroc._flush_commit('outside');
 	IF p_name IS NULL OR p_name = '' THEN
 		RAISE EXCEPTION 'p_name must be a non-empty event name' USING ERRCODE = '22023';

@@ -112,7 +112,9 @@ $$;
  *               'queued' for a partition slot, genroc._admit)
  *   pruning     genroc._prune with this session's genroc.log_retention and
  *               genroc.instance_retention (both 0 unless set: nothing is
- *               pruned), p_limit of each kind
+ *               pruned), p_limit of each kind; only when the caller
+ *               administers genroc (a worker's session settings never
+ *               delete other roles' rows)
  * Retry back-off needs no tick: the row is ready with a later eligible_at.
  * Returns {"timeouts", "heartbeats", "lapsed", "timers", "run_at",
  * "pruned_log_rows", "pruned_instances"} counts.
@@ -190,10 +192,16 @@ BEGIN
 		v_run_at := v_run_at + 1;
 	END LOOP;
 
+	-- retention deletes everyone's rows: only an administering role's
+	-- settings count (12_roles.sql); another role's tick prunes nothing
 	v_settings := genroc._log_settings();
-	v_pruned := genroc._prune((v_settings ->> 'log_retention_s')::int * interval '1 second',
-							  (v_settings ->> 'instance_retention_s')::int * interval '1 second',
-							  p_limit);
+	IF genroc._can(genroc._caller(), 'admin') THEN
+		v_pruned := genroc._prune((v_settings ->> 'log_retention_s')::int * interval '1 second',
+								  (v_settings ->> 'instance_retention_s')::int * interval '1 second',
+								  p_limit);
+	ELSE
+		v_pruned := jsonb_build_object('log_rows', 0, 'instances', 0);
+	END IF;
 
 	RETURN jsonb_build_object('timeouts', v_timeouts, 'heartbeats', v_heartbeats,
 							  'lapsed', v_lapsed, 'timers', v_timers, 'run_at', v_run_at,

@@ -1,33 +1,35 @@
--- Privileges: the public API is callable by a plain role (through SECURITY
--- DEFINER functions); the tables, the views and the private genroc._*
--- helpers are not, nor the token functions (credentials: an admin grants
--- them, README "Authentication").
+-- Privileges: a plain role (granted nothing) can call nothing of genroc, not
+-- even use its schema; a role with genroc_user or genroc_worker calls the
+-- public API (through SECURITY DEFINER functions), never the tables or the
+-- private genroc._* helpers; the token functions are genroc_admin's
+-- (credentials, README "Authentication").  test/pgtap/roles.sql has the
+-- whole matrix.
 BEGIN;
 SELECT plan(22);
 
 CREATE ROLE genroc_tap_plain NOLOGIN;
+CREATE ROLE genroc_tap_app NOLOGIN IN ROLE genroc_user, genroc_worker;
 
-SELECT has_schema_privilege('genroc_tap_plain', 'genroc', 'USAGE') AS usage \gset
-SELECT ok(:'usage', 'a plain role may use the schema');
+SELECT ok(NOT has_schema_privilege('genroc_tap_plain', 'genroc', 'USAGE'), 'a plain role may not use the schema');
 
 SELECT is_empty($$
 	SELECT p.oid::regprocedure::text FROM pg_proc p
-	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname NOT LIKE '\_%'
-	  AND p.proname NOT LIKE 'token\_%'
-	  AND NOT has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE')
-$$, 'every public function but the token ones is executable by a plain role');
+	WHERE p.pronamespace = 'genroc'::regnamespace
+	  AND has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE')
+$$, 'no function of genroc is executable by a plain role');
 
 SELECT is(ARRAY(SELECT p.proname::text FROM pg_proc p
 			   WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname LIKE 'token\_%'
-				 AND NOT has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE') ORDER BY 1),
+				 AND NOT has_function_privilege('genroc_tap_app', p.oid, 'EXECUTE') ORDER BY 1),
 		  ARRAY['token_create', 'token_list', 'token_revoke', 'token_verify'],
-		  'no token function is executable by a plain role until an admin grants it');
+		  'no token function is executable by a using and working role (genroc_admin only)');
 
 SELECT is_empty($$
 	SELECT p.oid::regprocedure::text FROM pg_proc p
 	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname LIKE '\_%'
-	  AND has_function_privilege('genroc_tap_plain', p.oid, 'EXECUTE')
-$$, 'no private genroc._* function is executable by a plain role');
+	  AND has_function_privilege('genroc_tap_app', p.oid, 'EXECUTE')
+	  AND p.proname NOT IN ('_sees', '_may', '_can', '_caller')
+$$, 'no private genroc._* function but the views'' filter is executable by a using role');
 
 SELECT cmp_ok((SELECT count(*)::int FROM pg_proc p WHERE p.pronamespace = 'genroc'::regnamespace
 			   AND p.proname LIKE '\_%'), '>=', 20, 'the private helpers were all looked at');
@@ -56,26 +58,26 @@ SELECT is_empty($$
 	WHERE p.pronamespace = 'genroc'::regnamespace AND p.proname LIKE '\_%' AND p.prosecdef
 $$, 'no private helper is SECURITY DEFINER (only the public entry points are)');
 
--- the same, from the plain role's side
-SET LOCAL ROLE genroc_tap_plain;
+-- the same, from a using and working role's side
+SET LOCAL ROLE genroc_tap_app;
 SELECT lives_ok($$SELECT genroc.define('tap', '{"StartAt":"P","States":{"P":{"Type":"Pass","Result":1,"End":true}}}')$$,
-	'a plain role can define');
-SELECT is((SELECT status FROM genroc.start('tap', '{}')), 'succeeded', 'a plain role can start and run an instance');
-SELECT lives_ok($$SELECT genroc.worker_register('tap-worker', '{"host":"tap"}')$$, 'a plain role can register a worker');
+	'a using role can define');
+SELECT is((SELECT status FROM genroc.start('tap', '{}')), 'succeeded', 'a using role can start and run an instance');
+SELECT lives_ok($$SELECT genroc.worker_register('tap-worker', '{"host":"tap"}')$$, 'a working role can register a worker');
 SELECT throws_ok('SELECT * FROM genroc._instances', '42501', NULL, 'the instances table is not readable');
 SELECT throws_ok('DELETE FROM genroc._workers', '42501', NULL, 'the workers table is not writable');
-SELECT throws_ok('SELECT * FROM genroc.instances', '42501', NULL, 'the instances view is not readable until an admin grants it');
+SELECT lives_ok('SELECT * FROM genroc.instances', 'the instances view is readable by a using role (its own rows)');
 SELECT throws_ok('SELECT * FROM genroc._tokens', '42501', NULL, 'the tokens table is not readable');
 SELECT throws_ok($$SELECT genroc.token_create('me', ARRAY['admin'], 'me')$$, '42501', NULL,
-	'a plain role cannot mint a token');
-SELECT throws_ok($$SELECT genroc.token_list()$$, '42501', NULL, 'a plain role cannot list tokens');
+	'a using role cannot mint a token');
+SELECT throws_ok($$SELECT genroc.token_list()$$, '42501', NULL, 'a using role cannot list tokens');
 SELECT throws_ok($$SELECT genroc._step('x', '{}', '{}')$$, '42501', NULL, 'the interpreter bridge is private');
 SELECT throws_ok($$SELECT genroc._apply_step(1, '{}')$$, '42501', NULL, 'the step recorder is private');
 SELECT throws_ok($$SELECT set_config('genroc.test_clock', '2030-01-01 00:00Z', true)$$, '42501', NULL,
-	'a plain role cannot move the test clock');
+	'a using role cannot move the test clock');
 RESET ROLE;
 SELECT is((SELECT count(*)::int FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id
-		   WHERE d.name = 'tap'), 1, 'what the plain role did is in the tables');
+		   WHERE d.name = 'tap' AND i.owner = 'genroc_tap_app'::regrole), 1, 'what the using role did is in the tables, owned by it');
 
 SELECT * FROM finish();
 ROLLBACK;
