@@ -334,6 +334,60 @@ bool settings_accepted(const Config &cfg) {
 	}
 }
 
+// The database role's capabilities against what the command needs (README
+// "Roles and ownership"): worker genroc_worker; api genroc_user and
+// genroc_operator; serve all three; run genroc_user and genroc_worker;
+// --auth EXECUTE on genroc.token_verify, --seed-tokens on token_create.
+// Anything missing stops genroc here, naming the grant.  Retention flags
+// without genroc_admin only warn: tick then prunes nothing (12_roles.sql).
+// An unreachable database is not a refusal: the worker waits for it.
+bool capabilities_accepted(const Config &cfg) {
+	const bool works = cfg.command == "worker" || cfg.command == "serve" || cfg.command == "run";
+	const bool serves = cfg.command == "api" || cfg.command == "serve";
+	if (!works && !serves) return true;
+	json caps = json::object();
+	try {
+		caps = store_factory(cfg)()->capabilities();
+	} catch (const Error &e) {
+		if (is_transient(e)) return true;
+		if (e.sqlstate == "42883") {	// an extension from before roles: nothing to ask
+			log::warn("cannot check the database role's capabilities", {{"sqlstate", e.sqlstate}, {"error", e.what()}});
+			return true;
+		}
+		if (e.sqlstate != "42501") {	// 42501: the role may not even use the schema
+			log::error("refusing to start", {{"sqlstate", e.sqlstate}, {"error", e.what()}});
+			return false;
+		}
+	} catch (const std::exception &e) {
+		log::error("refusing to start", {{"error", e.what()}});
+		return false;
+	}
+	auto has = [&](const char *k) { return caps.value(k, false); };
+	std::vector<std::string> missing;
+	if (works && !has("worker")) missing.push_back("genroc_worker");
+	if ((serves || cfg.command == "run") && !has("user")) missing.push_back("genroc_user");
+	if (serves && !has("operator")) missing.push_back("genroc_operator");
+	if (serves && cfg.auth && !has("token_verify")) missing.push_back("EXECUTE ON FUNCTION genroc.token_verify(text)");
+	if (serves && !cfg.seed_tokens.empty() && !has("token_create"))
+		missing.push_back("EXECUTE ON FUNCTION genroc.token_create(text, text[], text, text)");
+	const std::string role = caps.value("role", std::string("(the --database role)"));
+	if (!missing.empty()) {
+		log::error("refusing to start: the database role lacks what `genroc " + cfg.command + "` needs",
+				   {{"role", role},
+					{"missing", missing},
+					{"hint", "Grant them (e.g. GRANT " + missing.front() + " TO " + role +
+								 "); README \"Roles and ownership\" lists what each command needs."}});
+		return false;
+	}
+	if (works && !has("admin") && (cfg.log_retention.count() > 0 || cfg.instance_retention.count() > 0))
+		log::warn("tick will prune nothing: retention deletes every role's rows, so only a genroc_admin "
+				  "role's settings count",
+				  {{"role", role},
+				   {"hint", "Grant genroc_admin to this role, or run genroc.prune from an administering role; "
+							"README \"Roles and ownership\"."}});
+	return true;
+}
+
 // The HTTP server's options.  (start_api warns when the port is reachable
 // from other machines without --auth.)
 ApiOptions api_options(const Config &cfg) {
@@ -496,6 +550,7 @@ int genroc_main(int argc, const char *const *argv) {
 		}
 	}
 	if (!settings_accepted(cfg)) return kExitFailed;
+	if (!capabilities_accepted(cfg)) return kExitFailed;
 	if ((cfg.command == "serve" || cfg.command == "api") && (cfg.auth || !cfg.seed_tokens.empty()) &&
 		!prepare_auth(cfg))
 		return kExitFailed;

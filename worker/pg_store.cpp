@@ -156,6 +156,11 @@ class PgStore final : public Store {
 
 	json token_list() override { return rows_as_json("SELECT genroc.token_list()", {}); }
 
+	json capabilities() override {
+		auto r = exec("SELECT genroc.capabilities()", {});
+		return jsonb(r.get(), 0, 0);
+	}
+
 	void token_revoke(const std::string &id) override { exec("SELECT genroc.token_revoke($1)", {id}); }
 
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,

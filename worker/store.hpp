@@ -157,6 +157,12 @@ class Store {
 	virtual json token_list() = 0;							// never the text or its hash
 	virtual void token_revoke(const std::string &id) = 0;	// 42704 for an unknown id
 
+	// Roles (README "Roles and ownership"): genroc.capabilities(), {role,
+	// admin, operator, worker, user, token_verify, token_create} for the
+	// store's role.  The SQLite store answers true for all (its file's owner
+	// administers it).
+	virtual json capabilities() = 0;
+
 	// Time
 	virtual json tick(int limit) = 0;		// counts of what it did, by kind (pruning included)
 	virtual std::string now() = 0;			// genroc.now(), ISO-8601 UTC

@@ -44,11 +44,10 @@
  *
  * Privileges: tables and genroc._* helpers are private.  Public functions are
  * SECURITY DEFINER (callers must not touch the tables) with a fixed
- * search_path, and are executable by PUBLIC once the role has USAGE on the
- * schema, which the install grants.  The views are not granted: an admin
- * grants SELECT on genroc.instances / genroc.workers to the roles that may
- * read every instance.  To keep a role from running the engine, an admin
- * revokes EXECUTE on the functions it must not call.
+ * search_path.  PUBLIC gets nothing: the capability group roles
+ * genroc_admin, genroc_operator, genroc_worker and genroc_user get EXECUTE
+ * on what they may call (99_privileges.sql), and the functions check
+ * ownership of definitions, instances and worker ids (12_roles.sql).
  */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION

@@ -266,7 +266,18 @@ echo '{"recorded":true}')SH");
 
 std::unique_ptr<Proc> WorkerTest::worker(const std::string &id, const std::vector<std::string> &extra,
 										 std::map<std::string, std::string> env_add) {
-	std::vector<std::string> argv = {genroc_bin(),		 "worker",			  "--database",	  db_url_,
+	// the binary as a role with genroc_worker only (README "Roles and
+	// ownership"); writing queues (a queues config, a handler's queue) takes
+	// genroc_admin
+	bool configures = std::find(extra.begin(), extra.end(), "--queues-config") != extra.end();
+	if (!handlers_.empty()) {
+		std::ifstream in(handlers_);
+		json h = json::parse(in, nullptr, false);
+		if (h.is_object() && h.contains("handlers"))
+			for (auto &[name, handler] : h["handlers"].items()) configures = configures || handler.contains("queue");
+	}
+	const std::string url = binary_url(db_url_, configures ? "admin" : "worker");
+	std::vector<std::string> argv = {genroc_bin(),		 "worker",			  "--database",	  url,
 									 "--worker-id",		 id,				  "--lease-duration", "2s",
 									 "--stale-after",	 "3s",				  "--tick-interval", "200ms",
 									 "--poll-interval", "200ms",			  "--log-level",	  "debug"};

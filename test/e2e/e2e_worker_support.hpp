@@ -40,6 +40,7 @@ class PgServer {
 
 using genroc::test::pg_exec;
 using genroc::test::with_database;
+using genroc::test::binary_url;
 
 // A genroc child process; stdout and stderr go to a log file.  Killed with
 // SIGKILL if still running when destroyed.

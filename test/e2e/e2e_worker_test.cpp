@@ -255,7 +255,7 @@ TEST_F(Worker, JsonLogModeWritesOneUtcJsonObjectPerLine) {
 }
 
 TEST_F(Worker, ServeAnswersHealthzWithLeaseAgeAndRunsWhatTheApiStarts) {
-	std::vector<std::string> argv = {genroc_bin(), "serve", "--database", db_url_, "--worker-id", "srv",
+	std::vector<std::string> argv = {genroc_bin(), "serve", "--database", binary_url(db_url_, "serve"), "--worker-id", "srv",
 									 "--listen", "127.0.0.1:0", "--lease-duration", "2s", "--handlers", handlers_};
 	auto srv = std::make_unique<Proc>(argv, std::map<std::string, std::string>{{"GENROC_WORKER_ID", "srv"},
 																			 {"E2E_WHO", "srv"},

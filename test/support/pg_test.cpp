@@ -18,6 +18,24 @@ std::string with_database(const std::string &url, const std::string &db) {
 	return head + "/" + db + tail;
 }
 
+std::string binary_url(const std::string &url, const std::string &need) {
+	std::string groups;
+	if (need == "worker") groups = "genroc_worker";
+	else if (need == "serve" || need == "api") groups = "genroc_worker, genroc_user, genroc_operator";
+	else if (need == "admin") groups = "genroc_admin";
+	else throw std::runtime_error("binary_url: unknown need " + need);
+	const std::string role = "genroc_e2e_" + need;
+	// Two test binaries may make it at once: the loser's error is harmless.
+	pg_exec(url, "DO $$ BEGIN CREATE ROLE " + role + " LOGIN IN ROLE " + groups +
+					 "; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
+	auto scheme = url.find("://");
+	if (scheme == std::string::npos) throw std::runtime_error("not a postgresql:// URL: " + url);
+	auto at = url.find('@', scheme + 3);
+	auto slash = url.find('/', scheme + 3);
+	if (at == std::string::npos || at > slash) return url.substr(0, scheme + 3) + role + "@" + url.substr(scheme + 3);
+	return url.substr(0, scheme + 3) + role + url.substr(at);
+}
+
 void pg_exec(const std::string &url, const std::string &sql) {
 	PGconn *c = PQconnectdb(url.c_str());
 	std::string err;

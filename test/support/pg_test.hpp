@@ -9,6 +9,18 @@ namespace genroc::test {
 // The URL with its database part replaced: postgresql://user@host:port/DB?opts
 std::string with_database(const std::string &url, const std::string &db);
 
+// The URL as the login role that README "Roles and ownership" says `genroc
+// <need>` connects as, with exactly those capabilities:
+//   worker  genroc_worker
+//   serve   genroc_worker, genroc_user, genroc_operator
+//   api     genroc_user, genroc_operator, and genroc_worker for the
+//           /api/activities routes
+//   admin   genroc_admin (queue configuration, the token routes, retention)
+// The role (genroc_e2e_<need>) is made when absent, through `url`, which must
+// be a superuser's; roles are cluster-wide, so a second test binary finds it.
+// Tests keep the superuser URL for setup and checks.
+std::string binary_url(const std::string &url, const std::string &need);
+
 // Runs one statement against a PostgreSQL URL; throws std::runtime_error with
 // the server's message.  Notices ("... does not exist, skipping") are dropped.
 void pg_exec(const std::string &url, const std::string &sql);
