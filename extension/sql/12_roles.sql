@@ -117,13 +117,21 @@ $$;
 -- The checks at the top of the public functions, one per kind of object.
 -- Each is one index lookup; none locks (the function locks as before).
 
+-- Each reads the owner once and returns at once when it is the caller (the
+-- hot path: a worker's own worker id and leases); only another owner costs
+-- the membership and capability checks of _check_owner.
+
 -- An instance: its owner, or genroc_<p_cap> (operator or admin).
 CREATE FUNCTION genroc._check_instance(p_instance bigint, p_cap text) RETURNS void
 	LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+	v_owner oid;
 BEGIN
-	PERFORM genroc._check_owner((SELECT i.owner FROM genroc._instances i WHERE i.id = p_instance),
-								p_cap, format('instance %s', p_instance));
+	SELECT i.owner INTO v_owner FROM genroc._instances i WHERE i.id = p_instance;
+	IF v_owner <> genroc._caller() THEN
+		PERFORM genroc._check_owner(v_owner, p_cap, format('instance %s', p_instance));
+	END IF;
 END;
 $$;
 
@@ -131,10 +139,14 @@ $$;
 CREATE FUNCTION genroc._check_definition(p_name text, p_cap text) RETURNS void
 	LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+	v_owner oid;
 BEGIN
-	PERFORM genroc._check_owner((SELECT d.owner FROM genroc._definitions d WHERE d.name = p_name
-								 ORDER BY d.version LIMIT 1),
-								p_cap, format('definition "%s"', p_name));
+	SELECT d.owner INTO v_owner FROM genroc._definitions d WHERE d.name = p_name
+	ORDER BY d.version LIMIT 1;
+	IF v_owner <> genroc._caller() THEN
+		PERFORM genroc._check_owner(v_owner, p_cap, format('definition "%s"', p_name));
+	END IF;
 END;
 $$;
 
@@ -143,9 +155,13 @@ $$;
 CREATE FUNCTION genroc._check_worker(p_worker text) RETURNS void
 	LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+	v_owner oid;
 BEGIN
-	PERFORM genroc._check_owner((SELECT w.owner FROM genroc._workers w WHERE w.id = p_worker),
-								'admin', format('worker "%s"', p_worker));
+	SELECT w.owner INTO v_owner FROM genroc._workers w WHERE w.id = p_worker;
+	IF v_owner <> genroc._caller() THEN
+		PERFORM genroc._check_owner(v_owner, 'admin', format('worker "%s"', p_worker));
+	END IF;
 END;
 $$;
 
@@ -155,11 +171,15 @@ $$;
 CREATE FUNCTION genroc._check_lease(p_instance bigint, p_epoch bigint) RETURNS void
 	LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+	v_owner oid;
 BEGIN
-	PERFORM genroc._check_owner(
-		(SELECT w.owner FROM genroc._instances i JOIN genroc._workers w ON w.id = i.lease_owner
-		 WHERE i.id = p_instance AND i.status = 'running' AND i.lease_epoch = p_epoch),
-		'admin', format('the lease on instance %s', p_instance));
+	SELECT w.owner INTO v_owner
+	FROM genroc._instances i JOIN genroc._workers w ON w.id = i.lease_owner
+	WHERE i.id = p_instance AND i.status = 'running' AND i.lease_epoch = p_epoch;
+	IF v_owner <> genroc._caller() THEN
+		PERFORM genroc._check_owner(v_owner, 'admin', format('the lease on instance %s', p_instance));
+	END IF;
 END;
 $$;
 
@@ -169,11 +189,15 @@ $$;
 CREATE FUNCTION genroc._check_activity(p_token text) RETURNS void
 	LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+	v_owner oid;
 BEGIN
-	PERFORM genroc._check_owner(
-		(SELECT w.owner FROM genroc._instances i JOIN genroc._workers w ON w.id = i.activity_owner
-		 WHERE i.activity_token = p_token),
-		'admin', 'this task token');
+	SELECT w.owner INTO v_owner
+	FROM genroc._instances i JOIN genroc._workers w ON w.id = i.activity_owner
+	WHERE i.activity_token = p_token;
+	IF v_owner <> genroc._caller() THEN
+		PERFORM genroc._check_owner(v_owner, 'admin', 'this task token');
+	END IF;
 END;
 $$;
 
