@@ -112,3 +112,17 @@ TEST_P(StoreTest, ASeededTokenTextIsStoredOnceAndWorks) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// Roles (README "Roles and ownership"): the suite's store administers (a
+// superuser on PostgreSQL; the owner of the file on SQLite), so it has every
+// capability and may run both token functions the binary checks.
+TEST_P(StoreTest, TheSuitesStoreHasEveryCapability) {
+	json c = store().capabilities();
+	for (const char *k : {"admin", "operator", "worker", "user", "token_verify", "token_create"})
+		EXPECT_EQ(c.value(k, false), true) << k << " in " << c.dump();
+	EXPECT_TRUE(c.at("role").is_string()) << c.dump();
+}
+
+}  // namespace genroc::conformance

@@ -70,9 +70,10 @@ class HttpAuthTest : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		const std::string url = db_.url();
-		store_ = open_store(url);
+		store_ = open_store(db_.url());
 		admin_ = store_->token_create("root", {"admin"}, "cli", std::nullopt).at("token");
+		// the token routes take genroc_admin (README "Roles and ownership")
+		const std::string url = binary_url(db_.url(), "admin");
 		ApiOptions o;
 		o.listen = "127.0.0.1:0";
 		o.auth = true;
@@ -269,7 +270,9 @@ class AuthProcessTest : public ::testing::TestWithParam<std::string> {
 	// port once it listens, or 0 when it exited first.
 	int start_api_process(const std::vector<std::string> &extra, const std::string &listen = "127.0.0.1:0",
 						  const std::string &database = "") {
-		std::vector<std::string> argv = {kGenroc, "api", "--database", database.empty() ? db_.url() : database,
+		// --auth with the token routes: genroc_admin (README "Roles and ownership")
+		std::vector<std::string> argv = {kGenroc, "api", "--database",
+										 database.empty() ? binary_url(db_.url(), "admin") : database,
 										 "--listen", listen,
 										 "--log-mode", "json"};
 		argv.insert(argv.end(), extra.begin(), extra.end());
@@ -427,8 +430,9 @@ TEST_P(AuthProcessTest, AnExposedPortWarnsOnlyWithoutAuth) {
 	EXPECT_NE(o.err.find("unknown permission"), std::string::npos) << o.err;
 }
 
-// On PostgreSQL the token functions are not PUBLIC's: with --auth, a role
-// that may not run token_verify makes genroc refuse to start, saying why.
+// On PostgreSQL genroc checks its role at start: a role without the groups
+// `genroc api` needs, then one that may not run token_verify with --auth,
+// makes genroc refuse to start, saying what is missing.
 TEST_P(AuthProcessTest, WithoutTheGrantAuthRefusesToStart) {
 	if (GetParam() != "postgres") GTEST_SKIP() << "PostgreSQL privileges only";
 	const std::string role = "genroc_auth_app_" + std::to_string(getpid());
@@ -438,13 +442,21 @@ TEST_P(AuthProcessTest, WithoutTheGrantAuthRefusesToStart) {
 	ASSERT_NE(at, std::string::npos) << url;
 	url.replace(from, at - from, role);
 	pg_exec(admin, "CREATE ROLE " + role + " LOGIN");
+	EXPECT_EQ(start_api_process({}, "127.0.0.1:0", url), 0);
+	EXPECT_EQ(exit_status_, 1);
+	EXPECT_NE(log().find("the database role lacks"), std::string::npos) << log();
+	EXPECT_NE(log().find("genroc_user"), std::string::npos) << log();
+	EXPECT_NE(log().find("genroc_operator"), std::string::npos) << log();
+	pg_exec(admin, "GRANT genroc_user, genroc_operator TO " + role);
 	EXPECT_EQ(start_api_process({"--auth"}, "127.0.0.1:0", url), 0);
 	EXPECT_EQ(exit_status_, 1);
-	EXPECT_NE(log().find("EXECUTE on genroc.token_verify"), std::string::npos) << log();
+	EXPECT_NE(log().find("EXECUTE ON FUNCTION genroc.token_verify(text)"), std::string::npos) << log();
+	EXPECT_EQ(log().find("genroc_user"), std::string::npos) << log();
 	pg_exec(admin, "GRANT EXECUTE ON FUNCTION genroc.token_verify(text) TO " + role);
 	EXPECT_GT(start_api_process({"--auth"}, "127.0.0.1:0", url), 0) << log();
 	stop_api();
 	pg_exec(admin, "REVOKE EXECUTE ON FUNCTION genroc.token_verify(text) FROM " + role);
+	pg_exec(admin, "REVOKE genroc_user, genroc_operator FROM " + role);
 	pg_exec(admin, "DROP ROLE " + role);
 }
 

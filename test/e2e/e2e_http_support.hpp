@@ -44,6 +44,7 @@ class TestDatabase {
 
 using genroc::test::pg_exec;
 using genroc::test::with_database;
+using genroc::test::binary_url;
 
 struct Output {
 	int exit_code = -1;	 // -1: killed by a signal or timed out

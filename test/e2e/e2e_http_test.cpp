@@ -29,7 +29,8 @@ class HttpApiTest : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		const std::string url = db_.url();
+		// the API as a role with what README "Roles and ownership" says it needs
+		const std::string url = binary_url(db_.url(), "api");
 		ApiOptions o;
 		o.listen = "127.0.0.1:0";
 		o.max_body = 64 * 1024;

@@ -19,6 +19,7 @@ std::string with_database(const std::string &url, const std::string &db) {
 }
 
 std::string binary_url(const std::string &url, const std::string &need) {
+	if (url.rfind("postgresql://", 0) != 0 && url.rfind("postgres://", 0) != 0) return url;
 	std::string groups;
 	if (need == "worker") groups = "genroc_worker";
 	else if (need == "serve" || need == "api") groups = "genroc_worker, genroc_user, genroc_operator";

@@ -18,7 +18,8 @@ std::string with_database(const std::string &url, const std::string &db);
 //   admin   genroc_admin (queue configuration, the token routes, retention)
 // The role (genroc_e2e_<need>) is made when absent, through `url`, which must
 // be a superuser's; roles are cluster-wide, so a second test binary finds it.
-// Tests keep the superuser URL for setup and checks.
+// Tests keep the superuser URL for setup and checks.  Anything but a
+// postgresql:// URL (a SQLite file) comes back as it is.
 std::string binary_url(const std::string &url, const std::string &need);
 
 // Runs one statement against a PostgreSQL URL; throws std::runtime_error with
