@@ -492,7 +492,11 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 		auto store = store_factory(cfg)();
 		o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues());
 	} catch (const std::exception &e) {
-		log::error("refusing to start: queue configuration", {{"error", e.what()}});
+		json f = {{"error", e.what()}};
+		if (std::string(e.what()).find("permission denied") != std::string::npos)
+			f["hint"] = "Writing queues (--queues-config, a handler's queue) takes genroc_admin; README \"Roles and "
+						"ownership\".";
+		log::error("refusing to start: queue configuration", f);
 		return kExitFailed;
 	}
 	o.manual_tick = cfg.manual_tick;

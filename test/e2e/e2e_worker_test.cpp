@@ -310,9 +310,10 @@ TEST_F(Worker, PgCommitDelayIsSetOrGenrocRefusesToStart) {
 	int64_t id = start("delay", one_step(json::object()));
 	EXPECT_EQ(wait_status(id, {"succeeded", "failed"}, 30s)["status"], "succeeded") << a->log();
 
-	// A role without the privilege: refused before anything runs, with the reason.
+	// A worker role without the privilege: refused before anything runs, with
+	// the reason.
 	const std::string role = "e2e_plain_" + db_name_;
-	pg_exec(PgServer::get().admin_url(), "CREATE ROLE " + role + " LOGIN");
+	pg_exec(PgServer::get().admin_url(), "CREATE ROLE " + role + " LOGIN IN ROLE genroc_worker");
 	std::string url = db_url_;
 	url.replace(url.find("://") + 3, url.find('@') - url.find("://") - 3, role);
 	std::vector<std::string> argv = {genroc_bin(), "worker", "--database", url, "--worker-id", "plain",
@@ -327,6 +328,34 @@ TEST_F(Worker, PgCommitDelayIsSetOrGenrocRefusesToStart) {
 	ASSERT_EQ(exit_code(st), 1) << log;
 	EXPECT_NE(log.find("commit_delay"), std::string::npos) << log;
 	EXPECT_NE(log.find("refusing to start"), std::string::npos) << log;
+}
+
+// The binary checks its role at start (README "Roles and ownership"): a role
+// without genroc_worker is refused before it registers, naming the group;
+// the role with exactly genroc_worker runs, and warns that its tick will not
+// prune (retention is genroc_admin's) when a retention flag is on.
+TEST_F(Worker, ARoleWithoutGenrocWorkerIsRefusedAtStart) {
+	const std::string role = "e2e_user_" + db_name_;
+	pg_exec(PgServer::get().admin_url(), "CREATE ROLE " + role + " LOGIN IN ROLE genroc_user");
+	std::string url = db_url_;
+	url.replace(url.find("://") + 3, url.find('@') - url.find("://") - 3, role);
+	Proc user({genroc_bin(), "worker", "--database", url, "--worker-id", "u1"}, {{"GENROC_WORKER_ID", "u1"}},
+			  dir_ + "/user.log");
+	auto st = user.wait(20s);
+	const std::string log = user.log();
+	try {
+		pg_exec(PgServer::get().admin_url(), "DROP ROLE " + role);
+	} catch (const std::exception &) {
+	}
+	ASSERT_EQ(exit_code(st), 1) << log;
+	EXPECT_NE(log.find("the database role lacks"), std::string::npos) << log;
+	EXPECT_NE(log.find("genroc_worker"), std::string::npos) << log;
+	EXPECT_TRUE(store()->list_workers().empty());
+
+	auto w = worker("w-least", {"--instance-retention", "1h"});
+	int64_t id = start("least", one_step(json::object()));
+	EXPECT_EQ(wait_status(id, {"succeeded", "failed"}, 30s)["status"], "succeeded") << w->log();
+	EXPECT_NE(w->log().find("tick will prune nothing"), std::string::npos) << w->log();
 }
 
 // --log-payloads=false: the worker's own log rows (task_started,
