@@ -336,18 +336,20 @@ bool settings_accepted(const Config &cfg) {
 
 // The database role's capabilities against what the command needs (README
 // "Roles and ownership"): worker genroc_worker; api genroc_user and
-// genroc_operator; serve all three; run genroc_user and genroc_worker;
-// --auth EXECUTE on genroc.token_verify, --seed-tokens on token_create.
+// genroc_operator; serve all three; --auth EXECUTE on genroc.token_verify,
+// --seed-tokens on token_create.  (`genroc run`, mostly on SQLite, is not
+// checked: a missing grant fails its first call with 42501.)
 // Anything missing stops genroc here, naming the grant.  Retention flags
 // without genroc_admin only warn: tick then prunes nothing (12_roles.sql).
 // An unreachable database is not a refusal: the worker waits for it.
 bool capabilities_accepted(const Config &cfg) {
-	const bool works = cfg.command == "worker" || cfg.command == "serve" || cfg.command == "run";
+	const bool works = cfg.command == "worker" || cfg.command == "serve";
 	const bool serves = cfg.command == "api" || cfg.command == "serve";
 	if (!works && !serves) return true;
 	json caps = json::object();
 	try {
-		caps = store_factory(cfg)()->capabilities();
+		// the plain store: the session settings are settings_accepted's
+		caps = open_store(cfg.database)->capabilities();
 	} catch (const Error &e) {
 		if (is_transient(e)) return true;
 		if (e.sqlstate == "42883") {	// an extension from before roles: nothing to ask
@@ -365,7 +367,7 @@ bool capabilities_accepted(const Config &cfg) {
 	auto has = [&](const char *k) { return caps.value(k, false); };
 	std::vector<std::string> missing;
 	if (works && !has("worker")) missing.push_back("genroc_worker");
-	if ((serves || cfg.command == "run") && !has("user")) missing.push_back("genroc_user");
+	if (serves && !has("user")) missing.push_back("genroc_user");
 	if (serves && !has("operator")) missing.push_back("genroc_operator");
 	if (serves && cfg.auth && !has("token_verify")) missing.push_back("EXECUTE ON FUNCTION genroc.token_verify(text)");
 	if (serves && !cfg.seed_tokens.empty() && !has("token_create"))
@@ -553,8 +555,8 @@ int genroc_main(int argc, const char *const *argv) {
 			return kExitUsage;
 		}
 	}
-	if (!settings_accepted(cfg)) return kExitFailed;
 	if (!capabilities_accepted(cfg)) return kExitFailed;
+	if (!settings_accepted(cfg)) return kExitFailed;
 	if ((cfg.command == "serve" || cfg.command == "api") && (cfg.auth || !cfg.seed_tokens.empty()) &&
 		!prepare_auth(cfg))
 		return kExitFailed;
