@@ -145,16 +145,18 @@ $$;
 
 -- Semantics: a duration is a JSON number of seconds, or a string
 -- "<number><unit>" with unit ms, s, m, h or d ("10s", "1.5m", "500ms").
--- Anything else is 22007 naming the option; zero or negative is 22023.
+-- Anything else is 22007 naming the option; zero or negative is 22023, and
+-- so is more than 36500 days (100 years: a bound far past any lease, period
+-- or timeout, that keeps now + duration inside the timestamp range).
 CREATE FUNCTION genroc._duration(p_value jsonb, p_option text) RETURNS interval
 	LANGUAGE plpgsql IMMUTABLE
 AS $$
 DECLARE
 	v_parts text[];
-	v_result interval;
+	v_seconds numeric;
 BEGIN
 	IF jsonb_typeof(p_value) = 'number' THEN
-		v_result := (p_value::text)::numeric * interval '1 second';
+		v_seconds := (p_value::text)::numeric;
 	ELSIF jsonb_typeof(p_value) = 'string' THEN
 		v_parts := regexp_match(p_value #>> '{}', '^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$');
 		IF v_parts IS NULL THEN
@@ -162,21 +164,29 @@ BEGIN
 				USING ERRCODE = '22007',
 					  HINT = 'Write a number of seconds or a string like "10s", "500ms", "2m", "1h", "1d".';
 		END IF;
-		v_result := v_parts[1]::numeric * CASE v_parts[2]
+		v_seconds := v_parts[1]::numeric * CASE v_parts[2]
+			WHEN 'ms' THEN 0.001 WHEN 's' THEN 1 WHEN 'm' THEN 60 WHEN 'h' THEN 3600
+			ELSE 86400 END;
+	ELSE
+		RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
+			USING ERRCODE = '22007';
+	END IF;
+	IF v_seconds <= 0 THEN
+		RAISE EXCEPTION 'option "%" must be a positive duration', p_option
+			USING ERRCODE = '22023';
+	END IF;
+	IF v_seconds > 3153600000 THEN	-- 36500 days
+		RAISE EXCEPTION 'option "%" must be at most 36500 days', p_option USING ERRCODE = '22023';
+	END IF;
+	IF v_parts IS NOT NULL THEN
+		RETURN v_parts[1]::numeric * CASE v_parts[2]
 			WHEN 'ms' THEN interval '1 millisecond'
 			WHEN 's' THEN interval '1 second'
 			WHEN 'm' THEN interval '1 minute'
 			WHEN 'h' THEN interval '1 hour'
 			ELSE interval '1 day' END;
-	ELSE
-		RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
-			USING ERRCODE = '22007';
 	END IF;
-	IF v_result <= interval '0' THEN
-		RAISE EXCEPTION 'option "%" must be a positive duration', p_option
-			USING ERRCODE = '22023';
-	END IF;
-	RETURN v_result;
+	RETURN v_seconds * interval '1 second';
 END;
 $$;
 

@@ -63,7 +63,10 @@ BEGIN
 			USING ERRCODE = '22023', HINT = 'Use 0 to keep everything of that kind.';
 	END IF;
 
-	IF p_log_retention > interval '0' THEN
+	-- a retention longer than the time since 1970 (the earliest time genroc
+	-- stores) keeps everything: now - retention would leave the timestamp
+	-- range
+	IF p_log_retention > interval '0' AND p_log_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
 		DELETE FROM genroc._log l
 		WHERE l.seq IN (SELECT o.seq FROM genroc._log o
 						WHERE o.at < v_now - p_log_retention
@@ -71,7 +74,8 @@ BEGIN
 		GET DIAGNOSTICS v_log_rows = ROW_COUNT;
 	END IF;
 
-	IF p_instance_retention > interval '0' THEN
+	IF p_instance_retention > interval '0'
+	   AND p_instance_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
 		FOR v_root IN SELECT r.id FROM genroc._instances r
 					  WHERE r.parent_id IS NULL AND r.ended_at IS NOT NULL
 						AND r.ended_at < v_now - p_instance_retention
