@@ -15,10 +15,10 @@ static bool is_postgres(const std::string &database) {
 		   database.find('=') != std::string::npos;
 }
 
-std::unique_ptr<Store> open_store(const std::string &database) {
+std::unique_ptr<Store> open_store(const std::string &database, bool read_only) {
 	const std::string db = database.empty() ? "./genroc.db" : database;
 	if (is_postgres(db)) return open_pg_store(db);
-	return open_sqlite_store(db);
+	return open_sqlite_store(db, read_only);
 }
 
 }  // namespace genroc
