@@ -55,7 +55,7 @@ GRANT USAGE ON SCHEMA genroc TO {ROLE};
 SECONDS = float(os.environ.get("SQLFUZZ_SECONDS", "60"))
 SEED = int(os.environ.get("SQLFUZZ_SEED", str(int(time.time()))))
 BATCH = 150
-MIN_CALLS = int(os.environ.get("SQLFUZZ_MIN_CALLS", "1000"))
+MIN_CALLS = int(os.environ.get("SQLFUZZ_MIN_CALLS", "500"))
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 rng = random.Random(SEED)
