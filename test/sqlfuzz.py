@@ -423,7 +423,8 @@ def run_batch(stmts, deadline):
 
 
 def parse(out, results):
-    """(errors, lost): errors as (index, code, message, context lines); lost: the connection broke."""
+    """(errors, lost, ran): errors as (index, code, message, context lines); lost: the index of
+    the call the connection broke in, else None; ran: how many calls ran."""
     # results of the calls: keep tokens for later calls
     for tok in re.findall(r"grt_[a-z0-9]{8,32}_[A-Za-z0-9]{32,128}", results):
         made["tokens"].append(tok)
@@ -444,9 +445,10 @@ def parse(out, results):
         if cur is not None and (line.startswith("CONTEXT:") or line.startswith("\t") or line.startswith("PL/pgSQL")
                                 or line.startswith("SQL ")):
             cur[3].append(line)
-    lost = "server closed the connection unexpectedly" in out or "connection to server was lost" in out \
+    broke = "server closed the connection unexpectedly" in out or "connection to server was lost" in out \
         or "sqlfuzz: batch timed out" in out
-    return errors, lost
+    lost = (current if current is not None else 0) if broke else None
+    return errors, lost, (current + 1 if current is not None else 0)
 
 
 def clean(code, message, context):
@@ -478,6 +480,7 @@ def main():
     codes = {}
     defects = {}
     lost_batches = 0
+    lost_at = []	# the calls a session was lost in
     first = True
     while time.time() < deadline:
         stmts = seed_calls() if first else []
@@ -487,10 +490,12 @@ def main():
             pool = private if rng.random() < 0.1 else public
             stmts.append(call_sql(rng.choice(pool)))
         out, results = run_batch(stmts, deadline)
-        errors, lost = parse(out, results)
-        calls += len(stmts)
-        if lost:
+        errors, lost, ran = parse(out, results)
+        calls += ran
+        if lost is not None:
             lost_batches += 1
+            if len(lost_at) < 5:
+                lost_at.append(stmts[lost] if lost < len(stmts) else "?")
         for idx, code, msg, ctx in errors:
             codes[code] = codes.get(code, 0) + 1
             if not clean(code, msg, ctx):
@@ -515,7 +520,13 @@ def main():
 
     log = server_log()[log_before:]
     signals = [l for l in log.splitlines() if "terminated by signal" in l or "was terminated by exception" in l]
-    alive = subprocess.run(["psql", "-X", "-A", "-t", "-c", "SELECT 1"], capture_output=True, text=True).stdout.strip()
+    # (after a crash the postmaster restarts the backends: give recovery time)
+    for _ in range(30):
+        alive = subprocess.run(["psql", "-X", "-A", "-t", "-c", "SELECT 1"], capture_output=True,
+                               text=True).stdout.strip()
+        if alive == "1":
+            break
+        time.sleep(1)
     same = postmaster_pid() == pid and alive == "1"
     print("# SQLSTATEs seen: " + ", ".join(f"{c} {n}" for c, n in sorted(codes.items())))
     print(f"# {calls - sum(codes.values())} of {calls} calls answered without an error")
@@ -532,6 +543,8 @@ def main():
         f"no backend terminated by a signal, no session lost ({len(signals)} in the log, {lost_batches} lost)")
     for l in signals[:10]:
         print("#   " + l)
+    for stmt in lost_at:
+        print("#   lost in: " + stmt[:400])
     tap(same, f"the postmaster is the same process ({pid}) and answers")
     tap(not defects, f"every error is a clean SQLSTATE ({len(defects)} kinds of unclean error)")
     for (code, _, _), (msg, ctx, stmt) in list(defects.items())[:25]:
