@@ -10,14 +10,14 @@
 # driven by pgbench so each call is its own transaction as a worker's is):
 #   off        the default queue, no limit
 #   global     global_concurrency high enough never to refuse (the count and
-#              the advisory lock are paid, nothing waits)
+#              the queue's row lock are paid, nothing waits)
 #   rate       rate_limit high enough never to refuse (the window count, the
 #              start row and its pruning are paid)
 #   partition rate  tasks of 100 partition keys, with and without a
 #              partition_rate_limit high enough never to refuse (the per-task
 #              path: full-partition cut, try-lock and count per partition,
 #              row lock, start row)
-#   partition  starts with a partition_key (the admission: advisory lock,
+#   partition  starts with a partition_key (the admission: row lock,
 #              holder count) against starts without
 # Needs the extension installed (make install).
 set -euo pipefail

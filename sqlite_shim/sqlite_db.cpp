@@ -2,6 +2,11 @@
 // step, transactions, and SQLite result codes mapped to SQLSTATEs.
 #include "sqlite_db.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+
 namespace genroc::sqlite {
 
 void raise(sqlite3 *db, int rc, std::string_view what) {
@@ -17,14 +22,58 @@ void raise(sqlite3 *db, int rc, std::string_view what) {
 		case SQLITE_FULL:
 		case SQLITE_CORRUPT: throw Error("58030", msg);
 		case SQLITE_CONSTRAINT: throw Error("23505", msg);
+		// The file (or its directory) cannot be written: a write through a
+		// store opened on a read-only file.
+		case SQLITE_READONLY: {
+			const char *file = db ? sqlite3_db_filename(db, "main") : nullptr;
+			throw Error("25006",
+						"SQLite database \"" + std::string(file ? file : "") + "\" is read-only: " +
+							(db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)),
+						"",
+						"Writing needs write permission on the file, its -wal and -shm files and its directory; "
+						"reading commands (genctl instances, logs, definitions, workers, queues) open it read-only.");
+		}
 		default: throw Error("XX000", msg);
 	}
 }
 
-Db::Db(const std::string &path) {
+// Creates the file at path, empty and mode 0600 (before the umask), when
+// there is none.  It holds inputs, outputs and token hashes: SQLite would
+// make it 0644, and makes the -wal and -shm files with the main file's mode
+// (its unix VFS copies it), so this one mode covers the three.  Names SQLite
+// does not take as a file path (":memory:", "", a file: URI) are left alone.
+static void create_private(const std::string &path) {
+	if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
+	// a file already there keeps its mode (the owner's choice); any other
+	// failure, sqlite3_open_v2 reports below
+	int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) ::close(fd);
+}
+
+// A file: URI of path with immutable=1 (RFC 3986 escapes for what a URI
+// path cannot hold as itself).
+static std::string immutable_uri(const std::string &path) {
+	std::string uri = "file:";
+	static const char *hex = "0123456789ABCDEF";
+	for (unsigned char c : path) {
+		if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+			uri += static_cast<char>(c);
+		} else {
+			uri += '%';
+			uri += hex[c >> 4];
+			uri += hex[c & 15];
+		}
+	}
+	return uri + "?immutable=1";
+}
+
+Db::Db(const std::string &path, bool read_only, bool immutable) {
+	if (!read_only) create_private(path);
 	sqlite3 *h = nullptr;
-	int rc = sqlite3_open_v2(path.c_str(), &h,
-							 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	const std::string name = read_only && immutable ? immutable_uri(path) : path;
+	int rc = sqlite3_open_v2(name.c_str(), &h,
+							 (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
+								 SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0),
 							 nullptr);
 	db_.reset(h);
 	if (rc != SQLITE_OK) raise(h, rc, "cannot open SQLite database \"" + path + "\"");
@@ -47,7 +96,8 @@ void Db::exec(const char *sql) {
 	if (rc != SQLITE_OK) {
 		std::string m = err ? err : sqlite3_errstr(rc);
 		sqlite3_free(err);
-		raise(nullptr, rc, m);
+		// a read-only file: raise names it (it needs the handle)
+		raise((rc & 0xff) == SQLITE_READONLY ? db_.get() : nullptr, rc, m);
 	}
 }
 

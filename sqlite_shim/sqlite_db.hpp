@@ -42,7 +42,12 @@ enum class Durability { normal, full };
 
 class Db {
   public:
-	explicit Db(const std::string &path);
+	// Opens the file at path.  read_only: never writes nor creates it (a
+	// missing file is 08006); else creates it when missing, mode 0600 (the
+	// -wal and -shm files SQLite makes take the main file's mode).
+	// immutable (read_only only): SQLite takes the file as unchanging and
+	// needs no -shm file (for a folder the caller cannot write).
+	explicit Db(const std::string &path, bool read_only = false, bool immutable = false);
 
 	sqlite3 *handle() const { return db_.get(); }
 	// Runs SQL text without parameters or results (DDL, pragmas).

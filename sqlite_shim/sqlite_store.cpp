@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <regex>
@@ -51,6 +52,10 @@ using sqlite::Query;
 // The 5th interruption of one attempt fails the task with genroc.Interrupted
 // (genroc._interrupt).
 constexpr int MAX_INTERRUPTIONS = 5;
+
+// 22008 datetime_field_overflow: a timestamp option outside the range genroc
+// takes (time_option)
+constexpr const char *DATETIME_FIELD_OVERFLOW = "22008";
 
 int64_t system_now_ms() {
 	return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -170,6 +175,27 @@ std::string text_option(const json &v, const std::string &option) {
 	return v.get<std::string>();
 }
 
+// genroc._check_name (20_core.sql): at most max characters (UTF-8 code
+// points), no control character (U+0000-U+001F, U+007F-U+009F); 22023
+// naming the field.
+void check_name(const std::string &value, const std::string &field, size_t max = 200) {
+	size_t chars = 0;
+	bool control = false;
+	for (size_t i = 0; i < value.size(); i++) {
+		const auto c = static_cast<unsigned char>(value[i]);
+		if ((c & 0xC0) != 0x80) chars++;
+		if (c < 0x20 || c == 0x7F) control = true;
+		// U+0080-U+009F: C2 80 .. C2 9F
+		if (c == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) <= 0x9F &&
+			static_cast<unsigned char>(value[i + 1]) >= 0x80)
+			control = true;
+	}
+	if (chars > max)
+		throw Error(sqlstate::INVALID_PARAMETER_VALUE, field + " must be at most " + std::to_string(max) +
+														   " characters long, not " + std::to_string(chars));
+	if (control) throw Error(sqlstate::INVALID_PARAMETER_VALUE, field + " must not contain control characters");
+}
+
 bool is_string_object(const json &v) {
 	if (!v.is_object()) return false;
 	for (auto &[k, x] : v.items())
@@ -201,6 +227,11 @@ int64_t time_option(const json &v, const std::string &option) {
 	int64_t t;
 	if (!parse_timestamp(v.get<std::string>(), t))
 		throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid timestamp for option \"" + option + "\": " + v.dump());
+	// 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z, as genroc._parse_time
+	if (t < 0 || t >= 253402300800000)
+		throw Error(DATETIME_FIELD_OVERFLOW, "option \"" + option +
+												 "\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, not " +
+												 v.dump());
 	return t;
 }
 
@@ -224,6 +255,9 @@ int64_t duration_ms(const json &v, const std::string &option) {
 	}
 	if (!(ms > 0))
 		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be a positive duration");
+	// genroc._duration's bound: 36500 days
+	if (ms > 36500.0 * 86400e3)
+		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be at most 36500 days");
 	return static_cast<int64_t>(std::llround(ms));
 }
 
@@ -366,7 +400,22 @@ const std::string INSTANCE_LIST_SQL =
 
 class SqliteStore final : public Store {
   public:
-	explicit SqliteStore(const std::string &path) : path_(path), db_(path) {
+	SqliteStore(const std::string &path, bool read_only) : path_(path), db_(path, read_only) {
+		if (read_only) {
+			// no journal mode change, no migration: both write
+			try {
+				check_schema();
+			} catch (const Error &e) {
+				// Reading a WAL file needs its -shm file, which SQLite cannot make
+				// in a folder the caller may not write.  With no -wal file there
+				// is no writer and nothing outside the main file: read it as
+				// immutable (a reading command lasts an instant).
+				if ((e.sqlstate != "25006" && e.sqlstate != "08006") || std::filesystem::exists(path + "-wal")) throw;
+				db_ = sqlite::Db(path, true, true);
+				check_schema();
+			}
+			return;
+		}
 		db_.exec("PRAGMA journal_mode=WAL");
 		db_.exec("PRAGMA foreign_keys=ON");
 		migrate();
@@ -378,6 +427,7 @@ class SqliteStore final : public Store {
 
 	DefineResult define(const std::string &name, const json &definition) override {
 		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must not be empty");
+		check_name(name, "p_name");
 		// Canonical text: nlohmann sorts object keys, as jsonb does, so the same
 		// content always gives the same text.
 		const std::string text = definition.dump();
@@ -430,6 +480,10 @@ class SqliteStore final : public Store {
 			if (!is_string_object(labels))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 							"option \"labels\" must be an object of strings, not " + labels.dump());
+			for (auto &[k, v] : labels.items()) {
+				check_name(k, "a label key");
+				check_name(v.get<std::string>(), "label \"" + k.substr(0, 200) + "\"", 1000);
+			}
 			// the region label picks <queue>.<region> (route())
 			if (labels.contains("region") &&
 				(labels["region"].get<std::string>().empty() ||
@@ -437,9 +491,18 @@ class SqliteStore final : public Store {
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "label \"region\" must be a non-empty name without \".\", not \"" +
 																   labels["region"].get<std::string>() + "\"");
 		}
-		if (opts.contains("idempotency_key")) key = text_option(opts["idempotency_key"], "idempotency_key");
-		if (opts.contains("partition_key")) partition = text_option(opts["partition_key"], "partition_key");
-		if (opts.contains("name")) exec_name = text_option(opts["name"], "name");
+		if (opts.contains("idempotency_key")) {
+			key = text_option(opts["idempotency_key"], "idempotency_key");
+			check_name(*key, "option \"idempotency_key\"");
+		}
+		if (opts.contains("partition_key")) {
+			partition = text_option(opts["partition_key"], "partition_key");
+			check_name(*partition, "option \"partition_key\"");
+		}
+		if (opts.contains("name")) {
+			exec_name = text_option(opts["name"], "name");
+			check_name(*exec_name, "option \"name\"");
+		}
 
 		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
 			Query dq(db_,
@@ -611,13 +674,17 @@ class SqliteStore final : public Store {
 
 	json worker_register(const std::string &worker, const json &options) override {
 		if (worker.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_worker must not be empty");
+		check_name(worker, "p_worker");
 		const json opts = options.is_null() ? json::object() : options;
 		check_options(opts, {"concurrency", "host", "lease_duration", "queues", "stale_after"}, "worker options");
 		std::string host;
 		int64_t lease_ms = 10'000, stale_ms = 30'000;
 		json queues = json::array({"default"});
 		std::optional<int> concurrency;
-		if (opts.contains("host")) host = text_option(opts["host"], "host");
+		if (opts.contains("host")) {
+			host = text_option(opts["host"], "host");
+			check_name(host, "option \"host\"");
+		}
 		if (opts.contains("lease_duration")) lease_ms = duration_ms(opts["lease_duration"], "lease_duration");
 		if (opts.contains("stale_after")) stale_ms = duration_ms(opts["stale_after"], "stale_after");
 		if (opts.contains("queues")) {
@@ -627,6 +694,7 @@ class SqliteStore final : public Store {
 			if (!ok)
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 							"option \"queues\" must be a non-empty array of non-empty strings, not " + queues.dump());
+			for (auto &q : queues) check_name(q.get<std::string>(), "option \"queues\"");
 		}
 		if (opts.contains("concurrency")) {
 			concurrency = int_option(opts["concurrency"], "concurrency");
@@ -865,6 +933,7 @@ class SqliteStore final : public Store {
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			Inst inst = load(id);
 			if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must be a non-empty event name");
+			check_name(name, "p_name");
 			if (inst.ended())
 				throw Error(sqlstate::INSTANCE_ENDED,
 							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
@@ -898,6 +967,8 @@ class SqliteStore final : public Store {
 					  const std::string &created_by, const std::optional<std::string> &token_text) override {
 		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a token name must not be empty");
 		if (created_by.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_created_by must not be empty");
+		check_name(name, "p_name");
+		check_name(created_by, "p_created_by");
 		const std::vector<std::string> perms = check_permissions(permissions);
 		std::string id, text;
 		if (token_text) {
@@ -983,6 +1054,7 @@ class SqliteStore final : public Store {
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 						"queue name \"" + name + "\" must be non-empty and without \".\"", "",
 						"<queue>.<region> names the region queues, which are derived.");
+		check_name(name, "p_name");
 		check_options(opts,
 					  {"global_concurrency", "handler", "kind", "match", "partition_concurrency",
 					   "partition_rate_limit", "rate_limit"},
@@ -1007,6 +1079,7 @@ class SqliteStore final : public Store {
 			if (!opts.contains("handler"))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a handler queue needs option \"handler\"");
 			handler = text_option(opts["handler"], "handler");
+			check_name(*handler, "option \"handler\"");
 		} else if (opts.contains("handler")) {
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"handler\" is for handler queues only");
 		}
@@ -1315,6 +1388,28 @@ class SqliteStore final : public Store {
 	// Creates the schema in a new file; brings a file of an older version up
 	// to date (sqlite::MIGRATIONS, in this one transaction); refuses a file
 	// of a newer or unknown version before touching it (it would be misread).
+	// A store opened read-only reads only a file of this genroc's schema
+	// version (55000 otherwise: it cannot migrate it).
+	void check_schema() {
+		read([&](int64_t) {
+			std::string found = "(none)";
+			{
+				Query q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+				if (q.next()) {
+					Query v(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+					if (v.next()) found = v.text(0);
+				}
+			}
+			if (found != std::to_string(sqlite::SCHEMA_VERSION))
+				throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + found +
+										 "; read-only, this genroc reads version " +
+										 std::to_string(sqlite::SCHEMA_VERSION),
+							"", "Open it once for writing (any genctl command that writes, or genroc) to create or "
+								"migrate its schema.");
+			return 0;
+		});
+	}
+
 	void migrate() {
 		write(Durability::normal, [&](int64_t) {
 			bool has_meta = false;
@@ -2379,6 +2474,8 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
-std::unique_ptr<Store> open_sqlite_store(const std::string &path) { return std::make_unique<SqliteStore>(path); }
+std::unique_ptr<Store> open_sqlite_store(const std::string &path, bool read_only) {
+	return std::make_unique<SqliteStore>(path, read_only);
+}
 
 }  // namespace genroc

@@ -8,8 +8,11 @@
 
 namespace genroc {
 
-// Opens (creating it and its schema when missing) the SQLite database at
-// `path` in WAL mode and returns the Store that runs the engine on it.
-std::unique_ptr<Store> open_sqlite_store(const std::string &path);
+// Opens (creating it, mode 0600, and its schema when missing) the SQLite
+// database at `path` in WAL mode and returns the Store that runs the engine
+// on it.  read_only: opens an existing file for reading only (it may be
+// read-only on disk); its schema must be this version's; a write through
+// the store is 25006.
+std::unique_ptr<Store> open_sqlite_store(const std::string &path, bool read_only = false);
 
 }  // namespace genroc

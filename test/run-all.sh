@@ -8,7 +8,8 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest
+#                                   errors regress pgtap ctest sqlfuzz
+#   SQLFUZZ_SECONDS=N               how long the SQL fuzz test calls (default 60)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
 #   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
 #                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
@@ -17,7 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz"}
 export BUILD=${BUILD:-build}
 [[ " $SUITES " == *" ctest "* ]] || export SKIP_CXX=1
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
@@ -94,6 +95,14 @@ for suite in $SUITES; do
       fi
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
       count ctest "$p" "$f" ;;
+    sqlfuzz)
+      # every genroc function called by an unprivileged role with random
+      # arguments: no backend may die, every error a clean SQLSTATE
+      out=$(python3 test/sqlfuzz.py 2>&1); rc=$?
+      echo "$out" >"$LOG/sqlfuzz.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -vE '^ok ' <<<"$out" | head -60 >&2; }
+      count sqlfuzz "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -451,7 +451,11 @@ int main(int argc, char **argv) {
 	}
 
 	try {
-		auto store = genroc::open_store(o.database);
+		// the commands that only read open a SQLite file read-only: a file
+		// the user may read but not write (0444) can still be listed
+		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *activity ||
+								*queues || *token_list;
+		auto store = genroc::open_store(o.database, reads_only);
 		if (*definitions) cmd_definitions(*store, o);
 		else if (*define) cmd_define(*store, o);
 		else if (*start) cmd_start(*store, o);

@@ -1,5 +1,6 @@
 // open_store.cpp — --database decides the store: a PostgreSQL URL or
 // conninfo, else a SQLite file path.
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -15,10 +16,12 @@ static bool is_postgres(const std::string &database) {
 		   database.find('=') != std::string::npos;
 }
 
-std::unique_ptr<Store> open_store(const std::string &database) {
+std::unique_ptr<Store> open_store(const std::string &database, bool read_only) {
 	const std::string db = database.empty() ? "./genroc.db" : database;
 	if (is_postgres(db)) return open_pg_store(db);
-	return open_sqlite_store(db);
+	// a file not there yet is made (0600, with its schema) as by any other
+	// command: a reading command on it then answers as on an empty store
+	return open_sqlite_store(db, read_only && std::filesystem::exists(db));
 }
 
 }  // namespace genroc

@@ -204,7 +204,9 @@ class Store {
 
 // Opens the store named by --database: a postgres:// or postgresql:// URL
 // (or any libpq conninfo containing '='), else a SQLite file path.
-std::unique_ptr<Store> open_store(const std::string &database);
+// read_only: the caller only reads (genctl's listing commands); a SQLite
+// file that exists is then opened read-only (PostgreSQL: no difference).
+std::unique_ptr<Store> open_store(const std::string &database, bool read_only = false);
 std::unique_ptr<Store> open_pg_store(const std::string &conninfo);
 
 }  // namespace genroc

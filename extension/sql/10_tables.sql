@@ -153,5 +153,28 @@ CREATE INDEX _log_instance ON genroc._log (instance_id, seq);
 -- prune: log rows past the log retention, oldest first
 CREATE INDEX _log_at ON genroc._log (at);
 
-REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log FROM PUBLIC;
+-- Locks that serialize genroc's own work, one row per thing serialized:
+--   kind             key
+--   define           a definition name (two defines of one name number
+--                    their versions one after the other)
+--   worker           a worker id (two registrations of one id)
+--   queue            a queue name (claimers of a queue with a
+--                    global_concurrency or rate_limit count one at a time)
+--   partition        [queue, partition_key] as JSON text (its slots)
+--   partition_rate   the same key (its partition_rate_limit, claim only
+--                    tries it)
+-- Taken with genroc._lock / genroc._try_lock (20_core.sql), held to the
+-- commit.  A row lock, not an advisory lock: an advisory key is a number any
+-- role can compute and hold, stalling the engine; these rows only genroc's
+-- functions can read or lock (PUBLIC has no grant).  Created on first use;
+-- the partition rows of a partition with no instance left are deleted by
+-- genroc._prune.
+CREATE TABLE genroc._locks (
+	kind	text NOT NULL,
+	key		text NOT NULL,
+	PRIMARY KEY (kind, key)
+);
+
+REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log,
+	genroc._locks FROM PUBLIC;
 -- USAGE on the schema: the capability groups only (99_privileges.sql).

@@ -15,6 +15,80 @@ CREATE FUNCTION genroc.now() RETURNS timestamptz
 COMMENT ON FUNCTION genroc.now() IS
 	'The engine''s clock: the test clock (setting genroc.test_clock) when set, else the transaction start time.';
 
+/*
+ * Semantics of genroc._lock: waits for and takes the lock (p_kind, p_key),
+ * a row of genroc._locks (10_tables.sql), until the end of the transaction.
+ * The row is created on first use, with the rows of p_also (kinds of the
+ * same key another path only tries, so that it finds them there).  A row
+ * deleted between the look-up and the lock (genroc._prune) is made again.
+ */
+CREATE FUNCTION genroc._lock(p_kind text, p_key text, p_also text[] DEFAULT '{}') RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	LOOP
+		PERFORM 1 FROM genroc._locks l WHERE l.kind = p_kind AND l.key = p_key
+		FOR NO KEY UPDATE;
+		EXIT WHEN FOUND;
+		-- another transaction inserting the same row: this waits for its end
+		INSERT INTO genroc._locks (kind, key) VALUES (p_kind, p_key) ON CONFLICT DO NOTHING;
+		IF FOUND THEN
+			-- an inserted row is this transaction's until the commit: whoever
+			-- wants it waits on the insert
+			INSERT INTO genroc._locks (kind, key) SELECT k, p_key FROM unnest(p_also) AS k
+			ON CONFLICT DO NOTHING;
+			EXIT;
+		END IF;
+	END LOOP;
+END;
+$$;
+
+/*
+ * Semantics of genroc._try_lock: takes the lock (p_kind, p_key) when no
+ * other transaction holds it, else answers false at once.  A row not made
+ * yet (its kind is created along with another, genroc._lock's p_also, so
+ * this is rare) is inserted here, which waits only for a concurrent insert
+ * of the same row.
+ */
+CREATE FUNCTION genroc._try_lock(p_kind text, p_key text) RETURNS boolean
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	PERFORM 1 FROM genroc._locks l WHERE l.kind = p_kind AND l.key = p_key
+	FOR NO KEY UPDATE SKIP LOCKED;
+	IF FOUND THEN
+		RETURN true;
+	END IF;
+	IF EXISTS (SELECT 1 FROM genroc._locks l WHERE l.kind = p_kind AND l.key = p_key) THEN
+		RETURN false;
+	END IF;
+	INSERT INTO genroc._locks (kind, key) VALUES (p_kind, p_key) ON CONFLICT DO NOTHING;
+	RETURN FOUND;
+END;
+$$;
+
+/*
+ * Semantics of the identifier limits (README "Identifier limits"): a name
+ * genroc stores and shows (a definition, worker id, host, queue, handler,
+ * instance name, idempotency key, partition key, event name, token name,
+ * label key) has at most 200 characters, a label value at most 1000, and
+ * none has a control character (U+0001-U+001F, U+007F-U+009F).  22023,
+ * naming p_field.
+ */
+CREATE FUNCTION genroc._check_name(p_value text, p_field text, p_max int DEFAULT 200) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+	IF length(p_value) > p_max THEN
+		RAISE EXCEPTION '% must be at most % characters long, not %', p_field, p_max, length(p_value)
+			USING ERRCODE = '22023';
+	END IF;
+	IF p_value ~ '[\x01-\x1f\x7f-\x9f]' THEN
+		RAISE EXCEPTION '% must not contain control characters', p_field USING ERRCODE = '22023';
+	END IF;
+END;
+$$;
+
 -- Raises RC001 naming the JSON path of the first fault.  The cache key lets
 -- the next _step skip compiling.
 CREATE FUNCTION genroc._validate(p_definition jsonb, p_cache_key text) RETURNS void
@@ -71,16 +145,18 @@ $$;
 
 -- Semantics: a duration is a JSON number of seconds, or a string
 -- "<number><unit>" with unit ms, s, m, h or d ("10s", "1.5m", "500ms").
--- Anything else is 22007 naming the option; zero or negative is 22023.
+-- Anything else is 22007 naming the option; zero or negative is 22023, and
+-- so is more than 36500 days (100 years: a bound far past any lease, period
+-- or timeout, that keeps now + duration inside the timestamp range).
 CREATE FUNCTION genroc._duration(p_value jsonb, p_option text) RETURNS interval
 	LANGUAGE plpgsql IMMUTABLE
 AS $$
 DECLARE
 	v_parts text[];
-	v_result interval;
+	v_seconds numeric;
 BEGIN
 	IF jsonb_typeof(p_value) = 'number' THEN
-		v_result := (p_value::text)::numeric * interval '1 second';
+		v_seconds := (p_value::text)::numeric;
 	ELSIF jsonb_typeof(p_value) = 'string' THEN
 		v_parts := regexp_match(p_value #>> '{}', '^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$');
 		IF v_parts IS NULL THEN
@@ -88,21 +164,29 @@ BEGIN
 				USING ERRCODE = '22007',
 					  HINT = 'Write a number of seconds or a string like "10s", "500ms", "2m", "1h", "1d".';
 		END IF;
-		v_result := v_parts[1]::numeric * CASE v_parts[2]
+		v_seconds := v_parts[1]::numeric * CASE v_parts[2]
+			WHEN 'ms' THEN 0.001 WHEN 's' THEN 1 WHEN 'm' THEN 60 WHEN 'h' THEN 3600
+			ELSE 86400 END;
+	ELSE
+		RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
+			USING ERRCODE = '22007';
+	END IF;
+	IF v_seconds <= 0 THEN
+		RAISE EXCEPTION 'option "%" must be a positive duration', p_option
+			USING ERRCODE = '22023';
+	END IF;
+	IF v_seconds > 3153600000 THEN	-- 36500 days
+		RAISE EXCEPTION 'option "%" must be at most 36500 days', p_option USING ERRCODE = '22023';
+	END IF;
+	IF v_parts IS NOT NULL THEN
+		RETURN v_parts[1]::numeric * CASE v_parts[2]
 			WHEN 'ms' THEN interval '1 millisecond'
 			WHEN 's' THEN interval '1 second'
 			WHEN 'm' THEN interval '1 minute'
 			WHEN 'h' THEN interval '1 hour'
 			ELSE interval '1 day' END;
-	ELSE
-		RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
-			USING ERRCODE = '22007';
 	END IF;
-	IF v_result <= interval '0' THEN
-		RAISE EXCEPTION 'option "%" must be a positive duration', p_option
-			USING ERRCODE = '22023';
-	END IF;
-	RETURN v_result;
+	RETURN v_seconds * interval '1 second';
 END;
 $$;
 

@@ -23,12 +23,13 @@ BEGIN
 	IF p_name = '' THEN
 		RAISE EXCEPTION 'p_name must not be empty' USING ERRCODE = '22023';
 	END IF;
+	PERFORM genroc._check_name(p_name, 'p_name');
 	v_hash := encode(sha256(convert_to(p_definition::text, 'UTF8')), 'hex');
 
 	-- Semantics: versions of one name are numbered 1, 2, ... in the order
 	-- their content first appeared; the lock keeps two concurrent defines of
-	-- one name from taking the same number.
-	PERFORM pg_advisory_xact_lock(hashtextextended('genroc.define:' || p_name, 0));
+	-- one name from taking the same number (a row lock: genroc._lock).
+	PERFORM genroc._lock('define', p_name);
 	SELECT d.version INTO v_version
 	FROM genroc._definitions d WHERE d.name = p_name AND d.hash = v_hash;
 	IF FOUND THEN

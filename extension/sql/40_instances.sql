@@ -2,21 +2,31 @@
  * Instances: start, cancel, and reading them.
  */
 
--- Parses a timestamp option; 22007 naming the option when it does not parse.
+-- Parses a timestamp option; 22007 naming the option when it does not parse,
+-- 22008 when it is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z
+-- (infinity, -infinity, year 1, BC dates: README "Identifier limits").
+-- The earliest is the epoch: the interpreter counts milliseconds from it.
 CREATE FUNCTION genroc._parse_time(p_value jsonb, p_option text) RETURNS timestamptz
 	LANGUAGE plpgsql STABLE
 AS $$
+DECLARE
+	v_at timestamptz;
 BEGIN
 	IF jsonb_typeof(p_value) <> 'string' THEN
 		RAISE EXCEPTION 'option "%" must be a timestamp string, not %', p_option, p_value
 			USING ERRCODE = '22007';
 	END IF;
 	BEGIN
-		RETURN (p_value #>> '{}')::timestamptz;
+		v_at := (p_value #>> '{}')::timestamptz;
 	EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow THEN
 		RAISE EXCEPTION 'invalid timestamp for option "%": %', p_option, p_value
 			USING ERRCODE = '22007';
 	END;
+	IF NOT (v_at >= timestamptz '1970-01-01 00:00:00+00' AND v_at < timestamptz '10000-01-01 00:00:00+00') THEN
+		RAISE EXCEPTION 'option "%" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, not %',
+			p_option, p_value USING ERRCODE = '22008';
+	END IF;
+	RETURN v_at;
 END;
 $$;
 
@@ -120,6 +130,9 @@ BEGIN
 	END IF;
 	IF v_options ? 'labels' THEN
 		v_labels := genroc._labels_option(v_options -> 'labels', 'labels');
+		PERFORM genroc._check_name(l.key, 'a label key'),
+				genroc._check_name(l.value, format('label "%s"', left(l.key, 200)), 1000)
+		FROM jsonb_each_text(v_labels) AS l;
 		-- the region label picks <queue>.<region> (55_queues.sql)
 		IF v_labels ? 'region' AND (v_labels ->> 'region' = '' OR strpos(v_labels ->> 'region', '.') > 0) THEN
 			RAISE EXCEPTION 'label "region" must be a non-empty name without ".", not "%"', v_labels ->> 'region'
@@ -128,12 +141,15 @@ BEGIN
 	END IF;
 	IF v_options ? 'idempotency_key' THEN
 		v_key := genroc._text_option(v_options -> 'idempotency_key', 'idempotency_key');
+		PERFORM genroc._check_name(v_key, 'option "idempotency_key"');
 	END IF;
 	IF v_options ? 'partition_key' THEN
 		v_partition := genroc._text_option(v_options -> 'partition_key', 'partition_key');
+		PERFORM genroc._check_name(v_partition, 'option "partition_key"');
 	END IF;
 	IF v_options ? 'name' THEN
 		v_name := genroc._text_option(v_options -> 'name', 'name');
+		PERFORM genroc._check_name(v_name, 'option "name"');
 	END IF;
 
 	SELECT * INTO v_def FROM genroc._definitions d

@@ -60,11 +60,13 @@ BEGIN
 	IF p_worker = '' THEN
 		RAISE EXCEPTION 'p_worker must not be empty' USING ERRCODE = '22023';
 	END IF;
+	PERFORM genroc._check_name(p_worker, 'p_worker');
 	PERFORM genroc._check_options(v_options,
 		ARRAY['concurrency', 'host', 'lease_duration', 'queues', 'stale_after'],
 		'worker options');
 	IF v_options ? 'host' THEN
 		v_host := genroc._text_option(v_options -> 'host', 'host');
+		PERFORM genroc._check_name(v_host, 'option "host"');
 	END IF;
 	IF v_options ? 'lease_duration' THEN
 		v_lease := genroc._duration(v_options -> 'lease_duration', 'lease_duration');
@@ -81,6 +83,7 @@ BEGIN
 				v_options -> 'queues' USING ERRCODE = '22023';
 		END IF;
 		v_queues := ARRAY(SELECT jsonb_array_elements_text(v_options -> 'queues'));
+		PERFORM genroc._check_name(q, 'option "queues"') FROM unnest(v_queues) AS q;
 	END IF;
 	IF v_options ? 'concurrency' THEN
 		v_concurrency := genroc._int_option(v_options -> 'concurrency', 'concurrency');
@@ -91,7 +94,7 @@ BEGIN
 	END IF;
 
 	-- Two registrations of one new id: the second waits for the first here.
-	PERFORM pg_advisory_xact_lock(hashtextextended('genroc.worker:' || p_worker, 0));
+	PERFORM genroc._lock('worker', p_worker);
 	SELECT * INTO v_old FROM genroc._workers WHERE id = p_worker FOR UPDATE;
 	IF FOUND AND v_old.stopped_at IS NULL AND v_old.heartbeat_at > v_now - v_old.stale_after THEN
 		RAISE EXCEPTION 'worker id "%" is in use by a live worker on host "%"', p_worker, v_old.host

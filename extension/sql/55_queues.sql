@@ -19,10 +19,11 @@
  *               one
  *   limits      global_concurrency (tasks running in the queue, 0 = none),
  *               rate_limit (task starts per period in the queue), checked
- *               by claim under an advisory lock per limited queue;
+ *               by claim under a lock per limited queue;
  *               partition_rate_limit (task starts per period in one
- *               partition of the queue), checked by claim under an
- *               advisory lock per partition that it only tries
+ *               partition of the queue), checked by claim under a lock
+ *               per partition that it only tries (the locks: rows of
+ *               genroc._locks, 10_tables.sql)
  *
  * An option a queue row leaves NULL takes the default queue's value, then
  * the built-in one (global_concurrency 0, partition_concurrency 1, no rate
@@ -230,8 +231,8 @@ CREATE FUNCTION genroc._slot_holders(p_queue text, p_partition text) RETURNS int
 /*
  * Semantics: gives free slots of a partition to its queued instances in
  * order (priority, created_at, id); each runs its first step here.  Called
- * by start and tick (a new waiter) and by every end (a freed slot).  An
- * advisory lock per partition serializes the count and the hand-out, so no
+ * by start and tick (a new waiter) and by every end (a freed slot).  A
+ * lock per partition serializes the count and the hand-out, so no
  * partition ever has more holders than its partition_concurrency.  An
  * instance that ends inside its first step frees its slot at once: the
  * loop counts again; the nested call from that end is skipped (the
@@ -250,7 +251,10 @@ BEGIN
 	IF p_partition IS NULL OR v_outer = v_mark THEN
 		RETURN;
 	END IF;
-	PERFORM pg_advisory_xact_lock(hashtextextended('genroc.partition:' || v_mark, 0));
+	-- the partition's rate lock row is made with it: claim only tries that
+	-- one, and a try does not wait for a row to be made
+	PERFORM genroc._lock('partition', jsonb_build_array(p_queue, p_partition)::text,
+						 ARRAY['partition_rate']);
 	v_limit := (genroc._queue_settings(p_queue)).partition_concurrency;
 	PERFORM set_config('genroc_queue.filling', v_mark, true);
 	LOOP
@@ -386,6 +390,7 @@ BEGIN
 			USING ERRCODE = '22023',
 				  HINT = '<queue>.<region> names the region queues, which are derived.';
 	END IF;
+	PERFORM genroc._check_name(p_name, 'p_name');
 	PERFORM genroc._check_options(v_options,
 		ARRAY['global_concurrency', 'handler', 'kind', 'match', 'partition_concurrency',
 			  'partition_rate_limit', 'rate_limit'],
@@ -408,6 +413,7 @@ BEGIN
 			RAISE EXCEPTION 'a handler queue needs option "handler"' USING ERRCODE = '22023';
 		END IF;
 		v_handler := genroc._text_option(v_options -> 'handler', 'handler');
+		PERFORM genroc._check_name(v_handler, 'option "handler"');
 		SELECT q.name INTO v_p FROM genroc._queues q WHERE q.handler = v_handler AND q.name <> p_name;
 		IF FOUND THEN
 			RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler, v_p
@@ -554,8 +560,8 @@ REVOKE ALL ON genroc.queues FROM PUBLIC;
 
 /*
  * Semantics of the limits claim checks (genroc._claim_room): for each
- * queue of the claim with a global_concurrency or a rate_limit, under an
- * advisory lock per queue (taken in name order, held to the commit, so two
+ * queue of the claim with a global_concurrency or a rate_limit, under a
+ * lock per queue (taken in name order, held to the commit, so two
  * claimers of one limited queue count one after the other):
  *   room = global_concurrency - running tasks of the queue, and
  *          rate_limit.count - task starts within the last period
@@ -606,7 +612,7 @@ BEGIN
 		IF v_s.global_concurrency = 0 AND v_s.rate_limit IS NULL THEN
 			open_queues := open_queues || v_q;
 		ELSE
-			PERFORM pg_advisory_xact_lock(hashtextextended('genroc.queue:' || v_q, 0));
+			PERFORM genroc._lock('queue', v_q);
 			v_room := NULL;
 			IF v_s.global_concurrency > 0 THEN
 				v_room := v_s.global_concurrency - (SELECT count(*)::int FROM genroc._instances i
@@ -640,7 +646,7 @@ $$;
  * partition_rate_limit): the ready tasks of the open queues, in claim
  * order, read in chunks (keyset: after the last one read).  For a task of
  * a partition-limited queue with a partition_key, the first time claim
- * meets its partition it tries the advisory lock of (queue, partition_key):
+ * meets its partition it tries the lock of (queue, partition_key):
  * held by another claimer, the partition is passed over for this claim
  * (never waited for: waiting in arbitrary order could deadlock); taken,
  * the window is counted, in a statement after the lock, so it sees every
@@ -706,7 +712,7 @@ BEGIN
 				v_room := (v_left ->> v_mark)::int;
 				IF v_room IS NULL THEN
 					v_room := 0;
-					IF pg_try_advisory_xact_lock(hashtextextended('genroc.partition_rate:' || v_mark, 0)) THEN
+					IF genroc._try_lock('partition_rate', v_mark) THEN
 						v_room := p_counts[v_c.k] - (
 							SELECT count(*)::int FROM genroc._queue_starts s
 							WHERE s.queue = v_c.queue AND s.partition_key = v_c.partition_key

@@ -97,6 +97,7 @@ BEGIN
 	IF p_name IS NULL OR p_name = '' THEN
 		RAISE EXCEPTION 'p_name must be a non-empty event name' USING ERRCODE = '22023';
 	END IF;
+	PERFORM genroc._check_name(p_name, 'p_name');
 	IF v_inst.status IN ('succeeded', 'failed', 'cancelled') THEN
 		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
 			USING ERRCODE = 'RC008';

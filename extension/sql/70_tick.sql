@@ -49,6 +49,8 @@ DECLARE
 	v_root bigint;
 	v_tree bigint[];
 	v_n int;
+	v_marks text[] := ARRAY[]::text[];	-- partitions of deleted instances
+	v_more text[];
 BEGIN
 	IF p_limit IS NULL THEN
 		RAISE EXCEPTION 'p_limit must not be null' USING ERRCODE = '22004';
@@ -61,7 +63,10 @@ BEGIN
 			USING ERRCODE = '22023', HINT = 'Use 0 to keep everything of that kind.';
 	END IF;
 
-	IF p_log_retention > interval '0' THEN
+	-- a retention longer than the time since 1970 (the earliest time genroc
+	-- stores) keeps everything: now - retention would leave the timestamp
+	-- range
+	IF p_log_retention > interval '0' AND p_log_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
 		DELETE FROM genroc._log l
 		WHERE l.seq IN (SELECT o.seq FROM genroc._log o
 						WHERE o.at < v_now - p_log_retention
@@ -69,7 +74,8 @@ BEGIN
 		GET DIAGNOSTICS v_log_rows = ROW_COUNT;
 	END IF;
 
-	IF p_instance_retention > interval '0' THEN
+	IF p_instance_retention > interval '0'
+	   AND p_instance_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
 		FOR v_root IN SELECT r.id FROM genroc._instances r
 					  WHERE r.parent_id IS NULL AND r.ended_at IS NOT NULL
 						AND r.ended_at < v_now - p_instance_retention
@@ -86,10 +92,24 @@ BEGIN
 							ORDER BY t.id DESC LIMIT p_limit - v_instances);
 			DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree);
 			DELETE FROM genroc._events e WHERE e.instance_id = ANY (v_tree);
-			DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree);
-			GET DIAGNOSTICS v_n = ROW_COUNT;
+			WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
+					   RETURNING i.queue, i.partition_key)
+			SELECT count(*)::int,
+				   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
+					   FILTER (WHERE d.partition_key IS NOT NULL)
+			INTO v_n, v_more FROM d;
 			v_instances := v_instances + v_n;
+			v_marks := v_marks || coalesce(v_more, ARRAY[]::text[]);
 		END LOOP;
+		-- the lock rows (10_tables.sql) of those partitions left without an
+		-- instance; a partition used again makes them again
+		DELETE FROM genroc._locks l WHERE l.ctid = ANY (ARRAY(
+			SELECT o.ctid FROM genroc._locks o
+			WHERE o.kind IN ('partition', 'partition_rate') AND o.key = ANY (v_marks)
+			  AND NOT EXISTS (SELECT 1 FROM genroc._instances i
+							  WHERE i.queue = o.key::jsonb ->> 0
+								AND i.partition_key = o.key::jsonb ->> 1)
+			FOR UPDATE SKIP LOCKED));
 	END IF;
 	RETURN jsonb_build_object('log_rows', v_log_rows, 'instances', v_instances);
 END;

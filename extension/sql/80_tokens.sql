@@ -101,6 +101,7 @@ BEGIN
 	IF p_created_by = '' THEN
 		RAISE EXCEPTION 'p_created_by must not be empty' USING ERRCODE = '22023';
 	END IF;
+	PERFORM genroc._check_name(p_name, 'p_name'), genroc._check_name(p_created_by, 'p_created_by');
 	v_permissions := genroc._check_permissions(p_permissions);
 	IF v_token IS NULL THEN
 		-- gen_random_uuid draws from the server's strong random source; the

@@ -1,9 +1,11 @@
 // sqlite_file_test.cpp — what only the SQLite shim has: the file itself.
 // Reopening keeps everything, a file of an older schema version is brought
 // up to date, another schema version is refused, a file that is not a
-// database is refused, and several processes share one file.
+// database is refused, several processes share one file, the files are
+// created 0600, and a read-only file is read by a read-only store.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,6 +186,71 @@ TEST_F(SqliteFile, SeveralProcessesShareOneFile) {
 	EXPECT_EQ(std::set<int64_t>(claimed.begin(), claimed.end()).size(), static_cast<size_t>(kTasks));
 	auto s = open_sqlite_store(path_);
 	EXPECT_EQ(s->list_instances({{"status", "succeeded"}, {"limit", 1000}}).size(), static_cast<size_t>(kTasks));
+}
+
+// The file holds inputs, outputs and token hashes: genroc creates it 0600,
+// and SQLite gives its -wal and -shm files the main file's mode.
+TEST_F(SqliteFile, TheFilesAreCreatedReadableByTheOwnerOnly) {
+	const mode_t old_umask = ::umask(0);	// the mode must not rely on the umask
+	auto s = open_sqlite_store(path_);
+	::umask(old_umask);
+	s->define("job", kJob);
+	s->start("job", json::object(), json::object());
+	for (const char *suffix : {"", "-wal", "-shm"}) {
+		struct stat st{};
+		ASSERT_EQ(::stat((path_ + suffix).c_str(), &st), 0) << path_ << suffix << " is missing";
+		EXPECT_EQ(st.st_mode & 0777, 0600u) << path_ << suffix;
+	}
+}
+
+// A file the caller may read but not write: a store opened read-only reads
+// it (genctl's listing commands), a write through it is 25006 naming the
+// file, and nothing on disk changes.
+TEST_F(SqliteFile, AReadOnlyStoreReadsAndRefusesWritesCleanly) {
+	int64_t id;
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:00Z");
+		s->define("job", kJob);
+		id = s->start("job", {{"k", 1}}, json::object()).instance_id;
+		s->worker_register("w1", json::object());
+	}
+	ASSERT_EQ(::chmod(path_.c_str(), 0444), 0);
+	struct stat before{};
+	ASSERT_EQ(::stat(path_.c_str(), &before), 0);
+	{
+		auto s = open_sqlite_store(path_, true);
+		EXPECT_EQ(s->get_instance(id).at("input"), json({{"k", 1}}));
+		EXPECT_EQ(s->list_definitions().size(), 1u);
+		EXPECT_EQ(s->list_instances(json::object()).size(), 1u);
+		EXPECT_FALSE(s->history(id).empty());
+		EXPECT_EQ(s->list_workers().size(), 1u);
+		EXPECT_FALSE(s->list_queues().empty());
+		EXPECT_TRUE(s->token_list().empty());
+		try {
+			s->start("job", json::object(), json::object());
+			FAIL() << "a read-only store wrote";
+		} catch (const Error &e) {
+			EXPECT_EQ(e.sqlstate, "25006") << e.what();
+			EXPECT_NE(std::string(e.what()).find("\"" + path_ + "\" is read-only"), std::string::npos) << e.what();
+		}
+	}
+	struct stat after{};
+	ASSERT_EQ(::stat(path_.c_str(), &after), 0);
+	EXPECT_EQ(after.st_size, before.st_size);
+	EXPECT_EQ(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+	EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	ASSERT_EQ(::chmod(path_.c_str(), 0600), 0);
+	// a missing file is not created by a read-only open
+	std::filesystem::remove(path_);
+	for (const char *suffix : {"-wal", "-shm"}) std::filesystem::remove(path_ + suffix);
+	try {
+		open_sqlite_store(path_, true);
+		FAIL() << "opened a missing file read-only";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "08006") << e.what();
+	}
+	EXPECT_FALSE(std::filesystem::exists(path_));
 }
 
 }  // namespace
