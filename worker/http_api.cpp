@@ -563,6 +563,7 @@ class ConnStream final : public httplib::Stream {
 		const bool reading = events == POLLIN;
 		const auto deadline = reading ? std::min(now + limits_.read_timeout, c_.read_deadline)
 									  : std::min(now + limits_.write_timeout, c_.write_deadline);
+		const bool request_bound = reading && c_.read_deadline <= now + limits_.read_timeout;
 		for (;;) {
 			if (stopping_) return false;
 			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -572,7 +573,7 @@ class ConnStream final : public httplib::Stream {
 						return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
 					};
 					c_.limit_status = 408;
-					c_.limit_hit = Clock::now() >= c_.read_deadline
+					c_.limit_hit = request_bound
 									   ? "the request did not arrive within the request timeout of " +
 											 ms(limits_.request_timeout) + " ms"
 									   : "the client sent nothing for " + ms(limits_.read_timeout) +
@@ -1102,6 +1103,9 @@ class HttpServer final : public ApiServer, public ApiHandler {
 
 	void routes() {
 		svr_.set_payload_max_length(options_.max_body);
+		// What httplib writes in Keep-Alive headers; GuardedServer enforces both.
+		svr_.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(options_.keep_alive_timeout_ms / 1000)));
+		svr_.set_keep_alive_max_count(kKeepAliveMaxRequests);
 		// httplib's default also sets SO_REUSEPORT, which would let a second
 		// genroc bind the same port silently; SO_REUSEADDR alone still allows
 		// a restart while old connections sit in TIME_WAIT.

@@ -427,3 +427,34 @@ TEST(ApiHandler, ServesBytesWithoutASocket) {
 
 }  // namespace
 }  // namespace genroc
+
+namespace genroc {
+namespace {
+
+// The text check alone: brackets inside strings are text, keys with escapes
+// and arrays name the field, and the cut-off is exactly the limit.
+TEST(JsonGuard, CountsOnlyRealNestingAndNamesTheField) {
+	EXPECT_NO_THROW(check_json_text(R"({"s":")" + std::string(10'000, '[') + R"("})", "body"));
+	EXPECT_NO_THROW(check_json_text(R"({"a\"b":[1,2,{"x":-1.5e300}]})", "body"));
+	EXPECT_NO_THROW(check_json_text(std::string(512, '[') + std::string(512, ']'), "body"));
+	try {
+		check_json_text(std::string(513, '[') + std::string(513, ']'), "body");
+		ADD_FAILURE() << "513 levels passed";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "54000");
+		EXPECT_STREQ(e.what(), "body: field \"[0]\" nests deeper than the limit of 512 levels");
+	}
+	try {
+		check_json_text(R"({"a\"b":[1,2,{"x":-1e400}]})", "body");
+		ADD_FAILURE() << "-1e400 passed";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "22003");
+		EXPECT_STREQ(e.what(),
+					 "body: field \"a\\\"b[2].x\" holds the number -1e400, beyond the range of a double (about 1.8e308)");
+	}
+	EXPECT_EQ(shown(std::string("a\0b\x7f\n", 5)), "a%00b%7F%0A");
+	EXPECT_EQ(shown(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
+}
+
+}  // namespace
+}  // namespace genroc
