@@ -4,6 +4,14 @@
 // the body checks, the routes) over a SQLite store in a temporary folder.
 // What it looks for: a crash, a sanitizer report, or an answer that is not
 // HTTP.  Seeds: test/fuzz/corpus/http/ (one request per file).
+//
+// Until the fuzz build (every test/fuzz/*_fuzz.cpp a target) lands, by hand:
+// the worker and shim sources and this file with clang++ -g -O1 -std=gnu++20
+// -fsanitize=fuzzer-no-link,address,undefined plus httplib's defines
+// (pkg-config --cflags cpp-httplib), linked with -fsanitize=fuzzer,address,
+// undefined, the gcc-built build/core/libgenroc_core.a, -lcpp-httplib
+// -lsqlite3 -lpq -lssl -lcrypto; then
+//   http_fuzz -max_total_time=600 -max_len=16384 CORPUS test/fuzz/corpus/http
 #include <unistd.h>
 
 #include <cstdint>
