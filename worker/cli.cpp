@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -64,6 +66,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	};
 	std::string worker_id_flag, log_mode = "text", log_level;
 	std::string log_payload_max = "1MB", log_retention = "7d", instance_retention = "0";
+	std::string http_max_connections = "256", http_request_timeout = "30s";
 
 	auto common = [&](CLI::App *sub) {
 		sub->add_option("--database", cfg.database,
@@ -149,6 +152,15 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_option("--jwt-groups", cfg.jwt_groups,
 						"JWT groups -> permissions (JSON), e.g. {\"ops\":[\"admin\"],\"dev\":[\"operator\"]}")
 			->envname("GENROC_JWT_GROUPS");
+		sub->add_option("--http-max-connections", http_max_connections,
+						"HTTP connections served at once (a thread each); more get 503 at once")
+			->envname("GENROC_HTTP_MAX_CONNECTIONS")
+			->capture_default_str();
+		sub->add_option("--http-request-timeout", http_request_timeout,
+						"a request's headers and body must arrive within this, else 408 and the connection "
+						"closes (duration)")
+			->envname("GENROC_HTTP_REQUEST_TIMEOUT")
+			->capture_default_str();
 	};
 
 	auto *serve = app.add_subcommand("serve", "HTTP API and worker in one process");
@@ -261,6 +273,20 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		} catch (const std::exception &e) {
 			return usage_error(std::string("--listen: ") + e.what());
 		}
+	}
+	if (cfg.command == "serve" || cfg.command == "api") {
+		char *end = nullptr;
+		errno = 0;
+		long n = std::strtol(http_max_connections.c_str(), &end, 10);
+		if (http_max_connections.empty() || *end != '\0' || errno != 0 || n < 1 || n > 100000)
+			return usage_error("--http-max-connections: must be a whole number from 1 to 100000, not \"" +
+							   http_max_connections + "\"");
+		cfg.http_max_connections = static_cast<int>(n);
+		auto t = parse_duration(http_request_timeout);
+		if (!t || t->count() < 100 || t->count() > 3'600'000)
+			return usage_error("--http-request-timeout: must be a duration from 100ms to 1h (e.g. 30s), not \"" +
+							   http_request_timeout + "\"");
+		cfg.http_request_timeout = *t;
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		if (!cfg.jwt_secret.empty() && !cfg.auth) return usage_error("--jwt-secret: needs --auth");
@@ -398,6 +424,8 @@ ApiOptions api_options(const Config &cfg) {
 	o.auth = cfg.auth;
 	o.jwt_secret = cfg.jwt_secret;
 	if (!cfg.jwt_groups.empty()) o.jwt_groups = auth::parse_groups(cfg.jwt_groups);
+	o.max_connections = cfg.http_max_connections;
+	o.request_timeout_ms = cfg.http_request_timeout.count();
 	return o;
 }
 

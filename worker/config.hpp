@@ -49,6 +49,9 @@ struct Config {
 	std::string seed_tokens;				// --seed-tokens FILE
 	std::string jwt_secret;					// --jwt-secret: never logged
 	std::string jwt_groups;					// --jwt-groups: JSON group -> [permissions]
+	// the HTTP server's limits (serve, api; README "HTTP server limits")
+	int http_max_connections = 256;			// connections at once; more get 503
+	Millis http_request_timeout{30'000};	// a request's headers and body arrive within this
 
 	// genroc token create
 	std::string token_name;

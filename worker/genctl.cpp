@@ -28,6 +28,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -36,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "json_guard.hpp"
 #include "store.hpp"
 
 namespace {
@@ -102,22 +105,39 @@ void print_json(const json &j) { std::cout << j.dump(2, ' ', false, json::error_
 
 json parse_json_arg(const std::string &text, const std::string &what) {
 	try {
-		return json::parse(text);
-	} catch (const json::parse_error &e) {
-		throw CliError{what + " is not valid JSON: " + e.what(), kExitUsage};
+		return genroc::parse_json_text(text, what);
+	} catch (const genroc::Error &e) {
+		throw CliError{e.what(), kExitUsage};
 	}
 }
 
 json read_json_file(const std::string &path) {
-	std::ifstream in(path, std::ios::binary);
-	if (!in) throw CliError{"cannot read " + path, kExitError};
-	std::stringstream buf;
-	buf << in.rdbuf();
+	std::string text;
 	try {
-		return json::parse(buf.str());
-	} catch (const json::parse_error &e) {
-		throw CliError{path + " is not valid JSON: " + e.what(), kExitError};
+		text = genroc::read_text_file(path);
+	} catch (const std::exception &e) {
+		throw CliError{e.what(), kExitError};
 	}
+	try {
+		return genroc::parse_json_text(text, path);
+	} catch (const genroc::Error &e) {
+		throw CliError{e.what(), kExitError};
+	}
+}
+
+// An instance id or a count from the command line: a whole number in
+// [1, hi], else a usage error naming the argument (never clamped).
+int64_t positive_arg(const std::string &text, const std::string &name, int64_t hi) {
+	int64_t v = 0;
+	auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+	if (ec == std::errc::result_out_of_range || (ec == std::errc() && end == text.data() + text.size() && v > hi))
+		throw CliError{name + ": " + genroc::shown(text, 40) + " is out of range (at most " + std::to_string(hi) + ")",
+					   kExitUsage};
+	if (ec != std::errc() || end != text.data() + text.size() || v < 1)
+		throw CliError{name + ": \"" + genroc::shown(text, 40) + "\" is not a whole number from 1 to " +
+						   std::to_string(hi),
+					   kExitUsage};
+	return v;
 }
 
 // ---- commands -------------------------------------------------------------
@@ -129,8 +149,10 @@ struct Options {
 	std::string status, definition;
 	std::vector<std::string> labels;
 	int limit = 0;
+	std::string limit_text;
 	// instances show, cancel, emit, retry, resume
 	int64_t id = 0;
+	std::string id_text;
 	std::string event_name, payload = "null", output = "null";
 	// start
 	std::string start_definition, input = "{}", start_options = "{}";
@@ -401,24 +423,24 @@ int main(int argc, char **argv) {
 			auto eq = s.find('=');
 			return eq == std::string::npos || eq == 0 ? std::string("a label is key=value") : std::string();
 		});
-	instances->add_option("--limit", o.limit, "at most N instances")->check(CLI::PositiveNumber);
+	instances->add_option("--limit", o.limit_text, "at most N instances");
 	auto *show = instances->add_subcommand("show", "one instance: state, status, input, output, history");
-	show->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	show->add_option("ID", o.id_text, "instance id")->required();
 
 	auto *logs = app.add_subcommand("logs", "the instance log of one instance, oldest first");
-	logs->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	logs->add_option("ID", o.id_text, "instance id")->required();
 
 	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");
-	cancel->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	cancel->add_option("ID", o.id_text, "instance id")->required();
 
 	auto *retry = app.add_subcommand("retry", "run a failed instance again from the state it failed in");
-	retry->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	retry->add_option("ID", o.id_text, "instance id")->required();
 	auto *resume = app.add_subcommand("resume", "continue a failed instance after its failed Task");
-	resume->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	resume->add_option("ID", o.id_text, "instance id")->required();
 	resume->add_option("--output", o.output, "what the failed Task returns instead (JSON)")->capture_default_str();
 
 	auto *emit = app.add_subcommand("emit", "emit an event to an instance (genroc:event waits)");
-	emit->add_option("ID", o.id, "instance id")->required()->check(CLI::PositiveNumber);
+	emit->add_option("ID", o.id_text, "instance id")->required();
 	emit->add_option("NAME", o.event_name, "event name")->required();
 	emit->add_option("--payload", o.payload, "event payload (JSON)")->capture_default_str();
 
@@ -451,6 +473,10 @@ int main(int argc, char **argv) {
 	}
 
 	try {
+		// Numbers are checked here, not by CLI11, so the error names the
+		// argument in one line and an out-of-range id is refused, not clamped.
+		if (!o.id_text.empty()) o.id = positive_arg(o.id_text, "ID", INT64_MAX);
+		if (!o.limit_text.empty()) o.limit = static_cast<int>(positive_arg(o.limit_text, "--limit", INT_MAX));
 		// the commands that only read open a SQLite file read-only: a file
 		// the user may read but not write (0444) can still be listed
 		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *activity ||

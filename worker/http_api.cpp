@@ -8,19 +8,39 @@
 //             touch the database) and the instance id it concerns, for the log
 //   ApiError  an error the server raises itself, with the HTTP status it wants
 //             when the SQLSTATE alone does not say it (413, 404 for a route)
+//   Conn      one client connection, served by a thread of its own: its socket,
+//             read buffer and the deadlines of the request being read
+//
+// Hostile and slow clients.  cpp-httplib 0.11 (Debian 12) serves each
+// connection on one thread of a fixed pool of 8, with a read timeout per
+// recv() only: a client sending a header line a second holds a thread for
+// ever, and 8 of them stop the server (/healthz included).  So this file
+// replaces the two pieces httplib lets a program replace: the task queue
+// (a thread per connection, up to max_connections; beyond it a 503 and the
+// socket closed at once) and process_and_close_socket, which reads through
+// ConnStream: a deadline for the whole request (headers and body), a cap on
+// header bytes, read/write/keep-alive timeouts, and an end on stop().  Parsing
+// and routing stay httplib's (Server::process_request).
 #include "http_api.hpp"
 
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <chrono>
+#include <condition_variable>
 #include <initializer_list>
 #include <mutex>
+#include <regex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -29,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "json_guard.hpp"
 #include "log.hpp"
 
 namespace genroc {
@@ -95,11 +116,11 @@ class StorePool {
 // ---- request input --------------------------------------------------------
 
 struct Call {
-	Call(const httplib::Request &r, StorePool &p, size_t limit) : req(r), pool(p), max_body(limit) {}
+	Call(const httplib::Request &r, StorePool &p) : req(r), pool(p) {}
 
 	const httplib::Request &req;
 	StorePool &pool;
-	size_t max_body;
+	std::string raw;  // the request body, read by HttpServer::read_body
 	std::unique_ptr<Store> store_;
 	int status = 200;
 	std::optional<int64_t> instance;  // for the log line of an error
@@ -111,23 +132,28 @@ struct Call {
 		return *store_;
 	}
 
-	// The body as a JSON object; an empty body is {} when allowed.
+	// The body as a JSON object; an empty body is {}
+	// when allowed.  Its depth and numbers are checked on the text first
+	// (json_guard.hpp): no deeper value is ever built.
 	json body(bool empty_ok = false) const {
-		// httplib enforces the limit on bodies with a Content-Length; a
-		// chunked body is checked here, once it has been read.
-		if (req.body.size() > max_body)
-			throw ApiError(413, "54000",
-						   "request body is over the limit of " + std::to_string(max_body) + " bytes");
-		if (req.body.empty() && empty_ok) return json::object();
+		if (raw.empty()) {
+			if (empty_ok) return json::object();
+			throw ApiError(400, "22P02", "request body is empty: send a JSON object");
+		}
+		try {
+			check_json_text(raw, "request body");
+		} catch (const Error &e) {
+			throw ApiError(400, e.sqlstate, e.what());
+		}
 		json j;
 		try {
-			j = json::parse(req.body);
-		} catch (const json::parse_error &e) {
+			j = json::parse(raw);
+		} catch (const json::exception &e) {
 			std::string what = e.what();
 			// Drop nlohmann's "[json.exception.parse_error.101] " prefix.
 			auto close = what.find("] ");
 			if (close != std::string::npos) what = what.substr(close + 2);
-			throw ApiError(400, "22P02", "request body is not valid JSON: " + what);
+			throw ApiError(400, "22P02", "request body is not valid JSON: " + shown(what));
 		}
 		if (!j.is_object()) throw invalid("request body must be a JSON object");
 		return j;
@@ -150,7 +176,7 @@ void only_fields(const json &body, std::initializer_list<std::string_view> known
 	for (auto &[key, value] : body.items()) {
 		bool ok = false;
 		for (auto k : known) ok = ok || key == k;
-		if (!ok) throw invalid("unknown field \"" + key + "\"");
+		if (!ok) throw invalid("unknown field \"" + shown(key) + "\"");
 	}
 }
 
@@ -213,7 +239,7 @@ std::optional<int64_t> parse_int(std::string_view text, int64_t lo, int64_t hi) 
 int64_t instance_id(Call &call) {
 	const std::string text = call.req.matches[1];
 	auto id = parse_int(text, 1, INT64_MAX);
-	if (!id) throw invalid("instance id \"" + text + "\" is not a positive integer");
+	if (!id) throw invalid("instance id \"" + shown(text) + "\" is not a positive integer");
 	call.instance = *id;
 	return *id;
 }
@@ -281,19 +307,19 @@ json get_instances(Call &c) {
 		} else if (key == "label") {
 			auto colon = value.find(':');
 			if (colon == std::string::npos || colon == 0)
-				throw invalid("query parameter \"label\" must be key:value, got \"" + value + "\"");
+				throw invalid("query parameter \"label\" must be key:value, got \"" + shown(value) + "\"");
 			if (!filter.contains("label")) filter["label"] = json::object();
 			filter["label"][value.substr(0, colon)] = value.substr(colon + 1);
 		} else if (key == "limit") {
 			auto n = parse_int(value, 1, INT32_MAX);
-			if (!n) throw invalid("query parameter \"limit\" must be a positive integer, got \"" + value + "\"");
+			if (!n) throw invalid("query parameter \"limit\" must be a positive integer, got \"" + shown(value) + "\"");
 			filter["limit"] = *n;
 		} else if (key == "root") {
 			auto n = parse_int(value, 1, INT64_MAX);
-			if (!n) throw invalid("query parameter \"root\" must be an instance id, got \"" + value + "\"");
+			if (!n) throw invalid("query parameter \"root\" must be an instance id, got \"" + shown(value) + "\"");
 			filter["root"] = *n;
 		} else {
-			throw invalid("unknown query parameter \"" + key + "\"");
+			throw invalid("unknown query parameter \"" + shown(key) + "\"");
 		}
 	}
 	return {{"instances", c.store().list_instances(filter)}};
@@ -338,7 +364,7 @@ json post_resume(Call &c) {
 json post_event(Call &c) {
 	int64_t id = instance_id(c);
 	const std::string name = c.req.matches[2];
-	json payload = c.req.body.empty() ? json(nullptr) : c.body();
+	json payload = c.raw.empty() ? json(nullptr) : c.body();
 	std::string result = c.store().emit(id, name, payload);
 	return {{"instance_id", id}, {"event", name}, {"result", result}};
 }
@@ -420,17 +446,387 @@ json revoke_token(Call &c) {
 	return {{"id", id}, {"status", "revoked"}};
 }
 
+// ---- connections ----------------------------------------------------------
+
+using Clock = std::chrono::steady_clock;
+
+// The limits a connection is served under (from ApiOptions).
+struct ConnLimits {
+	Clock::duration request_timeout, read_timeout, write_timeout, keep_alive_timeout;
+	size_t max_header_bytes = 0;
+};
+
+// One client connection; the thread that serves it finds it in t_conn (the
+// routes use it to end the connection after a refusal that left a body
+// unread, the error handler to say which limit a request hit).
+struct Conn {
+	int fd = -1;
+	Clock::time_point read_deadline = Clock::time_point::max();	 // end of this request's reading
+	Clock::time_point write_deadline = Clock::time_point::max();  // set by the answer's first byte
+	bool in_head = true;	  // still reading the request line and headers
+	size_t head_bytes = 0;
+	size_t line_len = 0;
+	bool close_after = false;  // close once this answer is written
+	std::string limit_hit;	   // why the last read failed on a limit; empty if it did not
+	int limit_status = 0;	   // its HTTP status: 408 (time) or 431 (head size)
+	char buf[8192];
+	size_t pos = 0, len = 0;
+	// Bytes in-process (ApiHandler::serve_bytes): no socket, no timeouts.
+	const std::string *in = nullptr;
+	size_t in_pos = 0;
+	std::string *out = nullptr;
+};
+
+thread_local Conn *t_conn = nullptr;
+
+void close_after_answer() {
+	if (t_conn) t_conn->close_after = true;
+}
+
+// httplib's view of a Conn: reads and writes under the deadlines.
+class ConnStream final : public httplib::Stream {
+  public:
+	ConnStream(Conn &c, const ConnLimits &limits, const std::atomic<bool> &stopping)
+		: c_(c), limits_(limits), stopping_(stopping) {}
+
+	bool is_readable() const override { return c_.pos < c_.len || c_.in || wait(POLLIN); }
+	bool is_writable() const override { return c_.out || wait(POLLOUT); }
+
+	ssize_t read(char *ptr, size_t size) override {
+		if (c_.pos >= c_.len) {
+			ssize_t got = 0;
+			if (c_.in) {
+				got = static_cast<ssize_t>(std::min(sizeof c_.buf, c_.in->size() - c_.in_pos));
+				std::memcpy(c_.buf, c_.in->data() + c_.in_pos, static_cast<size_t>(got));
+				c_.in_pos += static_cast<size_t>(got);
+			} else {
+				if (!wait(POLLIN)) return -1;
+				do got = ::recv(c_.fd, c_.buf, sizeof c_.buf, 0);
+				while (got < 0 && errno == EINTR);
+			}
+			if (got <= 0) return got;
+			c_.pos = 0;
+			c_.len = static_cast<size_t>(got);
+		}
+		size_t n = std::min(size, c_.len - c_.pos);
+		if (c_.in_head) {
+			// Count the head up to its blank line ("\r\n\r\n" or "\n\n").
+			for (size_t i = 0; i < n; ++i) {
+				char b = c_.buf[c_.pos + i];
+				++c_.head_bytes;
+				if (b == '\n') {
+					if (c_.line_len == 0) {
+						c_.in_head = false;
+						n = i + 1;
+						break;
+					}
+					c_.line_len = 0;
+				} else if (b != '\r') {
+					++c_.line_len;
+				}
+			}
+			if (c_.head_bytes > limits_.max_header_bytes) {
+				c_.limit_hit = "the request line and headers are over the limit of " +
+							   std::to_string(limits_.max_header_bytes) + " bytes";
+				c_.limit_status = 431;
+				return -1;
+			}
+		}
+		std::memcpy(ptr, c_.buf + c_.pos, n);
+		c_.pos += n;
+		return static_cast<ssize_t>(n);
+	}
+
+	ssize_t write(const char *ptr, size_t size) override {
+		if (c_.out) {
+			c_.out->append(ptr, size);
+			return static_cast<ssize_t>(size);
+		}
+		if (c_.write_deadline == Clock::time_point::max())
+			c_.write_deadline = Clock::now() + limits_.request_timeout;
+		if (!wait(POLLOUT)) return -1;
+		ssize_t n = 0;
+		do n = ::send(c_.fd, ptr, size, MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		return n;
+	}
+
+	void get_remote_ip_and_port(std::string &ip, int &port) const override { address(true, ip, port); }
+	void get_local_ip_and_port(std::string &ip, int &port) const override { address(false, ip, port); }
+	socket_t socket() const override { return c_.fd; }
+
+  private:
+	// Waits for the socket within the read (or write) timeout and the
+	// request's deadline, in short slices so that stop() ends it.
+	bool wait(short events) const {
+		const auto now = Clock::now();
+		const bool reading = events == POLLIN;
+		const auto deadline = reading ? std::min(now + limits_.read_timeout, c_.read_deadline)
+									  : std::min(now + limits_.write_timeout, c_.write_deadline);
+		const bool request_bound = reading && c_.read_deadline <= now + limits_.read_timeout;
+		for (;;) {
+			if (stopping_) return false;
+			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+			if (left <= 0) {
+				if (reading) {
+					auto ms = [](Clock::duration d) {
+						return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+					};
+					c_.limit_status = 408;
+					c_.limit_hit = request_bound
+									   ? "the request did not arrive within the request timeout of " +
+											 ms(limits_.request_timeout) + " ms"
+									   : "the client sent nothing for " + ms(limits_.read_timeout) +
+											 " ms in the middle of a request";
+				}
+				return false;
+			}
+			pollfd p{c_.fd, events, 0};
+			int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
+			if (r > 0) return true;
+			if (r < 0 && errno != EINTR) return false;
+		}
+	}
+
+	void address(bool peer, std::string &ip, int &port) const {
+		ip.clear();
+		port = 0;
+		if (c_.fd < 0) return;
+		sockaddr_storage a{};
+		socklen_t len = sizeof a;
+		int r = peer ? ::getpeername(c_.fd, reinterpret_cast<sockaddr *>(&a), &len)
+					 : ::getsockname(c_.fd, reinterpret_cast<sockaddr *>(&a), &len);
+		if (r != 0) return;
+		char text[INET6_ADDRSTRLEN] = {0};
+		if (a.ss_family == AF_INET) {
+			auto *v4 = reinterpret_cast<sockaddr_in *>(&a);
+			::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+			port = ntohs(v4->sin_port);
+		} else if (a.ss_family == AF_INET6) {
+			auto *v6 = reinterpret_cast<sockaddr_in6 *>(&a);
+			::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+			port = ntohs(v6->sin6_port);
+		}
+		ip = text;
+	}
+
+	Conn &c_;
+	const ConnLimits &limits_;
+	const std::atomic<bool> &stopping_;
+};
+
+// httplib's task queue, replaced: a thread per connection (httplib's pool of
+// 8 lets 8 slow clients stop the server).  The cap is enforced by the
+// server, which answers 503 at once beyond it; a thread that cannot be
+// created serves its connection the same way, on the accepting thread.
+thread_local bool t_refuse = false;
+
+class ThreadPerConnection final : public httplib::TaskQueue {
+  public:
+	void enqueue(std::function<void()> fn) override {
+		auto job = std::make_shared<std::function<void()>>(std::move(fn));
+		{
+			std::lock_guard<std::mutex> g(st_->mu);
+			++st_->running;
+		}
+		try {
+			std::thread([st = st_, job] {
+				(*job)();
+				std::lock_guard<std::mutex> g(st->mu);
+				if (--st->running == 0) st->done.notify_all();
+			}).detach();
+		} catch (const std::system_error &) {
+			{
+				std::lock_guard<std::mutex> g(st_->mu);
+				--st_->running;
+			}
+			t_refuse = true;
+			(*job)();
+			t_refuse = false;
+		}
+	}
+
+	// Called when the listener stops: the connections end within a poll
+	// slice (ConnStream checks stopping), their requests within the store call.
+	void shutdown() override {
+		std::unique_lock<std::mutex> l(st_->mu);
+		st_->done.wait(l, [&] { return st_->running == 0; });
+	}
+
+  private:
+	struct State {
+		std::mutex mu;
+		std::condition_variable done;
+		size_t running = 0;
+	};
+	std::shared_ptr<State> st_ = std::make_shared<State>();
+};
+
+constexpr size_t kKeepAliveMaxRequests = 100;
+
+// httplib::Server with its connection loop replaced (see the file comment).
+// process_and_close_socket is private in httplib but virtual; the request
+// itself goes through httplib's own process_request.
+class GuardedServer final : public httplib::Server {
+  public:
+	GuardedServer(const ConnLimits &limits, int max_connections)
+		: limits_(limits), max_connections_(max_connections) {
+		new_task_queue = [] { return new ThreadPerConnection; };
+	}
+
+	void stopping() { stopping_ = true; }
+
+	// httplib listens with a backlog of 5: a burst of connections would
+	// wait for SYN retries.  listen() again on the bound socket widens it.
+	void widen_backlog() {
+		socket_t fd = svr_sock_;
+		if (fd != INVALID_SOCKET) ::listen(fd, SOMAXCONN);
+	}
+
+	// The whole of `request` through the request path; the server's bytes.
+	std::string serve_bytes(const std::string &request) {
+		Conn conn;
+		std::string out;
+		conn.in = &request;
+		conn.out = &out;
+		Conn *outer = t_conn;
+		t_conn = &conn;
+		ConnStream strm(conn, limits_, stopping_);
+		for (size_t count = 0; count < kKeepAliveMaxRequests; ++count) {
+			if (conn.pos >= conn.len && conn.in_pos >= request.size()) break;
+			begin_request(conn);
+			bool closed = false;
+			if (!process_request(strm, count + 1 == kKeepAliveMaxRequests, closed, nullptr) || closed ||
+				conn.close_after || conn.limit_status != 0)
+				break;
+		}
+		t_conn = outer;
+		return out;
+	}
+
+  private:
+	bool process_and_close_socket(socket_t sock) override {
+		Conn conn;
+		conn.fd = sock;
+		t_conn = &conn;
+		const int active = ++active_;
+		if (t_refuse || active > max_connections_) {
+			refuse(sock);
+		} else {
+			if (refusing_.exchange(false)) log::info("HTTP connections below the limit again");
+			ConnStream strm(conn, limits_, stopping_);
+			for (size_t count = 0; count < kKeepAliveMaxRequests && !stopping_; ++count) {
+				// The first request may take the read timeout to start; an
+				// idle connection between requests, the keep-alive timeout.
+				if (conn.pos >= conn.len && !wait_readable(sock, count == 0 ? limits_.read_timeout
+																		   : limits_.keep_alive_timeout))
+					break;
+				begin_request(conn);
+				bool closed = false;
+				if (!process_request(strm, count + 1 == kKeepAliveMaxRequests, closed, nullptr) || closed ||
+					conn.close_after || conn.limit_status != 0)
+					break;
+			}
+		}
+		--active_;
+		t_conn = nullptr;
+		linger_close(sock);
+		return true;
+	}
+
+	// Closing a socket with unread bytes (a body a refusal left, a head over
+	// the cap) sends a reset, which can destroy the answer before the client
+	// reads it: say FIN first, then drop what the client still sends, briefly.
+	void linger_close(int fd) const {
+		::shutdown(fd, SHUT_WR);
+		const auto until = Clock::now() + std::chrono::milliseconds(500);
+		char scratch[16384];
+		size_t dropped = 0;
+		while (!stopping_ && dropped < (1u << 20) && Clock::now() < until) {
+			pollfd p{fd, POLLIN, 0};
+			if (::poll(&p, 1, 50) <= 0) continue;
+			ssize_t n = ::recv(fd, scratch, sizeof scratch, 0);
+			if (n <= 0) break;
+			dropped += static_cast<size_t>(n);
+		}
+		::close(fd);
+	}
+
+	void begin_request(Conn &conn) const {
+		conn.read_deadline = conn.in ? Clock::time_point::max() : Clock::now() + limits_.request_timeout;
+		conn.write_deadline = Clock::time_point::max();
+		conn.in_head = true;
+		conn.head_bytes = 0;
+		conn.line_len = 0;
+		conn.close_after = false;
+		conn.limit_hit.clear();
+		conn.limit_status = 0;
+	}
+
+	bool wait_readable(int fd, Clock::duration timeout) const {
+		const auto deadline = Clock::now() + timeout;
+		while (!stopping_) {
+			auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+			if (left <= 0) return false;
+			pollfd p{fd, POLLIN, 0};
+			int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
+			if (r > 0) return true;
+			if (r < 0 && errno != EINTR) return false;
+		}
+		return false;
+	}
+
+	// Over the connection cap: a 503 without reading the request, and close.
+	void refuse(int fd) {
+		if (!refusing_.exchange(true))
+			log::warn("HTTP connections at the limit; refusing new ones with 503",
+					  {{"max_connections", max_connections_}});
+		const std::string body = json{{"error",
+									   {{"sqlstate", "53300"},
+										{"message", "too many connections: the server serves at most " +
+														std::to_string(max_connections_) + " at once"}}}}
+									 .dump() +
+								 "\n";
+		const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+								   "Connection: close\r\nRetry-After: 1\r\nContent-Length: " +
+								   std::to_string(body.size()) + "\r\n\r\n" + body;
+		(void)::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+
+	ConnLimits limits_;
+	int max_connections_;
+	std::atomic<int> active_{0};
+	std::atomic<bool> stopping_{false};
+	std::atomic<bool> refusing_{false};
+};
+
+ConnLimits conn_limits(const ApiOptions &o) {
+	using std::chrono::milliseconds;
+	ConnLimits l;
+	l.request_timeout = milliseconds(o.request_timeout_ms);
+	l.read_timeout = milliseconds(o.read_timeout_ms);
+	l.write_timeout = milliseconds(o.write_timeout_ms);
+	l.keep_alive_timeout = milliseconds(o.keep_alive_timeout_ms);
+	l.max_header_bytes = o.max_header_bytes;
+	return l;
+}
+
 // ---- the server -----------------------------------------------------------
 
 bool is_loopback(const std::string &host) {
 	return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-class HttpServer final : public ApiServer {
+class HttpServer final : public ApiServer, public ApiHandler {
   public:
 	HttpServer(const ApiOptions &options, std::function<std::unique_ptr<Store>()> open_store,
 			   HealthInfo health)
-		: options_(options), pool_(std::move(open_store)), health_(std::move(health)) {}
+		: options_(options),
+		  pool_(std::move(open_store)),
+		  health_(std::move(health)),
+		  svr_(conn_limits(options), options.max_connections) {
+		routes();
+	}
 
 	~HttpServer() override { stop(); }
 
@@ -438,7 +834,6 @@ class HttpServer final : public ApiServer {
 		std::string host;
 		int port = 0;
 		parse_listen(options_.listen, host, port);
-		routes();
 
 		errno = 0;
 		int bound = port == 0 ? svr_.bind_to_any_port(host) : (svr_.bind_to_port(host, port) ? port : -1);
@@ -449,6 +844,7 @@ class HttpServer final : public ApiServer {
 			throw std::runtime_error("cannot listen on " + options_.listen + ": " + why);
 		}
 		port_ = bound;
+		svr_.widen_backlog();
 		thread_ = std::thread([this] {
 			if (!svr_.listen_after_bind()) listen_failed_ = true;
 		});
@@ -470,7 +866,10 @@ class HttpServer final : public ApiServer {
 			log::warn("database not reachable yet", {{"error", e.what()}});
 		}
 
-		log::info("HTTP API listening", {{"listen", host + ":" + std::to_string(port_)}, {"auth", options_.auth}});
+		log::info("HTTP API listening", {{"listen", host + ":" + std::to_string(port_)},
+										 {"auth", options_.auth},
+										 {"max_connections", options_.max_connections},
+										 {"request_timeout_ms", options_.request_timeout_ms}});
 		if (!is_loopback(host) && !options_.auth)
 			log::warn("the HTTP API is reachable from other machines and has no authentication (see --auth)",
 					  {{"listen", options_.listen}});
@@ -478,27 +877,56 @@ class HttpServer final : public ApiServer {
 
 	void stop() override {
 		if (stopped_.exchange(true)) return;
+		svr_.stopping();
 		svr_.stop();
 		if (thread_.joinable()) thread_.join();
 	}
 
 	int port() const override { return port_; }
 
+	std::string serve_bytes(const std::string &request) override { return svr_.serve_bytes(request); }
+
   private:
 	ApiOptions options_;
 	StorePool pool_;
 	HealthInfo health_;
-	httplib::Server svr_;
+	GuardedServer svr_;
 	std::thread thread_;
 	int port_ = 0;
 	std::atomic<bool> stopped_{false};
 	std::atomic<bool> listen_failed_{false};
 	std::atomic<int> db_up_{-1};  // last /healthz verdict: -1 none yet, 0 down, 1 up
+	// Every route's method and pattern: a request for none is answered
+	// before its body is read.
+	std::vector<std::pair<std::string, std::regex>> known_;
 
 	using Route = json (*)(Call &);
 
-	httplib::Server::Handler wrap(Route fn, const auth::Need &need) {
-		return [this, fn, &need](const httplib::Request &req, httplib::Response &res) { serve(fn, need, req, res); };
+	void get(const char *pattern, Route fn, const auth::Need &need) {
+		known_.emplace_back("GET", std::regex(pattern));
+		svr_.Get(pattern, [this, fn, &need](const httplib::Request &req, httplib::Response &res) {
+			serve(fn, need, req, res, nullptr);
+		});
+	}
+
+	// A route that takes a body: httplib calls it before reading the body,
+	// so auth, the length and the type are checked first (read_body).
+	void with_body(const char *method, const char *pattern, Route fn, const auth::Need &need) {
+		known_.emplace_back(method, std::regex(pattern));
+		httplib::Server::HandlerWithContentReader h =
+			[this, fn, &need](const httplib::Request &req, httplib::Response &res,
+							  const httplib::ContentReader &reader) { serve(fn, need, req, res, &reader); };
+		if (std::string(method) == "POST")
+			svr_.Post(pattern, h);
+		else
+			svr_.Delete(pattern, h);
+	}
+
+	bool known_route(const httplib::Request &req) const {
+		const std::string method = req.method == "HEAD" ? "GET" : req.method;
+		for (const auto &[m, re] : known_)
+			if (m == method && std::regex_match(req.path, re)) return true;
+		return false;
 	}
 
 	// With --auth: who is calling (a token, checked in the store on every
@@ -530,15 +958,73 @@ class HttpServer final : public ApiServer {
 			c.who = std::move(who);
 		}
 		if (!auth::allows(*c.who, need))
-			throw ApiError(403, "42501",
-						   "permission denied: " + c.req.method + " " + c.req.path + " needs " + auth::describe(need));
+			throw ApiError(403, "42501", "permission denied: " + c.req.method + " " + shown(c.req.path) +
+											 " needs " + auth::describe(need));
 	}
 
-	void serve(Route fn, const auth::Need &need, const httplib::Request &req, httplib::Response &res) {
-		Call call{req, pool_, options_.max_body};
+	// A query parameter given twice is ambiguous (which limit?); only label
+	// may repeat.
+	static void check_query(const Call &c) {
+		const auto &params = c.req.params;
+		for (auto it = params.begin(); it != params.end(); it = params.upper_bound(it->first))
+			if (it->first != "label" && params.count(it->first) > 1)
+				throw invalid("query parameter \"" + shown(it->first) + "\" is given more than once");
+	}
+
+	// Reads the body into call.raw.  No Content-Length and no chunked
+	// encoding: no body (HTTP/1.1), answered at once.  Every refusal here
+	// leaves body bytes unread, so the connection closes after the answer.
+	void read_body(Call &call, const httplib::ContentReader &reader, httplib::Response &res) {
+		const auto &req = call.req;
+		const std::string te = req.get_header_value("Transfer-Encoding");
+		const bool chunked = strcasestr(te.c_str(), "chunked") != nullptr;
+		const bool has_length = req.has_header("Content-Length");
+		if (!chunked && !has_length) return;
+		const std::string too_big = "request body is over the limit of " + std::to_string(options_.max_body) + " bytes";
+		if (has_length && !chunked) {
+			auto n = parse_int(req.get_header_value("Content-Length"), 0, INT64_MAX);
+			if (!n) {
+				close_after_answer();
+				throw ApiError(400, "22023", "header Content-Length is not a byte count");
+			}
+			if (static_cast<uint64_t>(*n) > options_.max_body) {
+				close_after_answer();
+				throw ApiError(413, "54000", too_big);
+			}
+			if (*n == 0) return;
+		}
+		// Any type is read as JSON (curl -d says form-urlencoded), except
+		// multipart, which wraps the JSON in parts.
+		const std::string type = req.get_header_value("Content-Type");
+		if (strncasecmp(type.c_str(), "multipart/", 10) == 0) {
+			close_after_answer();
+			throw ApiError(415, "22023", "Content-Type \"" + shown(type.substr(0, type.find(';'))) +
+											 "\" is not accepted: send the JSON body as it is (application/json)");
+		}
+		bool over = false;
+		const bool ok = reader([&](const char *data, size_t n) {
+			if (call.raw.size() + n > options_.max_body) {
+				over = true;
+				return false;
+			}
+			call.raw.append(data, n);
+			return true;
+		});
+		if (ok) return;
+		close_after_answer();
+		if (over || res.status == 413) throw ApiError(413, "54000", too_big);
+		if (t_conn && t_conn->limit_status == 408) throw ApiError(408, "57014", t_conn->limit_hit);
+		throw ApiError(400, "08P01", "the request body could not be read (cut short, or its chunked encoding is invalid)");
+	}
+
+	void serve(Route fn, const auth::Need &need, const httplib::Request &req, httplib::Response &res,
+			   const httplib::ContentReader *reader) {
+		Call call{req, pool_};
 		call.auth = options_.auth;
 		try {
 			if (options_.auth) authenticate(call, need);
+			check_query(call);
+			if (reader) read_body(call, *reader, res);
 			json out = fn(call);
 			send_json(res, call.status, out);
 		} catch (const ApiError &e) {
@@ -551,20 +1037,36 @@ class HttpServer final : public ApiServer {
 			call.store_.reset();
 			fail(call, res, 500, Error("XX000", std::string("internal error: ") + e.what()));
 		}
+		// A refusal before a body was read (auth, a bad query) leaves it
+		// on the connection: close it rather than read it as a request.
+		if (reader && call.raw.empty() && res.status >= 400) close_after_answer();
+		if (t_conn && t_conn->close_after) res.set_header("Connection", "close");
 		if (call.store_) pool_.give_back(std::move(call.store_));
 	}
 
-	// The one place an API error is logged.
+	// The one place an API error is logged, with everything known.  The
+	// client gets the SQLSTATE and, for 4xx, the message; a 500 or 503 says
+	// no more than its kind (server internals and libpq's text stay here).
 	void fail(const Call &call, httplib::Response &res, int status, const Error &e) {
-		json fields = {{"method", call.req.method}, {"path", call.req.path}, {"status", status},
+		json fields = {{"method", call.req.method}, {"path", shown(call.req.path)}, {"status", status},
 					   {"sqlstate", e.sqlstate}};
 		if (call.instance) fields["instance"] = *call.instance;
 		if (call.who) fields["caller"] = call.who->name;
-		log::write(status >= 500 ? log::Level::error : log::Level::info,
-				   std::string("api: ") + e.what(), fields);
+		if (!e.detail.empty()) fields["detail"] = e.detail;
+		if (!e.hint.empty()) fields["hint"] = e.hint;
+		log::write(status >= 500 ? log::Level::error : log::Level::info, std::string("api: ") + e.what(), fields);
 		// RFC 6750: a 401 names the scheme it wants.
 		if (status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"genroc\"");
-		send_json(res, status, error_body(e));
+		if (status == 503)
+			send_json(res, status, error_body(Error(e.sqlstate, "the database is not available; try again")));
+		else if (status >= 500)
+			send_json(res, status,
+					  error_body(Error(e.sqlstate, "internal error (SQLSTATE " + e.sqlstate +
+													   "); the server's log has the detail")));
+		else if (e.sqlstate == "54001")	 // PostgreSQL's stack check: its hint is about the server
+			send_json(res, status, error_body(Error(e.sqlstate, e.what(), e.detail)));
+		else
+			send_json(res, status, error_body(e));
 	}
 
 	void healthz(httplib::Response &res) {
@@ -601,6 +1103,9 @@ class HttpServer final : public ApiServer {
 
 	void routes() {
 		svr_.set_payload_max_length(options_.max_body);
+		// What httplib writes in Keep-Alive headers; GuardedServer enforces both.
+		svr_.set_keep_alive_timeout(std::max<time_t>(1, static_cast<time_t>(options_.keep_alive_timeout_ms / 1000)));
+		svr_.set_keep_alive_max_count(kKeepAliveMaxRequests);
 		// httplib's default also sets SO_REUSEPORT, which would let a second
 		// genroc bind the same port silently; SO_REUSEADDR alone still allows
 		// a restart while old connections sit in TIME_WAIT.
@@ -608,47 +1113,73 @@ class HttpServer final : public ApiServer {
 			int yes = 1;
 			setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
 		});
-		// A shutdown waits for idle keep-alive connections: keep that short.
-		svr_.set_keep_alive_timeout(2);
+		// A backlog burst of connections is accepted at once (each gets a
+		// thread, or a 503 over the cap), so no poll interval is needed.
 
+		known_.emplace_back("GET", std::regex("/healthz"));
 		svr_.Get("/healthz", [this](const httplib::Request &, httplib::Response &res) { healthz(res); });
 
 		// Each route with the permission it needs under --auth (README "HTTP API").
 		using namespace auth;
-		svr_.Post("/api/definitions", wrap(post_definition, need_operate()));
-		svr_.Get("/api/definitions", wrap(get_definitions, need_read()));
-		svr_.Post("/api/instances", wrap(post_instance, need_operate()));
-		svr_.Get("/api/instances", wrap(get_instances, need_read_instances()));
-		svr_.Get(R"(/api/instances/([^/]+))", wrap(get_instance, need_read_instances()));
-		svr_.Get(R"(/api/instances/([^/]+)/history)", wrap(get_history, need_read_instances()));
-		svr_.Post(R"(/api/instances/([^/]+)/cancel)", wrap(post_cancel, need_operate()));
-		svr_.Post(R"(/api/instances/([^/]+)/retry)", wrap(post_retry, need_operate()));
-		svr_.Post(R"(/api/instances/([^/]+)/resume)", wrap(post_resume, need_operate()));
-		svr_.Post(R"(/api/instances/([^/]+)/events/([^/]+))", wrap(post_event, need_operate()));
-		svr_.Post("/api/activities/succeed", wrap(post_succeed, need_work()));
-		svr_.Post("/api/activities/fail", wrap(post_fail, need_work()));
-		svr_.Post("/api/activities/heartbeat", wrap(post_heartbeat, need_work()));
-		svr_.Post(R"(/api/activities/([^/]+)/claim)", wrap(post_claim, need_work()));
-		svr_.Get("/api/workers", wrap(get_workers, need_read()));
-		svr_.Post("/api/tokens", wrap(post_token, need_admin()));
-		svr_.Get("/api/tokens", wrap(get_tokens, need_admin()));
-		svr_.Delete(R"(/api/tokens/([^/]+))", wrap(revoke_token, need_admin()));
-		svr_.Post(R"(/api/tokens/([^/]+)/revoke)", wrap(revoke_token, need_admin()));
+		with_body("POST", "/api/definitions", post_definition, need_operate());
+		get("/api/definitions", get_definitions, need_read());
+		with_body("POST", "/api/instances", post_instance, need_operate());
+		get("/api/instances", get_instances, need_read_instances());
+		get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
+		get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());
+		with_body("POST", R"(/api/instances/([^/]+)/cancel)", post_cancel, need_operate());
+		with_body("POST", R"(/api/instances/([^/]+)/retry)", post_retry, need_operate());
+		with_body("POST", R"(/api/instances/([^/]+)/resume)", post_resume, need_operate());
+		with_body("POST", R"(/api/instances/([^/]+)/events/([^/]+))", post_event, need_operate());
+		with_body("POST", "/api/activities/succeed", post_succeed, need_work());
+		with_body("POST", "/api/activities/fail", post_fail, need_work());
+		with_body("POST", "/api/activities/heartbeat", post_heartbeat, need_work());
+		with_body("POST", R"(/api/activities/([^/]+)/claim)", post_claim, need_work());
+		get("/api/workers", get_workers, need_read());
+		with_body("POST", "/api/tokens", post_token, need_admin());
+		get("/api/tokens", get_tokens, need_admin());
+		with_body("DELETE", R"(/api/tokens/([^/]+))", revoke_token, need_admin());
+		with_body("POST", R"(/api/tokens/([^/]+)/revoke)", revoke_token, need_admin());
 
-		// Errors httplib answers itself (no route, body too large, a request
-		// it cannot parse) get the same JSON shape as ours.
+		// No route: 404 before httplib reads a body for it (it would wait for
+		// the connection to close when there is no Content-Length).
+		svr_.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+			if (known_route(req)) return httplib::Server::HandlerResponse::Unhandled;
+			// A body it may carry stays unread: close rather than read it
+			// as the next request.
+			const std::string length = req.get_header_value("Content-Length");
+			if (req.has_header("Transfer-Encoding") || (!length.empty() && length != "0")) {
+				close_after_answer();
+				res.set_header("Connection", "close");
+			}
+			Call call{req, pool_};
+			fail(call, res, 404, Error("42883", "no route for " + shown(req.method, 20) + " " + shown(req.path)));
+			return httplib::Server::HandlerResponse::Handled;
+		});
+
+		// Errors httplib answers itself (a request it cannot parse, a head
+		// over a limit or late) get the same JSON shape as ours.
 		svr_.set_error_handler(httplib::Server::HandlerWithResponse(
 			[this](const httplib::Request &req, httplib::Response &res) {
 			if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-			Call call{req, pool_, options_.max_body};
+			// What follows a request httplib could not read is no request.
+			close_after_answer();
+			res.set_header("Connection", "close");
+			Call call{req, pool_};
+			const std::string limit = t_conn ? t_conn->limit_hit : std::string();
+			const int limit_status = t_conn ? t_conn->limit_status : 0;
 			if (res.status == 404)
-				fail(call, res, 404, Error("42883", "no route for " + req.method + " " + req.path));
+				fail(call, res, 404, Error("42883", "no route for " + shown(req.method, 20) + " " + shown(req.path)));
 			else if (res.status == 413)
 				fail(call, res, 413, Error("54000", "request body is over the limit of " +
 														 std::to_string(options_.max_body) + " bytes"));
+			else if (limit_status == 408)
+				fail(call, res, 408, Error("57014", limit));
+			else if (limit_status == 431)
+				fail(call, res, 431, Error("54000", limit));
 			else
 				fail(call, res, res.status, Error(res.status >= 500 ? "XX000" : "08P01",
-												  "the request was refused (HTTP " +
+												  "the request is not valid HTTP/1.1 (HTTP " +
 													  std::to_string(res.status) + ")"));
 			return httplib::Server::HandlerResponse::Handled;
 		}));
@@ -661,7 +1192,7 @@ class HttpServer final : public ApiServer {
 					what = e.what();
 				} catch (...) {
 				}
-				Call call{req, pool_, options_.max_body};
+				Call call{req, pool_};
 				fail(call, res, 500, Error("XX000", "internal error: " + what));
 			});
 	}
@@ -679,7 +1210,10 @@ int http_status_for(const std::string &s) {
 		s == sqlstate::INSTANCE_ENDED || s == sqlstate::INSTANCE_NOT_FAILED || s == "23505")
 		return 409;
 	if (s == "40P01" || s == "40001") return 409;  // lost a race (deadlock, serialization): send again
-	if (transient_sqlstate(s)) return 503;
+	// A limit the request went over (nesting, sizes; PostgreSQL's stack
+	// check): the client's input, not a server fault.
+	if (s.rfind("54", 0) == 0) return 400;
+	if (transient_sqlstate(s) || s.rfind("53", 0) == 0) return 503;
 	return 500;
 }
 
@@ -715,6 +1249,13 @@ std::unique_ptr<ApiServer> start_api(const ApiOptions &options,
 	auto server = std::make_unique<HttpServer>(options, std::move(open_store), std::move(health));
 	server->start();
 	return server;
+}
+
+std::unique_ptr<ApiHandler> make_api_handler(const ApiOptions &options,
+											 std::function<std::unique_ptr<Store>()> open_store,
+											 HealthInfo health) {
+	if (!open_store) throw std::runtime_error("make_api_handler: no store factory");
+	return std::make_unique<HttpServer>(options, std::move(open_store), std::move(health));
 }
 
 }  // namespace genroc

@@ -33,12 +33,20 @@
 // none or a bad one is 401 (28000, WWW-Authenticate: Bearer), too little is
 // 403 (42501).  The token routes answer only with auth on.
 //
-// Errors: {"error": {"sqlstate", "message"[, "detail", "hint"]}}.  The HTTP status
+// Errors: {"error": {"sqlstate", "message"[, "detail", "hint"]}}.  A 500 or 503
+// carries the SQLSTATE and a fixed message only; the server logs the detail.  The HTTP status
 // follows the SQLSTATE (http_status_for): RC001 and class 22 -> 400, 28000 ->
 // 401, 42501 -> 403, RC002, RC003 and 42704 -> 404, RC004 to RC008 and 23505
-// -> 409, class 08 and 57P0x -> 503, anything else 500.  Problems the server sees before any Store call have SQLSTATEs of their
+// -> 409, class 08, 53 and 57P0x -> 503, class 54 (a limit) -> 400, anything
+// else 500.  Problems the server sees before any Store call have SQLSTATEs of their
 // own: 22P02 malformed JSON, 22023 a wrong or unknown field, 22004 a missing
-// one, 54000 a body over max_body (413), 42883 no such route (404).
+// one, 54000 a body over max_body (413) or nested deeper than kMaxJsonDepth
+// (400), 22003 a number beyond a double (400), 415 a multipart body, 408 a
+// request that did not arrive within request_timeout_ms, 42883 no such route
+// (404), 53300 over max_connections (503).  Any Content-Type but multipart is
+// read as JSON (curl -d sends form-urlencoded).  A POST without
+// Content-Length or chunked encoding has no body; auth is checked before a
+// body is read.
 #pragma once
 
 #include <cstddef>
@@ -55,6 +63,15 @@ namespace genroc {
 struct ApiOptions {
 	std::string listen = "127.0.0.1:8448";	// host:port; port 0 picks a free one
 	size_t max_body = 1 << 20;				// request bodies over this answer 413
+	// What a client may hold (README "HTTP server limits").  Each connection
+	// has a thread of its own, so slow clients never queue /healthz behind
+	// them; the cap bounds those threads.
+	int max_connections = 256;				// more at once: 503 / 53300 and closed
+	int64_t request_timeout_ms = 30'000;	// a request's headers and body must arrive within this
+	int64_t read_timeout_ms = 5'000;		// silence within a request, or before the first one
+	int64_t write_timeout_ms = 5'000;		// a client that does not read its answer
+	int64_t keep_alive_timeout_ms = 2'000;	// an idle connection between requests
+	size_t max_header_bytes = 32 * 1024;	// the request line and headers together
 	bool auth = false;						// --auth: a Bearer token or JWT on every /api route
 	std::string jwt_secret;					// --jwt-secret; empty: JWTs are refused
 	auth::GroupMap jwt_groups;				// --jwt-groups: group -> permissions
@@ -84,6 +101,19 @@ class ApiServer {
 std::unique_ptr<ApiServer> start_api(const ApiOptions &options,
 									 std::function<std::unique_ptr<Store>()> open_store,
 									 HealthInfo health);
+
+// The request path without a socket: bytes in as a client sends them (one or
+// more requests on one connection), the server's bytes out.  The same code
+// as a connection (httplib's parser, auth, the routes) with no timeouts; for
+// the fuzz target (test/fuzz/http_fuzz.cpp) and tests.
+class ApiHandler {
+  public:
+	virtual ~ApiHandler() = default;
+	virtual std::string serve_bytes(const std::string &request) = 0;
+};
+std::unique_ptr<ApiHandler> make_api_handler(const ApiOptions &options,
+											 std::function<std::unique_ptr<Store>()> open_store,
+											 HealthInfo health);
 
 // The HTTP status for a SQLSTATE (see the table above).
 int http_status_for(const std::string &sqlstate);

@@ -14,8 +14,9 @@
 #include <sstream>
 #include <thread>
 
-#include "log.hpp"
 #include "cli.hpp"
+#include "json_guard.hpp"
+#include "log.hpp"
 #include "runner.hpp"
 #include "store.hpp"
 
@@ -89,19 +90,12 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		std::fprintf(stderr, "genroc run: %s\n", msg.c_str());
 		return kRefused;
 	};
-	std::ifstream in(cfg.run_file);
-	if (!in) return refuse(cfg.run_file + ": cannot read it");
-	json definition;
+	json definition, input;
 	try {
-		definition = json::parse(in);
-	} catch (const json::parse_error &e) {
-		return refuse(cfg.run_file + ": not JSON: " + e.what());
-	}
-	json input;
-	try {
-		input = json::parse(cfg.run_input);
-	} catch (const json::parse_error &e) {
-		return refuse(std::string("--input: not JSON: ") + e.what());
+		definition = parse_json_text(read_text_file(cfg.run_file), cfg.run_file);
+		input = parse_json_text(cfg.run_input, "--input");
+	} catch (const std::exception &e) {
+		return refuse(e.what());
 	}
 	const std::string name = cfg.run_name.empty() ? stem(cfg.run_file) : cfg.run_name;
 

@@ -152,6 +152,21 @@ TEST_P(HttpAuthTest, EachPermissionReachesItsRoutesOnly) {
 	expect_error(post("/api/tokens", reader, {{"name", "z"}, {"permissions", {"admin"}}}), 403, "42501", "admin");
 }
 
+// Auth comes before the body: a reader's POST without a body is a 403 at
+// once (it used to wait 5 s for a body, then answer 400 / 08P01), and so is
+// one whose body would be refused (too deep), which is never read.
+TEST_P(HttpAuthTest, AuthIsCheckedBeforeTheBodyIsRead) {
+	const std::string reader = store_->token_create("r", {"reader"}, "cli", std::nullopt).at("token");
+	httplib::Client c("127.0.0.1", server_->port());
+	c.set_read_timeout(3, 0);  // under the 5 s the server used to wait
+	expect_error(reply(c.Post("/api/instances", bearer(reader), "", "")), 403, "42501", "operator");
+	expect_error(reply(c.Post("/api/activities/succeed", bearer(""), std::string(300'000, '['), "application/json")),
+				 401, "28000");
+	expect_error(reply(c.Post("/api/activities/succeed", bearer(reader), std::string(300'000, '['),
+							  "application/json")),
+				 403, "42501", "worker");
+}
+
 TEST_P(HttpAuthTest, AnAdminMintsAWorkerTokenThatWorksUntilRevoked) {
 	Reply made = post("/api/tokens", admin_, {{"name", "worker-eu-1"}, {"permissions", {"worker"}}});
 	ASSERT_EQ(made.status, 201) << made.body.dump();

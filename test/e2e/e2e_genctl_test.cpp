@@ -1,6 +1,7 @@
 // e2e_genctl_test.cpp — genctl as a subprocess against a real database
 // (a SQLite file; PostgreSQL too when GENROC_TEST_PG_URL is set): its tables,
 // its --json output, and its exit status (1 engine error, 2 usage error).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -246,6 +247,37 @@ TEST_P(GenctlTest, UsageErrorsExit2) {
 	EXPECT_EQ(o.exit_code, 2);
 	EXPECT_NE(o.err.find("--input"), std::string::npos) << o.err;
 	EXPECT_EQ(genctl({"--help"}).exit_code, 0);
+}
+
+// Issue 11 item 8: a bad argument gets one line naming it and exit 2 (or 1
+// for a file); an id out of range is refused, never clamped to INT64_MAX.
+TEST_P(GenctlTest, BadArgumentsGetOneLineNamingThem) {
+	auto o = genctl({"define", "x", dir_.string()});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find(dir_.string() + ": is a directory, not a file"), std::string::npos) << o.err;
+	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+		{{"logs", "0"}, "ID: \"0\" is not a whole number from 1 to 9223372036854775807"},
+		{{"instances", "show", "abc"}, "ID: \"abc\" is not a whole number"},
+		{{"instances", "show", "99999999999999999999999"}, "ID: 99999999999999999999999 is out of range"},
+		{{"instances", "--limit", "0"}, "--limit: \"0\" is not a whole number from 1 to 2147483647"},
+		{{"instances", "--limit", "1e3"}, "--limit: \"1e3\""},
+	};
+	for (const auto &[args, message] : cases) {
+		o = genctl(args);
+		EXPECT_EQ(o.exit_code, 2) << args[0] << " " << o.err;
+		EXPECT_NE(o.err.find(message), std::string::npos) << o.err;
+		EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+		EXPECT_EQ(o.err.find("1797693"), std::string::npos) << o.err;
+	}
+	// Deep nesting in a file: refused before it is parsed (it crashed with 139).
+	o = genctl({"define", "deep", write_file("deep.json", R"({"StartAt":"P","States":{"P":{"Type":"Pass","Result":)" +
+																 std::string(100'000, '[') + std::string(100'000, ']') +
+																 R"(,"End":true}}})")});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("limit of 512 levels"), std::string::npos) << o.err.substr(0, 300);
+	o = genctl({"start", "x", "--input", R"({"n":1e999999})"});
+	EXPECT_EQ(o.exit_code, 2);
+	EXPECT_NE(o.err.find("--input: field \"n\" holds the number 1e999999"), std::string::npos) << o.err;
 }
 
 TEST_P(GenctlTest, DatabaseFromTheEnvironment) {

@@ -98,6 +98,10 @@ TEST_F(PgDown, HealthzIs503WhileTheDatabaseIsDownAnd200AfterItRestarts) {
 	ASSERT_TRUE(r);
 	EXPECT_EQ(r->status, 503) << r->body;
 	EXPECT_EQ(json::parse(r->body)["error"]["sqlstate"].get<std::string>().substr(0, 2), "08") << r->body;
+	// ... whose body says no more than that: libpq's text (the server's
+	// address, socket path, errno) stays in the server's log.
+	EXPECT_EQ(json::parse(r->body)["error"]["message"], "the database is not available; try again") << r->body;
+	EXPECT_EQ(r->body.find("server"), std::string::npos) << r->body;
 
 	o = pg_ctl("-l '" + dir_ + "/server.log' -w -t 60 start");
 	ASSERT_EQ(o.exit_code, 0) << o.err;

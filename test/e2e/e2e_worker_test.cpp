@@ -454,6 +454,26 @@ TEST_F(Run, TheReadmeExampleSucceedsOnSqlite) {
 		EXPECT_NE(err_.find(s), std::string::npos) << s << "\n" << err_;
 }
 
+// A folder, a nesting deeper than the limit, a number beyond a double: one
+// line naming the file or flag, exit 2 (the folder aborted with 134, deep
+// nesting crashed with 139).
+TEST_F(Run, UnreadableOrHostileFilesAreRefusedWithExitTwo) {
+	auto [rc, out] = run({dir_});
+	EXPECT_EQ(rc, 2) << out << err_;
+	EXPECT_NE(err_.find(dir_ + ": is a directory, not a file"), std::string::npos) << err_;
+
+	std::ofstream(dir_ + "/deep.json") << R"({"StartAt":"P","States":{"P":{"Type":"Pass","Result":)" +
+											  std::string(100'000, '[') + std::string(100'000, ']') +
+											  R"(,"End":true}}})";
+	std::tie(rc, out) = run({dir_ + "/deep.json"});
+	EXPECT_EQ(rc, 2) << err_.substr(0, 300);
+	EXPECT_NE(err_.find("limit of 512 levels"), std::string::npos) << err_.substr(0, 300);
+
+	std::tie(rc, out) = run({"examples/order.json", "--input", R"({"n":1e999999})"});
+	EXPECT_EQ(rc, 2);
+	EXPECT_NE(err_.find("--input: field \"n\""), std::string::npos) << err_;
+}
+
 TEST_F(Run, FailedInstanceExitsOneAndRefusedDefinitionExitsTwo) {
 	auto [rc, out] = run({"examples/order.json", "--input", R"({"items":[]})", "--json"});
 	EXPECT_EQ(rc, 1) << out << err_;

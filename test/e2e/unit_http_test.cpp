@@ -1,12 +1,20 @@
 // unit_http_test.cpp — the HTTP layer without a database: SQLSTATE -> status,
-// --listen parsing, and requests refused before any Store is opened.
+// --listen parsing, requests refused before any Store is opened, and hostile
+// requests (deep or huge bodies, odd types, NULs, duplicate parameters).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "http_api.hpp"
+#include "json_guard.hpp"
 
 namespace genroc {
 namespace {
@@ -182,6 +190,270 @@ TEST(StartApi, RefusesAnAddressInUseOrMalformed) {
 	}
 	o.listen = "nonsense";
 	EXPECT_THROW(start_api(o, factory, HealthInfo{}), std::runtime_error);
+}
+
+
+// ---- hostile requests (issue 11): each refused with a clean 4xx, never a
+// crash, never the database; 5xx bodies carry no internals -----------------
+
+// Sends `bytes` on a fresh connection and returns all the server writes
+// until it closes or `wait_s` pass (the client side of a raw request).
+std::string raw_exchange(int port, const std::string &bytes, int wait_s = 10) {
+	int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(static_cast<uint16_t>(port));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+		::close(fd);
+		return "";
+	}
+	timeval tv{wait_s, 0};
+	::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	size_t sent = 0;
+	while (sent < bytes.size()) {
+		ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+		if (n <= 0) break;	// the server may answer and close before all of it
+		sent += static_cast<size_t>(n);
+	}
+	std::string out;
+	char buf[4096];
+	for (;;) {
+		ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+		if (n <= 0) break;
+		out.append(buf, static_cast<size_t>(n));
+	}
+	::close(fd);
+	return out;
+}
+
+int status_of(const std::string &answer) {
+	return answer.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(answer.c_str() + 9) : 0;
+}
+
+json body_of(const std::string &answer) {
+	auto at = answer.find("\r\n\r\n");
+	return at == std::string::npos ? json() : json::parse(answer.substr(at + 4), nullptr, false);
+}
+
+std::string nested(size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+
+// The default body limit (1 MiB), and a database that never answers with
+// libpq-like text: a request that reaches for it answers 503.
+class Hostile : public ::testing::Test {
+  protected:
+	void SetUp() override {
+		ApiOptions o;
+		o.listen = "127.0.0.1:0";
+		server_ = start_api(
+			o,
+			[this]() -> std::unique_ptr<Store> {
+				opens_++;
+				throw Error("08006", "connection to server at \"10.0.0.7\", port 5432 failed: Connection refused");
+			},
+			HealthInfo{});
+		client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+		client_->set_read_timeout(30, 0);
+		opens_after_start_ = opens_.load();
+	}
+
+	json post(const std::string &path, const std::string &body, int &status,
+			  const char *type = "application/json") {
+		auto r = client_->Post(path.c_str(), body, type);
+		EXPECT_TRUE(r) << "no answer";
+		status = r ? r->status : 0;
+		return r ? json::parse(r->body, nullptr, false) : json();
+	}
+
+	std::atomic<int> opens_{0};
+	int opens_after_start_ = 0;
+	std::unique_ptr<ApiServer> server_;
+	std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(Hostile, DeeplyNestedBodiesAre400NamingTheLimitAndTheField) {
+	// 100,000 levels crashed the server (the first copy of the value); 20k to
+	// 60k reached PostgreSQL and came back 500 with its max_stack_depth hint.
+	for (size_t levels : {size_t{100'000}, size_t{30'000}, kMaxJsonDepth + 1}) {
+		int status = 0;
+		json b = post("/api/instances", R"({"definition":"h","input":)" + nested(levels) + "}", status);
+		EXPECT_EQ(status, 400) << levels;
+		EXPECT_EQ(b["error"]["sqlstate"], "54000") << b;
+		const std::string m = b["error"].value("message", "");
+		EXPECT_NE(m.find("limit of 512 levels"), std::string::npos) << m;
+		EXPECT_NE(m.find("\"input\""), std::string::npos) << m;
+		EXPECT_FALSE(b["error"].contains("hint")) << b;
+	}
+	// A worker's output too (POST /api/activities/succeed).
+	int status = 0;
+	json b = post("/api/activities/succeed", R"({"token":"t","output":)" + nested(100'000) + "}", status);
+	EXPECT_EQ(status, 400);
+	EXPECT_NE(b["error"].value("message", "").find("\"output\""), std::string::npos) << b;
+	// At the limit it is accepted as far as the database.
+	post("/api/instances", R"({"definition":"h","input":)" + nested(kMaxJsonDepth - 1) + "}", status);
+	EXPECT_EQ(status, 503);
+	EXPECT_EQ(opens_.load(), opens_after_start_ + 1);
+}
+
+TEST_F(Hostile, NumbersBeyondADoubleAre400NamingTheField) {
+	int status = 0;
+	json b = post("/api/instances", R"({"definition":"h","input":{"a":[1,{"x":1e999999}]}})", status);
+	EXPECT_EQ(status, 400);
+	EXPECT_EQ(b["error"]["sqlstate"], "22003") << b;
+	EXPECT_NE(b["error"].value("message", "").find("\"input.a[1].x\""), std::string::npos) << b;
+	EXPECT_EQ(b["error"].value("message", "").find("json.exception"), std::string::npos) << b;
+
+	b = post("/api/instances", R"({"definition":"h","input":{"big":)" + std::string(5000, '9') + "}}", status);
+	EXPECT_EQ(status, 400);
+	EXPECT_EQ(b["error"]["sqlstate"], "22003") << b;
+	EXPECT_NE(b["error"].value("message", "").find("\"input.big\""), std::string::npos) << b;
+	EXPECT_LT(b["error"].value("message", "").size(), 300u) << "the number is cut in the message";
+
+	// Tiny numbers underflow to 0, as the JSON parser has them: accepted.
+	post("/api/instances", R"({"definition":"h","input":{"x":1e-999999}})", status);
+	EXPECT_EQ(status, 503);
+}
+
+TEST_F(Hostile, FormEncodedBodiesAreReadAsJsonAndMultipartIs415) {
+	// curl -d sends application/x-www-form-urlencoded; httplib capped those at
+	// 8 KB (413 "over the limit of 1048576 bytes") and parsed them as a form.
+	int status = 0;
+	const std::string big = R"({"definition":"h","input":{"pad":")" + std::string(20'000, 'x') + R"("}})";
+	json b = post("/api/instances", big, status, "application/x-www-form-urlencoded");
+	EXPECT_EQ(status, 503) << b;  // read as JSON, as far as the database
+	b = post("/api/instances", R"({"definition":"h","bogus":1})", status, "application/x-www-form-urlencoded");
+	EXPECT_EQ(status, 400);
+	EXPECT_NE(b["error"].value("message", "").find("bogus"), std::string::npos) << b;
+
+	b = post("/api/instances", "--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n{}\r\n--x--\r\n", status,
+			 "multipart/form-data; boundary=x");
+	EXPECT_EQ(status, 415);
+	EXPECT_EQ(b["error"]["sqlstate"], "22023");
+	EXPECT_NE(b["error"].value("message", "").find("multipart/form-data"), std::string::npos) << b;
+}
+
+TEST_F(Hostile, APostWithoutABodyIsAnsweredAtOnce) {
+	// No Content-Length, no chunked encoding: no body (the server used to wait
+	// 5 s for one, then answer 400 / 08P01).  The client gives up after 3 s.
+	std::string a = raw_exchange(server_->port(), "POST /api/instances HTTP/1.1\r\nHost: x\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+	EXPECT_EQ(body_of(a)["error"]["sqlstate"], "22P02") << a;
+	EXPECT_NE(body_of(a)["error"].value("message", "").find("empty"), std::string::npos) << a;
+	// A POST that takes no body (cancel) goes on, as far as the database.
+	a = raw_exchange(server_->port(), "POST /api/instances/7/cancel HTTP/1.1\r\nHost: x\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 503) << a;
+	// And an unknown route is a 404 at once, body or not.
+	a = raw_exchange(server_->port(), "POST /api/nothing HTTP/1.1\r\nHost: x\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 404) << a;
+}
+
+TEST_F(Hostile, FiveHundredsAndFiveOThreesCarryNoInternals) {
+	int status = 0;
+	json b = post("/api/instances", R"({"definition":"h"})", status);
+	EXPECT_EQ(status, 503);
+	EXPECT_EQ(b["error"]["sqlstate"], "08006");
+	const std::string text = b.dump();
+	EXPECT_EQ(text.find("10.0.0.7"), std::string::npos) << text;
+	EXPECT_EQ(text.find("Connection refused"), std::string::npos) << text;
+	EXPECT_NE(b["error"].value("message", "").find("not available"), std::string::npos) << text;
+}
+
+TEST_F(Hostile, ANulInThePathIsShownWhole) {
+	auto r = client_->Get("/api/inst%00ances/x");
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 404);
+	json b = json::parse(r->body, nullptr, false);
+	EXPECT_EQ(b["error"]["message"], "no route for GET /api/inst%00ances/x") << r->body;
+	r = client_->Get("/api/instances/1%002");
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 400);
+	b = json::parse(r->body, nullptr, false);
+	EXPECT_EQ(b["error"]["message"], "instance id \"1%002\" is not a positive integer") << r->body;
+}
+
+TEST_F(Hostile, DuplicateQueryParametersAre400NamingTheParameter) {
+	for (const char *path : {"/api/instances?limit=1&limit=2", "/api/instances?status=ready&status=failed",
+							 "/api/definitions?x=1&x=2"}) {
+		auto r = client_->Get(path);
+		ASSERT_TRUE(r);
+		EXPECT_EQ(r->status, 400) << path;
+		json b = json::parse(r->body, nullptr, false);
+		EXPECT_EQ(b["error"]["sqlstate"], "22023") << r->body;
+		EXPECT_NE(b["error"].value("message", "").find("is given more than once"), std::string::npos) << r->body;
+	}
+	auto r = client_->Get("/api/instances?limit=1&limit=2");
+	ASSERT_TRUE(r);
+	EXPECT_EQ(json::parse(r->body, nullptr, false)["error"]["message"],
+			  "query parameter \"limit\" is given more than once")
+		<< r->body;
+	// label may repeat (one per key): that request reaches the database.
+	r = client_->Get("/api/instances?label=a:1&label=b:2");
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 503) << r->body;
+	EXPECT_EQ(opens_.load(), opens_after_start_ + 1);
+}
+
+TEST_F(Hostile, HeadersOverTheCapAre431) {
+	std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+	for (int i = 0; i < 64; i++) req += "X-Pad-" + std::to_string(i) + ": " + std::string(1000, 'p') + "\r\n";
+	req += "\r\n";
+	std::string a = raw_exchange(server_->port(), req, 5);
+	EXPECT_EQ(status_of(a), 431) << a.substr(0, 300);
+	EXPECT_NE(body_of(a)["error"].value("message", "").find("over the limit of 32768 bytes"), std::string::npos) << a;
+}
+
+TEST_F(Hostile, ABodyOverTheLimitIsRefusedBeforeItIsSent) {
+	// Content-Length says 2 MiB; nothing of it is sent: the answer comes anyway.
+	std::string a = raw_exchange(server_->port(),
+								 "POST /api/instances HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 413) << a;
+	EXPECT_EQ(body_of(a)["error"]["sqlstate"], "54000") << a;
+}
+
+// The in-process request path (the fuzz target's entry) answers like the socket.
+TEST(ApiHandler, ServesBytesWithoutASocket) {
+	auto h = make_api_handler(
+		ApiOptions{}, []() -> std::unique_ptr<Store> { throw Error("08006", "down"); }, HealthInfo{});
+	std::string a = h->serve_bytes("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+	EXPECT_EQ(status_of(a), 503) << a;
+	a = h->serve_bytes("POST /api/instances HTTP/1.1\r\nHost: x\r\nContent-Length: 200010\r\n\r\n" +
+					   std::string(R"({"input":)") + nested(100'000) + "}");
+	EXPECT_EQ(status_of(a), 400) << a.substr(0, 300);
+	// Two requests on one connection: two answers.
+	a = h->serve_bytes("GET /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+	EXPECT_NE(a.find("HTTP/1.1 404"), std::string::npos) << a;
+	EXPECT_NE(a.find("HTTP/1.1 503"), std::string::npos) << a;
+}
+
+}  // namespace
+}  // namespace genroc
+
+namespace genroc {
+namespace {
+
+// The text check alone: brackets inside strings are text, keys with escapes
+// and arrays name the field, and the cut-off is exactly the limit.
+TEST(JsonGuard, CountsOnlyRealNestingAndNamesTheField) {
+	EXPECT_NO_THROW(check_json_text(R"({"s":")" + std::string(10'000, '[') + R"("})", "body"));
+	EXPECT_NO_THROW(check_json_text(R"({"a\"b":[1,2,{"x":-1.5e300}]})", "body"));
+	EXPECT_NO_THROW(check_json_text(std::string(512, '[') + std::string(512, ']'), "body"));
+	try {
+		check_json_text(std::string(513, '[') + std::string(513, ']'), "body");
+		ADD_FAILURE() << "513 levels passed";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "54000");
+		EXPECT_STREQ(e.what(), "body: field \"[0]\" nests deeper than the limit of 512 levels");
+	}
+	try {
+		check_json_text(R"({"a\"b":[1,2,{"x":-1e400}]})", "body");
+		ADD_FAILURE() << "-1e400 passed";
+	} catch (const Error &e) {
+		EXPECT_EQ(e.sqlstate, "22003");
+		EXPECT_STREQ(e.what(),
+					 "body: field \"a\\\"b[2].x\" holds the number -1e400, beyond the range of a double (about 1.8e308)");
+	}
+	EXPECT_EQ(shown(std::string("a\0b\x7f\n", 5)), "a%00b%7F%0A");
+	EXPECT_EQ(shown(std::string(300, 'x'), 10), std::string(10, 'x') + "...");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // unit_worker_duration_test.cpp — flag durations, the command line, error classes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cli.hpp"
@@ -221,6 +222,34 @@ TEST_F(CommandLine, BadSizeOrRetentionIsAUsageErrorNamingTheFlag) {
 		EXPECT_EQ(parse(args, cfg), kExitUsage) << args.back();
 		std::string err = ::testing::internal::GetCapturedStderr();
 		EXPECT_NE(err.find(flag), std::string::npos) << err;
+	}
+}
+
+// The HTTP server's limits (README "HTTP server limits"): defaults, values,
+// and a one-line usage error naming the flag for a value out of range.
+TEST_F(CommandLine, HttpLimitsTakeValuesAndRefuseNonsense) {
+	Config cfg;
+	ASSERT_EQ(parse({"api"}, cfg), -1);
+	EXPECT_EQ(cfg.http_max_connections, 256);
+	EXPECT_EQ(cfg.http_request_timeout, Millis(30'000));
+	Config cfg2;
+	ASSERT_EQ(parse({"serve", "--http-max-connections", "1000", "--http-request-timeout", "2m"}, cfg2), -1);
+	EXPECT_EQ(cfg2.http_max_connections, 1000);
+	EXPECT_EQ(cfg2.http_request_timeout, Millis(120'000));
+	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+		{{"api", "--http-max-connections", "0"}, "--http-max-connections: must be a whole number from 1 to 100000"},
+		{{"api", "--http-max-connections", "99999999999999999999"}, "--http-max-connections"},
+		{{"serve", "--http-max-connections", "12x"}, "--http-max-connections"},
+		{{"api", "--http-request-timeout", "50ms"}, "--http-request-timeout: must be a duration from 100ms to 1h"},
+		{{"api", "--http-request-timeout", "soon"}, "--http-request-timeout"},
+	};
+	for (const auto &[args, message] : cases) {
+		Config c;
+		::testing::internal::CaptureStderr();
+		EXPECT_EQ(parse(args, c), kExitUsage) << args.back();
+		std::string err = ::testing::internal::GetCapturedStderr();
+		EXPECT_NE(err.find(message), std::string::npos) << err;
+		EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 	}
 }
 

@@ -1,0 +1,266 @@
+// e2e_http_hostile_test.cpp — fault tests against a real `genroc api` process
+// on a SQLite file: slow clients (one header line a second), a request that
+// never finishes, more connections than the cap, a body nested 100,000 deep.
+// The server must keep answering /healthz and stay up.  Bounds are generous
+// (seconds), not timings: what is asserted is that an answer comes at all
+// while the hostile clients hold their connections.
+#include <httplib.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "e2e_http_support.hpp"
+
+namespace genroc::e2e {
+namespace {
+
+const std::string kGenroc = GENROC_PATH;
+
+using Clock = std::chrono::steady_clock;
+
+// A client connection on a raw socket; -1 when it cannot connect.
+int connect_to(int port) {
+	int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(static_cast<uint16_t>(port));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+		::close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool send_all(int fd, const std::string &s) {
+	return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+}
+
+// What the server writes until it closes or `wait_s` pass.
+std::string read_until_close(int fd, int wait_s) {
+	timeval tv{wait_s, 0};
+	::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	std::string out;
+	char buf[4096];
+	for (;;) {
+		ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+		if (n <= 0) break;
+		out.append(buf, static_cast<size_t>(n));
+	}
+	return out;
+}
+
+// True while the server has neither answered nor closed the connection.
+bool still_open(int fd) {
+	char b;
+	ssize_t n = ::recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+	return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+class HostileProcess : public ::testing::Test {
+  protected:
+	void SetUp() override {
+		dir_ = std::filesystem::temp_directory_path() /
+			   ("genroc-hostile-" + std::to_string(getpid()) + "-" +
+				::testing::UnitTest::GetInstance()->current_test_info()->name());
+		std::filesystem::create_directories(dir_);
+	}
+	void TearDown() override {
+		stop();
+		std::filesystem::remove_all(dir_);
+	}
+
+	std::string log() const {
+		std::ifstream in(dir_ / "api.log");
+		std::stringstream b;
+		b << in.rdbuf();
+		return b.str();
+	}
+
+	// `genroc api` on a SQLite file in the background; its port once it listens.
+	int start(const std::vector<std::string> &extra) {
+		std::vector<std::string> argv = {kGenroc, "api", "--database", (dir_ / "g.db").string(),
+										 "--listen", "127.0.0.1:0", "--log-mode", "json"};
+		argv.insert(argv.end(), extra.begin(), extra.end());
+		const std::string log_path = (dir_ / "api.log").string();
+		pid_ = fork();
+		if (pid_ == 0) {
+			int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			int in = open("/dev/null", O_RDONLY);
+			dup2(in, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+			std::vector<char *> args;
+			for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+			args.push_back(nullptr);
+			execv(args[0], args.data());
+			_exit(127);
+		}
+		for (int i = 0; i < 600; i++) {
+			std::istringstream lines(log());
+			for (std::string line; std::getline(lines, line);) {
+				json j = json::parse(line, nullptr, false);
+				if (!j.is_discarded() && j.value("msg", "") == "HTTP API listening") {
+					std::string l = j.value("listen", "");
+					return std::stoi(l.substr(l.rfind(':') + 1));
+				}
+			}
+			if (!alive()) break;
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		}
+		ADD_FAILURE() << "genroc api did not start: " << log();
+		return 0;
+	}
+
+	bool alive() {
+		if (pid_ <= 0) return false;
+		int st = 0;
+		if (waitpid(pid_, &st, WNOHANG) == pid_) {
+			exit_ = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+			pid_ = -1;
+			return false;
+		}
+		return true;
+	}
+
+	void stop() {
+		if (pid_ <= 0) return;
+		kill(pid_, SIGTERM);
+		int st = 0;
+		waitpid(pid_, &st, 0);
+		pid_ = -1;
+	}
+
+	// GET /healthz with a 5 s bound; the status (0: no answer in time).
+	static int healthz(int port) {
+		httplib::Client c("127.0.0.1", port);
+		c.set_connection_timeout(5, 0);
+		c.set_read_timeout(5, 0);
+		c.set_write_timeout(5, 0);
+		auto r = c.Get("/healthz");
+		return r ? r->status : 0;
+	}
+
+	std::filesystem::path dir_;
+	pid_t pid_ = -1;
+	int exit_ = -1;
+};
+
+// 100 clients each send a header line a second (slowloris).  With httplib's
+// 8 threads, 10 of them made /healthz take 7 s and 30 stopped it.
+TEST_F(HostileProcess, HealthzAnswersWhileAHundredSlowClientsAreConnected) {
+	const int port = start({});
+	ASSERT_GT(port, 0);
+	std::vector<int> fds;
+	for (int i = 0; i < 100; i++) {
+		int fd = connect_to(port);
+		ASSERT_GE(fd, 0) << i;
+		ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n"));
+		fds.push_back(fd);
+	}
+	std::atomic<bool> done{false};
+	std::thread drip([&] {
+		for (int line = 0; !done; line++) {
+			for (int fd : fds) send_all(fd, "X-Slow-" + std::to_string(line) + ": 1\r\n");
+			for (int i = 0; i < 10 && !done; i++) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		}
+	});
+	std::this_thread::sleep_for(std::chrono::seconds(2));
+	for (int probe = 0; probe < 3; probe++) EXPECT_EQ(healthz(port), 200) << "probe " << probe;
+	// The slow clients were all still connected and unanswered meanwhile.
+	int open_now = 0;
+	for (int fd : fds) open_now += still_open(fd) ? 1 : 0;
+	EXPECT_EQ(open_now, 100);
+	done = true;
+	drip.join();
+	for (int fd : fds) ::close(fd);
+	EXPECT_TRUE(alive()) << log();
+}
+
+// A request whose head never ends is cut at --http-request-timeout with 408.
+TEST_F(HostileProcess, ARequestThatNeverEndsIsCutAtTheRequestTimeout) {
+	const int port = start({"--http-request-timeout", "1s"});
+	ASSERT_GT(port, 0);
+	int fd = connect_to(port);
+	ASSERT_GE(fd, 0);
+	ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\n"));
+	std::atomic<bool> done{false};
+	std::thread drip([&] {
+		for (int line = 0; !done && line < 100; line++) {
+			if (!send_all(fd, "X-Slow-" + std::to_string(line) + ": 1\r\n")) break;
+			std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		}
+	});
+	// Well before the drip would end (20 s), the server answers and closes.
+	std::string answer = read_until_close(fd, 15);
+	done = true;
+	drip.join();
+	::close(fd);
+	EXPECT_EQ(answer.rfind("HTTP/1.1 408", 0), 0u) << answer;
+	EXPECT_NE(answer.find("\"57014\""), std::string::npos) << answer;
+	EXPECT_NE(answer.find("request timeout of 1000 ms"), std::string::npos) << answer;
+	EXPECT_EQ(healthz(port), 200);
+}
+
+// Over --http-max-connections: 503 / 53300 at once; below it again, served.
+TEST_F(HostileProcess, ConnectionsOverTheCapGet503AtOnce) {
+	const int port = start({"--http-max-connections", "4"});
+	ASSERT_GT(port, 0);
+	std::vector<int> held;
+	for (int i = 0; i < 4; i++) {
+		int fd = connect_to(port);
+		ASSERT_GE(fd, 0);
+		ASSERT_TRUE(send_all(fd, "GET /healthz HTTP/1.1\r\n"));  // an unfinished head
+		held.push_back(fd);
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	int fd = connect_to(port);
+	ASSERT_GE(fd, 0);
+	send_all(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+	std::string answer = read_until_close(fd, 5);
+	::close(fd);
+	EXPECT_EQ(answer.rfind("HTTP/1.1 503", 0), 0u) << answer;
+	EXPECT_NE(answer.find("\"53300\""), std::string::npos) << answer;
+	for (int h : held) ::close(h);
+	bool served = false;
+	for (int i = 0; i < 50 && !served; i++) {
+		served = healthz(port) == 200;
+		if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	}
+	EXPECT_TRUE(served);
+	EXPECT_NE(log().find("HTTP connections at the limit"), std::string::npos) << log();
+}
+
+// 100,000 nested arrays killed the process (exit 139, nothing logged).
+TEST_F(HostileProcess, ADeeplyNestedBodyIsRefusedAndTheServerStaysUp) {
+	const int port = start({});
+	ASSERT_GT(port, 0);
+	httplib::Client c("127.0.0.1", port);
+	c.set_read_timeout(30, 0);
+	for (const char *path : {"/api/instances", "/api/activities/succeed", "/api/definitions"}) {
+		std::string body = std::string(R"({"definition":"h","input":)") + std::string(100'000, '[') +
+						   std::string(100'000, ']') + "}";
+		auto r = c.Post(path, body, "application/json");
+		ASSERT_TRUE(r) << path << ": no answer; " << log();
+		EXPECT_EQ(r->status, 400) << r->body;
+		json b = json::parse(r->body, nullptr, false);
+		EXPECT_EQ(b["error"]["sqlstate"], "54000") << r->body;
+	}
+	EXPECT_TRUE(alive()) << "exit " << exit_ << "\n" << log();
+	EXPECT_EQ(healthz(port), 200);
+}
+
+}  // namespace
+}  // namespace genroc::e2e

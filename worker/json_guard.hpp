@@ -1,0 +1,46 @@
+// json_guard.hpp — checks JSON text from outside (an HTTP body, a file) before
+// it is parsed, so that no value deeper than a fixed bound, and no number the
+// parser would refuse with its own exception text, ever reaches nlohmann::json.
+//
+// Why before parsing: nlohmann's parser is iterative, but copying a value,
+// dump() and every walk of ours recurse once per level, so a body of 100,000
+// nested arrays (200 KB) overflows the stack in the first copy.  Bounding the
+// text is the one place that covers every later walk.  The scan is a single
+// pass over the bytes with a stack no deeper than the bound.
+//
+// Errors (genroc::Error):
+//   54000  "<what>: field "input" nests deeper than the limit of 512 levels"
+//   22003  "<what>: field "input.x" holds the number 1e999999, beyond the range of a double"
+// Malformed text is not an error here: the parser reports it afterwards.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace genroc {
+
+// Nesting allowed in JSON the binary receives (HTTP bodies, definition and
+// input files): far above any real document, far below a stack's reach.
+constexpr size_t kMaxJsonDepth = 512;
+
+// Throws genroc::Error (54000 or 22003) naming `what` (e.g. "request body")
+// and the field; returns when the text may be parsed.
+void check_json_text(std::string_view text, const std::string &what, size_t max_depth = kMaxJsonDepth);
+
+// check_json_text, then the parse: any JSON value, or genroc::Error 22P02
+// naming `what` (nlohmann's text without its "[json.exception...]" prefix).
+nlohmann::json parse_json_text(std::string_view text, const std::string &what);
+
+// The whole of a file, or std::runtime_error naming it and why (a folder,
+// missing, unreadable): "<path>: is a directory, not a file".
+std::string read_text_file(const std::string &path);
+
+// Text quoted in an error message: control characters (a NUL among them, which
+// would end a C string) and DEL become %XX, and text over `max` bytes is cut
+// with "...", so a message always shows what was sent, whole and printable.
+std::string shown(std::string_view text, size_t max = 200);
+
+}  // namespace genroc
