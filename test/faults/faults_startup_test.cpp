@@ -6,7 +6,9 @@
 // and on the handlers' queues are retried inside genroc, and no warning or
 // error reaches any log.  Then the processes work together: a definition
 // posted to one API, an instance started on another, run by a worker.
+#include <fcntl.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -33,20 +35,33 @@ TEST_P(Startup, TenWorkersAndTenApisAtOnceOnAFreshDatabaseAllComeUp) {
 	}
 	const std::string queued_handlers = handlers_;
 
+	// Each process waits at a gate (a file) so that all twenty open the
+	// database within a few milliseconds of each other.
+	const std::string gate = dir_ + "/go";
+	auto gated = [&](std::vector<std::string> argv, std::map<std::string, std::string> env,
+					 const std::string &log) {
+		argv.insert(argv.begin(), {"/bin/sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.005; done; exec \"$@\"", gate});
+		return std::make_unique<Proc>(argv, env, log);
+	};
 	const int n = 10;
 	std::vector<int> ports;
 	std::vector<std::unique_ptr<Proc>> apis;
 	for (int i = 0; i < n; i++) {
-		handlers_ = i % 2 ? queued_handlers : plain_handlers;
-		procs_.push_back(worker("boot-w" + std::to_string(i), {"--log-level", "info"}));
+		const std::string id = "boot-w" + std::to_string(i);
+		procs_.push_back(gated({e2e_worker::genroc_bin(), "worker", "--database", db_url_, "--worker-id", id,
+								"--lease-duration", "2s", "--stale-after", "3s", "--tick-interval", "200ms",
+								"--poll-interval", "200ms", "--handlers", i % 2 ? queued_handlers : plain_handlers},
+							   {{"E2E_WHO", id}, {"E2E_DIR", dir_}, {"GENROC_WORKER_ID", id}},
+							   dir_ + "/" + id + ".log"));
 		int port = free_port();
 		ASSERT_GT(port, 0);
 		ports.push_back(port);
-		apis.push_back(std::make_unique<Proc>(
-			std::vector<std::string>{e2e_worker::genroc_bin(), "api", "--database", db_url_, "--listen",
-									 "127.0.0.1:" + std::to_string(port), "--log-level", "info"},
-			std::map<std::string, std::string>{}, dir_ + "/api" + std::to_string(i) + ".log"));
+		apis.push_back(gated({e2e_worker::genroc_bin(), "api", "--database", db_url_, "--listen",
+							  "127.0.0.1:" + std::to_string(port)},
+							 {}, dir_ + "/api" + std::to_string(i) + ".log"));
 	}
+	std::this_thread::sleep_for(200ms);	// every shell at the gate
+	::close(::open(gate.c_str(), O_CREAT | O_WRONLY, 0644));
 
 	for (int i = 0; i < n; i++) {
 		httplib::Client c("127.0.0.1", ports[i]);

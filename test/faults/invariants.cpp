@@ -37,11 +37,11 @@ WHERE i.status IN )SQL") + kLive + R"SQL(
   AND NOT (
 	i.status = 'ready'
 	OR (i.status = 'running' AND i.lease_owner IS NOT NULL AND i.lease_expires IS NOT NULL)
-	OR (i.status = 'waiting' AND i.wait_kind IN ('timer', 'run_at') AND i.wait_until IS NOT NULL)
-	OR (i.status = 'waiting' AND i.wait_kind IN ('activity', 'event'))
-	OR (i.status = 'waiting' AND i.wait_kind = 'children'
+	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') IN ('timer', 'run_at') AND i.wait_until IS NOT NULL)
+	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') IN ('activity', 'event'))
+	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') = 'children'
 		AND EXISTS (SELECT 1 FROM {I} c WHERE c.parent_id = i.id AND c.status IN )SQL" + kLive + R"SQL())
-	OR (i.status = 'waiting' AND i.wait_kind = 'pending'
+	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') = 'pending'
 		AND EXISTS (SELECT 1 FROM {I} p WHERE p.id = i.parent_id AND p.status = 'waiting'
 					AND p.wait_kind = 'children'))
 	OR (i.status = 'queued'
