@@ -136,9 +136,10 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 	procs_.push_back(api(port));
 	ASSERT_TRUE(up(port, *procs_[1])) << procs_[1]->log();
 
-	// Starts with a 2 KB input until the disk is full, and some more.
+	// Starts with a 2 KB input until the disk is full, and some more; their
+	// first tasks take 0.5s, so the worker reports onto the full disk too.
 	httplib::Client c("127.0.0.1", port);
-	const json input = {{"pad", std::string(2048, 'x')}};
+	const json input = {{"sleep", 0.5}, {"pad", std::string(2048, 'x')}};
 	std::set<int64_t> acked;
 	std::map<std::string, int> refused;
 	int n_refused = 0;
@@ -150,6 +151,7 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 		} else {
 			refused[st]++;
 			n_refused++;
+			std::this_thread::sleep_for(100ms);	// the full disk lasts a while
 		}
 	}
 	ASSERT_FALSE(HasFailure());
@@ -167,6 +169,13 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 	if (after) acked.insert(after);
 	settle_and_check({acked, true, effects(), true}, 90s);
 	for (auto &p : procs_) EXPECT_TRUE(p->running()) << "a process exited:\n" << p->log();
+	// A report refused by the full disk is not held (today: logged, and the
+	// task runs again once its lease lapses), so a cut OnlyOnce task may end
+	// in only_once.interrupted; nothing else fails.
+	auto bad = query_rows(db_url_,
+						  "SELECT id, status, coalesce(error, '') FROM {I} WHERE status <> 'succeeded' AND NOT "
+						  "(status = 'failed' AND error = 'only_once.interrupted')");
+	for (auto &r : bad) ADD_FAILURE() << "instance " << r[0] << " ended " << r[1] << " " << r[2];
 	procs_.clear();
 	integrity_ok();
 }
@@ -249,10 +258,11 @@ TEST_F(Storage, InjectedWriteAndFsyncErrorsAreReportedAndLoseNothing) {
 	int64_t after = 0;
 	EXPECT_TRUE(eventually([&] { return (after = start(c, json::object())) != 0; }, 30s)) << procs_[0]->log();
 	if (after) acked.insert(after);
-	procs_[0]->signal(SIGTERM);
-	auto st = procs_[0]->wait(30s);
-	ASSERT_TRUE(st.has_value());
-	EXPECT_TRUE(WIFEXITED(*st)) << "killed by a signal:\n" << procs_[0]->log();
+	// Killed, not stopped: libfiu's control thread does not block SIGTERM, so
+	// SIGTERM would end the process there anyway; a kill is the harder case
+	// for the file.
+	procs_[0]->signal(SIGKILL);
+	ASSERT_TRUE(procs_[0]->wait(30s).has_value());
 	procs_.clear();
 	integrity_ok();
 	expect_invariants({acked, true, "", true});
@@ -262,19 +272,22 @@ TEST_F(Storage, InjectedWriteAndFsyncErrorsAreReportedAndLoseNothing) {
 }
 
 // `genroc run` with write and sync errors from the start: each run ends with
-// an exit code and a message (never a signal), and the file stays intact.
+// an exit code and a message (never a signal), and the file stays intact.  A
+// report refused by an injected error is not held: that task runs again
+// after its lease (10s) lapses, so a run may take that long.
 TEST_F(Storage, GenrocRunUnderInjectedErrorsExitsCleanly) {
 	const std::string fiu = fiu_run();
 	if (fiu.empty()) GTEST_SKIP() << "SKIP: fiu-run not installed (Debian package fiu-utils, scripts/deps.sh)";
 	db_url_ = dir_ + "/genroc.db";
 	const std::string example = e2e_worker::source_dir() + "/examples/order.json";
+	store();	// the file and its schema, so the checks below have a file to read
 	int ok = 0, failed = 0;
-	const int runs = scaled(6, 40);
+	const int runs = scaled(4, 30);
 	for (int i = 0; i < runs; i++) {
 		Proc p({fiu, "-x", "-c", "enable_random name=posix/io/rw/pwrite,probability=0.02", "-c",
 				"enable_random name=posix/io/sync/fdatasync,probability=0.2", "-c",
 				"enable_random name=posix/io/sync/fsync,probability=0.2", e2e_worker::genroc_bin(), "run", example,
-				"--database", db_url_, "--lease-duration", "2s", "--input", R"({"items":[{"sku":"a","qty":2}]})"},
+				"--database", db_url_, "--input", R"({"items":[{"sku":"a","qty":2}]})"},
 			   {}, dir_ + "/run." + std::to_string(i) + ".log");
 		auto st = p.wait(60s);
 		ASSERT_TRUE(st.has_value()) << "genroc run did not end:\n" << p.log();
