@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -29,6 +30,13 @@ const char *const kFanJob = R"({"StartAt":"Step","States":{
 		{"StartAt":"Child","States":{"Child":{"Type":"Task","Resource":"handler:step","End":true}}},
 		{"StartAt":"Nap","States":{"Nap":{"Type":"Wait","Seconds":1,"End":true}}}]},
 	"Once":{"Type":"Task","Resource":"handler:record","OnlyOnce":true,"End":true}}})";
+
+void FaultBase::SetUp() {
+	char tmpl[] = "/tmp/genroc-faults.XXXXXX";
+	ASSERT_NE(::mkdtemp(tmpl), nullptr);
+	dir_ = tmpl;
+	::chmod(dir_.c_str(), 0755);	// handler scripts and, as root, the cluster's owner
+}
 
 void FaultTest::SetUp() {
 	FaultBase::SetUp();

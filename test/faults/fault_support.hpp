@@ -42,6 +42,8 @@ extern const char *const kFanJob;
 // handlers and checks.
 class FaultBase : public e2e_worker::WorkerTest {
   protected:
+	// A folder of the fault tests' own name (/tmp/genroc-faults.XXXXXX).
+	void SetUp() override;
 	// step.sh (sleeps input.sleep seconds, default none) and record.sh
 	// (appends "$GENROC_INSTANCE_ID $GENROC_STATE" to effects.log).
 	void fault_handlers();
