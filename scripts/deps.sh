@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev
   python3
+  fiu-utils
 )
 
 missing=()

@@ -21,7 +21,9 @@ as_owner() {
 free_port() {
   local p
   for _ in $(seq 1 50); do
-    p=$(( 20000 + RANDOM % 20000 ))
+    # below Linux's ephemeral range (32768-60999), where outgoing
+    # connections and other tests' port-0 listeners take ports
+    p=$(( 20000 + RANDOM % 12000 ))
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; then echo "$p"; return 0; fi
   done
   echo "pgcluster: no free port found" >&2; return 1

@@ -34,7 +34,13 @@ static std::string as_owner() { return ::geteuid() == 0 ? "runuser -u postgres -
 
 OwnCluster::OwnCluster(const std::string &extra_conf) {
 	int rc = 0;
-	std::string env = shell("bash '" + source_dir() + "/test/pgcluster.sh' start 2>&1", &rc);
+	std::string env;
+	// A port taken between pgcluster.sh's check and the server's bind (tests
+	// run in parallel): try again on another port.
+	for (int attempt = 0; attempt < 3; attempt++) {
+		env = shell("bash '" + source_dir() + "/test/pgcluster.sh' start 2>&1", &rc);
+		if (rc == 0 || env.find("Address already in use") == std::string::npos) break;
+	}
 	if (rc != 0) {
 		error_ = "test/pgcluster.sh could not start PostgreSQL: " + env;
 		return;
