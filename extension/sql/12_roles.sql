@@ -77,8 +77,11 @@ CREATE INDEX _definitions_owner ON genroc._definitions (owner, name);
 -- Whether p_role has capability p_cap (admin, operator, worker, user).
 CREATE FUNCTION genroc._can(p_role oid, p_cap text) RETURNS boolean
 	LANGUAGE sql STABLE PARALLEL SAFE
-	RETURN pg_catalog.pg_has_role(p_role, 'genroc_' || p_cap, 'USAGE')
-		OR p_role = (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'genroc');
+	-- an unknown capability is no capability (not a missing role's 42704)
+	RETURN CASE WHEN p_cap IN ('admin', 'operator', 'worker', 'user') THEN
+			pg_catalog.pg_has_role(p_role, 'genroc_' || p_cap, 'USAGE')
+			OR p_role = (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname = 'genroc')
+		ELSE false END;
 
 -- Whether p_role may act on a row of p_owner: its own, a role it is a
 -- member of, or anyone's with genroc_<p_cap> (admin has every capability).
