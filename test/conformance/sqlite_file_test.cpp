@@ -90,6 +90,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE queues DROP COLUMN partition_rate_limit;"
 						   "ALTER TABLE queues DROP COLUMN partition_rate_period_ms;"
 						   "DROP TABLE tokens;"
+						   "ALTER TABLE workers DROP COLUMN session_pid;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
 			  SQLITE_OK)
@@ -116,7 +117,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "3");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "4");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
