@@ -726,10 +726,6 @@ class SqliteStore final : public Store {
 				  worker, host, lease_ms, stale_ms, queues, concurrency, now, std::string(durability_name(level_)),
 				  session)
 				.run();
-			if (lock.fd >= 0) {
-				worker_locks_[worker] = lock.fd;
-				undo.keep = true;
-			}
 			// A restart after a crash: what this id still holds is taken back at
 			// once, as a lapsed lease would be.
 			int64_t reclaimed = 0;
@@ -737,6 +733,10 @@ class SqliteStore final : public Store {
 				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker)) {
 				interrupt(id, "worker registered again", now);
 				reclaimed++;
+			}
+			if (lock.fd >= 0) {
+				worker_locks_[worker] = lock.fd;
+				undo.keep = true;
 			}
 			return json{{"worker", worker}, {"reclaimed", reclaimed}};
 		});

@@ -21,7 +21,9 @@
 // the file as it was at its last xSync, i.e. what a disk is guaranteed to
 // hold after a power cut (the OS may have written more; it need not have).
 // The power cut is a new directory holding those copies: the weakest state a
-// real power loss may leave, reached without root or a disk of our own.
+// real power loss may leave, reached without root or a disk of our own.  (A
+// file SQLite deleted stays deleted, as SQLite assumes of a journal it
+// deleted to commit.)
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -188,6 +190,15 @@ int remembering_open(sqlite3_vfs *, sqlite3_filename name, sqlite3_file *file, i
 	return rc;
 }
 
+// A deleted file stays deleted: SQLite deletes a rollback journal to commit
+// (here: the switch to WAL mode when the file is created).
+int remembering_delete(sqlite3_vfs *, const char *name, int sync_dir) {
+	int rc = g_real_vfs->xDelete(g_real_vfs, name, sync_dir);
+	std::lock_guard<std::mutex> lock(g_mutex);
+	g_synced.erase(name ? name : "");
+	return rc;
+}
+
 void install_remembering_vfs() {
 	static std::once_flag once;
 	std::call_once(once, [] {
@@ -196,6 +207,7 @@ void install_remembering_vfs() {
 		g_vfs.zName = "genroc-remembering";
 		g_vfs.pNext = nullptr;
 		g_vfs.xOpen = remembering_open;
+		g_vfs.xDelete = remembering_delete;
 		ASSERT_EQ(sqlite3_vfs_register(&g_vfs, 1), SQLITE_OK);
 	});
 }
