@@ -227,6 +227,13 @@ std::map<std::string, bool> run_sequence(Store &store, Probe &probe, const std::
 	measure("complete (OnlyOnce task, instance goes on)",
 			[&] { st = store.complete(t[0].instance_id, t[0].epoch, json::object()); });
 	EXPECT_EQ(st, "ready");
+	// its plain task B, so nothing is left for the next sequence to claim
+	t = store.claim(w, {"default"}, 1);
+	if (t.size() != 1 || t[0].only_once) {
+		ADD_FAILURE() << "expected the OnlyOnce process's plain task";
+		return seen;
+	}
+	EXPECT_EQ(store.complete(t[0].instance_id, t[0].epoch, json::object()), "succeeded");
 
 	store.start(act, json::object(), json::object());
 	std::vector<ActivityTask> a;
