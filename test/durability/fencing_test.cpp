@@ -1,6 +1,7 @@
 // fencing_test.cpp — issue 12, item 1: a lease epoch that a crash took back
 // is never handed out again, so a worker that held its result through the
-// outage cannot report it into somebody else's lease.
+// outage cannot report it into somebody else's lease.  And item 3: the
+// acknowledged report of an OnlyOnce task survives the same outage.
 //
 // The sequence, on both stores, at durability essential (where a claim and
 // the completion of a plain task are not flushed):
@@ -33,6 +34,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -265,14 +267,17 @@ std::string one_value(PGconn *c, const char *sql) {
 	return v;
 }
 
-TEST(PgFencing, AnEpochLostToACrashIsNeverHandedOutAgain) {
-	OwnCluster cluster(kHeldWal);
-	if (!cluster.ok()) {
-		if (std::getenv("GENROC_TEST_REQUIRE_PG")) FAIL() << cluster.error();
-		GTEST_SKIP() << cluster.error();
-	}
+// Runs `before` on a store of X with the WAL writer, background writer and
+// checkpointer stopped, crashes the server, and returns a store of the
+// restarted server (null when it did not come back).
+std::unique_ptr<Store> pg_crash_after(OwnCluster &cluster, const std::function<void(Store &)> &warm,
+									  const std::function<void(Store &)> &before) {
 	PGconn *admin = PQconnectdb(cluster.url().c_str());
-	ASSERT_EQ(PQstatus(admin), CONNECTION_OK) << PQerrorMessage(admin);
+	if (PQstatus(admin) != CONNECTION_OK) {
+		ADD_FAILURE() << PQerrorMessage(admin);
+		PQfinish(admin);
+		return nullptr;
+	}
 	auto pid_of = [&](const char *type) {
 		return std::atoi(one_value(admin, (std::string("SELECT pid FROM pg_stat_activity WHERE backend_type = '") +
 										  type + "'").c_str())
@@ -280,16 +285,18 @@ TEST(PgFencing, AnEpochLostToACrashIsNeverHandedOutAgain) {
 	};
 	const int walwriter = pid_of("walwriter"), bgwriter = pid_of("background writer"),
 			  checkpointer = pid_of("checkpointer");
-	ASSERT_GT(walwriter, 0);
-	ASSERT_GT(bgwriter, 0);
-	ASSERT_GT(checkpointer, 0);
 	PQfinish(admin);
+	if (walwriter <= 0 || bgwriter <= 0 || checkpointer <= 0) {
+		ADD_FAILURE() << "cannot find the WAL writer, background writer and checkpointer";
+		return nullptr;
+	}
 
 	auto x = at_t0(open_pg_store(cluster.url()));
-	x->define("fence", kTwoSteps);	// the catalog is warm before the writers stop
+	warm(*x);  // the catalog is warm before the writers stop
 	// From here on nothing writes WAL out of wal_buffers but a flushed commit.
-	for (int pid : {walwriter, bgwriter, checkpointer}) ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-	BeforeOutage b = x_runs_ahead(*x);
+	for (int pid : {walwriter, bgwriter, checkpointer})
+		if (::kill(pid, SIGSTOP) != 0) ADD_FAILURE() << "cannot stop " << pid;
+	before(*x);
 	// The crash: the postmaster sees its WAL writer die, kills every backend
 	// and recovers from the WAL on disk.  (The stopped ones get SIGKILL too,
 	// rather than waiting out the postmaster's SIGQUIT grace.)
@@ -305,10 +312,88 @@ TEST(PgFencing, AnEpochLostToACrashIsNeverHandedOutAgain) {
 		}
 		if (!y) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 	}
-	ASSERT_TRUE(y) << "PostgreSQL did not come back after the crash";
-	y = at_t0(std::move(y));
+	if (!y) ADD_FAILURE() << "PostgreSQL did not come back after the crash";
+	return y ? at_t0(std::move(y)) : nullptr;
+}
+
+#define OWN_CLUSTER(name)                                                     \
+	OwnCluster name(kHeldWal);                                                \
+	if (!name.ok()) {                                                         \
+		if (std::getenv("GENROC_TEST_REQUIRE_PG")) FAIL() << name.error();    \
+		GTEST_SKIP() << name.error();                                         \
+	}
+
+TEST(PgFencing, AnEpochLostToACrashIsNeverHandedOutAgain) {
+	OWN_CLUSTER(cluster);
+	BeforeOutage b;
+	auto y = pg_crash_after(
+		cluster, [](Store &x) { x.define("fence", kTwoSteps); }, [&](Store &x) { b = x_runs_ahead(x); });
+	ASSERT_TRUE(y);
 	auto x_again = at_t0(open_pg_store(cluster.url()));
 	y_then_late_x(*y, *x_again, b);
+}
+
+// ---- item 3: an acknowledged OnlyOnce result survives the outage ---------
+//
+// At essential the claim of an OnlyOnce task is flushed, and so must be its
+// report: otherwise the outage takes the success back, the task is found
+// running with nobody holding it, and it ends only_once.interrupted although
+// it succeeded (and its effect happened).
+
+const json kOnlyOnceThenPlain = json::parse(R"({"StartAt":"Charge","States":{
+	"Charge":{"Type":"Task","Resource":"handler:h","OnlyOnce":true,"Next":"Ship"},
+	"Ship":{"Type":"Task","Resource":"handler:h","End":true}}})");
+
+int64_t charge_acknowledged(Store &x) {
+	x.define("charge", kOnlyOnceThenPlain);
+	x.worker_register("X", {{"host", "host-x"}, {"lease_duration", "1h"}, {"stale_after", "1h"}});
+	int64_t id = x.start("charge", json::object(), json::object()).instance_id;
+	Task t = claim_one(x, "X");
+	EXPECT_TRUE(t.only_once);
+	EXPECT_EQ(x.complete(id, t.epoch, json{{"charged", true}}), "ready");	// acknowledged
+	return id;
+}
+
+void charge_still_succeeded(Store &y, int64_t id) {
+	json inst = y.get_instance(id);
+	EXPECT_EQ(inst.at("state"), "Ship") << "the acknowledged OnlyOnce success was lost: " << inst.dump();
+	EXPECT_EQ(inst.at("status"), "ready") << inst.dump();
+	// and nothing turns it into only_once.interrupted later
+	y.set_test_clock(std::string("2030-01-02T00:00:00Z"));
+	y.tick(100);
+	inst = y.get_instance(id);
+	EXPECT_NE(inst.value("error", json()).dump(), "\"only_once.interrupted\"") << inst.dump();
+	EXPECT_EQ(inst.at("state"), "Ship") << inst.dump();
+}
+
+TEST(PgOnlyOnce, AnAcknowledgedSuccessSurvivesACrash) {
+	OWN_CLUSTER(cluster);
+	int64_t id = 0;
+	auto y = pg_crash_after(
+		cluster, [](Store &x) { x.define("warm", kTwoSteps); }, [&](Store &x) { id = charge_acknowledged(x); });
+	ASSERT_TRUE(y);
+	charge_still_succeeded(*y, id);
+}
+
+TEST(SqliteOnlyOnce, AnAcknowledgedSuccessSurvivesAPowerCut) {
+	install_remembering_vfs();
+	auto base = std::filesystem::temp_directory_path() / ("genroc-oo-" + std::to_string(::getpid()));
+	std::filesystem::remove_all(base);
+	const auto live = base / "live", after = base / "after";
+	std::filesystem::create_directories(live);
+	{
+		std::lock_guard<std::mutex> lock(g_mutex);
+		g_watched_dir = live.string();
+	}
+	auto x = at_t0(open_sqlite_store((live / "g.db").string()));
+	int64_t id = charge_acknowledged(*x);
+	power_cut(live, after);
+	{
+		auto y = at_t0(open_sqlite_store((after / "g.db").string()));
+		charge_still_succeeded(*y, id);
+	}
+	x.reset();
+	std::filesystem::remove_all(base);
 }
 
 }  // namespace
