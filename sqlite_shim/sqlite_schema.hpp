@@ -112,7 +112,10 @@ CREATE INDEX IF NOT EXISTS instances_heartbeat ON instances (heartbeat_at) WHERE
 CREATE INDEX IF NOT EXISTS instances_status ON instances (status, id);
 
 -- The worker registry: one row per worker id, kept after a stop so a
--- restart can find its own leases.
+-- restart can find its own leases.  session_pid: the pid of the process
+-- that registered it, holding the worker's lock file
+-- (SqliteStore::worker_register); NULL: it held none, so only the heartbeat
+-- tells whether it is alive.
 CREATE TABLE IF NOT EXISTS workers (
 	id             TEXT PRIMARY KEY CHECK (id <> ''),
 	host           TEXT NOT NULL,
@@ -124,9 +127,6 @@ CREATE TABLE IF NOT EXISTS workers (
 	started_at     INTEGER NOT NULL,
 	heartbeat_at   INTEGER NOT NULL,
 	stopped_at     INTEGER,
-	-- the pid of the process that registered it holding the worker's lock
-	-- file (SqliteStore::worker_register); NULL: it held none, so only the
-	-- heartbeat tells whether it is alive
 	session_pid    INTEGER
 );
 

@@ -162,7 +162,9 @@ TEST_P(StoreTest, ReleaseGivesTasksBackAtOnceExceptOnlyOnce) {
 	Task again = claim_one("w2");
 	EXPECT_EQ(again.instance_id, normal);
 	for (auto &t : tasks)
-		if (t.instance_id == normal) EXPECT_NE(again.epoch, t.epoch);
+		if (t.instance_id == normal) {
+			EXPECT_NE(again.epoch, t.epoch);
+		}
 }
 
 TEST_P(StoreTest, LiveWorkerIdIsRefusedNamingItsHost) {
@@ -227,7 +229,9 @@ TEST_P(StoreTest, ReRegisteringTakesBackTheInstancesStillLeasedToThatId) {
 	ASSERT_EQ(again.size(), 2u);
 	for (auto &t : again)
 		for (auto &old : tasks)
-			if (old.instance_id == t.instance_id) EXPECT_NE(t.epoch, old.epoch);
+			if (old.instance_id == t.instance_id) {
+				EXPECT_NE(t.epoch, old.epoch);
+			}
 }
 
 // Issue 12: whether the holder of an id is alive is told by something only

@@ -54,19 +54,26 @@ class RestartById : public WorkerTest, public ::testing::WithParamInterface<std:
 		s->define("restart", def);
 		return s->start("restart", json::object(), json::object()).instance_id;
 	}
+	// worker() names a process's log after the id and the count of procs_:
+	// two lives of one id need that count to grow between them.
+	std::unique_ptr<Proc> life(const std::string &id) {
+		auto p = worker(id, kSlow);
+		procs_.emplace_back();
+		return p;
+	}
 	// 60s leases never lapse within the test: only the restart can take the
 	// task back.
 	const std::vector<std::string> kSlow = {"--lease-duration", "60s", "--stale-after", "30s"};
 };
 
 TEST_P(RestartById, AfterKill9TheSameIdTakesItsWorkBackAtOnce) {
-	auto a = worker("wa", kSlow);
+	auto a = life("wa");
 	int64_t id = start_one_step({{"sleep", 120}, {"sleep_once", true}});
 	ASSERT_TRUE(eventually([&] { return runs_of_step(dir_) == 1; }, 30s)) << a->log();
 	a->signal(SIGKILL);
 	ASSERT_TRUE(a->wait(5s));
 	const auto t0 = Clock::now();
-	auto again = worker("wa", kSlow);
+	auto again = life("wa");
 	ASSERT_TRUE(eventually([&] { return again->log().find("worker started") != std::string::npos; }, 30s))
 		<< again->log();
 	const double registered = seconds_since(t0);
@@ -84,10 +91,10 @@ TEST_P(RestartById, AfterKill9TheSameIdTakesItsWorkBackAtOnce) {
 }
 
 TEST_P(RestartById, ASecondLiveWorkerWithTheSameIdIsRefusedAtOnceNamingTheHost) {
-	auto a = worker("same", kSlow);
+	auto a = life("same");
 	ASSERT_TRUE(eventually([&] { return a->log().find("worker started") != std::string::npos; }, 30s)) << a->log();
 	const auto t0 = Clock::now();
-	auto b = worker("same", kSlow);
+	auto b = life("same");
 	auto st = b->wait(25s);
 	const double took = seconds_since(t0);
 	std::printf("[%s] live duplicate refused after %.2fs (stale-after 30s)\n", GetParam().c_str(), took);
