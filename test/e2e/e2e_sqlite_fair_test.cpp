@@ -5,10 +5,12 @@
 // in order (sqlite_shim WriteTurns), the worker finished a few dozen tasks
 // out of ~1,500 starts in 4s.
 //
-// The bound is generous: the worker must finish at least a fifth as many
-// tasks as the API started in the same window (each task is one start for
-// the API, and a claim and a report for the worker).  The figures are
-// printed.
+// The bound: the worker must finish at least a third as many tasks as the
+// API started in the same window (each task is one start for the API, and
+// a claim and a report for the worker).  Measured on a 2-core machine under
+// other load, 48 clients: in turns 57-62% (1,100-1,250 starts/s, 700/s
+// finished); without turns 3-26% (440-620 starts/s, 18-125/s finished), and
+// some starts failed with busy timeouts.  The figures are printed.
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -70,8 +72,10 @@ TEST_F(SqliteServe, TheWorkerGetsItsTurnsWhileTheApiTakesStarts) {
 	ASSERT_TRUE(d);
 	ASSERT_EQ(d->status, 201) << d->body;
 
-	// The load: clients sending starts back to back for 4 seconds.
-	constexpr int kClients = 4;
+	// The load: clients sending starts back to back for 4 seconds.  Many of
+	// them: with a few, the API's writes leave the file idle often enough
+	// for SQLite's busy handler to let the worker in anyway.
+	constexpr int kClients = 48;
 	const auto window = std::chrono::seconds(4);
 	std::atomic<int64_t> started{0}, refused{0};
 	const int64_t done_before = count_succeeded(path);
@@ -96,7 +100,7 @@ TEST_F(SqliteServe, TheWorkerGetsItsTurnsWhileTheApiTakesStarts) {
 				static_cast<long long>(started.load()), secs, started / secs, static_cast<long long>(refused.load()),
 				static_cast<long long>(done), done / secs, started ? 100.0 * done / started : 0.0);
 	ASSERT_GT(started.load(), 100) << "the API took too few starts to load the file\n" << srv->log();
-	EXPECT_GE(done * 5, started.load()) << "the worker starved behind the API's starts\n" << srv->log();
+	EXPECT_GE(done * 3, started.load()) << "the worker starved behind the API's starts\n" << srv->log();
 	srv->signal(SIGTERM);
 	srv->wait(20s);
 }
