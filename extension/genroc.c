@@ -21,8 +21,15 @@
  *				strict): which commits must reach the disk before they are
  *				confirmed (DESIGN §4); genroc._flush_commit applies it
  *	  commit class	why one transaction's commit may have to be flushed:
- *				outside, only_once_claim, terminal, or progress (anything
+ *				outside, only_once_claim, only_once_report (the complete or
+ *				fail of an OnlyOnce task), terminal, or progress (anything
  *				else that writes)
+ *	  fencing epoch	the token a claim hands out with a lease; random, so a
+ *				claim that a crash rolled back can never hand the same one
+ *				out again (genroc._fencing_epoch)
+ *	  session		a backend, named by its pid and start time; a worker's
+ *				registration records its session, and while that session
+ *				exists the worker is alive (genroc._session_alive)
  *	  log settings	genroc.log_payloads, genroc.log_payload_max: what the
  *				instance log keeps of payloads (genroc._log_detail);
  *				genroc.log_retention, genroc.instance_retention: what
@@ -41,6 +48,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -94,6 +102,9 @@ PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
 PG_FUNCTION_INFO_V1(genroc_caller);
+PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
+PG_FUNCTION_INFO_V1(genroc_session_start);
+PG_FUNCTION_INFO_V1(genroc_session_alive);
 
 /* Registers the settings genroc reads. */
 void
@@ -221,7 +232,8 @@ genroc_flush_commit(PG_FUNCTION_ARGS)
 	LocalTransactionId lxid = MyProc->lxid;
 
 	if (strcmp(class_name, "outside") == 0 ||
-		strcmp(class_name, "only_once_claim") == 0)
+		strcmp(class_name, "only_once_claim") == 0 ||
+		strcmp(class_name, "only_once_report") == 0)
 		flush = genroc_durability >= GENROC_DURABILITY_ESSENTIAL;
 	else if (strcmp(class_name, "terminal") == 0)
 		flush = genroc_durability >= GENROC_DURABILITY_TERMINAL;
@@ -231,7 +243,7 @@ genroc_flush_commit(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown commit class \"%s\"", class_name),
-				 errhint("Known classes: outside, only_once_claim, terminal, progress.")));
+				 errhint("Known classes: outside, only_once_claim, only_once_report, terminal, progress.")));
 
 	if (flush)
 	{
@@ -271,6 +283,77 @@ genroc_log_settings(PG_FUNCTION_ARGS)
 								genroc_instance_retention);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+}
+
+/*
+ * genroc._fencing_epoch(previous bigint) → bigint: a new lease epoch, random
+ * in 1 .. 2^63-1 and different from `previous`.
+ *
+ * A counter would not do: at durability essential a claim commits without a
+ * flush, a crash can roll it back, and the next claim would hand out the same
+ * number again, which a worker still holding the lost lease would then quote
+ * successfully.  Neither would a sequence (its advance is WAL-logged in the
+ * same unflushed way).  The bytes come from pg_strong_random, the source
+ * gen_random_uuid() uses, so a lost epoch comes back with probability 2^-63.
+ */
+Datum
+genroc_fencing_epoch(PG_FUNCTION_ARGS)
+{
+	int64		previous = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
+	uint64		bits;
+	int64		epoch;
+
+	do
+	{
+		if (!pg_strong_random(&bits, sizeof(bits)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate a random lease epoch")));
+		epoch = (int64) (bits & UINT64CONST(0x7FFFFFFFFFFFFFFF));
+	} while (epoch == 0 || epoch == previous);
+	PG_RETURN_INT64(epoch);
+}
+
+/*
+ * genroc._session_start() → timestamptz: when this backend started (the
+ * backend_start pg_stat_activity shows for it).  With pg_backend_pid() it
+ * names this session; a pid alone may be reused by a later backend.
+ */
+Datum
+genroc_session_start(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(MyStartTimestamp);
+}
+
+/*
+ * genroc._session_alive(pid int, started timestamptz) → boolean: whether the
+ * backend with that pid and start time still exists.  Read from the backend
+ * status array directly rather than through pg_stat_activity, which hides
+ * other roles' start times from a role without pg_read_all_stats.  The
+ * array is read once per transaction (as pg_stat_activity is).
+ */
+Datum
+genroc_session_alive(PG_FUNCTION_ARGS)
+{
+	int32		pid;
+	TimestampTz started;
+	int			n;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	pid = PG_GETARG_INT32(0);
+	started = PG_GETARG_TIMESTAMPTZ(1);
+	n = pgstat_fetch_stat_numbackends();
+	for (int i = 1; i <= n; i++)
+	{
+		LocalPgBackendStatus *local = pgstat_fetch_stat_local_beentry(i);
+
+		if (local != NULL &&
+			local->backendStatus.st_procpid == pid &&
+			local->backendStatus.st_proc_start_timestamp == started)
+			PG_RETURN_BOOL(true);
+	}
+	PG_RETURN_BOOL(false);
 }
 
 /* The parts of a failed interpreter call, copied out of malloc'd memory. */

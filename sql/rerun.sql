@@ -22,7 +22,7 @@ SELECT genroc.retry(:a);
 SELECT status, state, error, ended_at FROM genroc.instances WHERE id = :a;
 SELECT state, input FROM genroc.claim('w1', '{default}') \gset
 SELECT :'state' AS state, :'input' AS input;
-SELECT genroc.fail(:a, 2, 'Card.Declined', 'still no funds');
+SELECT genroc.fail(:a, (SELECT lease_epoch FROM genroc.instances WHERE id = :a), 'Card.Declined', 'still no funds');
 
 -- resume: past Charge, with its result given by hand
 SELECT genroc.resume(:a, '{"paid_by":"phone"}');

@@ -18,7 +18,7 @@ SELECT instance_id AS t1 FROM genroc.start('t', '{}') \gset
 -- not claimed for a minute: no timeout (it counts from the claim)
 SET genroc.test_clock = '2030-01-01 00:01:00Z';
 SELECT genroc.tick();
-SELECT epoch, timeout_s FROM genroc.claim('w1', '{default}');
+SELECT epoch > 0 AS epoch, timeout_s FROM genroc.claim('w1', '{default}');
 SET genroc.test_clock = '2030-01-01 00:01:04Z';
 SELECT genroc.tick();
 SET genroc.test_clock = '2030-01-01 00:01:05Z';
@@ -30,16 +30,16 @@ SELECT genroc.complete(:t1, 1, '{}');
 
 -- caught timeout
 SELECT instance_id AS t2 FROM genroc.start('tc', '{"n":1}') \gset
-SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT epoch > 0 AS epoch FROM genroc.claim('w1', '{default}');
 SET genroc.test_clock = '2030-01-01 00:01:10Z';
 SELECT genroc.tick();
 SELECT status, state, genroc.get_instance(id) -> 'output' AS output FROM genroc.instances WHERE id = :t2;
 
 -- a report in time wins; no timeout afterwards
 SELECT instance_id AS t3 FROM genroc.start('t', '{}') \gset
-SELECT epoch FROM genroc.claim('w1', '{default}');
+SELECT epoch > 0 AS epoch FROM genroc.claim('w1', '{default}');
 SET genroc.test_clock = '2030-01-01 00:01:14Z';
-SELECT genroc.complete(:t3, 1, '"in time"');
+SELECT genroc.complete(:t3, (SELECT lease_epoch FROM genroc.instances WHERE id = :t3), '"in time"');
 SET genroc.test_clock = '2030-01-01 00:02:00Z';
 SELECT genroc.tick();
 SELECT status, genroc.get_instance(id) -> 'output' AS output FROM genroc.instances WHERE id = :t3;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
+#include <map>
 
 namespace genroc::sqlite {
 
@@ -37,6 +39,47 @@ void raise(sqlite3 *db, int rc, std::string_view what) {
 	}
 }
 
+bool WriteTurns::acquire(std::chrono::milliseconds timeout) {
+	std::unique_lock<std::mutex> g(m_);
+	const uint64_t mine = next_++;
+	if (cv_.wait_for(g, timeout, [&] { return serving_ == mine; })) return true;
+	abandoned_.insert(mine);
+	return false;
+}
+
+void WriteTurns::release() {
+	std::lock_guard<std::mutex> g(m_);
+	++serving_;
+	while (abandoned_.erase(serving_)) ++serving_;
+	cv_.notify_all();
+}
+
+std::shared_ptr<WriteTurns> WriteTurns::for_file(const std::string &path) {
+	static std::mutex registry_mutex;
+	static std::map<std::string, std::weak_ptr<WriteTurns>> registry;
+	std::string key = path;
+	// ":memory:" and URIs stay as written; a file is known by its real path.
+	if (path != ":memory:" && path.rfind("file:", 0) != 0) {
+		std::error_code ec;
+		auto canonical = std::filesystem::weakly_canonical(path, ec);
+		if (!ec) key = canonical.string();
+	}
+	std::lock_guard<std::mutex> g(registry_mutex);
+	auto &slot = registry[key];
+	auto turns = slot.lock();
+	if (!turns) {
+		turns = std::make_shared<WriteTurns>();
+		slot = turns;
+	}
+	return turns;
+}
+
+namespace {
+// What busy_timeout gives another process; a writer of this process waits
+// as long for its turn.
+constexpr int kBusyTimeoutMs = 10000;
+}  // namespace
+
 // Creates the file at path, empty and mode 0600 (before the umask), when
 // there is none.  It holds inputs, outputs and token hashes: SQLite would
 // make it 0644, and makes the -wal and -shm files with the main file's mode
@@ -67,7 +110,7 @@ static std::string immutable_uri(const std::string &path) {
 	return uri + "?immutable=1";
 }
 
-Db::Db(const std::string &path, bool read_only, bool immutable) {
+Db::Db(const std::string &path, bool read_only, bool immutable) : turns_(WriteTurns::for_file(path)) {
 	if (!read_only) create_private(path);
 	sqlite3 *h = nullptr;
 	const std::string name = read_only && immutable ? immutable_uri(path) : path;
@@ -79,7 +122,7 @@ Db::Db(const std::string &path, bool read_only, bool immutable) {
 	if (rc != SQLITE_OK) raise(h, rc, "cannot open SQLite database \"" + path + "\"");
 	// Several processes may share the file: wait for the writer instead of
 	// failing at once.
-	sqlite3_busy_timeout(h, 10000);
+	sqlite3_busy_timeout(h, kBusyTimeoutMs);
 	sqlite3_extended_result_codes(h, 1);
 #ifdef __APPLE__
 	// On macOS fsync() returns before the drive has emptied its own cache;
@@ -124,10 +167,29 @@ void Db::begin_immediate(Durability d) {
 		exec(d == Durability::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
 		sync_ = d;
 	}
-	exec("BEGIN IMMEDIATE");
+	if (!turns_->acquire(std::chrono::milliseconds(kBusyTimeoutMs)))
+		throw Error("55P03", "cannot begin a write: other writers of this process held the database for " +
+								 std::to_string(kBusyTimeoutMs / 1000) + "s");
+	my_turn_ = true;
+	try {
+		exec("BEGIN IMMEDIATE");
+	} catch (...) {
+		end_turn();
+		throw;
+	}
 }
 
-void Db::commit() { exec("COMMIT"); }
+void Db::end_turn() noexcept {
+	if (my_turn_) {
+		my_turn_ = false;
+		turns_->release();
+	}
+}
+
+void Db::commit() {
+	exec("COMMIT");
+	end_turn();
+}
 
 void Db::sync_wal() {
 	// In WAL mode the journal file is the WAL; every commit so far is in it,
@@ -147,6 +209,7 @@ void Db::sync_wal() {
 
 void Db::rollback() noexcept {
 	if (!sqlite3_get_autocommit(db_.get())) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+	end_turn();
 }
 
 bool Query::next() {

@@ -8,12 +8,21 @@
 //            it goes out of scope (so a cached statement is never left busy)
 //   Durability  how hard a commit must reach the disk; decided in one place
 //            (SqliteStore::durability_for) and applied here before BEGIN
+//   write turns  the writers of one file in this process queue for it in
+//            order of arrival (WriteTurns) before BEGIN IMMEDIATE: SQLite's
+//            busy handler polls with growing sleeps, so under a steady
+//            stream of writers one connection could lose every race (a
+//            server's worker starved by its API threads)
 #pragma once
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +49,23 @@ using DbPtr = std::unique_ptr<sqlite3, DbDeleter>;
 // PRAGMA synchronous cannot change inside one, so it is set before BEGIN.
 enum class Durability { normal, full };
 
+// A fair lock: whoever asks first gets the next turn (a ticket lock).  A
+// waiter that gives up (timeout) leaves its ticket, and the turn skips it.
+class WriteTurns {
+  public:
+	// True once it is this caller's turn; false after `timeout`.
+	bool acquire(std::chrono::milliseconds timeout);
+	void release();
+	// The turns of one database file in this process (by its canonical path).
+	static std::shared_ptr<WriteTurns> for_file(const std::string &path);
+
+  private:
+	std::mutex m_;
+	std::condition_variable cv_;
+	uint64_t next_ = 0, serving_ = 0;
+	std::set<uint64_t> abandoned_;
+};
+
 class Db {
   public:
 	// Opens the file at path.  read_only: never writes nor creates it (a
@@ -48,6 +74,9 @@ class Db {
 	// immutable (read_only only): SQLite takes the file as unchanging and
 	// needs no -shm file (for a folder the caller cannot write).
 	explicit Db(const std::string &path, bool read_only = false, bool immutable = false);
+	~Db() { end_turn(); }
+	Db(const Db &) = delete;
+	Db &operator=(const Db &) = delete;
 
 	sqlite3 *handle() const { return db_.get(); }
 	// Runs SQL text without parameters or results (DDL, pragmas).
@@ -64,7 +93,10 @@ class Db {
 	void rollback() noexcept;
 
   private:
+	void end_turn() noexcept;
 	DbPtr db_;
+	std::shared_ptr<WriteTurns> turns_;
+	bool my_turn_ = false;	// between begin_immediate and commit/rollback
 	std::unordered_map<std::string, StmtPtr> cache_;
 	std::optional<Durability> sync_;  // the PRAGMA synchronous now in force
 };

@@ -15,7 +15,8 @@ namespace genroc::sqlite {
 //   1  the engine's tables
 //   2  + partition_rate_limit (queues, queue_starts)
 //   3  + tokens (API tokens, README "Authentication")
-inline constexpr int SCHEMA_VERSION = 3;
+//   4  + workers.session_pid (the process holding the worker's lock file)
+inline constexpr int SCHEMA_VERSION = 4;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -111,7 +112,10 @@ CREATE INDEX IF NOT EXISTS instances_heartbeat ON instances (heartbeat_at) WHERE
 CREATE INDEX IF NOT EXISTS instances_status ON instances (status, id);
 
 -- The worker registry: one row per worker id, kept after a stop so a
--- restart can find its own leases.
+-- restart can find its own leases.  session_pid: the pid of the process
+-- that registered it, holding the worker's lock file
+-- (SqliteStore::worker_register); NULL: it held none, so only the heartbeat
+-- tells whether it is alive.
 CREATE TABLE IF NOT EXISTS workers (
 	id             TEXT PRIMARY KEY CHECK (id <> ''),
 	host           TEXT NOT NULL,
@@ -122,7 +126,8 @@ CREATE TABLE IF NOT EXISTS workers (
 	durability     TEXT NOT NULL DEFAULT 'essential',	-- the level of the store that registered
 	started_at     INTEGER NOT NULL,
 	heartbeat_at   INTEGER NOT NULL,
-	stopped_at     INTEGER
+	stopped_at     INTEGER,
+	session_pid    INTEGER
 );
 
 -- Each instance's history, oldest first by seq (one sequence for all, as
@@ -197,6 +202,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	WHERE partition_key IS NOT NULL;
 )SQL",
 	TOKENS_SQL,	 // 2 -> 3
+	// 3 -> 4: a worker's lock file
+	"ALTER TABLE workers ADD COLUMN session_pid INTEGER;",
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

@@ -18,12 +18,16 @@
 //   stop      where the interpreter left the instance: a task (ready for a
 //             worker, or parked for an activity worker), a timer, or the end
 //   lease     lease_owner + lease_epoch + lease_expires on a running
-//             instance; every claim bumps the epoch, complete/fail quote it
+//             instance; every claim draws a new random epoch (new_epoch),
+//             complete/fail quote it
 //   lapse     a lease that expired without renew: the task runs again (or,
 //             OnlyOnce, fails with only_once.interrupted)
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -78,6 +82,20 @@ std::string new_token() {
 		s += hex[c & 15];
 	}
 	return s;
+}
+
+// A new lease epoch (genroc._fencing_epoch): random in 1 .. 2^63-1 and not
+// `previous`.  A counter would hand the same epoch out again after a power
+// loss took an unsynced claim (at essential a claim is not synced), and a
+// worker still holding the lost lease could then report with it.
+int64_t new_epoch(int64_t previous) {
+	for (;;) {
+		uint64_t bits = 0;
+		if (RAND_bytes(reinterpret_cast<unsigned char *>(&bits), sizeof bits) != 1)
+			throw Error("XX000", "could not generate a random lease epoch");
+		const auto epoch = static_cast<int64_t>(bits & 0x7FFFFFFFFFFFFFFFULL);
+		if (epoch != 0 && epoch != previous) return epoch;
+	}
 }
 
 // ---- API tokens (80_tokens.sql) ----------------------------------------------
@@ -420,6 +438,11 @@ class SqliteStore final : public Store {
 		db_.exec("PRAGMA foreign_keys=ON");
 		migrate();
 	}
+	~SqliteStore() override {
+		for (auto &[_, fd] : worker_locks_) ::close(fd);
+	}
+	SqliteStore(const SqliteStore &) = delete;
+	SqliteStore &operator=(const SqliteStore &) = delete;
 
 	std::string kind() const override { return "sqlite"; }
 
@@ -676,7 +699,18 @@ class SqliteStore final : public Store {
 		if (worker.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_worker must not be empty");
 		check_name(worker, "p_worker");
 		const json opts = options.is_null() ? json::object() : options;
-		check_options(opts, {"concurrency", "host", "lease_duration", "queues", "stale_after"}, "worker options");
+		check_options(opts, {"concurrency", "host", "lease_duration", "pooled", "queues", "stale_after"},
+					  "worker options");
+		// "pooled": the caller's connection is not tied to its process (on
+		// PostgreSQL, a transaction pooler); as there, no lock is kept for it,
+		// and only its heartbeat will tell whether it is alive
+		bool pooled = false;
+		if (opts.contains("pooled")) {
+			if (!opts["pooled"].is_boolean())
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"pooled\" must be a boolean, not " + opts["pooled"].dump());
+			pooled = opts["pooled"].get<bool>();
+		}
 		std::string host;
 		int64_t lease_ms = 10'000, stale_ms = 30'000;
 		json queues = json::array({"default"});
@@ -703,22 +737,62 @@ class SqliteStore final : public Store {
 																   std::to_string(*concurrency));
 		}
 		return write(durability_for(Commit::progress), [&](int64_t now) {
+			// The lock this call takes, kept only if the registration commits.
+			WorkerLockTry lock = try_worker_lock(worker);
+			struct Undo {
+				WorkerLockTry &l;
+				bool keep = false;
+				~Undo() {
+					if (!keep && l.fd >= 0) ::close(l.fd);
+				}
+			} undo{lock};
 			{
-				Query q(db_, "SELECT host, heartbeat_at, stale_after_ms, stopped_at FROM workers WHERE id = ?1", worker);
-				if (q.next() && q.is_null(3) && q.i64(1) + q.i64(2) > now)
-					throw Error(sqlstate::WORKER_ID_IN_USE,
-								"worker id \"" + worker + "\" is in use by a live worker on host \"" + q.text(0) + "\"",
-								"Its last heartbeat was at " + iso(q.i64(1)) + ".",
-								"Wait until it is stale, or choose another worker id.");
+				Query q(db_, "SELECT host, heartbeat_at, stale_after_ms, stopped_at, session_pid FROM workers WHERE id = ?1",
+						worker);
+				if (q.next() && q.is_null(3) && q.i64(1) + q.i64(2) > now) {
+					// Held, heartbeat fresh: its lock file tells whether the
+					// process that holds it is alive (genroc._session_alive).
+					const std::string host = q.text(0);
+					if (lock.state == LockState::held_by_other || lock.state == LockState::own)
+						throw Error(sqlstate::WORKER_ID_IN_USE,
+									"worker id \"" + worker + "\" is in use by a live worker on host \"" + host + "\"",
+									"Its process" + (q.is_null(4) ? std::string() : " (pid " + q.text(4) + ")") +
+										" holds the worker's lock file; its last heartbeat was at " + iso(q.i64(1)) +
+										".",
+									"Use another worker id, or stop that worker.");
+					if (q.is_null(4) || lock.state == LockState::unknown)
+						throw Error(sqlstate::WORKER_LIVENESS_UNKNOWN,
+									"worker id \"" + worker + "\" is held by a worker on host \"" + host +
+										"\" that may be alive",
+									"No lock file tells; its last heartbeat was at " + iso(q.i64(1)) +
+										" and it counts as alive for " + std::to_string(q.i64(2)) + "ms after that.",
+									"Wait until it is stale, stop that worker, or use another worker id.");
+					// its lock is free: the process died, take over at once
+				}
 			}
+			if (pooled) {
+				// the lock was only a probe of the old holder
+				if (lock.fd >= 0) ::close(lock.fd);
+				lock = WorkerLockTry{};
+				auto it = worker_locks_.find(worker);
+				if (it != worker_locks_.end()) {
+					::close(it->second);
+					worker_locks_.erase(it);
+				}
+			}
+			std::optional<int64_t> session;
+			if (lock.state == LockState::taken || lock.state == LockState::own)
+				session = static_cast<int64_t>(::getpid());
 			Query(db_,
 				  "INSERT INTO workers (id, host, lease_ms, stale_after_ms, queues, concurrency, durability, "
-				  "started_at, heartbeat_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7, ?7) "
+				  "started_at, heartbeat_at, session_pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7, ?7, ?9) "
 				  "ON CONFLICT (id) DO UPDATE SET host = excluded.host, lease_ms = excluded.lease_ms, "
 				  "stale_after_ms = excluded.stale_after_ms, queues = excluded.queues, concurrency = excluded.concurrency, "
 				  "durability = excluded.durability, "
-				  "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL",
-				  worker, host, lease_ms, stale_ms, queues, concurrency, now, std::string(durability_name(level_)))
+				  "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL, "
+				  "session_pid = excluded.session_pid",
+				  worker, host, lease_ms, stale_ms, queues, concurrency, now, std::string(durability_name(level_)),
+				  session)
 				.run();
 			// A restart after a crash: what this id still holds is taken back at
 			// once, as a lapsed lease would be.
@@ -727,6 +801,10 @@ class SqliteStore final : public Store {
 				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker)) {
 				interrupt(id, "worker registered again", now);
 				reclaimed++;
+			}
+			if (lock.fd >= 0) {
+				worker_locks_[worker] = lock.fd;
+				undo.keep = true;
 			}
 			return json{{"worker", worker}, {"reclaimed", reclaimed}};
 		});
@@ -749,6 +827,12 @@ class SqliteStore final : public Store {
 			Query(db_, "UPDATE workers SET stopped_at = ?2 WHERE id = ?1", worker, now).run();
 			return 0;
 		});
+		// stopped: the id is free, its lock too
+		auto it = worker_locks_.find(worker);
+		if (it != worker_locks_.end()) {
+			::close(it->second);
+			worker_locks_.erase(it);
+		}
 	}
 
 	json list_workers() override {
@@ -812,16 +896,17 @@ class SqliteStore final : public Store {
 				// TimeoutSeconds of a handler task counts from the claim.
 				std::optional<int64_t> timeout_at;
 				if (inst.timeout_s) timeout_at = now + *inst.timeout_s * 1000;
+				const int64_t epoch = new_epoch(inst.lease_epoch);
 				Query(db_,
-					  "UPDATE instances SET status = 'running', lease_owner = ?2, lease_epoch = lease_epoch + 1, "
+					  "UPDATE instances SET status = 'running', lease_owner = ?2, lease_epoch = ?6, "
 					  "lease_expires = ?3, timeout_at = ?4, updated_at = ?5 WHERE id = ?1",
-					  id, worker, expires, timeout_at, now)
+					  id, worker, expires, timeout_at, now, epoch)
 					.run();
 				log(id, now, "task_started", inst.state,
-					{{"worker", worker}, {"epoch", inst.lease_epoch + 1}, {"attempt", inst.attempt}});
+					{{"worker", worker}, {"epoch", epoch}, {"attempt", inst.attempt}});
 				Task t;
 				t.instance_id = id;
-				t.epoch = inst.lease_epoch + 1;
+				t.epoch = epoch;
 				t.state = inst.state.value_or("");
 				t.resource = inst.resource.value_or("");
 				t.input = inst.task_input;
@@ -869,6 +954,8 @@ class SqliteStore final : public Store {
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
+			// an acknowledged OnlyOnce result survives a power loss
+			if (inst.only_once) flush_on_commit(Commit::only_once_report);
 			log(id, now, "task_succeeded", inst.state,
 				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
 			return apply_step(id, task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt), now);
@@ -878,6 +965,7 @@ class SqliteStore final : public Store {
 	std::string fail(int64_t id, int64_t epoch, const std::string &error, const std::string &cause) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
+			if (inst.only_once) flush_on_commit(Commit::only_once_report);
 			return fail_task(inst.id, error, cause, now);
 		});
 	}
@@ -1309,8 +1397,54 @@ class SqliteStore final : public Store {
 	}
 
   private:
+	// ---- worker lock files (what a live PostgreSQL session is there) ----
+	//
+	// A registered worker's store holds an exclusive flock() on a file beside
+	// the database, one per worker id; the kernel releases it when the
+	// process dies, however it dies.  So while the lock is held the worker is
+	// alive, and once it is free the process that held it is gone.  flock
+	// (not fcntl) because its locks belong to the open file: another store of
+	// the same process opening and closing the file leaves it held, and a
+	// second store of the same process asking for it is refused as another
+	// process would be.  The engine cannot tell for a database without a
+	// directory of its own (":memory:", a URI) or when the file cannot be
+	// opened there.
+	enum class LockState { taken, own, held_by_other, unknown };
+	struct WorkerLockTry {
+		LockState state = LockState::unknown;
+		int fd = -1;  // set when this call took the lock
+	};
+
+	std::string worker_lock_path(const std::string &worker) const {
+		if (path_.empty() || path_ == ":memory:" || path_.rfind("file:", 0) == 0) return "";
+		return path_ + "-worker-" + sha256_hex(worker).substr(0, 32) + ".lock";
+	}
+
+	WorkerLockTry try_worker_lock(const std::string &worker) {
+		WorkerLockTry t;
+		if (worker_locks_.count(worker)) {
+			t.state = LockState::own;  // this store's registration, alive
+			return t;
+		}
+		const std::string p = worker_lock_path(worker);
+		if (p.empty()) return t;
+		int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		if (fd < 0) return t;
+		if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			t.state = LockState::taken;
+			t.fd = fd;
+			return t;
+		}
+		const int err = errno;
+		::close(fd);
+		if (err == EWOULDBLOCK) t.state = LockState::held_by_other;
+		return t;
+	}
+
+	std::map<std::string, int> worker_locks_;  // worker id -> its locked file
+
 	// Why a commit may have to reach the disk (genroc._flush_commit's classes).
-	enum class Commit { outside, only_once_claim, terminal, progress };
+	enum class Commit { outside, only_once_claim, only_once_report, terminal, progress };
 
 	// The one place where a commit's durability is decided: (level, class)
 	// as genroc._flush_commit maps them.  NORMAL in WAL mode never corrupts
@@ -1320,7 +1454,8 @@ class SqliteStore final : public Store {
 		bool flush = false;
 		switch (c) {
 			case Commit::outside:
-			case Commit::only_once_claim: flush = level_ >= DurabilityLevel::essential; break;
+			case Commit::only_once_claim:
+			case Commit::only_once_report: flush = level_ >= DurabilityLevel::essential; break;
 			case Commit::terminal: flush = level_ >= DurabilityLevel::terminal; break;
 			case Commit::progress: flush = level_ >= DurabilityLevel::strict; break;
 		}
@@ -2101,7 +2236,7 @@ class SqliteStore final : public Store {
 	// genroc._interrupt: a running task lost its worker (lapse, release,
 	// stop, re-register).  OnlyOnce → only_once.interrupted; the 5th
 	// interruption of one attempt → genroc.Interrupted; else ready again
-	// (the epoch stays; the next claim bumps it).
+	// (the epoch stays; the next claim draws a new one).
 	std::string interrupt(int64_t id, const std::string &reason, int64_t now) {
 		Inst inst = load(id);
 		log(id, now, "task_interrupted", inst.state,

@@ -137,6 +137,10 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_flag("--manual-tick", cfg.manual_tick,
 					  "never call genroc.tick() (tests and operators drive time-driven work)")
 			->envname("GENROC_MANUAL_TICK");
+		sub->add_flag("--pooled", cfg.pooled,
+					  "the database is reached through a transaction pooler (pgbouncer pool_mode=transaction): "
+					  "a restart by id waits --stale-after, as the session cannot prove the old process dead")
+			->envname("GENROC_POOLED");
 	};
 	auto listen_flag = [&](CLI::App *sub) {
 		sub->add_option("--listen", cfg.listen, "HTTP address host:port")
@@ -530,6 +534,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 		return kExitFailed;
 	}
 	o.manual_tick = cfg.manual_tick;
+	o.pooled = cfg.pooled;
 	o.tick_interval = cfg.tick_interval;
 	o.poll_interval = cfg.poll_interval;
 	Runner runner(o, handlers, store_factory(cfg));

@@ -36,6 +36,7 @@ struct Config {
 	log::Mode log_mode = log::Mode::text;
 	log::Level log_level = log::Level::info;
 	bool manual_tick = false;
+	bool pooled = false;					// --pooled: the PostgreSQL session is not this process's own
 	std::string durability = "essential";	// none | essential | terminal | strict
 	int pg_commit_delay = -1;				// microseconds; -1: leave the server's setting
 	// the instance log and retention (README "Logs and retention")

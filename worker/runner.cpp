@@ -11,6 +11,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a restart retries a holder proven alive before it gives up: the
+// server ends a killed client's session a moment after the kill.
+constexpr Millis kAliveGrace{2'000};
+
 int64_t steady_ms() {
 	return std::chrono::duration_cast<Millis>(Clock::now().time_since_epoch()).count();
 }
@@ -85,11 +89,12 @@ bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 	// Milliseconds: the one unit both PostgreSQL's interval input and the
 	// shim read the same way.
 	auto ms = [](Millis d) { return std::to_string(d.count()) + "ms"; };
-	const json options = {{"host", opt_.host},
-						  {"lease_duration", ms(opt_.lease_duration)},
-						  {"stale_after", ms(opt_.stale_after)},
-						  {"queues", opt_.queues},
-						  {"concurrency", opt_.concurrency}};
+	json options = {{"host", opt_.host},
+					{"lease_duration", ms(opt_.lease_duration)},
+					{"stale_after", ms(opt_.stale_after)},
+					{"queues", opt_.queues},
+					{"concurrency", opt_.concurrency}};
+	if (opt_.pooled) options["pooled"] = true;
 	const auto t0 = Clock::now();
 	bool warned_in_use = false, warned_db = false;
 	Backoff backoff;
@@ -103,10 +108,22 @@ bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 			return true;
 		} catch (const Error &e) {
 			if (e.sqlstate == sqlstate::WORKER_ID_IN_USE) {
-				// The holder may be this worker's previous life that crashed
-				// without worker_stop: its heartbeat goes stale after
-				// stale_after, so waiting that long tells a restart from a
-				// real second worker.
+				// Proven alive: the holder's database session (or, on SQLite,
+				// its lock file) is still held.  A previous life killed a
+				// moment ago may still be closing its connection on the
+				// server side, so a short grace, then give up: this is a
+				// second live worker with the same id.
+				if (Clock::now() - t0 >= std::min(opt_.stale_after, kAliveGrace)) {
+					log::error("worker id in use by a live worker; giving up",
+							   {{"worker", opt_.worker_id}, {"error", e.what()}});
+					return false;
+				}
+				stop.wait_for(Millis(100));
+			} else if (e.sqlstate == sqlstate::WORKER_LIVENESS_UNKNOWN) {
+				// The engine cannot tell (a pooled registration): the holder
+				// may be this worker's previous life that crashed without
+				// worker_stop; its heartbeat goes stale after stale_after, so
+				// waiting that long tells a restart from a second worker.
 				if (Clock::now() - t0 >= opt_.stale_after) {
 					log::error("worker id in use by a live worker; giving up",
 							   {{"worker", opt_.worker_id}, {"error", e.what()}});

@@ -45,6 +45,7 @@ struct WorkerOptions {
 	int concurrency = 16;
 	std::vector<std::string> queues;		// final list, handler queues included
 	bool manual_tick = false;
+	bool pooled = false;					// registered "pooled": liveness by heartbeat only
 	Millis tick_interval{1'000};
 	Millis poll_interval{1'000};
 };
@@ -57,8 +58,9 @@ class Runner {
 	Runner &operator=(const Runner &) = delete;
 
 	// Runs until `stop` is requested, then drains and returns the exit code:
-	// 0 after a clean stop, 1 when the worker id stays held by a live worker
-	// past stale_after (or registration fails for good).  Transient database
+	// 0 after a clean stop, 1 when a live worker holds the worker id (its
+	// session or lock proves it; or, when that cannot tell, it stays held
+	// past stale_after), or registration fails for good.  Transient database
 	// errors never end it: it waits them out with back-off.
 	int run(const StopFlag &stop);
 

@@ -54,7 +54,7 @@ struct ActivityTask {
 
 // Which commits are flushed to disk before they are confirmed (DESIGN §4,
 // README "Durability"): none; essential = work from outside (start, activity
-// results, cancel) and the claim of an OnlyOnce task; terminal = essential
+// results, cancel) and the claim and the report of an OnlyOnce task; terminal = essential
 // and every instance end; strict = every commit.
 enum class DurabilityLevel { none, essential, terminal, strict };
 

@@ -24,7 +24,7 @@ CREATE TABLE genroc._definitions (
 --   when it may run  queue (routed at start, 55_queues.sql), priority,
 --                    eligible_at (claim order and delay); status 'queued':
 --                    waiting for a slot of its partition (queue, partition_key)
---   lease            lease_owner, lease_epoch (bumped on every claim),
+--   lease            lease_owner, lease_epoch (new and random on every claim),
 --                    lease_expires
 --   attempts         retry_counts (the interpreter's, per Retry entry),
 --                    attempt (their sum), interruptions (lapses of this
@@ -133,7 +133,13 @@ CREATE TABLE genroc._workers (
 	durability		text NOT NULL DEFAULT 'essential',
 	started_at		timestamptz NOT NULL,
 	heartbeat_at	timestamptz NOT NULL,
-	stopped_at		timestamptz
+	stopped_at		timestamptz,
+	-- the database session the worker last called from (pid and backend
+	-- start); while it exists the worker is alive (worker_register).  NULL:
+	-- registered with "pooled" (a transaction pooler: the session is not
+	-- the worker's), so only the heartbeat tells
+	session_pid		int,
+	session_start	timestamptz
 );
 
 -- Each instance's history, oldest first by seq.  instance_id has no

@@ -169,8 +169,10 @@ END;
 $$;
 
 -- A report under a lease: when the instance is running at p_epoch, the
--- worker holding the lease must be the caller's.  Epochs only grow, so if
--- the function's locked read still finds p_epoch it is the same lease.
+-- worker holding the lease must be the caller's.  An epoch is drawn at
+-- random for each claim and never handed out twice for an instance (README
+-- "Fencing and liveness"), so if the function's locked read still finds
+-- p_epoch it is the same lease.
 CREATE FUNCTION genroc._check_lease(p_instance bigint, p_epoch bigint) RETURNS void
 	LANGUAGE plpgsql STABLE
 AS $$

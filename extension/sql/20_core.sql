@@ -270,6 +270,9 @@ $$;
  *   outside          essential, terminal, strict   (start, activity results,
  *                                                   cancel: work from outside)
  *   only_once_claim  essential, terminal, strict   (before the handler runs)
+ *   only_once_report essential, terminal, strict   (its complete or fail: an
+ *                                                   acknowledged result is
+ *                                                   never lost to a crash)
  *   terminal         terminal, strict              (an instance ended)
  *   progress         strict                        (anything else)
  *
@@ -534,7 +537,7 @@ $$;
  *   OnlyOnce task → task_failed only_once.interrupted (never handed out again)
  *   the 5th interruption of one attempt → task_failed genroc.Interrupted
  *   otherwise → status 'ready', eligible_at = now, interruptions + 1, the
- *   lease dropped (the epoch stays; the next claim bumps it)
+ *   lease dropped (the epoch stays; the next claim draws a new one)
  */
 CREATE FUNCTION genroc._interrupt(p_instance bigint, p_reason text) RETURNS text
 	LANGUAGE plpgsql VOLATILE

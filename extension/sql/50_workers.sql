@@ -23,17 +23,40 @@ BEGIN
 END;
 $$;
 
+-- When this backend started: with pg_backend_pid() it names the session.
+CREATE FUNCTION genroc._session_start() RETURNS timestamptz
+	AS 'MODULE_PATHNAME', 'genroc_session_start'
+	LANGUAGE C STABLE PARALLEL RESTRICTED;
+
+-- Whether the backend (pid, start) still exists; NULL when either is NULL
+-- (no session recorded: the engine cannot tell).
+CREATE FUNCTION genroc._session_alive(p_pid int, p_start timestamptz) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'genroc_session_alive'
+	LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
 /*
  * Semantics of worker_register:
  *   options host (default ''), lease_duration (default 10s), stale_after
  *   (default 30s), queues (array of strings, default ["default"]),
- *   concurrency (positive int, default none = no limit)
+ *   concurrency (positive int, default none = no limit), pooled (boolean,
+ *   default false: this session is the worker's own; true: it comes through
+ *   a transaction pooler, so the session says nothing about the worker)
  *   an existing row that is not stopped and whose heartbeat is newer than
- *   its own stale_after (heartbeat_at > now - stale_after) is a live holder:
- *   RC005 naming its host, nothing changes
+ *   its own stale_after (heartbeat_at > now - stale_after) holds the id:
+ *     its recorded session still exists → a live holder: RC005 naming its
+ *     host, nothing changes
+ *     no session recorded (it registered pooled) → the engine cannot tell:
+ *     RC010 naming its host, nothing changes (the caller may wait until
+ *     the heartbeat is stale)
+ *     its session is gone (the process died with its connection) → dead:
+ *     taken over at once, as a stale one
  *   otherwise the row is created or replaced (started_at = heartbeat_at =
- *   now, stopped_at cleared) and every instance still leased to that id is
- *   taken back at once through the lapse path (genroc._interrupt)
+ *   now, stopped_at cleared, the session recorded unless pooled) and every
+ *   instance still leased to that id is taken back at once through the
+ *   lapse path (genroc._interrupt)
+ *   claim, renew and worker_heartbeat record the calling session as the
+ *   worker's (a worker with several connections, or one that reconnected,
+ *   is named by the last one it used); a pooled registration keeps none
  */
 CREATE FUNCTION genroc.worker_register(p_worker text, p_options jsonb DEFAULT '{}')
 	RETURNS jsonb
@@ -51,6 +74,8 @@ DECLARE
 	v_old genroc._workers;
 	v_id bigint;
 	v_reclaimed int := 0;
+	v_pooled boolean := false;
+	v_alive boolean;
 BEGIN
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
@@ -62,8 +87,15 @@ BEGIN
 	END IF;
 	PERFORM genroc._check_name(p_worker, 'p_worker');
 	PERFORM genroc._check_options(v_options,
-		ARRAY['concurrency', 'host', 'lease_duration', 'queues', 'stale_after'],
+		ARRAY['concurrency', 'host', 'lease_duration', 'pooled', 'queues', 'stale_after'],
 		'worker options');
+	IF v_options ? 'pooled' THEN
+		IF jsonb_typeof(v_options -> 'pooled') <> 'boolean' THEN
+			RAISE EXCEPTION 'option "pooled" must be a boolean, not %', v_options -> 'pooled'
+				USING ERRCODE = '22023';
+		END IF;
+		v_pooled := (v_options ->> 'pooled')::boolean;
+	END IF;
 	IF v_options ? 'host' THEN
 		v_host := genroc._text_option(v_options -> 'host', 'host');
 		PERFORM genroc._check_name(v_host, 'option "host"');
@@ -97,22 +129,37 @@ BEGIN
 	PERFORM genroc._lock('worker', p_worker);
 	SELECT * INTO v_old FROM genroc._workers WHERE id = p_worker FOR UPDATE;
 	IF FOUND AND v_old.stopped_at IS NULL AND v_old.heartbeat_at > v_now - v_old.stale_after THEN
-		RAISE EXCEPTION 'worker id "%" is in use by a live worker on host "%"', p_worker, v_old.host
-			USING ERRCODE = 'RC005',
-				  DETAIL = format('Its last heartbeat was at %s; it counts as alive for %s after that.',
-								  genroc._iso(v_old.heartbeat_at), v_old.stale_after),
-				  HINT = 'Use another worker id, stop that worker, or wait until it is stale.';
+		v_alive := genroc._session_alive(v_old.session_pid, v_old.session_start);
+		IF v_alive THEN
+			RAISE EXCEPTION 'worker id "%" is in use by a live worker on host "%"', p_worker, v_old.host
+				USING ERRCODE = 'RC005',
+					  DETAIL = format('Its database session (pid %s) is open; its last heartbeat was at %s.',
+									  v_old.session_pid, genroc._iso(v_old.heartbeat_at)),
+					  HINT = 'Use another worker id, or stop that worker.';
+		ELSIF v_alive IS NULL THEN
+			RAISE EXCEPTION 'worker id "%" is held by a worker on host "%" that may be alive', p_worker, v_old.host
+				USING ERRCODE = 'RC010',
+					  DETAIL = format('It registered with "pooled", so its session does not tell; its last heartbeat was at %s and it counts as alive for %s after that.',
+									  genroc._iso(v_old.heartbeat_at), v_old.stale_after),
+					  HINT = 'Wait until it is stale, stop that worker, or use another worker id.';
+		END IF;
+		-- its session is gone: the process died with its connection, so the
+		-- id and its work are taken back now rather than after stale_after
 	END IF;
 	INSERT INTO genroc._workers AS w (id, host, lease_duration, stale_after, queues, concurrency,
-									  durability, started_at, heartbeat_at, stopped_at)
+									  durability, started_at, heartbeat_at, stopped_at,
+									  session_pid, session_start)
 	VALUES (p_worker, v_host, v_lease, v_stale, v_queues, v_concurrency, genroc.durability(),
-			v_now, v_now, NULL)
+			v_now, v_now, NULL,
+			CASE WHEN NOT v_pooled THEN pg_backend_pid() END,
+			CASE WHEN NOT v_pooled THEN genroc._session_start() END)
 	ON CONFLICT (id) DO UPDATE SET
 		host = excluded.host, lease_duration = excluded.lease_duration,
 		stale_after = excluded.stale_after, queues = excluded.queues,
 		concurrency = excluded.concurrency, durability = excluded.durability,
 		started_at = excluded.started_at,
-		heartbeat_at = excluded.heartbeat_at, stopped_at = NULL;
+		heartbeat_at = excluded.heartbeat_at, stopped_at = NULL,
+		session_pid = excluded.session_pid, session_start = excluded.session_start;
 
 	FOR v_id IN SELECT i.id FROM genroc._instances i
 				WHERE i.status = 'running' AND i.lease_owner = p_worker
@@ -124,7 +171,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION genroc.worker_register(text, jsonb) IS
-	'Registers a worker id (options host, lease_duration, stale_after, queues, concurrency); RC005 when a live worker holds it; takes back the instances still leased to that id.';
+	'Registers a worker id (options host, lease_duration, stale_after, queues, concurrency, pooled); RC005 when a live worker holds it, RC010 when one may; takes back the instances still leased to that id.';
 
 CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS void
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -134,7 +181,10 @@ BEGIN
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET heartbeat_at = genroc.now() WHERE id = p_worker;
+	UPDATE genroc._workers SET heartbeat_at = genroc.now(),
+		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
+		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
+	WHERE id = p_worker;
 END;
 $$;
 COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
@@ -199,6 +249,12 @@ CREATE FUNCTION genroc.list_workers()
 COMMENT ON FUNCTION genroc.list_workers() IS
 	'Every registered worker the caller may see (its own; operators every one): settings, timestamps, whether it is live, and how many tasks it holds.';
 
+-- A new lease epoch: random, never 0, never the previous one (genroc.c says
+-- why a counter is not enough).
+CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'genroc_fencing_epoch'
+	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
 /*
  * Semantics of claim:
  *   the worker must be registered and not stopped (RC006); a claim counts as
@@ -212,7 +268,9 @@ COMMENT ON FUNCTION genroc.list_workers() IS
  *   rate_limit is skipped; otherwise the batch is at most its room; with a
  *   partition_rate_limit, a partition whose window is full is skipped and
  *   the batch takes at most its room of each (genroc._claim_partitioned)
- *   each: status 'running', lease_owner = worker, lease_epoch + 1,
+ *   each: status 'running', lease_owner = worker, a new random lease_epoch
+ *   (genroc._fencing_epoch: a claim that a crash rolled back never hands out
+ *   an epoch again),
  *   lease_expires = now + the worker's lease_duration, timeout_at = now +
  *   TimeoutSeconds (a handler task's timeout counts from its claim)
  *   attempt in the result: the retry number (0 for the first run)
@@ -246,7 +304,10 @@ BEGIN
 		RAISE EXCEPTION 'p_n must be at least 1, not %', p_n USING ERRCODE = '22023';
 	END IF;
 	v_worker := genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET heartbeat_at = v_now WHERE id = p_worker;
+	UPDATE genroc._workers SET heartbeat_at = v_now,
+		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
+		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
+	WHERE id = p_worker;
 	v_n := p_n;
 	IF v_worker.concurrency IS NOT NULL THEN
 		v_n := least(v_n, v_worker.concurrency - (
@@ -283,7 +344,7 @@ BEGIN
 			UPDATE genroc._instances i SET
 				status = 'running',
 				lease_owner = p_worker,
-				lease_epoch = i.lease_epoch + 1,
+				lease_epoch = genroc._fencing_epoch(i.lease_epoch),
 				lease_expires = v_now + v_worker.lease_duration,
 				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
 							 THEN v_now + i.timeout_s * interval '1 second' END,
@@ -306,7 +367,7 @@ BEGIN
 			UPDATE genroc._instances i SET
 				status = 'running',
 				lease_owner = p_worker,
-				lease_epoch = i.lease_epoch + 1,
+				lease_epoch = genroc._fencing_epoch(i.lease_epoch),
 				lease_expires = v_now + v_worker.lease_duration,
 				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
 							 THEN v_now + i.timeout_s * interval '1 second' END,
@@ -368,7 +429,10 @@ BEGIN
 		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
 	END IF;
 	v_worker := genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET heartbeat_at = v_now WHERE id = p_worker;
+	UPDATE genroc._workers SET heartbeat_at = v_now,
+		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
+		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
+	WHERE id = p_worker;
 	RETURN QUERY
 		WITH renewed AS (
 			UPDATE genroc._instances i SET lease_expires = v_now + v_worker.lease_duration
@@ -438,6 +502,11 @@ BEGIN
 			USING ERRCODE = '22004';
 	END IF;
 	v_inst := genroc._leased(p_instance, p_epoch);
+	IF v_inst.only_once THEN
+		-- an acknowledged OnlyOnce result must survive a crash: lost, the
+		-- task would come back running and end only_once.interrupted
+		PERFORM genroc._flush_commit('only_once_report');
+	END IF;
 	PERFORM genroc._log(p_instance, 'task_succeeded', v_inst.state,
 		jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner, 'epoch', p_epoch));
 	RETURN genroc._apply_step(p_instance,
@@ -461,6 +530,9 @@ BEGIN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
 	END IF;
 	v_inst := genroc._leased(p_instance, p_epoch);
+	IF v_inst.only_once THEN
+		PERFORM genroc._flush_commit('only_once_report');
+	END IF;
 	RETURN genroc._fail_task(p_instance, p_error, p_cause);
 END;
 $$;

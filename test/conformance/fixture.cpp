@@ -97,8 +97,15 @@ void StoreTest::SetUp() {
 
 void StoreTest::TearDown() {
 	store_.reset();
-	if (!sqlite_path_.empty())
+	if (!sqlite_path_.empty()) {
 		for (const char *suffix : {"", "-wal", "-shm"}) std::filesystem::remove(sqlite_path_ + suffix);
+		// the workers' lock files beside it ("<file>-worker-<hash>.lock")
+		const std::filesystem::path p(sqlite_path_);
+		const std::string prefix = p.filename().string() + "-worker-";
+		std::error_code ec;
+		for (auto &e : std::filesystem::directory_iterator(p.parent_path(), ec))
+			if (e.path().filename().string().rfind(prefix, 0) == 0) std::filesystem::remove(e.path(), ec);
+	}
 	if (!pg_db_.empty()) {
 		try {
 			admin(pg_admin_url_, "DROP DATABASE IF EXISTS " + quote_ident(pg_db_) + " WITH (FORCE)");

@@ -34,7 +34,8 @@ TEST_P(StoreTest, LapsedLeaseMakesTheTaskReadyAgainWithANewEpoch) {
 
 	Task second = claim_one("w2");
 	EXPECT_EQ(second.instance_id, id);
-	EXPECT_EQ(second.epoch, first.epoch + 1);
+	EXPECT_NE(second.epoch, first.epoch);
+	EXPECT_GT(second.epoch, 0);
 	EXPECT_EQ(second.attempt, 0);  // an interruption is not a retry
 	// The paused first worker wakes up: its report is refused, nothing changes.
 	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(id, first.epoch, {{"from", "w1"}}));
@@ -42,6 +43,35 @@ TEST_P(StoreTest, LapsedLeaseMakesTheTaskReadyAgainWithANewEpoch) {
 	EXPECT_EQ(status(id), "running");
 	EXPECT_EQ(store().complete(id, second.epoch, {{"from", "w2"}}), "succeeded");
 	EXPECT_EQ(instance(id).at("output"), json({{"from", "w2"}}));
+}
+
+// The fencing token is not a counter: a claim that a crash rolled back must
+// never be handed out again, and a counter would repeat it (the crash itself
+// is test/durability/fencing_test.cpp).  Every claim of one instance gets a
+// positive epoch no earlier claim of it had, and not the previous one plus 1.
+TEST_P(StoreTest, EveryClaimHandsOutAnEpochNeverSeenBefore) {
+	define("flaky", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h",
+		"Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":30,"IntervalSeconds":1,"BackoffRate":1}],
+		"End":true}}})"));
+	worker("w1", {{"lease_duration", "1h"}});
+	int64_t id = start("flaky");
+	std::set<int64_t> seen;
+	int64_t previous = 0;
+	int consecutive = 0;
+	for (int i = 0; i < 20; i++) {
+		Task t = claim_one("w1");
+		ASSERT_EQ(t.instance_id, id);
+		EXPECT_GT(t.epoch, 0);
+		EXPECT_TRUE(seen.insert(t.epoch).second) << "epoch " << t.epoch << " handed out twice";
+		EXPECT_EQ(instance(id).at("lease_epoch"), t.epoch);
+		if (t.epoch == previous + 1) consecutive++;
+		previous = t.epoch;
+		EXPECT_EQ(store().fail(id, t.epoch, "Again", ""), "ready");
+		// the reported lease's epoch is refused like any stale one
+		EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(id, t.epoch, "late"));
+		at(2 * (i + 1));
+	}
+	EXPECT_LT(consecutive, 19) << "the epochs count up one by one";
 }
 
 TEST_P(StoreTest, RenewExtendsOnlyTheLeasesTheWorkerHolds) {
@@ -131,7 +161,10 @@ TEST_P(StoreTest, ReleaseGivesTasksBackAtOnceExceptOnlyOnce) {
 	EXPECT_EQ(instance(once).at("error"), "only_once.interrupted");
 	Task again = claim_one("w2");
 	EXPECT_EQ(again.instance_id, normal);
-	EXPECT_EQ(again.epoch, 2);
+	for (auto &t : tasks)
+		if (t.instance_id == normal) {
+			EXPECT_NE(again.epoch, t.epoch);
+		}
 }
 
 TEST_P(StoreTest, LiveWorkerIdIsRefusedNamingItsHost) {
@@ -194,7 +227,68 @@ TEST_P(StoreTest, ReRegisteringTakesBackTheInstancesStillLeasedToThatId) {
 	EXPECT_EQ(status(b), "ready");
 	auto again = store().claim("w1", {"default"}, 2);
 	ASSERT_EQ(again.size(), 2u);
-	for (auto &t : again) EXPECT_EQ(t.epoch, 2);
+	for (auto &t : again)
+		for (auto &old : tasks)
+			if (old.instance_id == t.instance_id) {
+				EXPECT_NE(t.epoch, old.epoch);
+			}
+}
+
+// Issue 12: whether the holder of an id is alive is told by something only
+// a live holder keeps (PostgreSQL: its session; SQLite: its lock file), not
+// by its heartbeat alone.  A holder whose connection (store) is gone is dead
+// at once, even with a fresh heartbeat: its id and work are taken back.
+TEST_P(StoreTest, AHolderWhoseConnectionIsGoneIsTakenOverAtOnce) {
+	define("job", one_task());
+	int64_t id = start("job");
+	Task held;
+	{
+		auto holder = open_another();
+		holder->worker_register("w1", {{"host", "alpha"}, {"lease_duration", "60s"}, {"stale_after", "30s"}});
+		auto t = holder->claim("w1", {"default"}, 1);
+		ASSERT_EQ(t.size(), 1u);
+		held = t[0];
+		// alive: refused at once, naming its host
+		EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "alpha", store().worker_register("w1", {{"host", "beta"}}));
+	}  // the holder's process "dies": its connection closes
+	at(1);	// heartbeat 1s old, stale only after 30s
+	// PostgreSQL ends the closed session's backend a moment later: a real
+	// event, waited for (bounded), not a clock.
+	json r;
+	for (int i = 0; i < 100; i++) {
+		try {
+			r = store().worker_register("w1", {{"host", "beta"}});
+			break;
+		} catch (const Error &e) {
+			ASSERT_EQ(e.sqlstate, sqlstate::WORKER_ID_IN_USE) << e.what();
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		}
+	}
+	ASSERT_TRUE(r.is_object()) << "the dead holder was never taken over";
+	EXPECT_EQ(r.at("reclaimed"), 1);
+	EXPECT_EQ(status(id), "ready");
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(id, held.epoch, "late"));
+	EXPECT_EQ(claim_one("w1").instance_id, id);
+	// and the new holder is alive in turn
+	auto other = open_another();
+	EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "beta", other->worker_register("w1", {{"host", "gamma"}}));
+}
+
+// "pooled": the connection is not the worker's own (a transaction pooler),
+// so nothing tells whether it is alive until its heartbeat is stale: RC010,
+// also after its connection is gone.
+TEST_P(StoreTest, APooledHolderCannotBeToldDeadUntilItIsStale) {
+	{
+		auto holder = open_another();
+		holder->worker_register("wp", {{"host", "alpha"}, {"stale_after", "30s"}, {"pooled", true}});
+		EXPECT_RAISES(sqlstate::WORKER_LIVENESS_UNKNOWN, "alpha", store().worker_register("wp", {{"host", "beta"}}));
+	}
+	at(10);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	EXPECT_RAISES(sqlstate::WORKER_LIVENESS_UNKNOWN, "alpha", store().worker_register("wp", {{"host", "beta"}}));
+	at(31);
+	EXPECT_EQ(store().worker_register("wp", {{"host", "beta"}}).at("reclaimed"), 0);
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "pooled", store().worker_register("wq", {{"pooled", "yes"}}));
 }
 
 TEST_P(StoreTest, UnknownOrStoppedWorkerIsRC006) {

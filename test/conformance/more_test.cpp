@@ -27,7 +27,7 @@ TEST_P(StoreTest, OnlyOnceRetriedAfterInterruptionIsANewAttempt) {
 	Task again = claim_one("w1");
 	EXPECT_EQ(again.attempt, 1);
 	EXPECT_TRUE(again.only_once);
-	EXPECT_EQ(again.epoch, t.epoch + 1);
+	EXPECT_NE(again.epoch, t.epoch);
 	EXPECT_EQ(store().complete(id, again.epoch, "once"), "succeeded");
 	auto ev = events(id);
 	EXPECT_NE(std::find(ev.begin(), ev.end(), "task_interrupted"), ev.end());

@@ -37,14 +37,16 @@ class SqliteFile : public ::testing::Test {
 const json kJob = json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})");
 
 TEST_F(SqliteFile, ReopeningKeepsDefinitionsInstancesAndLeases) {
-	int64_t id;
+	int64_t id, epoch;
 	{
 		auto s = open_sqlite_store(path_);
 		s->set_test_clock("2030-01-01T00:00:00Z");
 		s->define("job", kJob);
 		id = s->start("job", {{"k", 1}}, json::object()).instance_id;
 		s->worker_register("w1", json::object());
-		ASSERT_EQ(s->claim("w1", {"default"}, 1).size(), 1u);
+		auto t = s->claim("w1", {"default"}, 1);
+		ASSERT_EQ(t.size(), 1u);
+		epoch = t[0].epoch;
 	}
 	auto s = open_sqlite_store(path_);
 	s->set_test_clock("2030-01-01T00:00:01Z");
@@ -53,7 +55,8 @@ TEST_F(SqliteFile, ReopeningKeepsDefinitionsInstancesAndLeases) {
 	EXPECT_EQ(inst.at("lease_owner"), "w1");
 	EXPECT_EQ(inst.at("input"), json({{"k", 1}}));
 	EXPECT_EQ(s->define("job", kJob).is_new, false);
-	EXPECT_EQ(s->complete(id, 1, "ok"), "succeeded");
+	EXPECT_EQ(inst.at("lease_epoch"), epoch);
+	EXPECT_EQ(s->complete(id, epoch, "ok"), "succeeded");
 }
 
 TEST_F(SqliteFile, AnotherSchemaVersionIsRefused) {
@@ -92,6 +95,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE queues DROP COLUMN partition_rate_limit;"
 						   "ALTER TABLE queues DROP COLUMN partition_rate_period_ms;"
 						   "DROP TABLE tokens;"
+						   "ALTER TABLE workers DROP COLUMN session_pid;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
 			  SQLITE_OK)
@@ -118,7 +122,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "3");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "4");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }

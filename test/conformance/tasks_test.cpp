@@ -21,7 +21,7 @@ TEST_P(StoreTest, TaskResultGoesThroughResultSelectorAndResultPath) {
 	EXPECT_EQ(t.state, "Work");
 	EXPECT_EQ(t.resource, "handler:calc");
 	EXPECT_EQ(t.input, json({{"x", 4}}));
-	EXPECT_EQ(t.epoch, 1);
+	EXPECT_GT(t.epoch, 0);
 	EXPECT_EQ(t.attempt, 0);
 	EXPECT_FALSE(t.only_once);
 	EXPECT_FALSE(t.timeout_s.has_value());

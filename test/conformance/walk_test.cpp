@@ -43,8 +43,9 @@ TEST_P(StoreTest, OrderWalkFromStartToSucceed) {
 	EXPECT_EQ(store().fail(id, t.epoch, "Bank.Busy", "try again"), "ready");
 	EXPECT_TRUE(store().claim("w1", {"default"}, 1).empty());
 	at(2);
+	const int64_t first_epoch = t.epoch;
 	t = claim_one("w1");
-	EXPECT_EQ(t.epoch, 2);
+	EXPECT_NE(t.epoch, first_epoch);
 	EXPECT_EQ(t.attempt, 1);
 	store().fail(id, t.epoch, "Bank.Busy", "");
 	at(5);

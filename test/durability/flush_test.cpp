@@ -170,6 +170,7 @@ const std::vector<Expect> kTable = {
 	{"complete (instance goes on)", false, false, false, true},
 	{"complete (instance ends)", false, false, true, true},
 	{"claim (OnlyOnce task)", false, true, true, true},
+	{"complete (OnlyOnce task, instance goes on)", false, true, true, true},
 	{"claim_activity", false, false, false, true},
 	{"activity_succeed", false, true, true, true},
 	{"cancel", false, true, true, true},
@@ -179,8 +180,11 @@ const std::vector<Expect> kTable = {
 const json kTwoTasks = json::parse(R"({"StartAt":"A","States":{
 	"A":{"Type":"Task","Resource":"handler:h","Next":"B"},
 	"B":{"Type":"Task","Resource":"handler:h","End":true}}})");
+// An OnlyOnce task followed by a plain one: its complete does not end the
+// instance, so only the OnlyOnce rule can make that commit flush.
 const json kOnlyOnce = json::parse(R"({"StartAt":"A","States":{
-	"A":{"Type":"Task","Resource":"handler:h","OnlyOnce":true,"End":true}}})");
+	"A":{"Type":"Task","Resource":"handler:h","OnlyOnce":true,"Next":"B"},
+	"B":{"Type":"Task","Resource":"handler:h","End":true}}})");
 const json kActivity = json::parse(R"({"StartAt":"A","States":{
 	"A":{"Type":"Task","Resource":"activity:approve","End":true}}})");
 
@@ -219,6 +223,17 @@ std::map<std::string, bool> run_sequence(Store &store, Probe &probe, const std::
 	store.start(oo, json::object(), json::object());
 	measure("claim (OnlyOnce task)", [&] { t = store.claim(w, {"default"}, 1); });
 	EXPECT_TRUE(t.size() == 1 && t[0].only_once);
+	if (t.size() != 1) return seen;
+	measure("complete (OnlyOnce task, instance goes on)",
+			[&] { st = store.complete(t[0].instance_id, t[0].epoch, json::object()); });
+	EXPECT_EQ(st, "ready");
+	// its plain task B, so nothing is left for the next sequence to claim
+	t = store.claim(w, {"default"}, 1);
+	if (t.size() != 1 || t[0].only_once) {
+		ADD_FAILURE() << "expected the OnlyOnce process's plain task";
+		return seen;
+	}
+	EXPECT_EQ(store.complete(t[0].instance_id, t[0].epoch, json::object()), "succeeded");
 
 	store.start(act, json::object(), json::object());
 	std::vector<ActivityTask> a;
