@@ -8,7 +8,9 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest
+#                                   errors regress pgtap ctest fuzz
+#   FUZZ_BUDGET=90 bash test/run-all.sh           seconds the fuzz suite runs its
+#                                   libFuzzer targets, in all (default 90)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
 #   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
 #                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
@@ -17,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest"}
+SUITES=${SUITES:-"errors regress pgtap ctest fuzz"}
 export BUILD=${BUILD:-build}
 [[ " $SUITES " == *" ctest "* ]] || export SKIP_CXX=1
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
@@ -94,6 +96,17 @@ for suite in $SUITES; do
       fi
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
       count ctest "$p" "$f" ;;
+    fuzz)
+      # libFuzzer targets (test/fuzz/), built with clang in build-fuzz/: each
+      # replays its committed corpus, then fuzzes its share of FUZZ_BUDGET;
+      # crash inputs are kept in $LOG/fuzz/<target>/
+      n=$(ls test/fuzz/*_fuzz.cpp 2>/dev/null | wc -l)
+      each=$(( ${FUZZ_BUDGET:-90} / (n > 0 ? n : 1) )); [ "$each" -lt 5 ] && each=5
+      out=$(FUZZ_SECONDS=$each FUZZ_ARTIFACTS="$LOG/fuzz" bash test/fuzz/run.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/fuzz.log"
+      p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -v '^ok ' <<<"$out" | head -20 >&2; }
+      count fuzz "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done
