@@ -63,7 +63,10 @@ struct Template {
 	json literal;
 	std::shared_ptr<const Path> path;
 	std::shared_ptr<const Call> call;
-	std::vector<std::pair<std::string, Template>> fields;
+	// Object: keys[i] -> values[i].  Two vectors, not one of pairs: a pair
+	// needs Template complete where a vector does not (clang refuses it).
+	std::vector<std::string> keys;
+	std::vector<Template> values;
 	std::vector<Template> items;
 };
 
@@ -293,7 +296,8 @@ Template compile_template(const json &v, const std::string &where) {
 			} else {
 				sub = compile_template(*it, at);
 			}
-			t.fields.emplace_back(name, std::move(sub));
+			t.keys.push_back(name);
+			t.values.push_back(std::move(sub));
 		}
 	} else if (v.is_array()) {
 		t.kind = Template::Array;
@@ -1008,8 +1012,8 @@ json build(const Template &t, const json &input, const json &ctx, const char *fi
 		}
 	case Template::Object: {
 		json out = json::object();
-		for (const auto &[k, sub] : t.fields)
-			out[k] = build(sub, input, ctx, field, state);
+		for (size_t i = 0; i < t.keys.size(); i++)
+			out[t.keys[i]] = build(t.values[i], input, ctx, field, state);
 		return out;
 	}
 	case Template::Array: {

@@ -22,7 +22,7 @@ namespace asl = genroc::asl;
 namespace {
 
 const char *const kDefinitions[] = {
-	R"({"StartAt":"P","States":{
+	R"j({"StartAt":"P","States":{
 	  "P":{"Type":"Pass","Parameters":{"a.$":"$.a","all.$":"$..x","f.$":"$.items[?(@.n > 1 || @.s == 'x')]",
 	       "j.$":"States.JsonToString($)","m.$":"States.JsonMerge($, $, true)"},"ResultPath":"$.p","Next":"T"},
 	  "T":{"Type":"Task","Resource":"handler:h","ResultSelector":{"r.$":"$","len.$":"States.ArrayLength(States.Array($, $))"},
@@ -33,21 +33,21 @@ const char *const kDefinitions[] = {
 	        {"Variable":"$.a","NumericGreaterThanPath":"$.b","Next":"S"},
 	        {"Variable":"$.s","StringMatches":"a*b\\*","Next":"F"}],"Default":"S"},
 	  "F":{"Type":"Fail","ErrorPath":"$.s","CausePath":"States.Format('{}', $.s)"},
-	  "S":{"Type":"Succeed","OutputPath":"$.t"}}})",
-	R"({"StartAt":"M","States":{
+	  "S":{"Type":"Succeed","OutputPath":"$.t"}}})j",
+	R"j({"StartAt":"M","States":{
 	  "M":{"Type":"Map","ItemsPath":"$.items","ItemSelector":{"v.$":"$$.Map.Item.Value","i.$":"$$.Map.Item.Index",
 	       "s.$":"States.StringToJson(States.JsonToString($$.Map.Item.Value))"},
 	       "ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","End":true}}},"Next":"W"},
 	  "W":{"Type":"Wait","SecondsPath":"$[0].v","Next":"E"},
 	  "E":{"Type":"Pass","Parameters":{"h.$":"States.Hash(States.JsonToString($), 'SHA-256')",
-	       "p.$":"States.ArrayPartition($, 2)","u.$":"States.ArrayUnique($)"},"End":true}}})",
-	R"({"StartAt":"T","States":{
+	       "p.$":"States.ArrayPartition($, 2)","u.$":"States.ArrayUnique($)"},"End":true}}})j",
+	R"j({"StartAt":"T","States":{
 	  "T":{"Type":"Task","Resource":"genroc:call.sync","Parameters":{"Definition":"d","Input.$":"$"},
 	       "TimeoutSecondsPath":"$.timeout","Next":"P"},
 	  "P":{"Type":"Parallel","Branches":[{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}],
 	       "ResultSelector":{"first.$":"$[0]","deep.$":"$..*"},"Next":"S"},
 	  "S":{"Type":"Pass","Parameters":{"x.$":"States.StringToJson($.first.s)","sp.$":"States.StringSplit($.first.s, ',')",
-	       "b.$":"States.Base64Decode(States.Base64Encode($.first.s))"},"End":true}}})",
+	       "b.$":"States.Base64Decode(States.Base64Encode($.first.s))"},"End":true}}})j",
 };
 
 const std::vector<asl::DefinitionPtr> &definitions() {
