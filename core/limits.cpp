@@ -16,15 +16,18 @@ constexpr size_t kShownSteps = 8;
 std::atomic<int (*)(void)> g_stack_check{nullptr};
 thread_local size_t t_depth = 0;
 
-// One array or object on the way down, and where the walk is inside it.
+// One array or object on the way down, and where the walk is inside it.  No
+// strings on the way: the path is spelled only when the limit is passed.
 struct Frame {
 	const json *node;
-	json::const_iterator it;
-	size_t index;	   // the next element's index (arrays)
-	std::string step;  // how its parent reaches it: ".name", "['x y']", "[3]"
+	json::const_iterator next;	// the next child to visit
+	json::const_iterator cur;	// the child being visited (valid below the top)
+	size_t next_index;			// next's index (arrays)
+	size_t cur_index;			// cur's index
 };
 
-std::string step_to(const json::const_iterator &it, const json &parent, size_t index) {
+// How `parent` reaches the child at `it` / `index`: ".name", "['x y']", "[3]".
+std::string step_to(const json &parent, const json::const_iterator &it, size_t index) {
 	if (!parent.is_object())
 		return "[" + std::to_string(index) + "]";
 	const std::string &key = it.key();
@@ -50,30 +53,38 @@ std::string named(const char *name) { return std::string(" (limit ") + name + ")
 bool within_depth(const json &v, size_t limit, const std::string &root, std::string *where) {
 	if (!v.is_structured())
 		return true;
+	if (limit == 0) {
+		if (where)
+			*where = root;
+		return false;
+	}
 	std::vector<Frame> stack;
-	stack.push_back({&v, v.cbegin(), 0, {}});
+	stack.push_back({&v, v.cbegin(), v.cend(), 0, 0});
 	while (!stack.empty()) {
-		if (stack.size() > limit) {
+		Frame &top = stack.back();
+		// Scalars cost nothing but the loop; an array or object goes down.
+		while (top.next != top.node->cend() && !top.next->is_structured()) {
+			++top.next;
+			++top.next_index;
+		}
+		if (top.next == top.node->cend()) {
+			stack.pop_back();
+			continue;
+		}
+		top.cur = top.next++;
+		top.cur_index = top.next_index++;
+		const json &child = *top.cur;
+		if (stack.size() == limit) {  // the child is one level too many
 			if (where) {
 				*where = root;
-				for (size_t i = 1; i < stack.size() && i <= kShownSteps; i++)
-					*where += stack[i].step;
-				if (stack.size() > kShownSteps + 1)
+				for (size_t i = 0; i < stack.size() && i < kShownSteps; i++)
+					*where += step_to(*stack[i].node, stack[i].cur, stack[i].cur_index);
+				if (stack.size() > kShownSteps)
 					*where += "...";
 			}
 			return false;
 		}
-		Frame &top = stack.back();
-		if (top.it == top.node->cend()) {
-			stack.pop_back();
-			continue;
-		}
-		const json &child = *top.it;
-		std::string step = step_to(top.it, *top.node, top.index);
-		++top.it;
-		++top.index;
-		if (child.is_structured())
-			stack.push_back({&child, child.cbegin(), 0, std::move(step)});
+		stack.push_back({&child, child.cbegin(), child.cend(), 0, 0});  // `top` may dangle now
 	}
 	return true;
 }
