@@ -3,6 +3,8 @@
 #   make            the extension (PGXS) and the C++ binaries and tests (CMake, in build/)
 #   make install    installs the extension into the PostgreSQL found by pg_config
 #   make test       the whole test suite (test/run-all.sh)
+#   make fuzz       builds the libFuzzer targets (clang, build-fuzz/) and runs each
+#                   for FUZZ_SECONDS (default 60); see test/fuzz/run.sh
 #
 # The extension's C module links the ASL interpreter from core/ (C++), the same
 # code the SQLite shim uses; it is compiled here with -fPIC for the module.
@@ -43,7 +45,7 @@ $(DATA_built): $(SQL_PARTS)
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
 # SKIP_CXX=1 builds only the extension.
-.PHONY: cxx test
+.PHONY: cxx test fuzz
 ifndef SKIP_CXX
 all: cxx
 endif
@@ -53,6 +55,10 @@ cxx:
 
 test:
 	bash test/run-all.sh
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash test/fuzz/run.sh
 
 installcheck: | regress-dirs
 .PHONY: regress-dirs

@@ -32,7 +32,7 @@ namespace {
 // states that never stops (Pass -> Choice -> Pass ...), which would hold its
 // transaction forever.  Generous enough for a counting loop over a few
 // thousand items; a real loop over more should go through a Task or a Wait.
-constexpr size_t kMaxEnteredPerStep = 10000;
+constexpr size_t kMaxEnteredPerStep = limits::STATES_PER_STEP;
 
 // now_ms must be a time genroc can print (years 0000 to 9999), which also
 // keeps now + any delay far from int64 overflow.
@@ -63,7 +63,10 @@ struct Template {
 	json literal;
 	std::shared_ptr<const Path> path;
 	std::shared_ptr<const Call> call;
-	std::vector<std::pair<std::string, Template>> fields;
+	// Object: keys[i] -> values[i].  Two vectors, not one of pairs: a pair
+	// needs Template complete where a vector does not (clang refuses it).
+	std::vector<std::string> keys;
+	std::vector<Template> values;
 	std::vector<Template> items;
 };
 
@@ -159,6 +162,7 @@ class Definition {
   public:
 	// Every machine of the definition by scope: "" is the top.
 	std::map<std::string, Machine> machines;
+	size_t state_count = 0;	 // over every machine (limit state_count)
 };
 
 namespace {
@@ -167,6 +171,12 @@ namespace {
 
 [[noreturn]] void fault(const std::string &where, const std::string &what) {
 	throw Error(sqlstate::INVALID_DEFINITION, "invalid definition at " + where + ": " + what);
+}
+
+// A definition over one of the limits of limits.def: the same message shape
+// as a fault, SQLSTATE 54000 (program_limit_exceeded).
+[[noreturn]] void over_limit(const std::string &where, const std::string &what) {
+	throw Error(limits::PROGRAM_LIMIT_EXCEEDED, "invalid definition at " + where + ": " + what);
 }
 
 // `where` + a member name, in the JSONPath form a reader can paste.
@@ -208,6 +218,8 @@ Path path_of(const json &v, const std::string &where) {
 	const std::string &t = text_of(v, where);
 	try {
 		return Path::parse(t);
+	} catch (const LimitExceeded &e) {
+		over_limit(where, e.what());
 	} catch (const SyntaxError &e) {
 		fault(where, "\"" + t + "\" is not a valid path: " + e.what());
 	}
@@ -248,12 +260,15 @@ ResultPathSpec result_path_spec(const json &obj, const std::string &where) {
 std::shared_ptr<const Call> intrinsic_of(const std::string &text, const std::string &where) {
 	try {
 		return parse_intrinsic(text);
+	} catch (const LimitExceeded &e) {
+		over_limit(where, e.what());
 	} catch (const SyntaxError &e) {
 		fault(where, "\"" + text + "\" is not a valid intrinsic function call: " + e.what());
 	}
 }
 
 Template compile_template(const json &v, const std::string &where) {
+	limits::RecursionGuard guard;
 	Template t;
 	if (v.is_object()) {
 		t.kind = Template::Object;
@@ -281,7 +296,8 @@ Template compile_template(const json &v, const std::string &where) {
 			} else {
 				sub = compile_template(*it, at);
 			}
-			t.fields.emplace_back(name, std::move(sub));
+			t.keys.push_back(name);
+			t.values.push_back(std::move(sub));
 		}
 	} else if (v.is_array()) {
 		t.kind = Template::Array;
@@ -467,6 +483,7 @@ const std::map<std::string, OperatorInfo> &operators() {
 
 Rule compile_rule(const json &r, const std::string &where, bool top,
 				  const std::map<std::string, json> &names) {
+	limits::RecursionGuard guard;
 	if (!r.is_object())
 		fault(where, "a choice rule must be an object");
 	std::string op_name;
@@ -596,7 +613,7 @@ void compile_resource(State &s, const json &st, const std::string &where) {
 }
 
 void compile_machine(const json &obj, const std::string &where, const std::string &scope,
-					 Definition &d, const std::set<std::string> &extra_fields);
+					 size_t nesting, Definition &d, const std::set<std::string> &extra_fields);
 
 // A state name as one JSON pointer token (RFC 6901: ~ is ~0, / is ~1).
 std::string pointer_token(const std::string &name) {
@@ -614,7 +631,11 @@ std::string pointer_token(const std::string &name) {
 
 // Parallel and Map: the sub-machines and the Map's own fields.
 void compile_fanout(State &s, const json &st, const std::string &where, const std::string &scope,
-					Definition &d) {
+					size_t nesting, Definition &d) {
+	if (nesting >= limits::SCOPE_DEPTH)
+		over_limit(where, "Parallel and Map states nest deeper than " +
+							  std::to_string(limits::SCOPE_DEPTH) + " levels" +
+							  limits::named("scope_depth"));
 	const std::string here = scope + "/States/" + pointer_token(s.name);
 	if (s.type == StateType::Parallel) {
 		if (!st.contains("Branches"))
@@ -625,7 +646,7 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 			fault(at, "must be a non-empty array of state machines");
 		for (size_t i = 0; i < b.size(); i++) {
 			s.branch_scopes.push_back(here + "/Branches/" + std::to_string(i));
-			compile_machine(b[i], element(at, i), s.branch_scopes.back(), d, {});
+			compile_machine(b[i], element(at, i), s.branch_scopes.back(), nesting + 1, d, {});
 		}
 		return;
 	}
@@ -654,7 +675,7 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 			text_of(cfg["ExecutionType"], member(cat, "ExecutionType"));
 	}
 	s.item_scope = here + "/" + pf;
-	compile_machine(p, pat, s.item_scope, d, {"ProcessorConfig"});
+	compile_machine(p, pat, s.item_scope, nesting + 1, d, {"ProcessorConfig"});
 	if (st.contains("ItemsPath"))
 		s.items_path = reference_path_of(st["ItemsPath"], member(where, "ItemsPath"));
 	if (st.contains("ItemSelector") && st.contains("Parameters"))
@@ -689,7 +710,7 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 
 State compile_state(const std::string &name, const json &st, const std::string &where,
 					const std::map<std::string, json> &names, const std::string &scope,
-					Definition &d) {
+					size_t nesting, Definition &d) {
 	if (!st.is_object())
 		fault(where, "a state must be an object");
 	State s;
@@ -753,7 +774,7 @@ State compile_state(const std::string &name, const json &st, const std::string &
 	switch (s.type) {
 	case StateType::Parallel:
 	case StateType::Map:
-		compile_fanout(s, st, where, scope, d);
+		compile_fanout(s, st, where, scope, nesting, d);
 		if (st.contains("Retry"))
 			s.retry = compile_retry(st["Retry"], member(where, "Retry"));
 		if (st.contains("Catch"))
@@ -871,7 +892,8 @@ std::set<std::string> reachable(const Machine &d) {
 // Compiles the machine at `scope` (StartAt, States) and, through its
 // Parallel and Map states, every machine nested in it.
 void compile_machine(const json &def, const std::string &where, const std::string &scope,
-					 Definition &d, const std::set<std::string> &extra_fields) {
+					 size_t nesting, Definition &d, const std::set<std::string> &extra_fields) {
+	limits::RecursionGuard guard;
 	const std::string &root = where;
 	if (!def.is_object())
 		fault(root, std::string("a state machine must be a JSON object, not ") + def.type_name());
@@ -904,6 +926,10 @@ void compile_machine(const json &def, const std::string &where, const std::strin
 	const std::string sw = member(root, "States");
 	if (!states.is_object() || states.empty())
 		fault(sw, "must be a non-empty object of states");
+	d.state_count += states.size();
+	if (d.state_count > limits::STATE_COUNT)
+		over_limit(sw, "the definition has more than " + std::to_string(limits::STATE_COUNT) +
+						   " states" + limits::named("state_count"));
 	std::map<std::string, json> names;
 	for (auto it = states.begin(); it != states.end(); ++it) {
 		if (it.key().empty())
@@ -919,7 +945,7 @@ void compile_machine(const json &def, const std::string &where, const std::strin
 	m.start_at = start;
 	for (auto it = states.begin(); it != states.end(); ++it)
 		m.states.emplace(it.key(),
-						 compile_state(it.key(), *it, member(sw, it.key()), names, scope, d));
+						 compile_state(it.key(), *it, member(sw, it.key()), names, scope, nesting, d));
 	const auto seen = reachable(m);
 	for (const auto &[name, st] : m.states)
 		if (!seen.count(name))
@@ -932,8 +958,9 @@ void compile_machine(const json &def, const std::string &where, const std::strin
 DefinitionPtr compile(const json &def) {
 	if (!def.is_object())
 		fault("$", std::string("a definition must be a JSON object, not ") + def.type_name());
+	limits::check_definition_depth(def);  // first, before anything recurses over it
 	auto d = std::make_shared<Definition>();
-	compile_machine(def, "$", "", *d, {});
+	compile_machine(def, "$", "", 0, *d, {});
 	return d;
 }
 
@@ -955,8 +982,22 @@ json select_or_fail(const Path &p, const json &input, const json &ctx, const cha
 	return std::move(*got);
 }
 
-json eval_template(const Template &t, const json &input, const json &ctx, const char *field,
-				   const std::string &state) {
+// Data a state built (Parameters, ResultSelector, ResultPath, a task's
+// result): deeper than json_depth it is States.Runtime, so no step answers
+// with a value the next step would refuse, and no store keeps one.
+json bounded(json v, const std::string &what, const std::string &state) {
+	std::string where;
+	if (!limits::within_depth(v, limits::JSON_DEPTH, "$", &where))
+		throw Failure(ERR_RUNTIME, "in state \"" + state + "\", " + what + " nests deeper than " +
+									   std::to_string(limits::JSON_DEPTH) +
+									   " levels of arrays and objects at " + where +
+									   limits::named("json_depth"));
+	return v;
+}
+
+json build(const Template &t, const json &input, const json &ctx, const char *field,
+		   const std::string &state) {
+	limits::RecursionGuard guard;
 	switch (t.kind) {
 	case Template::Literal:
 		return t.literal;
@@ -971,18 +1012,23 @@ json eval_template(const Template &t, const json &input, const json &ctx, const 
 		}
 	case Template::Object: {
 		json out = json::object();
-		for (const auto &[k, sub] : t.fields)
-			out[k] = eval_template(sub, input, ctx, field, state);
+		for (size_t i = 0; i < t.keys.size(); i++)
+			out[t.keys[i]] = build(t.values[i], input, ctx, field, state);
 		return out;
 	}
 	case Template::Array: {
 		json out = json::array();
 		for (const auto &sub : t.items)
-			out.push_back(eval_template(sub, input, ctx, field, state));
+			out.push_back(build(sub, input, ctx, field, state));
 		return out;
 	}
 	}
 	return nullptr;
+}
+
+json eval_template(const Template &t, const json &input, const json &ctx, const char *field,
+				   const std::string &state) {
+	return bounded(build(t, input, ctx, field, state), field, state);
 }
 
 json apply_io(const IoPath &io, const json &input, const json &ctx, const char *field,
@@ -1004,7 +1050,7 @@ json apply_result_path(const ResultPathSpec &rp, const json &raw, json result,
 	if (!rp.path->assign(out, std::move(result)))
 		throw Failure(ERR_RESULT_PATH, "in state \"" + state + "\", ResultPath " + rp.path->text() +
 										   " cannot be applied to the input");
-	return out;
+	return bounded(std::move(out), "ResultPath", state);
 }
 
 bool error_matches(const std::vector<std::string> &patterns, const std::string &error) {
@@ -1088,6 +1134,7 @@ bool cmp_result(Rule::Cmp cmp, int c) {
 }
 
 bool rule_true(const Rule &r, const json &input, const json &ctx) {
+	limits::RecursionGuard guard;
 	switch (r.op) {
 	case Rule::And:
 		return std::all_of(r.kids.begin(), r.kids.end(),
@@ -1186,7 +1233,23 @@ class Runner {
 	}
 
 	// Enters `name` with `input` and runs inline states up to a stop.
-	json run(std::string name, json input) {
+	json run(std::string name, json input) { return drive(run_inline(std::move(name), std::move(input))); }
+
+	// Finishes what an entry point (task_succeeded, handle_error, ...)
+	// answered: while it asked to go on at another state (jump), runs from
+	// there.  A loop, not a recursion: a step may enter up to
+	// states_per_step states (Task -> Catch -> Task ...) on a bounded stack.
+	json drive(json out) {
+		while (pending_) {
+			Pending p = std::move(*pending_);
+			pending_.reset();
+			out = run_inline(std::move(p.state), std::move(p.input));
+		}
+		return out;
+	}
+
+  private:
+	json run_inline(std::string name, json input) {
 		while (true) {
 			if (entered_.size() >= kMaxEnteredPerStep)
 				return failed(ERR_RUNTIME,
@@ -1280,6 +1343,7 @@ class Runner {
 		}
 	}
 
+  public:
 	// The task finished with `result`.
 	json task_succeeded(const State &st, const json &raw, const json &result,
 						std::vector<int64_t> counts) {
@@ -1291,6 +1355,7 @@ class Runner {
 						   : result;
 			out = apply_result_path(st.result_path, raw, std::move(sel), st.name);
 			out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
+			out = bounded(std::move(out), "the output", st.name);
 		} catch (const Failure &f) {
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), true);
 		}
@@ -1342,7 +1407,7 @@ class Runner {
 			} catch (const Failure &f) {
 				return failed(f.error, f.what(), st.name, raw);
 			}
-			return run(c.next, std::move(out));
+			return jump(c.next, std::move(out));
 		}
 		return failed(error, cause, st.name, raw);
 	}
@@ -1514,6 +1579,19 @@ class Runner {
 	int64_t now_;
 	json ctx_;
 	json entered_ = json::array();
+	// Where the step goes on (see drive); set by jump.
+	struct Pending {
+		std::string state;
+		json input;
+	};
+	std::optional<Pending> pending_;
+
+	// Asks drive() to go on at `state` with `input`, once the caller's frames
+	// have returned; the value returned is a placeholder nobody reads.
+	json jump(std::string state, json input) {
+		pending_ = Pending{std::move(state), std::move(input)};
+		return nullptr;
+	}
 
 	static int64_t total(const std::vector<int64_t> &counts) {
 		int64_t n = 0;
@@ -1531,7 +1609,7 @@ class Runner {
 	json leave(const State &st, json out) {
 		if (st.end)
 			return succeeded(std::move(out));
-		return run(st.next, std::move(out));
+		return jump(st.next, std::move(out));
 	}
 
 	json fail_value(const ValueSource &src, const json &input, const char *field,
@@ -1618,10 +1696,26 @@ json step(const Definition &d, const json &req) {
 		now_v.get<int64_t>() < kMinNowMs || now_v.get<int64_t>() > kMaxNowMs)
 		bad_request("\"now_ms\" must be an integer (milliseconds since the epoch, years 0000 "
 					"to 9999)");
+	// What the caller hands in must be within json_depth before anything
+	// recurses over it (a copy, a comparison, a dump): the stores refuse a
+	// payload that deep with this error, and their own checks at the door
+	// (genroc._check_depth, the SQLite store's) use the same words.
+	for (const auto &[f, what] : {std::pair{"input", "the input"},
+								  std::pair{"state_input", "the state input"},
+								  std::pair{"result", "the task result"}})
+		if (auto it = req.find(f); it != req.end())
+			limits::check_json_depth(*it, what);
+	// Each child's output is within the limit; their array adds one level.
+	if (auto it = req.find("outputs"); it != req.end() && it->is_array())
+		for (const auto &o : *it)
+			limits::check_json_depth(o, "a child's output");
 	json ctx = json::object();
 	if (auto it = req.find("context"); it != req.end() && !it->is_null()) {
 		if (!it->is_object())
 			bad_request("\"context\" must be an object");
+		// $$.Execution.Input is the instance input, two levels down.
+		if (!limits::within_depth(*it, limits::JSON_DEPTH + 2))
+			limits::check_json_depth(*it, "the context object");
 		ctx = *it;
 	}
 	std::string scope;
@@ -1644,12 +1738,12 @@ json step(const Definition &d, const json &req) {
 		const json &outputs = field(req, "outputs");
 		if (!outputs.is_array())
 			bad_request("\"outputs\" must be an array");
-		outcome = runner.task_succeeded(st, field(req, "state_input"), outputs,
-										request_counts(st, req));
+		outcome = runner.drive(runner.task_succeeded(st, field(req, "state_input"), outputs,
+													 request_counts(st, req)));
 	} else if (op == "task_succeeded") {
 		const State &st = request_state(m, req, {StateType::Task});
-		outcome = runner.task_succeeded(st, field(req, "state_input"), field(req, "result"),
-										request_counts(st, req));
+		outcome = runner.drive(runner.task_succeeded(st, field(req, "state_input"),
+													 field(req, "result"), request_counts(st, req)));
 	} else if (op == "task_failed") {
 		const State &st =
 			request_state(m, req, {StateType::Task, StateType::Parallel, StateType::Map});
@@ -1659,11 +1753,12 @@ json step(const Definition &d, const json &req) {
 		json cause = req.contains("cause") ? req["cause"] : json(nullptr);
 		if (!cause.is_null() && !cause.is_string())
 			bad_request("\"cause\" must be a string or null");
-		outcome = runner.handle_error(st, field(req, "state_input"), error.get<std::string>(), cause,
-									  request_counts(st, req), true);
+		outcome = runner.drive(runner.handle_error(st, field(req, "state_input"),
+												   error.get<std::string>(), cause,
+												   request_counts(st, req), true));
 	} else if (op == "timer_fired") {
 		const State &st = request_state(m, req, {StateType::Wait});
-		outcome = runner.timer_fired(st, field(req, "state_input"));
+		outcome = runner.drive(runner.timer_fired(st, field(req, "state_input")));
 	} else if (op == "enter") {
 		const State &st =
 			request_state(m, req,

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "asl.hpp"
+#include "limits.hpp"
 
 namespace {
 
@@ -173,6 +174,20 @@ extern "C" GenrocAslResult genroc_asl_step(const char *cache_key, const char *de
 			throw std::bad_alloc();
 		return ok(text);
 	});
+}
+
+extern "C" GenrocAslResult genroc_asl_check_depth(const char *json_text, const char *what) {
+	return guarded([&]() {
+		if (!json_text || !what)
+			throw genroc::Error(genroc::sqlstate::NULL_VALUE_NOT_ALLOWED, "the value is NULL");
+		genroc::limits::check_json_depth(
+			parse_or_throw(json_text, genroc::sqlstate::INVALID_PARAMETER_VALUE, what), what);
+		return ok(nullptr);
+	});
+}
+
+extern "C" void genroc_asl_set_stack_check(int (*too_deep)(void)) {
+	genroc::limits::set_stack_check(too_deep);
 }
 
 extern "C" void genroc_asl_free(GenrocAslResult *result) {

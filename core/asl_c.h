@@ -40,6 +40,24 @@ extern GenrocAslResult genroc_asl_validate(const char *definition_json, const ch
 extern GenrocAslResult genroc_asl_step(const char *cache_key, const char *definition_json,
 									   const char *request_json);
 
+/*
+ * Checks that a payload (JSON text) nests at most json_depth levels of
+ * arrays and objects (core/limits.def).  Fails with SQLSTATE 54000 and the
+ * message a step gives for the same payload, e.g. "the input nests deeper
+ * than 512 levels of arrays and objects at $[0][0]... (limit json_depth)".
+ */
+extern GenrocAslResult genroc_asl_check_depth(const char *json_text, const char *what);
+
+/*
+ * Sets the host's stack check: a function that returns nonzero when the
+ * stack is nearly out (the module passes one that asks PostgreSQL's
+ * stack_is_too_deep()).  It must not raise an error or longjmp.  The
+ * interpreter calls it once per level of recursion and, when it says so,
+ * fails the call with SQLSTATE 54001.  NULL: no check but the interpreter's
+ * own recursion_depth limit.
+ */
+extern void genroc_asl_set_stack_check(int (*too_deep) (void));
+
 /* Frees what a GenrocAslResult holds. */
 extern void genroc_asl_free(GenrocAslResult *result);
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "asl.hpp"
+#include "limits.hpp"
 
 namespace genroc::asl::detail {
 
@@ -41,6 +42,13 @@ struct Failure : std::runtime_error {
 // which the caller knows and adds).
 struct SyntaxError : std::runtime_error {
 	using std::runtime_error::runtime_error;
+};
+
+// A path or an intrinsic call over one of the limits of limits.def; the
+// message names the limit.  compile() turns it into Error{54000} with the
+// location, as it turns a SyntaxError into RC001.
+struct LimitExceeded : SyntaxError {
+	using SyntaxError::SyntaxError;
 };
 
 // ---------------------------------------------------------------- JSONPath

@@ -126,6 +126,7 @@ const char *const hash_algorithms[] = {"MD5", "SHA-1", "SHA-256", "SHA-384", "SH
 struct CallParser {
 	const std::string &s;
 	size_t p = 0;
+	size_t depth = 0;  // calls open around the one being parsed
 
 	[[noreturn]] void fail(const std::string &why) const {
 		throw SyntaxError(why + " at offset " + std::to_string(p));
@@ -137,6 +138,17 @@ struct CallParser {
 	char peek() const { return p < s.size() ? s[p] : '\0'; }
 
 	std::shared_ptr<const Call> call() {
+		if (depth >= limits::INTRINSIC_DEPTH)
+			throw LimitExceeded("intrinsic calls nest deeper than " +
+								std::to_string(limits::INTRINSIC_DEPTH) + " levels at offset " +
+								std::to_string(p) + limits::named("intrinsic_depth"));
+		depth++;
+		auto c = call_body();
+		depth--;
+		return c;
+	}
+
+	std::shared_ptr<const Call> call_body() {
 		const size_t first = p;
 		while (p < s.size() && (std::isalnum(static_cast<unsigned char>(s[p])) || s[p] == '.'))
 			p++;
@@ -444,6 +456,7 @@ std::string format_arg(const json &v) {
 }
 
 json deep_merge(json a, const json &b) {
+	limits::RecursionGuard guard;
 	for (auto it = b.begin(); it != b.end(); ++it) {
 		auto mine = a.find(it.key());
 		if (mine != a.end() && mine->is_object() && it->is_object())
@@ -485,6 +498,7 @@ std::shared_ptr<const Call> parse_intrinsic(const std::string &text) {
 }
 
 json eval_intrinsic(const Call &call, const json &input, const json &context) {
+	limits::RecursionGuard guard;
 	const Signature &sig = *find_signature(call.name);
 	const std::string &fn = call.name;
 	std::vector<json> v;
@@ -541,6 +555,11 @@ json eval_intrinsic(const Call &call, const json &input, const json &context) {
 		json parsed = json::parse(v[0].get_ref<const std::string &>(), nullptr, false);
 		if (parsed.is_discarded())
 			intrinsic_fail(fn, "the string is not valid JSON");
+		// Parsing takes no recursion; using the value would.
+		if (!limits::within_depth(parsed, limits::JSON_DEPTH))
+			intrinsic_fail(fn, "the string nests deeper than " +
+								   std::to_string(limits::JSON_DEPTH) +
+								   " levels of arrays and objects" + limits::named("json_depth"));
 		return parsed;
 	}
 	if (fn == "States.JsonToString")

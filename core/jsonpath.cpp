@@ -40,6 +40,7 @@ struct PathParser {
 	const std::string &s;
 	size_t p;
 	std::string stop;  // characters that end a dot-name (besides . and [)
+	size_t depth = 0;  // filter nesting: parentheses, ! and filters inside filters
 
 	[[noreturn]] void fail(const std::string &why) const {
 		throw SyntaxError(why + " at offset " + std::to_string(p));
@@ -211,33 +212,53 @@ struct PathParser {
 	}
 
 	// ---- filter expressions
+	// `a || b || c` is one Or of three (not nested pairs), so a long chain
+	// costs no recursion when it is parsed or evaluated.
 	std::shared_ptr<const FilterExpr> expr() {
-		auto left = conj();
+		auto first = conj();
 		skip_space();
+		if (s.compare(p, 2, "||") != 0)
+			return first;
+		auto e = std::make_shared<FilterExpr>();
+		e->kind = FilterExpr::Or;
+		e->kids.push_back(first);
 		while (s.compare(p, 2, "||") == 0) {
 			p += 2;
-			auto e = std::make_shared<FilterExpr>();
-			e->kind = FilterExpr::Or;
-			e->kids = {left, conj()};
-			left = e;
+			e->kids.push_back(conj());
 			skip_space();
 		}
-		return left;
+		return e;
 	}
 	std::shared_ptr<const FilterExpr> conj() {
-		auto left = unary();
+		auto first = unary();
 		skip_space();
+		if (s.compare(p, 2, "&&") != 0)
+			return first;
+		auto e = std::make_shared<FilterExpr>();
+		e->kind = FilterExpr::And;
+		e->kids.push_back(first);
 		while (s.compare(p, 2, "&&") == 0) {
 			p += 2;
-			auto e = std::make_shared<FilterExpr>();
-			e->kind = FilterExpr::And;
-			e->kids = {left, unary()};
-			left = e;
+			e->kids.push_back(unary());
 			skip_space();
 		}
-		return left;
+		return e;
 	}
+	// Every nesting of a filter (parentheses, !, a filter inside a filter's
+	// path) passes here: the one place that counts it.
+	struct Nest {
+		PathParser &pp;
+		explicit Nest(PathParser &pp) : pp(pp) {
+			if (pp.depth >= limits::FILTER_DEPTH)
+				throw LimitExceeded("the filter nests deeper than " +
+									std::to_string(limits::FILTER_DEPTH) + " levels at offset " +
+									std::to_string(pp.p) + limits::named("filter_depth"));
+			pp.depth++;
+		}
+		~Nest() { pp.depth--; }
+	};
 	std::shared_ptr<const FilterExpr> unary() {
+		Nest nest(*this);
 		skip_space();
 		if (peek() == '!' && s.compare(p, 2, "!=") != 0) {
 			p++;
@@ -312,6 +333,15 @@ struct PathParser {
 	}
 };
 
+namespace {
+
+[[noreturn]] void path_too_long(size_t length) {
+	throw LimitExceeded("the path has " + std::to_string(length) + " characters, more than " +
+						std::to_string(limits::PATH_LENGTH) + limits::named("path_length"));
+}
+
+}  // namespace
+
 Path parse_path_prefix(const std::string &text, size_t &pos, const std::string &stop_chars) {
 	PathParser pp{text, pos, stop_chars};
 	Path path;
@@ -320,12 +350,16 @@ Path parse_path_prefix(const std::string &text, size_t &pos, const std::string &
 	pp.p++;
 	path.context_ = pp.eat('$');
 	pp.segments(path.segments_, path.definite_);
+	if (pp.p - pos > limits::PATH_LENGTH)
+		path_too_long(pp.p - pos);
 	path.text_ = text.substr(pos, pp.p - pos);
 	pos = pp.p;
 	return path;
 }
 
 Path Path::parse(const std::string &text) {
+	if (text.size() > limits::PATH_LENGTH)
+		path_too_long(text.size());
 	size_t pos = 0;
 	Path path = parse_path_prefix(text, pos, "");
 	if (pos != text.size())
@@ -370,6 +404,7 @@ bool number_less(const json &a, const json &b) {
 }
 
 bool filter_true(const FilterExpr &e, const json &current, const json &root) {
+	limits::RecursionGuard guard;
 	auto value = [&](const FilterExpr::Operand &o) -> const json * {
 		switch (o.kind) {
 		case FilterExpr::Operand::Current:
@@ -383,9 +418,11 @@ bool filter_true(const FilterExpr &e, const json &current, const json &root) {
 	};
 	switch (e.kind) {
 	case FilterExpr::Or:
-		return filter_true(*e.kids[0], current, root) || filter_true(*e.kids[1], current, root);
+		return std::any_of(e.kids.begin(), e.kids.end(),
+						   [&](const auto &k) { return filter_true(*k, current, root); });
 	case FilterExpr::And:
-		return filter_true(*e.kids[0], current, root) && filter_true(*e.kids[1], current, root);
+		return std::all_of(e.kids.begin(), e.kids.end(),
+						   [&](const auto &k) { return filter_true(*k, current, root); });
 	case FilterExpr::Not:
 		return !filter_true(*e.kids[0], current, root);
 	case FilterExpr::Exists:
@@ -430,6 +467,7 @@ void slice_bounds(const Segment &seg, int64_t n, int64_t &from, int64_t &to) {
 
 void deep(const json &node, const std::vector<Segment> &segs, size_t i, const json &root,
 		  std::vector<const json *> &out) {
+	limits::RecursionGuard guard;
 	const Segment &seg = segs[i];
 	if (seg.kind == Segment::DeepName) {
 		if (node.is_object()) {
@@ -453,6 +491,7 @@ void walk(const json &node, const std::vector<Segment> &segs, size_t i, const js
 		out.push_back(&node);
 		return;
 	}
+	limits::RecursionGuard guard;
 	const Segment &seg = segs[i];
 	switch (seg.kind) {
 	case Segment::Name:

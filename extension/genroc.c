@@ -30,6 +30,11 @@
  *	  session		a backend, named by its pid and start time; a worker's
  *				registration records its session, and while that session
  *				exists the worker is alive (genroc._session_alive)
+ *	  stack check	PostgreSQL's stack_is_too_deep(), handed to the interpreter
+ *				(genroc_asl_set_stack_check), which asks it once per level of
+ *				recursion and fails with 54001 as a C++ error of its own: the
+ *				backend's max_stack_depth bounds the C++ too, and no
+ *				ereport longjmps across C++ frames
  *	  log settings	genroc.log_payloads, genroc.log_payload_max: what the
  *				instance log keeps of payloads (genroc._log_detail);
  *				genroc.log_retention, genroc.instance_retention: what
@@ -105,11 +110,23 @@ PG_FUNCTION_INFO_V1(genroc_caller);
 PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 PG_FUNCTION_INFO_V1(genroc_session_start);
 PG_FUNCTION_INFO_V1(genroc_session_alive);
+PG_FUNCTION_INFO_V1(genroc_check_depth);
 
-/* Registers the settings genroc reads. */
+/*
+ * The interpreter's stack check: asks PostgreSQL without raising anything
+ * (check_stack_depth() would ereport across the interpreter's C++ frames).
+ */
+static int
+genroc_stack_too_deep(void)
+{
+	return stack_is_too_deep() ? 1 : 0;
+}
+
+/* Registers the settings genroc reads and the interpreter's stack check. */
 void
 _PG_init(void)
 {
+	genroc_asl_set_stack_check(genroc_stack_too_deep);
 	DefineCustomStringVariable("genroc.test_clock",
 							   "Time genroc.now() returns, for tests.",
 							   "Empty means real time (the transaction's start).",
@@ -501,4 +518,24 @@ Datum
 genroc_caller(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_OID(GetOuterUserId());
+}
+
+/*
+ * genroc._check_depth(value jsonb, what text): raises 54000 when the value
+ * nests deeper than the interpreter's json_depth, in the interpreter's words.
+ */
+Datum
+genroc_check_depth(PG_FUNCTION_ARGS)
+{
+	char	   *value = jsonb_text(PG_GETARG_DATUM(0));
+	char	   *what = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	GenrocAslResult result;
+	GenrocFailure failure;
+	bool		ok;
+
+	result = genroc_asl_check_depth(value, what);
+	(void) take_result(&result, &ok, &failure);
+	if (!ok)
+		raise_failure(&failure);
+	PG_RETURN_VOID();
 }

@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   python3
   fiu-utils
+  clang libclang-rt-14-dev
 )
 
 missing=()

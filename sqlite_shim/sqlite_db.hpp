@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "asl.hpp"
 
@@ -77,6 +78,19 @@ class Db {
 	~Db() { end_turn(); }
 	Db(const Db &) = delete;
 	Db &operator=(const Db &) = delete;
+	// Takes other's connection (a store reopening its file another way); this
+	// one's statements are finalized and its turn ended first.
+	Db &operator=(Db &&other) noexcept {
+		if (this == &other) return *this;
+		end_turn();
+		cache_.clear();
+		db_ = std::move(other.db_);
+		turns_ = std::move(other.turns_);
+		my_turn_ = std::exchange(other.my_turn_, false);
+		cache_ = std::move(other.cache_);
+		sync_ = other.sync_;
+		return *this;
+	}
 
 	sqlite3 *handle() const { return db_.get(); }
 	// Runs SQL text without parameters or results (DDL, pragmas).

@@ -41,6 +41,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "limits.hpp"
 #include "queue_rules.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_schema.hpp"
@@ -450,6 +451,7 @@ class SqliteStore final : public Store {
 
 	DefineResult define(const std::string &name, const json &definition) override {
 		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must not be empty");
+		limits::check_definition_depth(definition);	 // before dump() recurses over it
 		check_name(name, "p_name");
 		// Canonical text: nlohmann sorts object keys, as jsonb does, so the same
 		// content always gives the same text.
@@ -487,6 +489,10 @@ class SqliteStore final : public Store {
 	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
 
 	StartResult start(const std::string &definition, const json &input, const json &options) override {
+		// Payloads are stored, logged and copied before a step reads them: the
+		// same words as genroc._check_depth and the step's own check.
+		limits::check_json_depth(input, "the input");
+		limits::check_json_depth(options, "the start options");
 		const json opts = options.is_null() ? json::object() : options;
 		check_options(opts, {"idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
 					  "start options");
@@ -575,7 +581,10 @@ class SqliteStore final : public Store {
 
 	// genroc.retry / genroc.resume (genroc._run_again)
 	std::string retry(int64_t id) override { return run_again(id, std::nullopt); }
-	std::string resume(int64_t id, const json &output) override { return run_again(id, output); }
+	std::string resume(int64_t id, const json &output) override {
+		limits::check_json_depth(output, "the task result");
+		return run_again(id, output);
+	}
 
 	std::string run_again(int64_t id, const std::optional<json> &output) {
 		return write(durability_for(Commit::outside), [&](int64_t now) {
@@ -634,6 +643,7 @@ class SqliteStore final : public Store {
 	}
 
 	json list_instances(const json &filter) override {
+		limits::check_json_depth(filter, "the filter");  // its values show up in error messages
 		const json f = filter.is_null() ? json::object() : filter;
 		check_options(f, {"definition", "label", "limit", "root", "status"}, "list_instances filter");
 		std::optional<std::string> status, definition;
@@ -696,6 +706,7 @@ class SqliteStore final : public Store {
 	// ---- workers and leases ---------------------------------------------
 
 	json worker_register(const std::string &worker, const json &options) override {
+		limits::check_json_depth(options, "the worker options");  // its values show up in error messages
 		if (worker.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_worker must not be empty");
 		check_name(worker, "p_worker");
 		const json opts = options.is_null() ? json::object() : options;
@@ -952,6 +963,7 @@ class SqliteStore final : public Store {
 	}
 
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
+		limits::check_json_depth(output, "the task result");
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			// an acknowledged OnlyOnce result survives a power loss
@@ -1001,6 +1013,7 @@ class SqliteStore final : public Store {
 	}
 
 	std::string activity_succeed(const std::string &token, const json &output) override {
+		limits::check_json_depth(output, "the task result");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			Inst inst = by_token(token);
 			log(inst.id, now, "task_succeeded", inst.state,
@@ -1025,6 +1038,7 @@ class SqliteStore final : public Store {
 			if (inst.ended())
 				throw Error(sqlstate::INSTANCE_ENDED,
 							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
+			limits::check_json_depth(payload, "the event payload");
 			if (inst.status == "waiting" && inst.wait_kind == std::optional<std::string>("event") &&
 				inst.activity == std::optional<std::string>(name)) {
 				deliver_event(id, name, payload, now);
@@ -1137,6 +1151,7 @@ class SqliteStore final : public Store {
 	// ---- queues (genroc.queue_set, queue_drop, list_queues; 55_queues.sql)
 
 	json queue_set(const std::string &name, const json &options) override {
+		limits::check_json_depth(options, "the queue options");  // its values show up in error messages
 		const json opts = options.is_null() ? json::object() : options;
 		if (name.empty() || name.find('.') != std::string::npos)
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE,

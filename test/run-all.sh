@@ -8,8 +8,10 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest sqlfuzz
+#                                   errors regress pgtap ctest sqlfuzz fuzz
 #   SQLFUZZ_SECONDS=N               how long the SQL fuzz test calls (default 60)
+#   FUZZ_BUDGET=90 bash test/run-all.sh           seconds the fuzz suite runs its
+#                                   libFuzzer targets, in all (default 90)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
 #   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
 #                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
@@ -18,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz"}
 export BUILD=${BUILD:-build}
 [[ " $SUITES " == *" ctest "* ]] || export SKIP_CXX=1
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
@@ -103,6 +105,17 @@ for suite in $SUITES; do
       p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -vE '^ok ' <<<"$out" | head -60 >&2; }
       count sqlfuzz "$p" "$f" ;;
+    fuzz)
+      # libFuzzer targets (test/fuzz/), built with clang in build-fuzz/: each
+      # replays its committed corpus, then fuzzes its share of FUZZ_BUDGET;
+      # crash inputs are kept in $LOG/fuzz/<target>/
+      n=$(ls test/fuzz/*_fuzz.cpp 2>/dev/null | wc -l)
+      each=$(( ${FUZZ_BUDGET:-90} / (n > 0 ? n : 1) )); [ "$each" -lt 5 ] && each=5
+      out=$(FUZZ_SECONDS=$each FUZZ_ARTIFACTS="$LOG/fuzz" bash test/fuzz/run.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/fuzz.log"
+      p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -v '^ok ' <<<"$out" | head -20 >&2; }
+      count fuzz "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 
+#include "limits.hpp"
 #include "store.hpp"
 
 namespace genroc {
@@ -53,6 +54,14 @@ bool boolean(PGresult *r, int row, int col) {
 json jsonb(PGresult *r, int row, int col) {
 	return is_null(r, row, col) ? json(nullptr) : json::parse(PQgetvalue(r, row, col));
 }
+// A caller's JSON as a query parameter.  dump() recurses over the value, so a
+// value deeper than the interpreter's json_depth is refused first, with the
+// words the server (and the SQLite store) use for it.
+std::string param(const json &v, const char *what) {
+	limits::check_json_depth(v, what);
+	return v.dump();
+}
+
 json id_array(const std::vector<int64_t> &ids) {
 	json a = json::array();
 	for (auto id : ids) a.push_back(id);
@@ -67,7 +76,7 @@ class PgStore final : public Store {
 
 	DefineResult define(const std::string &name, const json &definition) override {
 		auto r = exec("SELECT name, version, is_new FROM genroc.define($1, $2::jsonb)",
-					  {name, definition.dump()});
+					  {name, (limits::check_definition_depth(definition), definition.dump())});
 		return {text(r.get(), 0, 0), static_cast<int>(int64(r.get(), 0, 1)), boolean(r.get(), 0, 2)};
 	}
 
@@ -81,7 +90,7 @@ class PgStore final : public Store {
 	StartResult start(const std::string &definition, const json &input,
 					  const json &options) override {
 		auto r = exec("SELECT instance_id, is_new, status FROM genroc.start($1, $2::jsonb, $3::jsonb)",
-					  {definition, input.dump(), options.dump()});
+					  {definition, param(input, "the input"), param(options, "the start options")});
 		return {int64(r.get(), 0, 0), boolean(r.get(), 0, 1), text(r.get(), 0, 2)};
 	}
 
@@ -94,7 +103,7 @@ class PgStore final : public Store {
 	}
 
 	std::string resume(int64_t id, const json &output) override {
-		return scalar("SELECT genroc.resume($1, $2::jsonb)", {std::to_string(id), output.dump()});
+		return scalar("SELECT genroc.resume($1, $2::jsonb)", {std::to_string(id), param(output, "the task result")});
 	}
 
 	json get_instance(int64_t id) override {
@@ -103,7 +112,7 @@ class PgStore final : public Store {
 	}
 
 	json list_instances(const json &filter) override {
-		return rows_as_json("SELECT genroc.list_instances($1::jsonb)", {filter.dump()});
+		return rows_as_json("SELECT genroc.list_instances($1::jsonb)", {param(filter, "the filter")});
 	}
 
 	json history(int64_t id) override {
@@ -112,7 +121,7 @@ class PgStore final : public Store {
 	}
 
 	json worker_register(const std::string &worker, const json &options) override {
-		auto r = exec("SELECT genroc.worker_register($1, $2::jsonb)", {worker, options.dump()});
+		auto r = exec("SELECT genroc.worker_register($1, $2::jsonb)", {worker, param(options, "the worker options")});
 		return jsonb(r.get(), 0, 0);
 	}
 
@@ -132,7 +141,7 @@ class PgStore final : public Store {
 	}
 
 	json queue_set(const std::string &name, const json &options) override {
-		auto r = exec("SELECT genroc.queue_set($1, $2::jsonb)", {name, options.dump()});
+		auto r = exec("SELECT genroc.queue_set($1, $2::jsonb)", {name, param(options, "the queue options")});
 		return jsonb(r.get(), 0, 0);
 	}
 
@@ -200,7 +209,7 @@ class PgStore final : public Store {
 
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
 		return scalar("SELECT genroc.complete($1, $2, $3::jsonb)",
-					  {std::to_string(id), std::to_string(epoch), output.dump()});
+					  {std::to_string(id), std::to_string(epoch), param(output, "the task result")});
 	}
 
 	std::string fail(int64_t id, int64_t epoch, const std::string &error,
@@ -229,7 +238,7 @@ class PgStore final : public Store {
 	}
 
 	std::string activity_succeed(const std::string &token, const json &output) override {
-		return scalar("SELECT genroc.activity_succeed($1, $2::jsonb)", {token, output.dump()});
+		return scalar("SELECT genroc.activity_succeed($1, $2::jsonb)", {token, param(output, "the task result")});
 	}
 
 	std::string activity_fail(const std::string &token, const std::string &error,
@@ -242,7 +251,7 @@ class PgStore final : public Store {
 	}
 
 	std::string emit(int64_t id, const std::string &name, const json &payload) override {
-		return scalar("SELECT genroc.emit($1, $2, $3::jsonb)", {std::to_string(id), name, payload.dump()});
+		return scalar("SELECT genroc.emit($1, $2, $3::jsonb)", {std::to_string(id), name, param(payload, "the event payload")});
 	}
 
 	json tick(int limit) override {

@@ -102,6 +102,15 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
 	AS 'MODULE_PATHNAME', 'genroc_step'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- Raises 54000 when a payload nests deeper than the interpreter's limit
+-- json_depth (core/limits.def), naming it (p_what) and where.  For payloads
+-- kept before any step reads them (a start with run_at, an event kept for a
+-- later wait): refused at the door, not when a later step (a tick, another
+-- caller's transaction) would trip over them.
+CREATE FUNCTION genroc._check_depth(p_value jsonb, p_what text) RETURNS void
+	AS 'MODULE_PATHNAME', 'genroc_check_depth'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- Timestamps as genroc writes them everywhere: ISO-8601 UTC with
 -- milliseconds, e.g. 2030-01-01T00:00:00.000Z (the interpreter's format).
 -- These one-expression helpers are STABLE as what they call is: a SQL

@@ -116,6 +116,7 @@ BEGIN
 		RAISE EXCEPTION 'p_input must not be null (pass ''null''::jsonb for a JSON null)'
 			USING ERRCODE = '22004';
 	END IF;
+	PERFORM genroc._check_depth(p_input, 'the input');
 	PERFORM genroc._check_options(v_options,
 		ARRAY['idempotency_key', 'labels', 'name', 'partition_key', 'priority', 'run_at', 'version'],
 		'start options');

@@ -102,6 +102,7 @@ BEGIN
 		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
 			USING ERRCODE = 'RC008';
 	END IF;
+	PERFORM genroc._check_depth(v_payload, 'the event payload');
 	IF v_inst.status = 'waiting' AND v_inst.wait_kind = 'event' AND v_inst.activity = p_name THEN
 		PERFORM genroc._deliver_event(p_instance, p_name, v_payload);
 		RETURN 'delivered';
