@@ -1,3 +1,6 @@
+-- genroc 0.1, frozen: the install script of version 0.1 as built from extension/sql/ at
+-- commit 000cd76.  Never edit it: databases installed with it upgrade through
+-- genroc--0.1--0.2.sql, and test/ops/upgrade.sh installs it to test that.
 /*
  * genroc — a durable process engine inside PostgreSQL.
  *

@@ -8,7 +8,10 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest
+#                                   errors regress pgtap ctest ops builds
+#                                   (ops: pg_dump/restore and the upgrade walk,
+#                                   test/ops/; builds: every CMake build type
+#                                   compiles, test/ops/build_types.sh)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
 #   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
 #                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
@@ -17,9 +20,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest"}
+SUITES=${SUITES:-"errors regress pgtap ctest ops builds"}
 export BUILD=${BUILD:-build}
-[[ " $SUITES " == *" ctest "* ]] || export SKIP_CXX=1
+[[ " $SUITES " == *" ctest "* || " $SUITES " == *" ops "* ]] || export SKIP_CXX=1
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
 mkdir -p "$LOG"
 
@@ -32,7 +35,8 @@ count() { # suite passed failed
 
 note "dependencies"; bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 note "build"
-if ! make -s >"$LOG/build.log" 2>&1; then
+# check-build: the product, the test suites and the benchmark, warnings as errors
+if ! make -s check-build >"$LOG/build.log" 2>&1; then
   tail -50 "$LOG/build.log" >&2; echo "0 passed, 1 failed"; exit 1
 fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -94,6 +98,25 @@ for suite in $SUITES; do
       fi
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
       count ctest "$p" "$f" ;;
+    ops)
+      # pg_dump and restore, the upgrade walk, the packaging files (test/ops/)
+      p=0; f=0
+      for t in dump_restore upgrade packaging; do
+        out=$(bash "test/ops/$t.sh" 2>&1); rc=$?
+        echo "$out" >"$LOG/ops-$t.log"
+        p=$((p + $(grep -cE '^ok ' <<<"$out"))); tf=$(grep -cE '^not ok ' <<<"$out")
+        [ $rc -ne 0 ] && [ "$tf" -eq 0 ] && { tf=1; tail -20 <<<"$out" >&2; }
+        [ "$tf" -gt 0 ] && grep -A12 -E '^not ok ' <<<"$out" | head -60 >&2
+        f=$((f + tf))
+      done
+      count ops "$p" "$f" ;;
+    builds)
+      out=$(bash test/ops/build_types.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/builds.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+      [ "$f" -gt 0 ] && echo "$out" >&2
+      count builds "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done
