@@ -47,6 +47,7 @@
 #include "utils/timestamp.h"
 
 #include "asl_c.h"
+#include "ticker.h"
 
 /*
  * PostgreSQL versions: 15 and later.  Every difference between the versions'
@@ -200,6 +201,8 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+	/* the in-database ticker's settings, and its workers when preloaded */
+	genroc_ticker_init();
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("genroc");
 #endif

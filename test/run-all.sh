@@ -9,7 +9,8 @@
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
 #                                   errors regress pgtap ctest ops builds
-#                                   (ops: pg_dump/restore and the upgrade walk,
+#                                   (ops: pg_dump/restore, the upgrade walk, the
+#                                   packaging files, the in-database ticker,
 #                                   test/ops/; builds: every CMake build type
 #                                   compiles, test/ops/build_types.sh)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
@@ -99,9 +100,10 @@ for suite in $SUITES; do
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
       count ctest "$p" "$f" ;;
     ops)
-      # pg_dump and restore, the upgrade walk, the packaging files (test/ops/)
+      # pg_dump and restore, the upgrade walk, the packaging files, the
+      # in-database ticker (test/ops/)
       p=0; f=0
-      for t in dump_restore upgrade packaging; do
+      for t in dump_restore upgrade packaging ticker; do
         out=$(bash "test/ops/$t.sh" 2>&1); rc=$?
         echo "$out" >"$LOG/ops-$t.log"
         p=$((p + $(grep -cE '^ok ' <<<"$out"))); tf=$(grep -cE '^not ok ' <<<"$out")
