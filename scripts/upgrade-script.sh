@@ -9,8 +9,9 @@
 #      for a changed signature or return type, DROP VIEW for a view whose
 #      columns change).
 #   2. Every part of extension/sql/ again, in file-name order, without its
-#      table statements (a top-level CREATE TABLE / INDEX / SEQUENCE / TYPE,
-#      ALTER TABLE, INSERT INTO, up to the line that ends the statement) and
+#      table statements (a top-level CREATE TABLE / INDEX / SEQUENCE / TYPE /
+#      POLICY / MATERIALIZED VIEW, ALTER TABLE / POLICY, INSERT INTO, up to
+#      the line that ends the statement) and
 #      with CREATE FUNCTION / PROCEDURE / VIEW / TRIGGER made CREATE OR
 #      REPLACE: every function, view, comment, grant and config-dump call of
 #      VERSION, replaced in place (grants given by admins kept).
@@ -38,7 +39,7 @@ for part in "$@"; do
       next
     }
     /^\\echo / { next }
-    /^(CREATE (UNIQUE )?INDEX|CREATE TABLE|CREATE SEQUENCE|CREATE TYPE|ALTER TABLE|INSERT INTO)[ \t]/ {
+    /^(CREATE (UNIQUE )?INDEX|CREATE TABLE|CREATE SEQUENCE|CREATE TYPE|CREATE POLICY|CREATE MATERIALIZED VIEW|ALTER TABLE|ALTER POLICY|INSERT INTO)[ \t]/ {
       if ($0 !~ /;[ \t]*(--.*)?$/) skip = 1
       next
     }
