@@ -10,6 +10,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libgtest-dev libgmock-dev
+  ccache
 )
 
 missing=()

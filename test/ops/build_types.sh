@@ -6,8 +6,8 @@
 # Bounded in time: each type builds the product (genroc, genctl: core/,
 # sqlite_shim/, worker/) and the conformance suite (whose -O3 code drew GCC
 # 12's false -Wrestrict), in build-types/<type>, each build capped at
-# BUILD_TYPE_TIMEOUT seconds (default 1800); ccache (test/run-all.sh's
-# environment) makes a repeated run quick.  BUILD_TYPE_TARGETS=all builds
+# BUILD_TYPE_TIMEOUT seconds (default 1800); ccache, used when installed,
+# makes a repeated run quick.  BUILD_TYPE_TARGETS=all builds
 # everything instead; BUILD_TYPES="Release" picks types.
 # Prints TAP-style lines; exits non-zero when a type did not compile.
 set -uo pipefail
@@ -15,6 +15,10 @@ cd "$(dirname "$0")/../.."
 types=${BUILD_TYPES:-"Debug Release RelWithDebInfo MinSizeRel"}
 targets=${BUILD_TYPE_TARGETS:-"genroc genctl conformance"}
 limit=${BUILD_TYPE_TIMEOUT:-1800}
+# ccache (scripts/deps.sh installs it) unless the caller chose a launcher
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+fi
 n=0 failed=0
 for type in $types; do
   n=$((n + 1))
