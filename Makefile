@@ -1,22 +1,36 @@
 # Makefile — the PGXS build of the extension, and the project's top-level targets.
 #
-#   make            the extension (PGXS) and the C++ binaries and tests (CMake, in build/)
-#   make install    installs the extension into the PostgreSQL found by pg_config
-#   make test       the whole test suite (test/run-all.sh)
-#   make fuzz       builds the libFuzzer targets (clang, build-fuzz/) and runs each
-#                   for FUZZ_SECONDS (default 60); see test/fuzz/run.sh
+#   make              the product: the extension (PGXS) and the genroc and genctl
+#                     binaries (CMake, in build/)
+#   make check-build  the same, plus the test suites and the benchmark, with
+#                     warnings as errors (what test/run-all.sh builds)
+#   make install      installs the extension into the PostgreSQL found by pg_config
+#   make test         the whole test suite (test/run-all.sh)
+#   make fuzz         builds the libFuzzer targets (clang, build-fuzz/) and runs each
+#                     for FUZZ_SECONDS (default 60); see test/fuzz/run.sh
+#
+# GENROC_TESTS=ON|OFF and GENROC_WERROR=ON|OFF, when given, set the CMake
+# options of the same name (kept in build/'s cache until given again);
+# GENROC_WERROR=ON also makes the C module's warnings errors.
 #
 # The extension's C module links the ASL interpreter from core/ (C++), the same
 # code the SQLite shim uses; it is compiled here with -fPIC for the module.
 
 EXTENSION   = genroc
-EXTVERSION  = 0.1
+# The version being built is genroc.control's default_version; PREVVERSION is
+# the one before it, whose install script is kept frozen in extension/ (README
+# "Upgrades").
+EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" genroc.control)
+PREVVERSION = 0.1
 MODULE_big  = genroc
 CORE_SRCS   = $(sort $(wildcard core/*.cpp))
-OBJS        = extension/genroc.o $(CORE_SRCS:.cpp=.o)
+OBJS        = extension/genroc.o extension/ticker.o $(CORE_SRCS:.cpp=.o)
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
-DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(filter-out $(DATA_built),$(wildcard extension/$(EXTENSION)--*--*.sql))
+UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
+UPGRADE_DELTA = extension/upgrade/$(PREVVERSION)--$(EXTVERSION).sql
+DATA_built  = $(EXTENSION)--$(EXTVERSION).sql $(UPGRADE)
+# Frozen scripts: every older install script and every older upgrade step.
+DATA        = $(filter-out $(DATA_built),$(wildcard extension/$(EXTENSION)--*.sql))
 
 # A new file in sql/ or specs/ is a new test.
 REGRESS     = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
@@ -25,9 +39,10 @@ REGRESS_OPTS = --inputdir=. --outputdir=$(BUILD)/regress
 ISOLATION   = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 ISOLATION_OPTS = --inputdir=. --outputdir=$(BUILD)/isolation
 
-PG_CPPFLAGS = -Icore
-PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
-PG_CXXFLAGS = -std=c++20 -fPIC -Wall -Wextra -Werror -Wno-unused-parameter
+WERROR      = $(if $(filter ON on 1 YES yes,$(GENROC_WERROR)),-Werror)
+PG_CPPFLAGS = -Icore -DGENROC_VERSION='"$(EXTVERSION)"' -DGENROC_PREV_VERSION='"$(PREVVERSION)"'
+PG_CFLAGS   = -Wall -Wextra $(WERROR) -Wno-unused-parameter -Wno-missing-field-initializers
+PG_CXXFLAGS = -std=c++20 -fPIC -Wall -Wextra $(WERROR) -Wno-unused-parameter
 SHLIB_LINK  = -lstdc++ -lcrypto
 
 # No LLVM bitcode: the module's C++ is not worth inlining into JIT code, and
@@ -39,19 +54,34 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # The install script is the SQL parts, in file-name order.
-$(DATA_built): $(SQL_PARTS)
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $(SQL_PARTS) > $@
+
+# The upgrade from PREVVERSION: the hand-written delta for tables, then every
+# part again without its table statements, functions and views replaced
+# (scripts/upgrade-script.sh; README "Upgrades").
+$(UPGRADE): $(UPGRADE_DELTA) $(SQL_PARTS) scripts/upgrade-script.sh
+	bash scripts/upgrade-script.sh $(EXTVERSION) $(UPGRADE_DELTA) $(SQL_PARTS) > $@
+
+# genroc.c is compiled for this version
+extension/genroc.o: genroc.control
 
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
+CMAKE_OPTIONS = $(if $(GENROC_TESTS),-DGENROC_TESTS=$(GENROC_TESTS)) \
+                $(if $(GENROC_WERROR),-DGENROC_WERROR=$(GENROC_WERROR))
+
 # SKIP_CXX=1 builds only the extension.
-.PHONY: cxx test fuzz
+.PHONY: cxx test check-build fuzz
 ifndef SKIP_CXX
 all: cxx
 endif
 cxx:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON $(CMAKE_OPTIONS) >/dev/null
 	cmake --build $(BUILD) -j$$(nproc)
+
+check-build:
+	$(MAKE) all GENROC_TESTS=ON GENROC_WERROR=ON
 
 test:
 	bash test/run-all.sh

@@ -50,6 +50,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
@@ -60,8 +61,38 @@
 #include "utils/timestamp.h"
 
 #include "asl_c.h"
+#include "ticker.h"
 
+/*
+ * PostgreSQL versions: 15 and later.  Every difference between the versions'
+ * C APIs is guarded here with PG_VERSION_NUM (README "PostgreSQL versions"
+ * says which are built and tested).
+ */
+#if PG_VERSION_NUM < 150000
+#error "genroc needs PostgreSQL 15 or later"
+#endif
+
+/* 17 moved the local transaction id into the virtual transaction id */
+#if PG_VERSION_NUM >= 170000
+#define GENROC_MY_LXID() (MyProc->vxid.lxid)
+#else
+#define GENROC_MY_LXID() (MyProc->lxid)
+#endif
+
+/* The extension version this module was built for (the Makefile sets it). */
+#ifndef GENROC_VERSION
+#error "GENROC_VERSION is not defined: build with the Makefile"
+#endif
+#ifndef GENROC_PREV_VERSION
+#error "GENROC_PREV_VERSION is not defined: build with the Makefile"
+#endif
+
+/* 18 lets a module name itself and its version (pg_get_loaded_modules) */
+#ifdef PG_MODULE_MAGIC_EXT
+PG_MODULE_MAGIC_EXT(.name = "genroc",.version = GENROC_VERSION);
+#else
 PG_MODULE_MAGIC;
+#endif
 
 /* genroc.test_clock: '' means real time */
 static char *genroc_test_clock = NULL;
@@ -111,6 +142,7 @@ PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 PG_FUNCTION_INFO_V1(genroc_session_start);
 PG_FUNCTION_INFO_V1(genroc_session_alive);
 PG_FUNCTION_INFO_V1(genroc_check_depth);
+PG_FUNCTION_INFO_V1(genroc_version);
 
 /*
  * The interpreter's stack check: asks PostgreSQL without raising anything
@@ -199,6 +231,8 @@ _PG_init(void)
 							PGC_USERSET,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
+	/* the in-database ticker's settings, and its workers when preloaded */
+	genroc_ticker_init();
 #if PG_VERSION_NUM >= 150000
 	MarkGUCPrefixReserved("genroc");
 #endif
@@ -246,7 +280,7 @@ genroc_flush_commit(PG_FUNCTION_ARGS)
 {
 	char	   *class_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	bool		flush;
-	LocalTransactionId lxid = MyProc->lxid;
+	LocalTransactionId lxid = GENROC_MY_LXID();
 
 	if (strcmp(class_name, "outside") == 0 ||
 		strcmp(class_name, "only_once_claim") == 0 ||
@@ -538,4 +572,75 @@ genroc_check_depth(PG_FUNCTION_ARGS)
 	if (!ok)
 		raise_failure(&failure);
 	PG_RETURN_VOID();
+}
+
+/* "major.minor" compared as numbers: <0, 0 or >0 like strcmp. */
+static int
+compare_versions(const char *a, const char *b)
+{
+	int			a_major = 0,
+				a_minor = 0,
+				b_major = 0,
+				b_minor = 0;
+
+	(void) sscanf(a, "%d.%d", &a_major, &a_minor);
+	(void) sscanf(b, "%d.%d", &b_major, &b_minor);
+	if (a_major != b_major)
+		return a_major < b_major ? -1 : 1;
+	if (a_minor != b_minor)
+		return a_minor < b_minor ? -1 : 1;
+	return 0;
+}
+
+/*
+ * genroc.version(): the version of the extension's SQL objects in this
+ * database (pg_extension.extversion).  One module file serves every
+ * database of the server, so after the files of another version are
+ * installed a database can hold SQL objects older than the module: this
+ * module serves GENROC_PREV_VERSION's objects too (its C functions are a
+ * superset), until ALTER EXTENSION genroc UPDATE; version() says so with
+ * RC020, as it does for any version it does not know.
+ */
+Datum
+genroc_version(PG_FUNCTION_ARGS)
+{
+	char	   *installed = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("genroc.version(): SPI_connect failed")));
+	rc = SPI_execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'genroc'",
+					 true, 1);
+	if (rc == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		if (v != NULL)
+			installed = MemoryContextStrdup(caller, v);
+	}
+	SPI_finish();
+
+	if (installed == NULL)
+		ereport(ERROR,
+				(errcode(MAKE_SQLSTATE('R', 'C', '0', '2', '0')),
+				 errmsg("the genroc extension is not installed in this database"),
+				 errhint("Run CREATE EXTENSION genroc.")));
+	if (strcmp(installed, GENROC_VERSION) != 0)
+	{
+		bool		older = compare_versions(installed, GENROC_VERSION) < 0;
+
+		ereport(ERROR,
+				(errcode(MAKE_SQLSTATE('R', 'C', '0', '2', '0')),
+				 errmsg("the genroc extension in this database is version %s, the installed genroc module is %s",
+						installed, GENROC_VERSION),
+				 older ?
+				 errhint("Upgrade the database's extension: ALTER EXTENSION genroc UPDATE TO '%s'.",
+						 GENROC_VERSION) :
+				 errhint("Install the genroc %s extension files (make install) on this server.",
+						 installed)));
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(installed));
 }

@@ -13,6 +13,7 @@ PACKAGES=(
   python3
   fiu-utils
   clang libclang-rt-14-dev
+  ccache
 )
 
 missing=()

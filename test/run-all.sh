@@ -8,10 +8,14 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest sqlfuzz fuzz
+#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds
 #   SQLFUZZ_SECONDS=N               how long the SQL fuzz test calls (default 60)
 #   FUZZ_BUDGET=90 bash test/run-all.sh           seconds the fuzz suite runs its
 #                                   libFuzzer targets, in all (default 90)
+#                                   (ops: pg_dump/restore, the upgrade walk, the
+#                                   packaging files, the in-database ticker,
+#                                   test/ops/; builds: every CMake build type
+#                                   compiles, test/ops/build_types.sh)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
 #   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
 #                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
@@ -20,9 +24,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds"}
 export BUILD=${BUILD:-build}
-[[ " $SUITES " == *" ctest "* ]] || export SKIP_CXX=1
+# The C++ build: the test suites for ctest (check-build), the binaries alone
+# for ops, none otherwise; warnings are errors either way.
+BUILD_ARGS=(check-build)
+if [[ " $SUITES " != *" ctest "* ]]; then
+  if [[ " $SUITES " == *" ops "* ]]; then BUILD_ARGS=(all GENROC_WERROR=ON); else export SKIP_CXX=1; fi
+fi
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
 mkdir -p "$LOG"
 
@@ -35,7 +44,7 @@ count() { # suite passed failed
 
 note "dependencies"; bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 note "build"
-if ! make -s >"$LOG/build.log" 2>&1; then
+if ! make -s "${BUILD_ARGS[@]}" >"$LOG/build.log" 2>&1; then
   tail -50 "$LOG/build.log" >&2; echo "0 passed, 1 failed"; exit 1
 fi
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -116,6 +125,26 @@ for suite in $SUITES; do
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -v '^ok ' <<<"$out" | head -20 >&2; }
       count fuzz "$p" "$f" ;;
+    ops)
+      # pg_dump and restore, the upgrade walk, the packaging files, the
+      # in-database ticker (test/ops/)
+      p=0; f=0
+      for t in dump_restore upgrade packaging ticker; do
+        out=$(bash "test/ops/$t.sh" 2>&1); rc=$?
+        echo "$out" >"$LOG/ops-$t.log"
+        p=$((p + $(grep -cE '^ok ' <<<"$out"))); tf=$(grep -cE '^not ok ' <<<"$out")
+        [ $rc -ne 0 ] && [ "$tf" -eq 0 ] && { tf=1; tail -20 <<<"$out" >&2; }
+        [ "$tf" -gt 0 ] && grep -A12 -E '^not ok ' <<<"$out" | head -60 >&2
+        f=$((f + tf))
+      done
+      count ops "$p" "$f" ;;
+    builds)
+      out=$(bash test/ops/build_types.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/builds.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+      [ "$f" -gt 0 ] && echo "$out" >&2
+      count builds "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -11,6 +11,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -379,6 +380,12 @@ class PgStore final : public Store {
 			throw Error(CONNECTION_FAILURE, "cannot connect to PostgreSQL: " + trim(msg));
 		}
 		conn_ = std::move(c);
+		try {
+			check_extension_version();
+		} catch (...) {
+			conn_.reset();
+			throw;
+		}
 		bool was_listening = listening_;
 		listening_ = false;
 		// Session settings a reconnect must restore.
@@ -391,6 +398,38 @@ class PgStore final : public Store {
 			exec("LISTEN genroc", {});
 			listening_ = true;
 		}
+	}
+
+	// The binary calls the SQL API of exactly one extension version
+	// (genroc.control's, set by CMake): any other installed one is refused with RC020 and a
+	// hint that says what to upgrade, on every connect (an ALTER EXTENSION
+	// may have happened while the binary ran).  Not transient: the binary
+	// stops instead of retrying.
+	void check_extension_version() {
+		auto r = exec("SELECT (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'genroc'), "
+					  "current_database()",
+					  {});
+		const std::string want = GENROC_EXTENSION_VERSION;
+		const std::string db = text(r.get(), 0, 1);
+		// No extension at all: the connection is still good for /healthz
+		// (the database answers); the first genroc call fails, naming the
+		// missing function.
+		if (PQgetisnull(r.get(), 0, 0)) return;
+		std::string have = text(r.get(), 0, 0);
+		if (have == want) return;
+		auto number = [](const std::string &v) {
+			int major = 0, minor = 0;
+			std::sscanf(v.c_str(), "%d.%d", &major, &minor);
+			return std::pair{major, minor};
+		};
+		bool older = number(have) < number(want);
+		throw Error(sqlstate::EXTENSION_VERSION_MISMATCH,
+					"the genroc extension in database \"" + db + "\" is version " + have +
+						"; this genroc binary speaks version " + want,
+					{},
+					older ? "Upgrade the extension: install the genroc " + want +
+								" extension files on the server, then ALTER EXTENSION genroc UPDATE TO '" + want + "'."
+						  : "Upgrade this genroc binary (and genctl) to version " + have + ".");
 	}
 
 	void ensure_connected() {

@@ -1,0 +1,2 @@
+-- Run once by the postgres image when it creates its database.
+CREATE EXTENSION genroc;

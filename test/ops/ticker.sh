@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# ticker.sh — the in-database ticker (extension/ticker.c): a cluster of its
+# own with shared_preload_libraries = 'genroc' and genroc.ticker_databases;
+# no genroc binary runs, yet timers fire; a database named there without
+# the extension is waited for; psql sessions calling genroc.tick() at the
+# same time (as the binary's tick does) change nothing: every instance
+# ends once.  Real time with generous bounds (a real-process test).
+# Environment: PGBIN (default: pg_config's), the extension installed there.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+n=0 failed=0
+check() { # description command...
+  local what=$1; shift
+  n=$((n + 1))
+  if out=$("$@" 2>&1); then echo "ok $n - $what"; else failed=$((failed + 1)); echo "not ok $n - $what"; echo "$out" | sed 's/^/# /' | head -30; fi
+}
+env_lines=$(bash test/pgcluster.sh start) || { echo "not ok 1 - a cluster of its own"; exit 1; }
+eval "$env_lines"
+trap 'bash test/pgcluster.sh stop "$GENROC_PGDIR"' EXIT
+q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+
+q -c "CREATE DATABASE tick_a" -c "CREATE DATABASE tick_b" && q -d tick_a -c "CREATE EXTENSION genroc" || exit 1
+cat >>"$GENROC_PGDATA/postgresql.conf" <<CONF
+shared_preload_libraries = 'genroc'
+genroc.ticker_databases = 'tick_a, tick_b'
+genroc.ticker_interval = 100ms
+CONF
+owner=""; [ "$(id -u)" -eq 0 ] && owner="runuser -u postgres --"
+$owner "${PGBIN:-$(pg_config --bindir)}/pg_ctl" -D "$GENROC_PGDATA" -l "$GENROC_PGDIR/server.log" -w -t 60 restart >/dev/null ||
+  { cat "$GENROC_PGDIR/server.log"; exit 1; }
+
+wait_for() { # seconds sql expected
+  local deadline=$((SECONDS + $1)) got
+  while :; do
+    got=$(q -d "${DB:-tick_a}" -c "$2" 2>&1)
+    [ "$got" = "$3" ] && return 0
+    [ $SECONDS -ge "$deadline" ] && { echo "after $1 s: $got (wanted $3)"; return 1; }
+    sleep 0.2
+  done
+}
+check "one ticker per named database runs (pg_stat_activity)" wait_for 30 \
+  "SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_stat_activity WHERE backend_type = 'genroc ticker'" "tick_a,tick_b"
+
+def='{"StartAt":"Nap","States":{"Nap":{"Type":"Wait","Seconds":1,"Next":"Done"},"Done":{"Type":"Pass","Result":"woke","End":true}}}'
+q -d tick_a -c "SELECT 1 FROM genroc.define('nap', '$def')" >/dev/null
+q -d tick_a -c "SELECT count(*) FROM genroc.start('nap', '{}'), generate_series(1, 1)" >/dev/null
+check "with no genroc binary running, a timer fires and the instance ends" wait_for 60 \
+  "SELECT string_agg(status || ' ' || output::text, ',') FROM genroc._instances" 'succeeded "woke"'
+
+later() {
+  q -d tick_b -c "CREATE EXTENSION genroc" -c "SELECT 1 FROM genroc.define('nap', '$def')" \
+    -c "SELECT 1 FROM genroc.start('nap', '{}')" >/dev/null &&
+    DB=tick_b wait_for 60 "SELECT status FROM genroc._instances" succeeded
+}
+check "a named database without the extension is waited for, then ticked" later
+
+# 200 timers due at once, the ticker and four sessions ticking together
+q -d tick_a -c "SELECT count(*) FROM generate_series(1, 200) g, genroc.start('nap', jsonb_build_object('g', g))" >/dev/null
+for i in 1 2 3 4; do
+  (for j in $(seq 1 40); do q -d tick_a -c "SELECT genroc.tick(50)" >/dev/null 2>&1; sleep 0.05; done) &
+done
+check "ticking from sessions alongside the ticker: every instance ends" wait_for 90 \
+  "SELECT count(*) FILTER (WHERE status = 'succeeded') || '/' || count(*) FROM genroc._instances" "201/201"
+wait
+check "... and each timer fired once (one wait_ended entry each, the same log for all)" wait_for 5 \
+  "SELECT count(DISTINCT c) || ' ' || min(w) || ' ' || max(w) FROM (SELECT count(*) AS c,
+     count(*) FILTER (WHERE event = 'wait_ended') AS w FROM genroc._log GROUP BY instance_id) x" "1 1 1"
+check "no ticker error in the server log" sh -c "! grep -E 'genroc ticker.*(ERROR|exited)|ERROR.*tick' '$GENROC_PGDIR/server.log'"
+echo "# $n checks, $failed failed"
+[ "$failed" -eq 0 ]
