@@ -66,12 +66,13 @@ SELECT count(*) AS instances FROM genroc.instances;
 -- a task result and an event payload
 SELECT genroc.worker_register('w1', '{"host":"box"}') ->> 'worker' AS worker;
 SELECT status FROM genroc.start('task', '{}');
-SELECT instance_id, epoch, state FROM genroc.claim('w1', '{default}', 1);
-SELECT genroc.complete((SELECT id FROM genroc.instances WHERE definition = 'task'), 1,
+SELECT instance_id, epoch AS task_epoch, state FROM genroc.claim('w1', '{default}', 1) \gset
+\echo :instance_id :state
+SELECT genroc.complete((SELECT id FROM genroc.instances WHERE definition = 'task'), :task_epoch,
 	pg_temp.nested_arrays(600));
 \echo :LAST_ERROR_SQLSTATE
 SELECT status FROM genroc.instances WHERE definition = 'task';
-SELECT genroc.complete((SELECT id FROM genroc.instances WHERE definition = 'task'), 1,
+SELECT genroc.complete((SELECT id FROM genroc.instances WHERE definition = 'task'), :task_epoch,
 	pg_temp.nested_arrays(500));
 SELECT genroc.emit((SELECT id FROM genroc.instances WHERE definition = 'task'), 'later',
 	pg_temp.nested_arrays(600));
