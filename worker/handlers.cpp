@@ -7,6 +7,8 @@
 // between fork() and exec(): everything it needs (argv, envp) is built first.
 #include "handlers.hpp"
 
+#include "limits.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -337,7 +339,13 @@ TaskResult run_command(const CommandSpec &spec, const json &input, const TaskCon
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		if (body.empty()) return TaskResult::success(nullptr);
 		try {
-			return TaskResult::success(json::parse(body));
+			json output = json::parse(body);  // iterative; copies and dump() recurse
+			try {
+				limits::check_json_depth(output, what + "'s output");
+			} catch (const Error &e) {
+				return TaskResult::failure("States.DataLimitExceeded", e.what());
+			}
+			return TaskResult::success(std::move(output));
 		} catch (const json::parse_error &e) {
 			return TaskResult::failure("States.TaskFailed",
 									   what + " succeeded but its stdout is not JSON: " + e.what());
@@ -346,6 +354,7 @@ TaskResult run_command(const CommandSpec &spec, const json &input, const TaskCon
 	// A failure: Error/Cause from a JSON object on stdout when there is one.
 	if (!body.empty()) {
 		json j = json::parse(body, nullptr, false);
+		if (!limits::within_depth(j, limits::JSON_DEPTH)) j = nullptr;  // read as no Error/Cause
 		if (j.is_object() && j.contains("Error") && j["Error"].is_string()) {
 			std::string cause;
 			if (j.contains("Cause"))

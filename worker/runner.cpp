@@ -1,6 +1,8 @@
 // runner.cpp — the worker loop (see runner.hpp for the threads and the call chain).
 #include "runner.hpp"
 
+#include "limits.hpp"
+
 #include <algorithm>
 
 #include "log.hpp"
@@ -190,9 +192,10 @@ void Runner::renew_loop() {
 	}
 }
 
-void Runner::report(Slot &slot, const TaskResult &result) {
+void Runner::report(Slot &slot, const TaskResult &result_in) {
 	const Task &t = slot.task;
-	const bool ok = result.kind == TaskResult::Kind::succeeded;
+	TaskResult result = result_in;
+	bool ok = result.kind == TaskResult::Kind::succeeded;
 	Backoff backoff;
 	bool warned = false;
 	for (;;) {
@@ -217,6 +220,19 @@ void Runner::report(Slot &slot, const TaskResult &result) {
 				log::warn("lease lost", {{"instance", t.instance_id}, {"epoch", t.epoch},
 										 {"state", t.state}, {"error", e.what()}});
 				return;
+			}
+			if (ok && e.sqlstate == limits::PROGRAM_LIMIT_EXCEEDED) {
+				// The store refuses this result (over a limit, e.g. nested too
+				// deep): sending it again would be refused again, and the task
+				// would run again after its lease lapses, forever.  Report the
+				// task failed instead, so Retry and Catch decide.
+				log::warn("task result over a limit; reporting the task failed",
+						  {{"instance", t.instance_id}, {"error", e.what()}});
+				ok = false;
+				result.kind = TaskResult::Kind::failed;
+				result.error = "States.DataLimitExceeded";
+				result.cause = e.what();
+				continue;
 			}
 			if (is_conflict(e)) {
 				// e.g. a deadlock with a cancel of its parent: nothing was

@@ -172,6 +172,23 @@ TEST_F(Handlers, CommandExitCodesAndOutput) {
 	EXPECT_EQ(r.kind, TaskResult::Kind::succeeded) << r.cause;
 }
 
+// Output nested past the JSON depth limit fails the task (copying or dumping
+// it would recurse once per level and could overflow the worker's stack).
+TEST_F(Handlers, OutputNestedTooDeepFailsTheTask) {
+	auto deep = [](int n) { return "printf '%0.s[' $(seq " + std::to_string(n) + "); printf 1; printf '%0.s]' $(seq " +
+								  std::to_string(n) + ")"; };
+	auto r = run_command(spec(script("deep.sh", deep(100000))), json::object(), ctx_);
+	EXPECT_EQ(r.kind, TaskResult::Kind::failed);
+	EXPECT_EQ(r.error, "States.DataLimitExceeded");
+	EXPECT_NE(r.cause.find("json_depth"), std::string::npos) << r.cause;
+
+	r = run_command(spec(script("deepfail.sh", deep(100000) + "; exit 3")), json::object(), ctx_);
+	EXPECT_EQ(r.error, "States.TaskFailed");  // no Error/Cause read from it
+
+	r = run_command(spec(script("shallow.sh", deep(500))), json::object(), ctx_);
+	EXPECT_EQ(r.kind, TaskResult::Kind::succeeded) << r.cause;
+}
+
 bool gone(pid_t pid) {
 	// Dead, or a zombie waiting for its new parent: not running either way.
 	if (::kill(pid, 0) != 0) return true;
