@@ -39,19 +39,47 @@ void raise(sqlite3 *db, int rc, std::string_view what) {
 	}
 }
 
-bool WriteTurns::acquire(std::chrono::milliseconds timeout) {
+bool WriteTurns::acquire(unsigned lane, std::chrono::milliseconds timeout) {
 	std::unique_lock<std::mutex> g(m_);
-	const uint64_t mine = next_++;
-	if (cv_.wait_for(g, timeout, [&] { return serving_ == mine; })) return true;
-	abandoned_.insert(mine);
+	lane %= kLanes;
+	if (!held_) {  // free, so no one waits
+		held_ = true;
+		last_ = lane;
+		return true;
+	}
+	Waiter me;
+	auto &queue = waiting_[lane];
+	queue.push_back(&me);
+	if (me.cv.wait_for(g, timeout, [&] { return me.granted; })) return true;
+	// gave up: leave the queue, so no turn is handed to this waiter
+	for (auto it = queue.begin(); it != queue.end(); ++it)
+		if (*it == &me) {
+			queue.erase(it);
+			break;
+		}
 	return false;
 }
 
 void WriteTurns::release() {
 	std::lock_guard<std::mutex> g(m_);
-	++serving_;
-	while (abandoned_.erase(serving_)) ++serving_;
-	cv_.notify_all();
+	for (unsigned i = 1; i <= kLanes; ++i) {
+		const unsigned lane = (last_ + i) % kLanes;
+		if (waiting_[lane].empty()) continue;
+		Waiter *w = waiting_[lane].front();
+		waiting_[lane].pop_front();
+		w->granted = true;
+		last_ = lane;
+		// under the lock: the waiter (on its own stack) cannot return
+		// before this notify is done
+		w->cv.notify_one();
+		return;
+	}
+	held_ = false;
+}
+
+size_t WriteTurns::waiting(unsigned lane) {
+	std::lock_guard<std::mutex> g(m_);
+	return waiting_[lane % kLanes].size();
 }
 
 std::shared_ptr<WriteTurns> WriteTurns::for_file(const std::string &path) {
@@ -110,7 +138,8 @@ static std::string immutable_uri(const std::string &path) {
 	return uri + "?immutable=1";
 }
 
-Db::Db(const std::string &path, bool read_only, bool immutable) : turns_(WriteTurns::for_file(path)) {
+Db::Db(const std::string &path, bool read_only, bool immutable, unsigned lane)
+	: turns_(WriteTurns::for_file(path)), lane_(lane) {
 	if (!read_only) create_private(path);
 	sqlite3 *h = nullptr;
 	const std::string name = read_only && immutable ? immutable_uri(path) : path;
@@ -167,7 +196,7 @@ void Db::begin_immediate(Durability d) {
 		exec(d == Durability::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
 		sync_ = d;
 	}
-	if (!turns_->acquire(std::chrono::milliseconds(kBusyTimeoutMs)))
+	if (!turns_->acquire(lane_, std::chrono::milliseconds(kBusyTimeoutMs)))
 		throw Error("55P03", "cannot begin a write: other writers of this process held the database for " +
 								 std::to_string(kBusyTimeoutMs / 1000) + "s");
 	my_turn_ = true;

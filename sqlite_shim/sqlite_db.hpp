@@ -8,11 +8,16 @@
 //            it goes out of scope (so a cached statement is never left busy)
 //   Durability  how hard a commit must reach the disk; decided in one place
 //            (SqliteStore::durability_for) and applied here before BEGIN
-//   write turns  the writers of one file in this process queue for it in
-//            order of arrival (WriteTurns) before BEGIN IMMEDIATE: SQLite's
-//            busy handler polls with growing sleeps, so under a steady
-//            stream of writers one connection could lose every race (a
-//            server's worker starved by its API threads)
+//   write turns  the writers of one file in this process queue for it
+//            (WriteTurns) before BEGIN IMMEDIATE: SQLite's busy handler polls
+//            with growing sleeps, so under a steady stream of writers one
+//            connection could lose every race (a server's worker starved by
+//            its API threads)
+//   lane     the kind of writer a connection belongs to (0: any, 1: the
+//            worker's); the turns go round the lanes that have writers
+//            waiting, first come first served within a lane, so one lane's
+//            many writers (an API thread per connection) cannot crowd out
+//            another's few
 #pragma once
 
 #include <sqlite3.h>
@@ -20,9 +25,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,21 +55,33 @@ using DbPtr = std::unique_ptr<sqlite3, DbDeleter>;
 // PRAGMA synchronous cannot change inside one, so it is set before BEGIN.
 enum class Durability { normal, full };
 
-// A fair lock: whoever asks first gets the next turn (a ticket lock).  A
-// waiter that gives up (timeout) leaves its ticket, and the turn skips it.
+// A fair lock between lanes of writers.  Each lane is a queue in order of
+// arrival; a release hands the turn to the first waiter of the next lane
+// after the one that had it (round-robin) that has anyone waiting.  So while
+// a lane has writers waiting it gets at least one turn in kLanes, however
+// many writers the other lanes have.  A waiter that gives up (timeout) leaves
+// its queue, and no turn is ever handed to it.
 class WriteTurns {
   public:
-	// True once it is this caller's turn; false after `timeout`.
-	bool acquire(std::chrono::milliseconds timeout);
+	static constexpr unsigned kLanes = 2;
+	// True once it is this caller's turn; false after `timeout`.  lane is
+	// taken modulo kLanes.
+	bool acquire(unsigned lane, std::chrono::milliseconds timeout);
 	void release();
+	// How many writers of lane wait now (tests, to order their arrivals).
+	size_t waiting(unsigned lane);
 	// The turns of one database file in this process (by its canonical path).
 	static std::shared_ptr<WriteTurns> for_file(const std::string &path);
 
   private:
+	struct Waiter {
+		std::condition_variable cv;
+		bool granted = false;
+	};
 	std::mutex m_;
-	std::condition_variable cv_;
-	uint64_t next_ = 0, serving_ = 0;
-	std::set<uint64_t> abandoned_;
+	bool held_ = false;	 // when false, no one waits: a release hands the turn on
+	unsigned last_ = 0;	 // the lane of the last turn given
+	std::deque<Waiter *> waiting_[kLanes];
 };
 
 class Db {
@@ -74,7 +91,8 @@ class Db {
 	// -wal and -shm files SQLite makes take the main file's mode).
 	// immutable (read_only only): SQLite takes the file as unchanging and
 	// needs no -shm file (for a folder the caller cannot write).
-	explicit Db(const std::string &path, bool read_only = false, bool immutable = false);
+	// lane: this connection's lane in the file's write turns.
+	explicit Db(const std::string &path, bool read_only = false, bool immutable = false, unsigned lane = 0);
 	~Db() { end_turn(); }
 	Db(const Db &) = delete;
 	Db &operator=(const Db &) = delete;
@@ -86,6 +104,7 @@ class Db {
 		cache_.clear();
 		db_ = std::move(other.db_);
 		turns_ = std::move(other.turns_);
+		lane_ = other.lane_;
 		my_turn_ = std::exchange(other.my_turn_, false);
 		cache_ = std::move(other.cache_);
 		sync_ = other.sync_;
@@ -110,6 +129,7 @@ class Db {
 	void end_turn() noexcept;
 	DbPtr db_;
 	std::shared_ptr<WriteTurns> turns_;
+	unsigned lane_ = 0;
 	bool my_turn_ = false;	// between begin_immediate and commit/rollback
 	std::unordered_map<std::string, StmtPtr> cache_;
 	std::optional<Durability> sync_;  // the PRAGMA synchronous now in force

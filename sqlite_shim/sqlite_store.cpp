@@ -419,7 +419,8 @@ const std::string INSTANCE_LIST_SQL =
 
 class SqliteStore final : public Store {
   public:
-	SqliteStore(const std::string &path, bool read_only) : path_(path), db_(path, read_only) {
+	SqliteStore(const std::string &path, bool read_only, unsigned lane)
+		: path_(path), db_(path, read_only, false, lane) {
 		if (read_only) {
 			// no journal mode change, no migration: both write
 			try {
@@ -2624,8 +2625,9 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
-std::unique_ptr<Store> open_sqlite_store(const std::string &path, bool read_only) {
-	return std::make_unique<SqliteStore>(path, read_only);
+std::unique_ptr<Store> open_sqlite_store(const std::string &path, bool read_only, WriteLane lane) {
+	static_assert(static_cast<unsigned>(WriteLane::worker) < sqlite::WriteTurns::kLanes, "a lane per WriteLane");
+	return std::make_unique<SqliteStore>(path, read_only, static_cast<unsigned>(lane));
 }
 
 }  // namespace genroc

@@ -323,7 +323,7 @@ StopFlag g_stop;	// the signal thread outlives main's locals
 
 // Every store the process opens gets the durability level, the log options
 // and the commit delay.
-StoreFactory store_factory(const Config &cfg) {
+StoreFactory store_factory(const Config &cfg, WriteLane lane) {
 	const std::string database = cfg.database;
 	const DurabilityLevel level = parse_durability(cfg.durability).value_or(DurabilityLevel::essential);
 	const int delay = cfg.pg_commit_delay;
@@ -332,8 +332,8 @@ StoreFactory store_factory(const Config &cfg) {
 	log_options.payload_max = cfg.log_payload_max;
 	log_options.log_retention_ms = cfg.log_retention.count();
 	log_options.instance_retention_ms = cfg.instance_retention.count();
-	return [database, level, delay, log_options] {
-		auto store = open_store(database);
+	return [database, level, delay, log_options, lane] {
+		auto store = open_store(database, false, lane);
 		store->set_durability(level);
 		store->set_log_options(log_options);
 		if (delay >= 0) store->set_commit_delay(delay);
@@ -537,7 +537,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.pooled = cfg.pooled;
 	o.tick_interval = cfg.tick_interval;
 	o.poll_interval = cfg.poll_interval;
-	Runner runner(o, handlers, store_factory(cfg));
+	Runner runner(o, handlers, store_factory(cfg, WriteLane::worker));
 
 	std::unique_ptr<ApiServer> server;
 	if (cfg.command == "serve") {

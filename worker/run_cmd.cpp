@@ -129,7 +129,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	o.shutdown_grace = Millis(5'000);
 	o.tick_interval = Millis(200);	// timers fire promptly
 	o.poll_interval = Millis(100);
-	Runner runner(o, handlers, store_factory(cfg));
+	Runner runner(o, handlers, store_factory(cfg, WriteLane::worker));
 	StopFlag runner_stop;
 	std::atomic<int> runner_rc{-1};	// -1 while the worker runs
 	std::thread worker([&] { runner_rc = runner.run(runner_stop); });

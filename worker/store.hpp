@@ -206,7 +206,12 @@ class Store {
 // (or any libpq conninfo containing '='), else a SQLite file path.
 // read_only: the caller only reads (genctl's listing commands); a SQLite
 // file that exists is then opened read-only (PostgreSQL: no difference).
-std::unique_ptr<Store> open_store(const std::string &database, bool read_only = false);
+// lane: the kind of writer (SQLite: the turns of one file in one process go
+// round the lanes, README "Several writers on one SQLite file"; PostgreSQL:
+// no difference).
+enum class WriteLane : unsigned { general = 0, worker = 1 };
+std::unique_ptr<Store> open_store(const std::string &database, bool read_only = false,
+								  WriteLane lane = WriteLane::general);
 std::unique_ptr<Store> open_pg_store(const std::string &conninfo);
 
 }  // namespace genroc
