@@ -347,16 +347,22 @@ namespace {
 // (--pg-commit-delay without the privilege, on SQLite at all) stops genroc
 // at once with the reason.  An unreachable database is not a refusal: the
 // worker waits for it.
+// The log fields of an error that stops genroc: its hint says what to do
+// (RC020's: which side to upgrade).
+json refusal_fields(const Error &e) {
+	json f = {{"sqlstate", e.sqlstate}, {"error", e.what()}};
+	if (!e.detail.empty()) f["detail"] = e.detail;
+	if (!e.hint.empty()) f["hint"] = e.hint;
+	return f;
+}
+
 bool settings_accepted(const Config &cfg) {
 	try {
 		store_factory(cfg)();
 		return true;
 	} catch (const Error &e) {
 		if (is_transient(e)) return true;
-		json f = {{"sqlstate", e.sqlstate}, {"error", e.what()}};
-		if (!e.detail.empty()) f["detail"] = e.detail;
-		if (!e.hint.empty()) f["hint"] = e.hint;
-		log::error("refusing to start", f);
+		log::error("refusing to start", refusal_fields(e));
 		return false;
 	} catch (const std::exception &e) {
 		log::error("refusing to start", {{"error", e.what()}});
@@ -387,7 +393,7 @@ bool capabilities_accepted(const Config &cfg) {
 			return true;
 		}
 		if (e.sqlstate != "42501") {	// 42501: the role may not even use the schema
-			log::error("refusing to start", {{"sqlstate", e.sqlstate}, {"error", e.what()}});
+			log::error("refusing to start", refusal_fields(e));
 			return false;
 		}
 	} catch (const std::exception &e) {

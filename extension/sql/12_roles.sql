@@ -68,10 +68,13 @@ CREATE FUNCTION genroc._caller() RETURNS oid
 
 -- Owners: the role that made the row.  A definition's owner is replaced by
 -- its name's owner on insert (genroc._definitions_owner); a child instance
--- gets its parent's (65_children.sql).
-ALTER TABLE genroc._definitions ADD COLUMN owner oid NOT NULL DEFAULT genroc._caller();
-ALTER TABLE genroc._instances ADD COLUMN owner oid NOT NULL DEFAULT genroc._caller();
-ALTER TABLE genroc._workers ADD COLUMN owner oid NOT NULL DEFAULT genroc._caller();
+-- gets its parent's (65_children.sql).  regrole: an oid on disk, compared
+-- and indexed as one (no catalog look-up), which pg_dump writes and a
+-- restore reads by role name, so a restore into another cluster, where the
+-- same name has another oid, keeps who owns what (README "Backups").
+ALTER TABLE genroc._definitions ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
+ALTER TABLE genroc._instances ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
+ALTER TABLE genroc._workers ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 CREATE INDEX _definitions_owner ON genroc._definitions (owner, name);
 
 -- Whether p_role has capability p_cap (admin, operator, worker, user).

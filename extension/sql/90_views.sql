@@ -9,7 +9,7 @@ CREATE VIEW genroc.instances WITH (security_barrier) AS
 		   i.priority, i.attempt, i.interruptions, i.lease_owner, i.lease_epoch,
 		   i.lease_expires, i.eligible_at, i.wait_kind, i.wait_until, i.activity, i.error,
 		   i.labels, i.name, i.idempotency_key, i.created_at, i.updated_at, i.ended_at,
-		   i.parent_id, i.root_id, i.child_index, i.scope, i.owner::regrole AS owner
+		   i.parent_id, i.root_id, i.child_index, i.scope, i.owner
 	FROM genroc._instances i
 	JOIN genroc._definitions d ON d.id = i.definition_id
 	WHERE genroc._sees(i.owner, 'operator');

@@ -54,6 +54,7 @@ BEGIN
 		('genroc.now()',				'genroc_user, genroc_operator, genroc_worker'),
 		('genroc.durability()',			'genroc_user, genroc_operator, genroc_worker'),
 		('genroc.capabilities()',		'genroc_user, genroc_operator, genroc_worker'),
+		('genroc.version()',			'genroc_user, genroc_operator, genroc_worker'),
 		-- what the views' filter calls, as the reading role; they answer
 		-- only "may I see rows of this owner"
 		('genroc._sees(oid, text)',		'genroc_user, genroc_operator, genroc_worker'),

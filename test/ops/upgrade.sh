@@ -16,6 +16,7 @@ fresh_db ops_old "$PREV" && q -d ops_old -f "$OPS_DIR/fill.sql" >"$WORK/fill.log
   { cat "$WORK/fill.log"; not_ok "install $PREV and fill it"; finish; exit 1; }
 ok "install genroc $PREV and fill it"
 snapshot ops_old "$WORK/before.rows"
+columns_of ops_old "$WORK/before.columns"
 schema_of ops_new "$WORK/new.schema"
 schema_of ops_old "$WORK/old.schema"
 check "the schema comparison sees $PREV and $CUR differ" sh -c "! cmp -s '$WORK/old.schema' '$WORK/new.schema'"
@@ -33,8 +34,14 @@ check "genroc.version() answers $CUR" test "$(qv ops_old "SELECT genroc.version(
 schema_of ops_old "$WORK/upgraded.schema"
 check "the upgraded schema equals a fresh install's" diff "$WORK/new.schema" "$WORK/upgraded.schema"
 check "the same tables are marked for pg_dump" diff <(config_of ops_new) <(config_of ops_old)
-snapshot ops_old "$WORK/after.rows"
-check "the rows are unchanged by the upgrade" diff "$WORK/before.rows" "$WORK/after.rows"
+snapshot ops_old "$WORK/after.rows" "$WORK/before.columns"
+check "the rows are unchanged by the upgrade (the columns $PREV has)" diff "$WORK/before.rows" "$WORK/after.rows"
+owned_by_upgrader() { # every row of the three tables, and there are some
+  test "$(qv ops_old "SELECT count(*) FILTER (WHERE owner = current_user::regrole) = count(*) AND count(*) > 10
+                      FROM (SELECT owner FROM genroc._definitions UNION ALL SELECT owner FROM genroc._instances
+                            UNION ALL SELECT owner FROM genroc._workers) o")" = t
+}
+check "the rows $PREV made are owned by the role that ran the upgrade" owned_by_upgrader
 check "a genroc worker carries on with the upgraded instances to their ends" carry_on ops_old
 
 # Versions this build does not know (pg_extension edited in a scratch

@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(85);
+SELECT plan(87);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -133,7 +133,8 @@ INSERT INTO matrix VALUES
 	('token_revoke', $$SELECT genroc.token_revoke(':tokid')$$, '{admin}', '{admin}'),
 	('now', $$SELECT genroc.now()$$, '{user,operator,worker,admin}', '{user,operator,worker,admin}'),
 	('durability', $$SELECT genroc.durability()$$, '{user,operator,worker,admin}', '{user,operator,worker,admin}'),
-	('capabilities', $$SELECT genroc.capabilities()$$, '{user,operator,worker,admin}', '{user,operator,worker,admin}');
+	('capabilities', $$SELECT genroc.capabilities()$$, '{user,operator,worker,admin}', '{user,operator,worker,admin}'),
+	('version', $$SELECT genroc.version()$$, '{user,operator,worker,admin}', '{user,operator,worker,admin}');
 
 -- Every public function has a row (a new one must be placed in the matrix).
 SELECT is_empty($$
