@@ -20,11 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "limits.hpp"
+
 namespace genroc {
 
 // Nesting allowed in JSON the binary receives (HTTP bodies, definition and
-// input files): far above any real document, far below a stack's reach.
-constexpr size_t kMaxJsonDepth = 512;
+// input files): the interpreter's json_depth (core/limits.def), so what the
+// binary lets through the stores take, and the other way round.
+constexpr size_t kMaxJsonDepth = limits::JSON_DEPTH;
 
 // Throws genroc::Error (54000 or 22003) naming `what` (e.g. "request body")
 // and the field; returns when the text may be parsed.
