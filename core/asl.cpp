@@ -163,6 +163,9 @@ class Definition {
 	// Every machine of the definition by scope: "" is the top.
 	std::map<std::string, Machine> machines;
 	size_t state_count = 0;	 // over every machine (limit state_count)
+	// Every state name of the machine and its branches and item processors:
+	// AWS wants each unique across the whole definition.
+	std::map<std::string, std::string> state_names;	 // name -> where it was first given
 };
 
 namespace {
@@ -316,7 +319,7 @@ const std::map<std::string, std::set<std::string>> &allowed_fields() {
 		{"Task",
 		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultSelector", "ResultPath",
 		  "Retry", "Catch", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds",
-		  "HeartbeatSecondsPath", "Resource", "OnlyOnce"}},
+		  "HeartbeatSecondsPath", "Resource", "OnlyOnce", "Credentials"}},
 		{"Choice", {"InputPath", "OutputPath", "Choices", "Default"}},
 		{"Wait",
 		 {"Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath",
@@ -805,6 +808,13 @@ State compile_state(const std::string &name, const json &st, const std::string &
 												 member(where, "HeartbeatSecondsPath"));
 		if (s.timeout_s && s.heartbeat_s && *s.heartbeat_s >= *s.timeout_s)
 			fault(member(where, "HeartbeatSeconds"), "must be smaller than TimeoutSeconds");
+		// AWS's role to assume for the task: accepted so AWS definitions load;
+		// genroc runs a task as the worker that claims it (README "Task").
+		if (st.contains("Credentials")) {
+			if (!st["Credentials"].is_object())
+				fault(member(where, "Credentials"), "must be an object");
+			compile_template(st["Credentials"], member(where, "Credentials"));
+		}
 		if (st.contains("OnlyOnce")) {
 			if (!st["OnlyOnce"].is_boolean())
 				fault(member(where, "OnlyOnce"), "must be true or false");
@@ -937,6 +947,12 @@ void compile_machine(const json &def, const std::string &where, const std::strin
 		if (it.key().size() > 80)
 			fault(member(sw, it.key()), "a state name has at most 80 characters");
 		names.emplace(it.key(), json());
+		const auto first = d.state_names.emplace(it.key(), member(sw, it.key()));
+		if (!first.second)
+			fault(member(sw, it.key()), "the state name \"" + it.key() +
+											"\" is already used at " + first.first->second +
+											": state names are unique across the whole "
+											"definition, branches and item processors included");
 	}
 	if (!names.count(start))
 		fault(member(root, "StartAt"), "unknown state \"" + start + "\"");

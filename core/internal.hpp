@@ -56,13 +56,14 @@ struct LimitExceeded : SyntaxError {
 struct FilterExpr;
 
 struct Segment {
-	enum Kind { Name, Index, Wildcard, Slice, DeepName, DeepWildcard, Filter } kind = Name;
+	enum Kind { Name, Index, Wildcard, Slice, DeepName, DeepWildcard, Filter, Union } kind = Name;
 	std::string name;				 // Name, DeepName
 	int64_t index = 0;				 // Index (negative counts from the end)
 	std::optional<int64_t> start;	 // Slice
 	std::optional<int64_t> end;		 // Slice
 	int64_t step = 1;				 // Slice
 	std::shared_ptr<const FilterExpr> filter;
+	std::vector<json> members;	// Union: indices (numbers) and names (strings), in order
 };
 
 class Path {

@@ -228,6 +228,9 @@ struct CallParser {
 					if (p >= s.size())
 						fail("unterminated string");
 					ch = s[p++];
+					// AWS escapes only its reserved characters; \" and the like are refused.
+					if (ch != '\'' && ch != '{' && ch != '}' && ch != '\\')
+						fail("a backslash in a string may escape only ' { } or \\");
 				}
 				value += ch;
 			}
@@ -552,6 +555,10 @@ json eval_intrinsic(const Call &call, const json &input, const json &context) {
 		return out;
 	}
 	if (fn == "States.StringToJson") {
+		// AWS answers null for an empty or blank string rather than failing.
+		const std::string &text = v[0].get_ref<const std::string &>();
+		if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+			return nullptr;
 		json parsed = json::parse(v[0].get_ref<const std::string &>(), nullptr, false);
 		if (parsed.is_discarded())
 			intrinsic_fail(fn, "the string is not valid JSON");
@@ -654,14 +661,21 @@ json eval_intrinsic(const Call &call, const json &input, const json &context) {
 		return static_cast<int64_t>(static_cast<uint64_t>(start) + random_below_inclusive(span));
 	}
 	if (fn == "States.MathAdd") {
-		if (is_integral(v[0]) && is_integral(v[1])) {
-			int64_t sum;
-			if (__builtin_add_overflow(as_int(v[0]), as_int(v[1]), &sum))
-				intrinsic_fail(fn, "the sum is out of range");
-			return sum;
+		// AWS rounds each argument to a whole number first, halves upwards
+		// (1.5 -> 2, -1.5 -> -1, -0.5 -> 0), then adds: the sum is always an integer.
+		int64_t a[2];
+		for (int i = 0; i < 2; i++) {
+			if (is_integral(v[i])) {
+				a[i] = as_int(v[i]);
+				continue;
+			}
+			const double r = std::floor(v[i].get<double>() + 0.5);
+			if (!(r > -9.0e18 && r < 9.0e18))
+				intrinsic_fail(fn, "argument " + std::to_string(i + 1) + " is out of range");
+			a[i] = static_cast<int64_t>(r);
 		}
-		const double sum = v[0].get<double>() + v[1].get<double>();
-		if (!std::isfinite(sum))
+		int64_t sum;
+		if (__builtin_add_overflow(a[0], a[1], &sum))
 			intrinsic_fail(fn, "the sum is out of range");
 		return sum;
 	}

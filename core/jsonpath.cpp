@@ -3,7 +3,8 @@
 //
 // Supported: `$` (or `$$` for the context object), `.name`, `['name']` /
 // `["name"]`, `[n]` (negative from the end), `[*]` and `.*`, slices
-// `[a:b]` / `[a:b:step]` (step > 0), deep scan `..name` / `..*`, and filters
+// `[a:b]` / `[a:b:step]` (step > 0), unions `[0,1]` / `['a','b']`, deep scan
+// `..name` / `..*`, and filters
 // `[?(expr)]` where expr combines comparisons (== != < <= > >=) of `@...`,
 // `$...` and literals with &&, ||, ! and parentheses; a lone operand tests
 // existence.  Any other syntax is refused at define time.
@@ -166,6 +167,13 @@ struct PathParser {
 		if (peek() == '\'' || peek() == '"') {
 			seg.kind = Segment::Name;
 			seg.name = quoted();
+			skip_space();
+			if (peek() == ',') {
+				seg.kind = Segment::Union;
+				seg.members.push_back(seg.name);
+				seg.name.clear();
+				union_rest(seg, definite);
+			}
 		} else if (eat('*')) {
 			seg.kind = Segment::Wildcard;
 			definite = false;
@@ -200,6 +208,10 @@ struct PathParser {
 						seg.step = st;
 					}
 				}
+			} else if (has_a && peek() == ',') {
+				seg.kind = Segment::Union;
+				seg.members.push_back(a);
+				union_rest(seg, definite);
 			} else if (has_a) {
 				seg.kind = Segment::Index;
 				seg.index = a;
@@ -210,6 +222,27 @@ struct PathParser {
 		expect(']');
 		return seg;
 	}
+
+	// `[a,b,...]` after its first member: more indices or quoted names.
+	void union_rest(Segment &seg, bool &definite) {
+		definite = false;
+		while (true) {
+			skip_space();
+			if (!eat(','))
+				return;
+			skip_space();
+			if (seg.members.size() >= kMaxUnionMembers)
+				fail("a union has at most " + std::to_string(kMaxUnionMembers) + " members");
+			int64_t k = 0;
+			if (peek() == '\'' || peek() == '"')
+				seg.members.push_back(quoted());
+			else if (integer(k))
+				seg.members.push_back(k);
+			else
+				fail("expected an index or a quoted name in a union");
+		}
+	}
+	static constexpr size_t kMaxUnionMembers = 256;
 
 	// ---- filter expressions
 	// `a || b || c` is one Or of three (not nested pairs), so a long chain
@@ -520,6 +553,22 @@ void walk(const json &node, const std::vector<Segment> &segs, size_t i, const js
 			slice_bounds(seg, static_cast<int64_t>(node.size()), from, to);
 			for (int64_t k = from; k < to; k += seg.step)
 				walk(node[static_cast<size_t>(k)], segs, i + 1, root, out);
+		}
+		return;
+	case Segment::Union:
+		for (const json &m : seg.members) {
+			if (m.is_string()) {
+				if (node.is_object()) {
+					auto it = node.find(m.get_ref<const std::string &>());
+					if (it != node.end())
+						walk(*it, segs, i + 1, root, out);
+				}
+			} else if (node.is_array()) {
+				const int64_t n = static_cast<int64_t>(node.size());
+				const int64_t k = m.get<int64_t>() < 0 ? m.get<int64_t>() + n : m.get<int64_t>();
+				if (k >= 0 && k < n)
+					walk(node[static_cast<size_t>(k)], segs, i + 1, root, out);
+			}
 		}
 		return;
 	case Segment::DeepName:

@@ -95,6 +95,9 @@ TEST_P(StoreTest, ValidationErrorsNameThePathOfTheFault) {
 		{"Catch without Next",
 		 R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:h","End":true,"Catch":[{"ErrorEquals":["States.ALL"]}]}}})",
 		 "$.States.A.Catch[0].Next"},
+		{"a state name used again in a branch",
+		 R"({"StartAt":"A","States":{"A":{"Type":"Parallel","End":true,"Branches":[{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}]}}})",
+		 "$.States.A.Branches[0].States.A"},
 	};
 	for (const auto &c : cases) {
 		SCOPED_TRACE(c.why);

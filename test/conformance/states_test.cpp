@@ -273,6 +273,26 @@ TEST_P(StoreTest, IntrinsicFunctionsAndSucceedOutputPath) {
 	EXPECT_EQ(instance(r.instance_id).at("error"), "States.IntrinsicFailure");
 }
 
+// AWS's recorded answers where genroc used to differ: MathAdd rounds each
+// argument first, StringToJson of a blank string is null, JSONPath unions
+// select in the order given, and Task Credentials load.
+TEST_P(StoreTest, AwsAnswersForMathAddStringToJsonAndUnions) {
+	define("aws", json::parse(R"J({
+	  "StartAt": "P",
+	  "States": {
+	    "P": {"Type": "Pass", "Parameters": {
+	            "a.$": "States.MathAdd($.x, 0)", "b.$": "States.MathAdd(-0.5, 0.5)",
+	            "c.$": "States.StringToJson($.blank)", "d.$": "$.list[2,0]",
+	            "e.$": "$['x','blank']"}, "End": true}
+	  }})J"));
+	int64_t id = start("aws", {{"x", -2.5}, {"blank", "  "}, {"list", {"p", "q", "r"}}});
+	EXPECT_EQ(instance(id).at("status"), "succeeded");
+	EXPECT_EQ(instance(id).at("output"),
+			  json::parse(R"({"a":-2,"b":1,"c":null,"d":["r","p"],"e":[-2.5,"  "]})"));
+	define("creds", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h",
+	  "End":true,"Credentials":{"RoleArn.$":"$.role"}}}})"));
+}
+
 // Both stores show the same fields (not only the same values for the fields
 // a test happens to read).
 TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {

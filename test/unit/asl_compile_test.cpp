@@ -48,6 +48,37 @@ TEST(Compile, AcceptsAFullDefinition) {
 	EXPECT_EQ(compile_error(std::string(def)), "<accepted>");
 }
 
+// AWS's Task Credentials load (a literal role or one from the input); genroc
+// runs the task as its worker.
+TEST(Compile, AcceptsTaskCredentials) {
+	EXPECT_EQ(compile_error(one(R"({"Type":"Task","Resource":"genroc:noop","End":true,
+	  "Credentials":{"RoleArn":"arn:aws:iam::1:role/r"}})")),
+			  "<accepted>");
+	EXPECT_EQ(compile_error(one(R"({"Type":"Task","Resource":"genroc:noop","End":true,
+	  "Credentials":{"RoleArn.$":"$.role"}})")),
+			  "<accepted>");
+}
+
+// AWS wants every state name unique across the definition, nested machines
+// (Parallel branches, Map item processors) included.
+TEST(Compile, StateNamesAreUniqueAcrossTheDefinition) {
+	const Case cases[] = {
+		{R"({"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[
+		    {"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}},
+		    {"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}]}}})",
+		 "invalid definition at $.States.P.Branches[1].States.A: the state name \"A\" is already "
+		 "used at $.States.P.Branches[0].States.A: state names are unique across the whole "
+		 "definition, branches and item processors included"},
+		{R"({"StartAt":"M","States":{"M":{"Type":"Map","End":true,"ItemProcessor":{
+		    "StartAt":"M","States":{"M":{"Type":"Pass","End":true}}}}}})",
+		 "invalid definition at $.States.M.ItemProcessor.States.M: the state name \"M\" is "
+		 "already used at $.States.M: state names are unique across the whole definition, "
+		 "branches and item processors included"},
+	};
+	for (const auto &c : cases)
+		expect_refused(c);
+}
+
 TEST(Compile, AcceptsEveryResourceKind) {
 	for (const char *r : {"handler:a", "activity:approve", "genroc:noop", "genroc:fail",
 						  "genroc:sleep", "handler:x.y-z_1"})
@@ -232,6 +263,10 @@ TEST(Compile, Intrinsics) {
 		 "invalid definition at $.States.A.Parameters['x.$']: \"States.Format('it''s')\" is not a "
 		 "valid intrinsic function call: expected ',' or ')' in the arguments of States.Format at "
 		 "offset 18"},
+		{R"j({"StartAt":"A","States":{"A":{"Type":"Pass","End":true,"Parameters":{"x.$":"States.Format('say \\\"hi\\\"')"}}}})j",
+		 "invalid definition at $.States.A.Parameters['x.$']: \"States.Format('say \\\"hi\\\"')\" is "
+		 "not a valid intrinsic function call: a backslash in a string may escape only ' { } or \\ "
+		 "at offset 21"},
 		{R"j({"StartAt":"A","States":{"A":{"Type":"Pass","End":true,"Parameters":{"x.$":"States.Array(States.Nope())"}}}})j",
 		 "invalid definition at $.States.A.Parameters['x.$']: \"States.Array(States.Nope())\" is not "
 		 "a valid intrinsic function call: unknown intrinsic function \"States.Nope\" at offset 13"},
@@ -287,6 +322,11 @@ TEST(Compile, Task) {
 		 "($ and field names or indices only)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"OnlyOnce":"yes"}}})",
 		 "invalid definition at $.States.A.OnlyOnce: must be true or false"},
+		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"Credentials":"role"}}})",
+		 "invalid definition at $.States.A.Credentials: must be an object"},
+		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"Credentials":{"RoleArn.$":"nope"}}}})",
+		 "invalid definition at $.States.A.Credentials['RoleArn.$']: a field ending in .$ takes a "
+		 "path or an intrinsic function call, not \"nope\""},
 	};
 	for (const auto &c : cases)
 		expect_refused(c);

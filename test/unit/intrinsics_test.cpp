@@ -59,6 +59,9 @@ TEST(Intrinsic, StringToJsonAndJsonToString) {
 	EXPECT_EQ(call("States.JsonToString($.name)"), "\"Ada\"");
 	EXPECT_EQ(call("States.StringToJson(States.JsonToString($.obj))"), kInput["obj"]);
 	EXPECT_EQ(failure("States.StringToJson('{nope')"), "States.IntrinsicFailure");
+	// AWS: an empty or blank string is null, not a failure.
+	EXPECT_EQ(call("States.StringToJson('')"), nullptr);
+	EXPECT_EQ(call("States.StringToJson('  ')"), nullptr);
 	EXPECT_EQ(failure("States.StringToJson($.n)"), "States.IntrinsicFailure");
 }
 
@@ -166,7 +169,15 @@ TEST(Intrinsic, MathRandom) {
 TEST(Intrinsic, MathAdd) {
 	EXPECT_EQ(call("States.MathAdd(1, 2)"), 3);
 	EXPECT_EQ(call("States.MathAdd($.n, -5)"), -2);
-	EXPECT_EQ(call("States.MathAdd($.d, 1)"), 3.5);
+	// AWS rounds each argument to a whole number, halves upwards, before adding
+	// (its recorded answers).
+	EXPECT_EQ(call("States.MathAdd($.d, 1)"), 4);
+	EXPECT_EQ(call("States.MathAdd(1.5, 0)"), 2);
+	EXPECT_EQ(call("States.MathAdd(2.5, 0)"), 3);
+	EXPECT_EQ(call("States.MathAdd(-1.5, 0)"), -1);
+	EXPECT_EQ(call("States.MathAdd(-2.5, 0)"), -2);
+	EXPECT_EQ(call("States.MathAdd(-0.5, 0.5)"), 1);
+	EXPECT_TRUE(call("States.MathAdd(0.25, 0)").is_number_integer());
 	EXPECT_EQ(failure("States.MathAdd(9223372036854775807, 1)"), "States.IntrinsicFailure");
 	EXPECT_EQ(failure("States.MathAdd(1e308, 1e308)"), "States.IntrinsicFailure");
 	json in = kInput;

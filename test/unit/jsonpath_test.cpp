@@ -75,6 +75,24 @@ TEST(JsonPath, Slices) {
 	EXPECT_EQ(sel("$.list[3:1]"), json::array());
 }
 
+TEST(JsonPath, Unions) {
+	EXPECT_EQ(sel("$.list[0,1]"), J("[10,20]"));
+	EXPECT_EQ(sel("$.list[4, 0, -1]"), J("[50,10,50]"));  // in the order given
+	EXPECT_EQ(sel("$.list[1,9]"), J("[20]"));			  // a missing member is skipped
+	EXPECT_EQ(sel("$.books[0,2].title"), J(R"(["A","C"])"));
+	EXPECT_EQ(sel("$['name','it\\'s']"), J(R"(["n",2])"));
+	EXPECT_EQ(sel(R"($.a["b", "x"].c)"), J("[1]"));
+	EXPECT_EQ(sel("$.name[0,1]"), json::array());
+	EXPECT_FALSE(Path::parse("$.list[0,1]").is_definite());
+	EXPECT_FALSE(Path::parse("$.list[0,1]").is_reference());
+	EXPECT_EQ(parse_error("$.list[0,]"), "expected an index or a quoted name in a union at offset 9");
+	EXPECT_EQ(parse_error("$.list[0,*]"), "expected an index or a quoted name in a union at offset 9");
+	std::string many = "$.list[0";
+	for (int i = 0; i < 300; i++)
+		many += ",1";
+	EXPECT_EQ(parse_error(many + "]"), "a union has at most 256 members at offset 519");
+}
+
 TEST(JsonPath, DeepScan) {
 	EXPECT_EQ(sel("$.nested..price"), J("[1,2]"));
 	EXPECT_EQ(sel("$..isbn"), J(R"(["1"])"));
