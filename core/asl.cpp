@@ -19,6 +19,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "internal.hpp"
 
@@ -147,6 +148,15 @@ struct State {
 	int64_t max_concurrency = 0;			// 0: no limit
 	std::optional<int64_t> tolerated_count;
 	std::optional<double> tolerated_pct;
+	// The same three read from the input when the Map starts (the *Path forms).
+	std::optional<Path> max_concurrency_path, tolerated_count_path, tolerated_pct_path;
+	// ItemBatcher: items go to the item processor in batches of at most
+	// batch_items items and batch_bytes bytes of JSON (0: no bound), as
+	// {"Items": [...]} plus "BatchInput" when one is given.
+	bool batched = false;
+	int64_t batch_items = 0, batch_bytes = 0;
+	std::optional<Path> batch_items_path, batch_bytes_path;
+	std::optional<Template> batch_input;
 };
 
 // One state machine: the top of a definition, a Parallel branch, or a Map's
@@ -331,8 +341,10 @@ const std::map<std::string, std::set<std::string>> &allowed_fields() {
 		  "Retry", "Catch", "Branches"}},
 		{"Map",
 		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ItemSelector", "ItemsPath",
-		  "ItemProcessor", "Iterator", "MaxConcurrency", "ToleratedFailureCount",
-		  "ToleratedFailurePercentage", "ResultSelector", "ResultPath", "Retry", "Catch"}},
+		  "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath",
+		  "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage",
+		  "ToleratedFailurePercentagePath", "ItemBatcher", "Label", "ItemReader", "ResultWriter",
+		  "ResultSelector", "ResultPath", "Retry", "Catch"}},
 	};
 	return fields;
 }
@@ -708,6 +720,72 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 		if (!m.is_number() || m.get<double>() < 0 || m.get<double>() > 100)
 			fault(member(where, "ToleratedFailurePercentage"), "must be a number from 0 to 100");
 		s.tolerated_pct = m.get<double>();
+	}
+	// The *Path forms: a reference path read when the Map starts; one form
+	// or the other.
+	const std::pair<const char *, std::optional<Path> *> path_forms[] = {
+		{"MaxConcurrency", &s.max_concurrency_path},
+		{"ToleratedFailureCount", &s.tolerated_count_path},
+		{"ToleratedFailurePercentage", &s.tolerated_pct_path}};
+	for (const auto &[f, target] : path_forms) {
+		const std::string pf = std::string(f) + "Path";
+		if (!st.contains(pf))
+			continue;
+		if (st.contains(f))
+			fault(member(where, pf), "cannot be used together with " + std::string(f));
+		*target = reference_path_of(st[pf], member(where, pf));
+	}
+	if (st.contains("Label")) {
+		const std::string &label = text_of(st["Label"], member(where, "Label"));
+		if (label.empty() || label.size() > 40)
+			fault(member(where, "Label"), "must have 1 to 40 characters");
+		for (unsigned char c : label)
+			if (c < 0x21 || c == 0x7f || std::string("<>{}[]?*\"#%^|~`$&,;:/").find(static_cast<char>(c)) != std::string::npos)
+				fault(member(where, "Label"),
+					  "may not contain spaces, control characters or any of < > { } [ ] ? * \" # % "
+					  "^ | ~ ` $ & , ; : /");
+	}
+	for (const char *f : {"ItemReader", "ResultWriter"})
+		if (st.contains(f))
+			fault(member(where, f), std::string("reading items from or writing results to Amazon S3 "
+												"is not supported: genroc's Map takes its items from "
+												"the state input (ItemsPath) and returns its results "
+												"as the state output"));
+	if (st.contains("ItemBatcher")) {
+		const std::string bw = member(where, "ItemBatcher");
+		const json &b = st["ItemBatcher"];
+		if (!b.is_object())
+			fault(bw, "must be an object");
+		check_fields(b,
+					 {"MaxItemsPerBatch", "MaxItemsPerBatchPath", "MaxInputBytesPerBatch",
+					  "MaxInputBytesPerBatchPath", "BatchInput"},
+					 bw);
+		s.batched = true;
+		const std::tuple<const char *, int64_t *, std::optional<Path> *, int64_t> bounds[] = {
+			{"MaxItemsPerBatch", &s.batch_items, &s.batch_items_path, INT32_MAX},
+			{"MaxInputBytesPerBatch", &s.batch_bytes, &s.batch_bytes_path, 262144}};
+		for (const auto &[f, value, path, most] : bounds) {
+			const std::string pf = std::string(f) + "Path";
+			if (b.contains(f) && b.contains(pf))
+				fault(member(bw, pf), "cannot be used together with " + std::string(f));
+			if (b.contains(f)) {
+				const json &m = b[f];
+				if (!m.is_number_integer() || m.get<int64_t>() <= 0 ||
+					(m.is_number_unsigned() && m.get<uint64_t>() > static_cast<uint64_t>(most)) ||
+					m.get<int64_t>() > most)
+					fault(member(bw, f), "must be an integer from 1 to " + std::to_string(most));
+				*value = m.get<int64_t>();
+			}
+			if (b.contains(pf))
+				*path = reference_path_of(b[pf], member(bw, pf));
+		}
+		if (!s.batch_items && !s.batch_bytes && !s.batch_items_path && !s.batch_bytes_path)
+			fault(bw, "needs MaxItemsPerBatch or MaxInputBytesPerBatch (or their Path forms)");
+		if (b.contains("BatchInput")) {
+			if (!b["BatchInput"].is_object())
+				fault(member(bw, "BatchInput"), "must be an object");
+			s.batch_input = compile_template(b["BatchInput"], member(bw, "BatchInput"));
+		}
 	}
 }
 
@@ -1469,7 +1547,8 @@ class Runner {
 									  " must select an array, not " + items_v.type_name());
 				if (items_v.empty())  // nothing to run: the Map is done at once
 					return task_succeeded(st, raw, json::array(), std::move(counts));
-				json items = json::array();
+				std::vector<json> inputs;
+				inputs.reserve(items_v.size());
 				for (size_t i = 0; i < items_v.size(); i++) {
 					json input = items_v[i];
 					if (st.item_selector) {
@@ -1477,21 +1556,110 @@ class Runner {
 						ctx["Map"] = {{"Item", {{"Index", i}, {"Value", items_v[i]}}}};
 						input = eval_template(*st.item_selector, eff, ctx, "ItemSelector", st.name);
 					}
+					inputs.push_back(std::move(input));
+				}
+				if (st.batched)
+					inputs = batches(st, std::move(inputs), eff);
+				json items = json::array();
+				for (size_t i = 0; i < inputs.size(); i++)
 					items.push_back(
-						{{"scope", st.item_scope}, {"input", std::move(input)}, {"index", i}});
+						{{"scope", st.item_scope}, {"input", std::move(inputs[i])}, {"index", i}});
+				int64_t max_concurrency = st.max_concurrency;
+				if (st.max_concurrency_path)
+					max_concurrency = int_from(*st.max_concurrency_path, eff, "MaxConcurrencyPath",
+											   st.name, INT32_MAX);
+				json tol_count = st.tolerated_count ? json(*st.tolerated_count) : json(nullptr);
+				if (st.tolerated_count_path)
+					tol_count = int_from(*st.tolerated_count_path, eff, "ToleratedFailureCountPath",
+										 st.name, INT32_MAX);
+				json tol_pct = st.tolerated_pct ? json(*st.tolerated_pct) : json(nullptr);
+				if (st.tolerated_pct_path) {
+					const json v = select_or_fail(*st.tolerated_pct_path, eff, ctx_,
+												  "ToleratedFailurePercentagePath", st.name);
+					if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100)
+						throw Failure(ERR_RUNTIME, "in state \"" + st.name +
+													   "\", ToleratedFailurePercentagePath " +
+													   st.tolerated_pct_path->text() +
+													   " must select a number from 0 to 100, not " +
+													   v.dump(-1, ' ', false,
+															  json::error_handler_t::replace));
+					tol_pct = v.get<double>();
 				}
 				out["kind"] = "map";
 				out["items"] = std::move(items);
-				out["max_concurrency"] = st.max_concurrency;
-				out["tolerated_count"] = st.tolerated_count ? json(*st.tolerated_count) : json(nullptr);
-				out["tolerated_percentage"] =
-					st.tolerated_pct ? json(*st.tolerated_pct) : json(nullptr);
+				out["max_concurrency"] = max_concurrency;
+				out["tolerated_count"] = std::move(tol_count);
+				out["tolerated_percentage"] = std::move(tol_pct);
 			}
 		} catch (const Failure &f) {
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
 		}
 		out["retry_counts"] = counts;
 		out["delay_ms"] = delay_ms;
+		return out;
+	}
+
+	// A whole number in 0..most that `p` selects from `eff` (the *Path forms).
+	int64_t int_from(const Path &p, const json &eff, const char *field, const std::string &state,
+					 int64_t most) {
+		const json v = select_or_fail(p, eff, ctx_, field, state);
+		if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) ||
+			v.get<int64_t>() < 0 || v.get<int64_t>() > most)
+			throw Failure(ERR_RUNTIME, "in state \"" + state + "\", " + field + " " + p.text() +
+										   " must select an integer from 0 to " +
+										   std::to_string(most) + ", not " +
+										   v.dump(-1, ' ', false, json::error_handler_t::replace));
+		return v.get<int64_t>();
+	}
+
+	// ItemBatcher: consecutive items grouped into batches, each the input of
+	// one item processor run: {"Items": [...]} and "BatchInput" when given.
+	// A batch closes before it would pass MaxItemsPerBatch items or
+	// MaxInputBytesPerBatch bytes of JSON; one item alone over the byte bound
+	// is States.Runtime.
+	std::vector<json> batches(const State &st, std::vector<json> items, const json &eff) {
+		int64_t most_items = st.batch_items, most_bytes = st.batch_bytes;
+		if (st.batch_items_path)
+			most_items = int_from(*st.batch_items_path, eff, "MaxItemsPerBatchPath", st.name,
+								  INT32_MAX);
+		if (st.batch_bytes_path)
+			most_bytes = int_from(*st.batch_bytes_path, eff, "MaxInputBytesPerBatchPath", st.name,
+								  262144);
+		json batch_input;
+		if (st.batch_input)
+			batch_input = eval_template(*st.batch_input, eff, ctx_, "BatchInput", st.name);
+		auto start = [&] {
+			json b = json::object();
+			if (st.batch_input)
+				b["BatchInput"] = batch_input;
+			b["Items"] = json::array();
+			return b;
+		};
+		// {"Items":[]} and the BatchInput member, then a comma and an item each.
+		const size_t frame = start().dump().size();
+		std::vector<json> out;
+		json cur = start();
+		size_t bytes = frame;
+		for (auto &item : items) {
+			const size_t size = item.dump(-1, ' ', false, json::error_handler_t::replace).size();
+			if (most_bytes > 0 && frame + size > static_cast<size_t>(most_bytes))
+				throw Failure(ERR_RUNTIME, "in state \"" + st.name + "\", an item of " +
+											   std::to_string(size) +
+											   " bytes does not fit MaxInputBytesPerBatch " +
+											   std::to_string(most_bytes));
+			const size_t grown = bytes + size + (cur["Items"].empty() ? 0 : 1);
+			if (!cur["Items"].empty() &&
+				((most_items > 0 && cur["Items"].size() >= static_cast<size_t>(most_items)) ||
+				 (most_bytes > 0 && grown > static_cast<size_t>(most_bytes)))) {
+				out.push_back(std::move(cur));
+				cur = start();
+				bytes = frame;
+			}
+			bytes += size + (cur["Items"].empty() ? 0 : 1);
+			cur["Items"].push_back(std::move(item));
+		}
+		if (!cur["Items"].empty())
+			out.push_back(std::move(cur));
 		return out;
 	}
 

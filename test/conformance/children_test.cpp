@@ -306,3 +306,31 @@ TEST_P(StoreTest, CancellingABranchFailsTheParallel) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// ItemBatcher and MaxConcurrencyPath run the same on both stores: five items
+// in batches of two are three children, at most one live at a time, and the
+// output is each batch's output in batch order.
+TEST_P(StoreTest, MapItemBatcherAndMaxConcurrencyPath) {
+	define("batched", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs",
+	  "MaxConcurrencyPath":"$.mc","ItemBatcher":{"MaxItemsPerBatch":2,"BatchInput":{"tag.$":"$.tag"}},
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}},
+	  "End":true}}})"));
+	worker("w1");
+	const int64_t id = start("batched", {{"xs", {1, 2, 3, 4, 5}}, {"mc", 1}, {"tag", "t"}});
+	std::vector<json> seen;
+	for (int i = 0; i < 3; i++) {
+		auto tasks = store().claim("w1", {"default"}, 10);
+		ASSERT_EQ(tasks.size(), 1u) << "batch " << i;
+		seen.push_back(tasks[0].input);
+		store().complete(tasks[0].instance_id, tasks[0].epoch, tasks[0].input.at("Items").size());
+	}
+	EXPECT_EQ(seen[0], json::parse(R"({"BatchInput":{"tag":"t"},"Items":[1,2]})"));
+	EXPECT_EQ(seen[2], json::parse(R"({"BatchInput":{"tag":"t"},"Items":[5]})"));
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse("[2,2,1]"));
+	EXPECT_EQ(children_of(id).size(), 3u);
+}
+
+}  // namespace genroc::conformance

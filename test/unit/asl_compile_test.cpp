@@ -137,7 +137,9 @@ TEST(Compile, StateShape) {
 		{R"({"StartAt":"A","States":{"A":{"Type":"Map","End":true,"MaxConcurrency":-1,"Iterator":{"StartAt":"X","States":{"X":{"Type":"Pass","End":true}}}}}})",
 		 "invalid definition at $.States.A.MaxConcurrency: must be an integer >= 0 (0: no limit)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Map","End":true,"ItemReader":{},"Iterator":{"StartAt":"X","States":{"X":{"Type":"Pass","End":true}}}}}})",
-		 "invalid definition at $.States.A.ItemReader: unknown field for a Map state"},
+		 "invalid definition at $.States.A.ItemReader: reading items from or writing results to "
+		 "Amazon S3 is not supported: genroc's Map takes its items from the state input "
+		 "(ItemsPath) and returns its results as the state output"},
 		{R"({"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","End":true}}})",
 		 "invalid definition at $.QueryLanguage: JSONata is not supported (only JSONPath)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}})",

@@ -209,3 +209,75 @@ TEST(Enter, EntersTheNamedStateWithItsInputAndFreshRetryCounts) {
 	EXPECT_EQ(outcome(b)["task_input"], J(R"({"a":1})"));
 	EXPECT_THROW(run(def, J(R"({"op":"enter","state":"Nope","state_input":{}})")), Error);
 }
+
+// The *Path forms of MaxConcurrency and the tolerated failures are read
+// from the input when the Map starts.
+TEST(Fanout, MapLimitsFromPaths) {
+	const json def = J(R"({"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs",
+	  "MaxConcurrencyPath":"$.mc","ToleratedFailureCountPath":"$.tc",
+	  "ToleratedFailurePercentagePath":"$.tp","Label":"fan-out_1",
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}},
+	  "End":true}}})");
+	const json o = outcome(start(def, J(R"({"xs":[1,2,3],"mc":2,"tc":1,"tp":12.5})")));
+	EXPECT_EQ(o["kind"], "map");
+	EXPECT_EQ(o["max_concurrency"], 2);
+	EXPECT_EQ(o["tolerated_count"], 1);
+	EXPECT_EQ(o["tolerated_percentage"], 12.5);
+	// A path that selects no whole number in range fails the state.
+	const json bad = outcome(start(def, J(R"({"xs":[1],"mc":-1,"tc":1,"tp":1})")));
+	EXPECT_EQ(bad["kind"], "failed");
+	EXPECT_EQ(bad["error"], "States.Runtime");
+	EXPECT_EQ(outcome(start(def, J(R"({"xs":[1],"mc":1,"tc":1,"tp":101})")))["error"], "States.Runtime");
+	EXPECT_EQ(outcome(start(def, J(R"({"xs":[1],"tc":1,"tp":1})")))["error"], "States.Runtime");
+}
+
+// ItemBatcher: batches of at most MaxItemsPerBatch items (and
+// MaxInputBytesPerBatch bytes), each {"BatchInput", "Items"}.
+TEST(Fanout, ItemBatcherGroupsItems) {
+	const json def = J(R"({"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs",
+	  "ItemBatcher":{"MaxItemsPerBatch":2,"BatchInput":{"k.$":"$.k"}},
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}},
+	  "End":true}}})");
+	const json o = outcome(start(def, J(R"({"xs":[1,2,3,4,5],"k":"v"})")));
+	ASSERT_EQ(o["items"].size(), 3u);
+	EXPECT_EQ(o["items"][0]["input"], J(R"({"BatchInput":{"k":"v"},"Items":[1,2]})"));
+	EXPECT_EQ(o["items"][2]["input"], J(R"({"BatchInput":{"k":"v"},"Items":[5]})"));
+	EXPECT_EQ(o["items"][2]["index"], 2);
+	// By bytes: {"Items":[]} is 12 bytes, each item "aaaa" 6 more (and a comma).
+	const json by_bytes = J(R"({"StartAt":"M","States":{"M":{"Type":"Map",
+	  "ItemBatcher":{"MaxInputBytesPerBatchPath":"$.b"},"ItemsPath":"$.xs",
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}},
+	  "End":true}}})");
+	const json ob = outcome(start(by_bytes, J(R"({"xs":["aaaa","aaaa","aaaa"],"b":25})")));
+	ASSERT_EQ(ob["items"].size(), 2u);
+	EXPECT_EQ(ob["items"][0]["input"], J(R"({"Items":["aaaa","aaaa"]})"));
+	EXPECT_EQ(ob["items"][1]["input"], J(R"({"Items":["aaaa"]})"));
+	// One item alone over the bound fails the state.
+	EXPECT_EQ(outcome(start(by_bytes, J(R"({"xs":["aaaa"],"b":13})")))["error"], "States.Runtime");
+}
+
+TEST(Fanout, MapFieldsAreChecked) {
+	auto refused = [](const std::string &extra) {
+		return compile_error(R"({"StartAt":"M","States":{"M":{"Type":"Map",)" + extra +
+							 R"(,"ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Succeed"}}},"End":true}}})");
+	};
+	EXPECT_EQ(refused(R"("MaxConcurrency":1,"MaxConcurrencyPath":"$.m")"),
+			  "invalid definition at $.States.M.MaxConcurrencyPath: cannot be used together with "
+			  "MaxConcurrency");
+	EXPECT_EQ(refused(R"("ToleratedFailureCountPath":"$.a[*]")"),
+			  "invalid definition at $.States.M.ToleratedFailureCountPath: \"$.a[*]\" must be a "
+			  "reference path ($ and field names or indices only)");
+	EXPECT_EQ(refused(R"("Label":"has space")"),
+			  "invalid definition at $.States.M.Label: may not contain spaces, control characters "
+			  "or any of < > { } [ ] ? * \" # % ^ | ~ ` $ & , ; : /");
+	EXPECT_EQ(refused(R"("ItemBatcher":{})"),
+			  "invalid definition at $.States.M.ItemBatcher: needs MaxItemsPerBatch or "
+			  "MaxInputBytesPerBatch (or their Path forms)");
+	EXPECT_EQ(refused(R"("ItemBatcher":{"MaxInputBytesPerBatch":262145})"),
+			  "invalid definition at $.States.M.ItemBatcher.MaxInputBytesPerBatch: must be an "
+			  "integer from 1 to 262144");
+	EXPECT_EQ(refused(R"("ItemReader":{"Resource":"arn:aws:states:::s3:getObject"})"),
+			  "invalid definition at $.States.M.ItemReader: reading items from or writing results "
+			  "to Amazon S3 is not supported: genroc's Map takes its items from the state input "
+			  "(ItemsPath) and returns its results as the state output");
+}
