@@ -19,6 +19,8 @@
 //
 //   genroc_bench --pg URL --pgdata DIR --sqlite-dir DIR [--json FILE]
 //                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
+//                [--stores postgres,sqlite] [--levels none,essential,terminal,strict]
+//                [--workers 1,4,16]
 #include <libpq-fe.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@ struct Options {
 	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
 	std::vector<int> workers = {1, 4, 16};
 	std::vector<std::string> stores = {"postgres", "sqlite"};
+	std::vector<std::string> levels;  // empty: all four
 };
 
 const json kOne = json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}})");
@@ -281,6 +284,9 @@ class Bench {
 		for (auto &store : o_.stores) {
 			if (store == "postgres" && o_.pg_url.empty()) continue;
 			for (auto level : levels) {
+				if (!o_.levels.empty() &&
+					std::find(o_.levels.begin(), o_.levels.end(), durability_name(level)) == o_.levels.end())
+					continue;
 				std::vector<int> delays = {-1};
 				if (store == "postgres" && o_.commit_delay > 0 &&
 					(level == DurabilityLevel::essential || level == DurabilityLevel::strict))
@@ -382,7 +388,10 @@ int main(int argc, char **argv) {
 		else if (a == "--latency") o.latency = std::stoi(val());
 		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
 		else if (a == "--workers") o.workers = int_list(val());
-		else if (a == "--stores") {
+		else if (a == "--levels") {
+			std::stringstream ss(val());
+			for (std::string x; std::getline(ss, x, ',');) o.levels.push_back(x);
+		} else if (a == "--stores") {
 			o.stores.clear();
 			std::stringstream ss(val());
 			for (std::string x; std::getline(ss, x, ',');) o.stores.push_back(x);

@@ -201,7 +201,7 @@ void Db::begin_immediate(Durability d) {
 								 std::to_string(kBusyTimeoutMs / 1000) + "s");
 	my_turn_ = true;
 	try {
-		exec("BEGIN IMMEDIATE");
+		run_cached("BEGIN IMMEDIATE");
 	} catch (...) {
 		end_turn();
 		throw;
@@ -216,8 +216,25 @@ void Db::end_turn() noexcept {
 }
 
 void Db::commit() {
-	exec("COMMIT");
+	run_cached("COMMIT");
 	end_turn();
+}
+
+// A statement without parameters or rows through the statement cache (BEGIN
+// and COMMIT on every write: sqlite3_exec would compile them each time).
+void Db::run_cached(const char *sql) {
+	StmtPtr own;
+	sqlite3_stmt *s = prepare(sql, own);
+	const int rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		try {
+			raise(db_.get(), rc, sql);	// its message, before reset
+		} catch (...) {
+			sqlite3_reset(s);
+			throw;
+		}
+	}
+	sqlite3_reset(s);
 }
 
 void Db::sync_wal() {

@@ -127,6 +127,7 @@ class Db {
 
   private:
 	void end_turn() noexcept;
+	void run_cached(const char *sql);
 	DbPtr db_;
 	std::shared_ptr<WriteTurns> turns_;
 	unsigned lane_ = 0;

@@ -893,13 +893,9 @@ class SqliteStore final : public Store {
 			const ClaimRoom limits = claim_room(queues, now);
 			if (limits.room) room = std::min(room, *limits.room);
 			const std::vector<int64_t> chosen =
-				limits.partition_rated.empty()
-					? ids("SELECT id FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
-						  "AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id LIMIT ?3",
-						  now, json(limits.open), room)
-					: claim_partitioned(limits, now, room);
+				limits.partition_rated.empty() ? ready_ids(limits.open, now, room) : claim_partitioned(limits, now, room);
 			for (int64_t id : chosen) {
-				Inst inst = load(id);
+				ClaimRow inst = claim_row(id);
 				if (limits.rated.count(inst.queue) || (inst.partition_key && limits.partition_rated.count(inst.queue)))
 					Query(db_, "INSERT INTO queue_starts (queue, at, partition_key) VALUES (?1, ?2, ?3)", inst.queue,
 						  now, inst.partition_key)
@@ -921,7 +917,7 @@ class SqliteStore final : public Store {
 				t.epoch = epoch;
 				t.state = inst.state.value_or("");
 				t.resource = inst.resource.value_or("");
-				t.input = inst.task_input;
+				t.input = std::move(inst.task_input);
 				t.only_once = inst.only_once;
 				// on disk before its handler runs
 				if (inst.only_once) flush_on_commit(Commit::only_once_claim);
@@ -971,7 +967,9 @@ class SqliteStore final : public Store {
 			if (inst.only_once) flush_on_commit(Commit::only_once_report);
 			log(id, now, "task_succeeded", inst.state,
 				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
-			return apply_step(id, task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt), now);
+			// the log row does not touch the instance: the row read above is current
+			json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
+			return apply_step(std::move(inst), std::move(request), now);
 		});
 	}
 
@@ -1634,6 +1632,35 @@ class SqliteStore final : public Store {
 		return read_inst(q);
 	}
 
+	// What claim reads of a chosen row: the task it hands out, no more
+	// (load() parses every JSON column of the row).
+	struct ClaimRow {
+		std::string queue;
+		std::optional<std::string> partition_key, state, resource;
+		std::optional<int64_t> timeout_s;
+		int64_t lease_epoch = 0, attempt = 0;
+		bool only_once = false;
+		json task_input;
+	};
+	ClaimRow claim_row(int64_t id) {
+		Query q(db_,
+				"SELECT queue, partition_key, state, resource, timeout_s, lease_epoch, attempt, only_once, task_input "
+				"FROM instances WHERE id = ?1",
+				id);
+		if (!q.next()) throw not_found(id);
+		ClaimRow r;
+		r.queue = q.text(0);
+		r.partition_key = q.otext(1);
+		r.state = q.otext(2);
+		r.resource = q.otext(3);
+		r.timeout_s = q.oi64(4);
+		r.lease_epoch = q.i64(5);
+		r.attempt = q.i64(6);
+		r.only_once = q.i64(7) != 0;
+		r.task_input = q.js(8);
+		return r;
+	}
+
 	// complete()/fail() quote a lease: running, this epoch.  Anything else is
 	// RC004 and changes nothing.
 	Inst leased(int64_t id, int64_t epoch) {
@@ -1683,8 +1710,21 @@ class SqliteStore final : public Store {
 	void log(int64_t id, int64_t now, const std::string &event, const std::optional<std::string> &state,
 			 const json &detail) {
 		Query(db_, "INSERT INTO log (instance_id, at, event, state, detail) VALUES (?1, ?2, ?3, ?4, ?5)", id, now,
-			  event, state, log_detail(detail))
+			  event, state, log_text(detail))
 			.run();
+	}
+
+	// log_detail(detail) as JSON text.  A payload's text is part of the
+	// detail's, so a detail no longer than payload_max keeps every payload
+	// whole: its text is written as it is, with no copy and no second pass.
+	std::string log_text(const json &detail) const {
+		if (!detail.is_object()) return detail.dump();
+		if (log_options_.payloads) {
+			std::string text = detail.dump();
+			if (log_options_.payload_max <= 0 || static_cast<int64_t>(text.size()) <= log_options_.payload_max)
+				return text;
+		}
+		return log_detail(detail).dump();
 	}
 
 	// genroc._log_detail: what the log keeps of a detail's payloads (the
@@ -1765,18 +1805,33 @@ class SqliteStore final : public Store {
 	// Parallel branch or a Map item (scope set) is part of the execution it
 	// was fanned out of: its nearest ancestor without a scope.
 	json context(const Inst &self, const std::string &token) {
-		Inst root = self;
-		while (root.scope && root.parent_id) root = load(*root.parent_id);
-		const Inst &inst = self;
-		Query q(db_, "SELECT name, version FROM definitions WHERE id = ?1", inst.definition_id);
-		q.next();
+		// the instance itself is read only, not copied (most have no scope)
+		std::optional<Inst> ancestor;
+		const Inst *rootp = &self;
+		while (rootp->scope && rootp->parent_id) {
+			ancestor = load(*rootp->parent_id);
+			rootp = &*ancestor;
+		}
+		const Inst &root = *rootp;
+		const json &machine = state_machine(self.definition_id);
 		return {{"Execution",
 				 {{"Id", std::to_string(root.id)},
 				  {"Input", root.input},
 				  {"Name", root.name.value_or(std::to_string(root.id))},
 				  {"StartTime", iso(root.created_at)}}},
-				{"StateMachine", {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}}},
+				{"StateMachine", machine},
 				{"Task", {{"Token", token}}}};
+	}
+
+	// $$.StateMachine of a definition: {Id: "name:version", Name}.  A
+	// definition row never changes once written, so it is kept per id.
+	const json &state_machine(int64_t definition_id) {
+		auto it = state_machines_.find(definition_id);
+		if (it != state_machines_.end()) return it->second;
+		Query q(db_, "SELECT name, version FROM definitions WHERE id = ?1", definition_id);
+		if (!q.next()) throw Error("XX000", "definition " + std::to_string(definition_id) + " is missing");
+		json m = {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}};
+		return state_machines_.emplace(definition_id, std::move(m)).first->second;
 	}
 
 	// genroc._task_request: continues a stopped task with its result or error.
@@ -1791,8 +1846,10 @@ class SqliteStore final : public Store {
 	}
 
 	// genroc._apply_step: one interpreter step, and the row where it stops.
-	std::string apply_step(int64_t id, json request, int64_t now) {
-		Inst inst = load(id);
+	std::string apply_step(int64_t id, json request, int64_t now) { return apply_step(load(id), std::move(request), now); }
+	// The same with the instance's row as just read in this transaction.
+	std::string apply_step(const Inst &inst, json request, int64_t now) {
+		const int64_t id = inst.id;
 		auto def = compiled(inst.definition_id);
 		const std::string token = new_token();
 		request["now_ms"] = now;
@@ -2532,6 +2589,35 @@ class SqliteStore final : public Store {
 		return out;
 	}
 
+	// The first n ready tasks of these queues in claim order (priority,
+	// eligible_at, id).  Each queue is read on its own through
+	// instances_claim, in that order, and the heads are merged: one query
+	// over all of them (queue IN ...) sorts every ready row of the queues on
+	// each claim, a cost that grows with the backlog.
+	std::vector<int64_t> ready_ids(const std::vector<std::string> &queues, int64_t now, int64_t n) {
+		struct Head {
+			int64_t priority, eligible_at, id;
+			bool operator<(const Head &o) const {
+				return std::tie(priority, eligible_at, id) < std::tie(o.priority, o.eligible_at, o.id);
+			}
+		};
+		std::vector<Head> heads;
+		for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
+			Query q(db_,
+					"SELECT priority, eligible_at, id FROM instances WHERE status = 'ready' AND queue = ?1 "
+					"AND eligible_at <= ?2 ORDER BY priority, eligible_at, id LIMIT ?3",
+					queue, now, n);
+			while (q.next()) heads.push_back({q.i64(0), q.i64(1), q.i64(2)});
+		}
+		std::sort(heads.begin(), heads.end());
+		std::vector<int64_t> out;
+		for (const auto &h : heads) {
+			if (static_cast<int64_t>(out.size()) >= n) break;
+			out.push_back(h.id);
+		}
+		return out;
+	}
+
 	// genroc._claim_partitioned: the ready tasks of the open queues in claim
 	// order; a task of a queue with a partition_rate_limit and a
 	// partition_key is taken only while its partition has room (the limit
@@ -2617,6 +2703,7 @@ class SqliteStore final : public Store {
 	Db db_;
 	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
+	std::map<int64_t, json> state_machines_;  // definition id -> $$.StateMachine
 	// Parents whose advance_children loop runs further up this transaction.
 	std::set<int64_t> advancing_;
 	// calls and fan-outs nested deeper fail with genroc.CallDepthExceeded

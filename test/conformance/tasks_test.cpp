@@ -171,6 +171,30 @@ TEST_P(StoreTest, ClaimOrderIsPriorityThenEligibleTimeThenId) {
 	EXPECT_EQ(tasks[3].instance_id, low);
 }
 
+// Several queues in one claim: one order over all of them, at most n, a
+// queue named twice taken once, a queue not named left alone.
+TEST_P(StoreTest, ClaimOrderRunsAcrossTheGivenQueues) {
+	define("job", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})"));
+	worker("w1");
+	const json eu = {{"region", "eu"}};
+	int64_t eu_low = start("job", json::object(), {{"priority", 5}, {"labels", eu}});
+	int64_t def_low = start("job", json::object(), {{"priority", 5}});
+	at(1);
+	int64_t eu_high = start("job", json::object(), {{"priority", 1}, {"labels", eu}});
+	int64_t def_mid = start("job", json::object(), {{"priority", 3}});
+	int64_t us = start("job", json::object(), {{"priority", 0}, {"labels", {{"region", "us"}}}});
+	at(2);
+	auto first = store().claim("w1", {"default.eu", "default", "default.eu"}, 3);
+	ASSERT_EQ(first.size(), 3u);
+	EXPECT_EQ(first[0].instance_id, eu_high);
+	EXPECT_EQ(first[1].instance_id, def_mid);
+	EXPECT_EQ(first[2].instance_id, eu_low);  // priority and time as def_low's, a smaller id
+	auto rest = store().claim("w1", {"default", "default.eu"}, 10);
+	ASSERT_EQ(rest.size(), 1u);
+	EXPECT_EQ(rest[0].instance_id, def_low);
+	EXPECT_EQ(status(us), "ready");
+}
+
 TEST_P(StoreTest, ClaimTakesOnlyTheGivenQueuesAndAtMostN) {
 	define("job", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}})"));
 	worker("w1");
