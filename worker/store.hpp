@@ -192,7 +192,8 @@ class Store {
 
 	// Plumbing for the worker (not SQL functions)
 	// Blocks up to timeout_ms for a sign that work may be ready (PostgreSQL:
-	// LISTEN genroc; SQLite: a short poll).  True when woken by a signal.
+	// LISTEN genroc; pooled: a sleep, as no notification can arrive; SQLite: a
+	// short poll).  True when woken by a signal.
 	virtual bool wait_for_work(int timeout_ms) = 0;
 	// True when the database answers (GET /healthz).
 	virtual bool ping() = 0;
