@@ -106,28 +106,32 @@ long backend_pid(PGconn *c) {
 // second connection asks for its backend's pid right after the first did,
 // three times: the same pid = a transaction pooler.  It may miss one on a
 // busy pool (another client took that server connection in between), never
-// the other way round; --pooled says it without asking.
-bool pooler_detected(PGconn *first, const std::string &conninfo) {
+// the other way round; --pooled says it without asking.  Nothing when it
+// could not ask (the second connection refused, a query failed).
+std::optional<bool> pooler_detected(PGconn *first, const std::string &conninfo) {
 	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
 	const char *vals[] = {"5", "genroc", conninfo.c_str(), nullptr};
 	Conn probe(PQconnectdbParams(keys, vals, 1));
-	if (!probe || PQstatus(probe.get()) != CONNECTION_OK) return false;
+	if (!probe || PQstatus(probe.get()) != CONNECTION_OK) return std::nullopt;
 	for (int i = 0; i < 3; ++i) {
 		long a = backend_pid(first), b = backend_pid(probe.get());
-		if (a < 0 || b < 0) return false;
+		if (a < 0 || b < 0) return std::nullopt;
 		if (a == b) return true;
 	}
 	return false;
 }
 
-// Once per process and database: the answer, and whether it was logged.
+// Once per process and database (asked again at the next connection when it
+// could not ask); logged when found.
 bool pooler_detected_once(PGconn *first, const std::string &conninfo) {
 	static std::mutex m;
 	static std::map<std::string, bool> known;
 	std::lock_guard<std::mutex> g(m);
 	auto it = known.find(conninfo);
 	if (it != known.end()) return it->second;
-	bool found = pooler_detected(first, conninfo);
+	std::optional<bool> answer = pooler_detected(first, conninfo);
+	if (!answer) return false;
+	const bool found = *answer;
 	known[conninfo] = found;
 	if (found)
 		log::warn("a transaction pooler is in front of PostgreSQL: settings go with each transaction, "
