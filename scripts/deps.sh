@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   python3
   fiu-utils
+  pgbouncer
   clang libclang-rt-14-dev
   ccache
 )

@@ -113,6 +113,12 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"they ended (duration, e.g. 720h; 0 = keep forever)")
 			->envname("GENROC_INSTANCE_RETENTION")
 			->capture_default_str();
+		sub->add_flag("--pooled", cfg.pooled,
+					  "PostgreSQL is reached through a transaction pooler (pgbouncer pool_mode=transaction): "
+					  "settings go with each transaction, work is polled instead of LISTEN, and a worker's "
+					  "restart by id waits --stale-after (its session cannot prove the old process dead); "
+					  "without it a pooler is detected at start")
+			->envname("GENROC_POOLED");
 	};
 	auto worker_flags = [&](CLI::App *sub) {
 		sub->add_option("--worker-id", worker_id_flag,
@@ -137,10 +143,6 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_flag("--manual-tick", cfg.manual_tick,
 					  "never call genroc.tick() (tests and operators drive time-driven work)")
 			->envname("GENROC_MANUAL_TICK");
-		sub->add_flag("--pooled", cfg.pooled,
-					  "the database is reached through a transaction pooler (pgbouncer pool_mode=transaction): "
-					  "a restart by id waits --stale-after, as the session cannot prove the old process dead")
-			->envname("GENROC_POOLED");
 	};
 	auto listen_flag = [&](CLI::App *sub) {
 		sub->add_option("--listen", cfg.listen, "HTTP address host:port")
@@ -327,13 +329,14 @@ StoreFactory store_factory(const Config &cfg, WriteLane lane) {
 	const std::string database = cfg.database;
 	const DurabilityLevel level = parse_durability(cfg.durability).value_or(DurabilityLevel::essential);
 	const int delay = cfg.pg_commit_delay;
+	const bool pooled = cfg.pooled;
 	LogOptions log_options;
 	log_options.payloads = cfg.log_payloads;
 	log_options.payload_max = cfg.log_payload_max;
 	log_options.log_retention_ms = cfg.log_retention.count();
 	log_options.instance_retention_ms = cfg.instance_retention.count();
-	return [database, level, delay, log_options, lane] {
-		auto store = open_store(database, false, lane);
+	return [database, level, delay, log_options, lane, pooled] {
+		auto store = open_store(database, false, lane, pooled);
 		store->set_durability(level);
 		store->set_log_options(log_options);
 		if (delay >= 0) store->set_commit_delay(delay);
@@ -385,7 +388,7 @@ bool capabilities_accepted(const Config &cfg) {
 	json caps = json::object();
 	try {
 		// the plain store: the session settings are settings_accepted's
-		caps = open_store(cfg.database)->capabilities();
+		caps = open_store(cfg.database, false, WriteLane::general, cfg.pooled)->capabilities();
 	} catch (const Error &e) {
 		if (is_transient(e)) return true;
 		if (e.sqlstate == "42883") {	// an extension from before roles: nothing to ask

@@ -145,6 +145,7 @@ int64_t positive_arg(const std::string &text, const std::string &name, int64_t h
 struct Options {
 	std::string database = "./genroc.db";
 	bool as_json = false;
+	bool pooled = false;	// --pooled: PostgreSQL through a transaction pooler
 	// instances
 	std::string status, definition;
 	std::vector<std::string> labels;
@@ -400,6 +401,10 @@ int main(int argc, char **argv) {
 		->envname("GENROC_DATABASE")
 		->capture_default_str();
 	app.add_flag("--json", o.as_json, "print JSON instead of a table");
+	app.add_flag("--pooled", o.pooled,
+				 "PostgreSQL is reached through a transaction pooler: settings go with each transaction "
+				 "(without it, a pooler is detected)")
+		->envname("GENROC_POOLED");
 
 	auto *definitions = app.add_subcommand("definitions", "list definitions (newest version of each)");
 
@@ -481,7 +486,7 @@ int main(int argc, char **argv) {
 		// the user may read but not write (0444) can still be listed
 		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *activity ||
 								*queues || *token_list;
-		auto store = genroc::open_store(o.database, reads_only);
+		auto store = genroc::open_store(o.database, reads_only, genroc::WriteLane::general, o.pooled);
 		if (*definitions) cmd_definitions(*store, o);
 		else if (*define) cmd_define(*store, o);
 		else if (*start) cmd_start(*store, o);

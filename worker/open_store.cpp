@@ -16,9 +16,9 @@ static bool is_postgres(const std::string &database) {
 		   database.find('=') != std::string::npos;
 }
 
-std::unique_ptr<Store> open_store(const std::string &database, bool read_only, WriteLane lane) {
+std::unique_ptr<Store> open_store(const std::string &database, bool read_only, WriteLane lane, bool pooled) {
 	const std::string db = database.empty() ? "./genroc.db" : database;
-	if (is_postgres(db)) return open_pg_store(db);
+	if (is_postgres(db)) return open_pg_store(db, pooled);
 	// a file not there yet is made (0600, with its schema) as by any other
 	// command: a reading command on it then answers as on an empty store
 	return open_sqlite_store(db, read_only && std::filesystem::exists(db), lane);

@@ -8,14 +8,31 @@
 // A lost connection raises Error with SQLSTATE class 08 and drops the
 // connection; the next call reconnects and restores the session settings
 // (test clock, LISTEN).  Retrying is the caller's business (worker loop).
+//
+// Behind a transaction pooler (pgbouncer pool_mode=transaction: --pooled, or
+// detected once per process and database, see pooler_detected) the session
+// is not this process's own: each statement may run on another server
+// connection.  Then nothing is set for the session: the settings go with
+// every statement, in the same implicit transaction (a pipeline of
+// set_config(..., true) and the statement, one Sync, one round trip), no
+// LISTEN is issued (wait_for_work sleeps: polling), and the worker registers
+// "pooled" (liveness by heartbeat).  Every statement is unnamed
+// (PQexecParams / PQsendQueryParams): no named prepared statement, which
+// pgbouncer before 1.21 cannot carry across transactions.
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
 
 #include "limits.hpp"
+#include "log.hpp"
 #include "store.hpp"
 
 namespace genroc {
@@ -69,11 +86,71 @@ json id_array(const std::vector<int64_t> &ids) {
 	return a;
 }
 
+std::string trimmed(std::string s) {
+	while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+	return s;
+}
+
+// pg_backend_pid() on a connection, or -1.
+long backend_pid(PGconn *c) {
+	Result r(PQexec(c, "SELECT pg_backend_pid()"));
+	if (!r || PQresultStatus(r.get()) != PGRES_TUPLES_OK || PQntuples(r.get()) != 1) return -1;
+	return std::stol(PQgetvalue(r.get(), 0, 0));
+}
+
+// Whether the server behind `first` hands its sessions to several clients:
+// two client connections open at the same time never share a backend on
+// PostgreSQL itself (nor behind a session pooler), while a transaction
+// pooler gives a client that starts a transaction the server connection
+// another client just let go (pgbouncer: the most recently used one).  So a
+// second connection asks for its backend's pid right after the first did,
+// three times: the same pid = a transaction pooler.  It may miss one on a
+// busy pool (another client took that server connection in between), never
+// the other way round; --pooled says it without asking.  Nothing when it
+// could not ask (the second connection refused, a query failed).
+std::optional<bool> pooler_detected(PGconn *first, const std::string &conninfo) {
+	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
+	const char *vals[] = {"5", "genroc", conninfo.c_str(), nullptr};
+	Conn probe(PQconnectdbParams(keys, vals, 1));
+	if (!probe || PQstatus(probe.get()) != CONNECTION_OK) return std::nullopt;
+	for (int i = 0; i < 3; ++i) {
+		long a = backend_pid(first), b = backend_pid(probe.get());
+		if (a < 0 || b < 0) return std::nullopt;
+		if (a == b) return true;
+	}
+	return false;
+}
+
+// Once per process and database (asked again at the next connection when it
+// could not ask); logged when found.
+bool pooler_detected_once(PGconn *first, const std::string &conninfo) {
+	static std::mutex m;
+	static std::map<std::string, bool> known;
+	std::lock_guard<std::mutex> g(m);
+	auto it = known.find(conninfo);
+	if (it != known.end()) return it->second;
+	std::optional<bool> answer = pooler_detected(first, conninfo);
+	if (!answer) return false;
+	const bool found = *answer;
+	known[conninfo] = found;
+	if (found)
+		log::warn("a transaction pooler is in front of PostgreSQL: settings go with each transaction, "
+				  "work is polled (--poll-interval) instead of LISTEN, a worker registers pooled; "
+				  "--pooled says so without this check",
+				  {});
+	return found;
+}
+
 class PgStore final : public Store {
   public:
-	explicit PgStore(std::string conninfo) : conninfo_(std::move(conninfo)) { connect(); }
+	PgStore(std::string conninfo, bool pooled)
+		: conninfo_(std::move(conninfo)), pooled_flag_(pooled), pooled_(pooled) {
+		connect();
+	}
 
 	std::string kind() const override { return "postgres"; }
+
+	bool pooled() const override { return pooled_; }
 
 	DefineResult define(const std::string &name, const json &definition) override {
 		auto r = exec("SELECT name, version, is_new FROM genroc.define($1, $2::jsonb)",
@@ -264,6 +341,7 @@ class PgStore final : public Store {
 
 	void set_test_clock(const std::optional<std::string> &iso_time) override {
 		test_clock_ = iso_time;
+		if (pooled_) return rebuild_settings();
 		exec("SELECT set_config('genroc.test_clock', $1, false)", {iso_time.value_or("")});
 	}
 
@@ -290,6 +368,7 @@ class PgStore final : public Store {
 						"Setting commit_delay needs a superuser or GRANT SET ON PARAMETER commit_delay.",
 						"Grant it, or set commit_delay in the server's parameters and leave --pg-commit-delay off.");
 		commit_delay_ = microseconds;
+		if (pooled_) return rebuild_settings();
 		exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(microseconds)});
 	}
 
@@ -308,6 +387,12 @@ class PgStore final : public Store {
 
 	bool wait_for_work(int timeout_ms) override {
 		ensure_connected();
+		if (pooled_) {
+			// A notification would reach a server connection of the pool,
+			// not this client: poll instead (the caller's --poll-interval).
+			if (timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+			return false;
+		}
 		if (!listening_) {
 			exec("LISTEN genroc", {});
 			listening_ = true;
@@ -336,8 +421,14 @@ class PgStore final : public Store {
 
   private:
 	std::string conninfo_;
+	const bool pooled_flag_;	// --pooled
+	bool pooled_;				// --pooled, or a transaction pooler detected
 	Conn conn_;
 	bool listening_ = false;
+	// Pooled: the settings every statement carries, as set_config parameters
+	// (name, value, ...), and the statement that applies them.
+	std::vector<std::string> settings_;
+	std::string settings_sql_;
 	std::optional<std::string> test_clock_;
 	std::optional<DurabilityLevel> durability_;
 	std::optional<int> commit_delay_;
@@ -347,6 +438,7 @@ class PgStore final : public Store {
 	// that would be taken unchecked, so the module is loaded first.
 	void apply_durability() {
 		if (!durability_) return;
+		if (pooled_) return rebuild_settings();
 		exec("SELECT genroc.durability()", {});
 		exec("SELECT set_config('genroc.durability', $1, false)", {durability_name(*durability_)});
 	}
@@ -355,6 +447,7 @@ class PgStore final : public Store {
 	// apply_durability or here) before its settings are set.
 	void apply_log_options() {
 		if (!log_options_) return;
+		if (pooled_) return rebuild_settings();
 		exec("SELECT genroc.durability()", {});
 		const LogOptions &o = *log_options_;
 		exec("SELECT set_config('genroc.log_payloads', $1, false), set_config('genroc.log_payload_max', $2, false), "
@@ -363,17 +456,44 @@ class PgStore final : public Store {
 			  std::to_string(o.log_retention_ms) + "ms", std::to_string(o.instance_retention_ms) + "ms"});
 	}
 
-	static std::string trim(std::string s) {
-		while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-		return s;
+	static std::string trim(std::string s) { return trimmed(std::move(s)); }
+
+	// Pooled: what the session settings are in session mode, as local ones
+	// for each transaction.  The module is loaded first (genroc.durability()
+	// in the same statement, before the set_config calls) when a genroc.*
+	// setting is among them, as apply_durability does, so its values are
+	// checked by the module.
+	void rebuild_settings() {
+		std::vector<std::pair<std::string, std::string>> kv = {{"TimeZone", "UTC"}};
+		if (test_clock_) kv.emplace_back("genroc.test_clock", *test_clock_);
+		if (durability_) kv.emplace_back("genroc.durability", durability_name(*durability_));
+		if (log_options_) {
+			const LogOptions &o = *log_options_;
+			kv.emplace_back("genroc.log_payloads", o.payloads ? "on" : "off");
+			kv.emplace_back("genroc.log_payload_max", std::to_string(o.payload_max));
+			kv.emplace_back("genroc.log_retention", std::to_string(o.log_retention_ms) + "ms");
+			kv.emplace_back("genroc.instance_retention", std::to_string(o.instance_retention_ms) + "ms");
+		}
+		if (commit_delay_) kv.emplace_back("commit_delay", std::to_string(*commit_delay_));
+		settings_.clear();
+		settings_sql_ = "SELECT ";
+		if (test_clock_ || durability_ || log_options_) settings_sql_ += "genroc.durability(), ";
+		for (size_t i = 0; i < kv.size(); ++i) {
+			settings_.push_back(kv[i].first);
+			settings_.push_back(kv[i].second);
+			if (i) settings_sql_ += ", ";
+			settings_sql_ += "set_config($" + std::to_string(2 * i + 1) + ", $" + std::to_string(2 * i + 2) + ", true)";
+		}
 	}
 
 	void connect() {
 		// A default connect_timeout, so that an unreachable host cannot hang a
 		// health check or a reconnect; one given in the URL/conninfo wins
 		// (libpq lets values expanded from dbname override earlier keywords).
-		const char *keys[] = {"connect_timeout", "dbname", nullptr};
-		const char *vals[] = {"5", conninfo_.c_str(), nullptr};
+		// The application name goes in the start-up packet, which a pooler
+		// keeps for this client (session mode also sets it, as before).
+		const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
+		const char *vals[] = {"5", "genroc", conninfo_.c_str(), nullptr};
 		Conn c(PQconnectdbParams(keys, vals, 1));
 		if (!c || PQstatus(c.get()) != CONNECTION_OK) {
 			std::string msg = c ? PQerrorMessage(c.get()) : "out of memory";
@@ -382,9 +502,16 @@ class PgStore final : public Store {
 		conn_ = std::move(c);
 		try {
 			check_extension_version();
+			if (!pooled_flag_) pooled_ = pooler_detected_once(conn_.get(), conninfo_);
 		} catch (...) {
 			conn_.reset();
 			throw;
+		}
+		if (pooled_) {
+			// Nothing for the session: the settings travel with each statement.
+			listening_ = false;
+			rebuild_settings();
+			return;
 		}
 		bool was_listening = listening_;
 		listening_ = false;
@@ -406,9 +533,9 @@ class PgStore final : public Store {
 	// may have happened while the binary ran).  Not transient: the binary
 	// stops instead of retrying.
 	void check_extension_version() {
-		auto r = exec("SELECT (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'genroc'), "
-					  "current_database()",
-					  {});
+		auto r = exec_plain("SELECT (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'genroc'), "
+							"current_database()",
+							{});
 		const std::string want = GENROC_EXTENSION_VERSION;
 		const std::string db = text(r.get(), 0, 1);
 		// No extension at all: the connection is still good for /healthz
@@ -450,14 +577,83 @@ class PgStore final : public Store {
 		return any;
 	}
 
-	// The one path to the server: parameters as text, results as text.
+	// The one path to the server: parameters as text, results as text;
+	// pooled, with the settings in the same transaction.
 	Result exec(const char *sql, std::initializer_list<Param> params) {
+		ensure_connected();
+		if (pooled_ && !settings_sql_.empty()) return exec_with_settings(sql, params);
+		return exec_plain(sql, params);
+	}
+
+	Result exec_plain(const char *sql, std::initializer_list<Param> params) {
 		ensure_connected();
 		std::vector<const char *> values;
 		values.reserve(params.size());
 		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
-		Result r(PQexecParams(conn_.get(), sql, static_cast<int>(values.size()), nullptr,
-							  values.data(), nullptr, nullptr, 0));
+		return checked(Result(PQexecParams(conn_.get(), sql, static_cast<int>(values.size()), nullptr,
+										   values.data(), nullptr, nullptr, 0)));
+	}
+
+	// One round trip, one implicit transaction: the settings statement and
+	// the caller's, then a single Sync (PostgreSQL runs what comes before a
+	// Sync as one transaction, so set_config(..., true) holds for the
+	// statement; a pooler keeps the server connection until the transaction
+	// ends).  A failed settings statement aborts the caller's, which is
+	// then not run.
+	Result exec_with_settings(const char *sql, std::initializer_list<Param> params) {
+		PGconn *c = conn_.get();
+		std::vector<const char *> values;
+		values.reserve(params.size());
+		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+		std::vector<const char *> settings;
+		settings.reserve(settings_.size());
+		for (const auto &v : settings_) settings.push_back(v.c_str());
+		auto lost = [&](const std::string &state) {
+			std::string msg = PQerrorMessage(c);
+			drop_connection();
+			throw Error(state, "connection to PostgreSQL lost: " + trim(msg));
+		};
+		if (PQenterPipelineMode(c) != 1 ||
+			PQsendQueryParams(c, settings_sql_.c_str(), static_cast<int>(settings.size()), nullptr,
+							  settings.data(), nullptr, nullptr, 0) != 1 ||
+			PQsendQueryParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+							  nullptr, 0) != 1 ||
+			PQpipelineSync(c) != 1)
+			lost(CONNECTION_FAILURE);
+		// Every result up to the Sync's; NULL ends one statement's results.
+		std::vector<Result> got;
+		bool synced = false;
+		for (int guard = 0; guard < 16 && PQstatus(c) == CONNECTION_OK; ++guard) {
+			PGresult *r = PQgetResult(c);
+			if (!r) continue;
+			if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+				PQclear(r);
+				synced = true;
+				break;
+			}
+			got.emplace_back(r);
+		}
+		if (!synced || PQstatus(c) != CONNECTION_OK || PQexitPipelineMode(c) != 1) {
+			// The server (or the pooler: "server conn crashed?", 08P01) said
+			// why before it went: keep its SQLSTATE when it is a connection's.
+			std::string state = CONNECTION_FAILURE;
+			for (auto &r : got) {
+				const char *s = PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+				if (s && (std::strncmp(s, "08", 2) == 0 || std::strncmp(s, "57P0", 4) == 0)) {
+					state = s;
+					break;
+				}
+			}
+			lost(state);
+		}
+		if (got.size() != 2) lost("08P01");
+		auto first = PQresultStatus(got[0].get());
+		if (first != PGRES_TUPLES_OK) checked(std::move(got[0]));	// throws: why the settings failed
+		return checked(std::move(got[1]));
+	}
+
+	// r as the caller's result, or the Error it carries.
+	Result checked(Result r) {
 		auto status = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
 		if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return r;
 
@@ -492,8 +688,8 @@ class PgStore final : public Store {
 
 }  // namespace
 
-std::unique_ptr<Store> open_pg_store(const std::string &conninfo) {
-	return std::make_unique<PgStore>(conninfo);
+std::unique_ptr<Store> open_pg_store(const std::string &conninfo, bool pooled) {
+	return std::make_unique<PgStore>(conninfo, pooled);
 }
 
 }  // namespace genroc

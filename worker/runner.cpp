@@ -96,7 +96,9 @@ bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 					{"stale_after", ms(opt_.stale_after)},
 					{"queues", opt_.queues},
 					{"concurrency", opt_.concurrency}};
-	if (opt_.pooled) options["pooled"] = true;
+	// --pooled, or the store found a transaction pooler in front of the
+	// database: the session it records would be a pool's, not this process's.
+	if (opt_.pooled || store.pooled()) options["pooled"] = true;
 	const auto t0 = Clock::now();
 	bool warned_in_use = false, warned_db = false;
 	Backoff backoff;

@@ -192,10 +192,16 @@ class Store {
 
 	// Plumbing for the worker (not SQL functions)
 	// Blocks up to timeout_ms for a sign that work may be ready (PostgreSQL:
-	// LISTEN genroc; SQLite: a short poll).  True when woken by a signal.
+	// LISTEN genroc; pooled: a sleep, as no notification can arrive; SQLite: a
+	// short poll).  True when woken by a signal.
 	virtual bool wait_for_work(int timeout_ms) = 0;
 	// True when the database answers (GET /healthz).
 	virtual bool ping() = 0;
+	// True when the connection goes through a transaction pooler (--pooled,
+	// or detected: README "Behind a connection pooler"): the store then keeps
+	// no session state (settings per transaction, no LISTEN), and a worker
+	// registers "pooled".  SQLite: false.
+	virtual bool pooled() const { return false; }
 };
 
 // A Store is one connection: not thread-safe.  Open one per thread, or lock.
@@ -208,10 +214,12 @@ class Store {
 // file that exists is then opened read-only (PostgreSQL: no difference).
 // lane: the kind of writer (SQLite: the turns of one file in one process go
 // round the lanes, README "Several writers on one SQLite file"; PostgreSQL:
-// no difference).
+// no difference).  pooled (--pooled): PostgreSQL is reached through a
+// transaction pooler; without it, PgStore checks once per process and
+// database whether one is there (SQLite: no difference).
 enum class WriteLane : unsigned { general = 0, worker = 1 };
 std::unique_ptr<Store> open_store(const std::string &database, bool read_only = false,
-								  WriteLane lane = WriteLane::general);
-std::unique_ptr<Store> open_pg_store(const std::string &conninfo);
+								  WriteLane lane = WriteLane::general, bool pooled = false);
+std::unique_ptr<Store> open_pg_store(const std::string &conninfo, bool pooled = false);
 
 }  // namespace genroc
