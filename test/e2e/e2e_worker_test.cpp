@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "config.hpp"
 #include "e2e_worker_support.hpp"
@@ -188,6 +189,8 @@ TEST_F(Worker, TwoSigtermsAtOnceStillDrain) {
 	int64_t id = start("drain2", def);
 	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
 	a->signal(SIGTERM);
+	// a moment apart, so the kernel does not fold the two into one pending signal
+	std::this_thread::sleep_for(200ms);
 	a->signal(SIGTERM);
 	auto st = a->wait(15s);
 	ASSERT_EQ(exit_code(st), 0) << a->log();
@@ -199,6 +202,21 @@ TEST_F(Worker, TwoSigtermsAtOnceStillDrain) {
 	for (auto &w : store()->list_workers())
 		if (w.at("worker") == "wa") stopped = !w.value("stopped_at", json()).is_null();
 	EXPECT_TRUE(stopped) << store()->list_workers().dump();
+}
+
+// Issue 19: at info, no line per task; a `tasks done` summary instead.
+TEST_F(Worker, TaskLinesAreDebugAndASummaryIsInfo) {
+	json def = {{"StartAt", "A"},
+				{"States", {{"A", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"Next", "B"}}},
+							{"B", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"End", true}}}}}};
+	auto a = worker("wa", {"--log-level", "info", "--log-summary-interval", "500ms"});
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 3; i++) ids.push_back(start("quiet", def));
+	for (int64_t id : ids) ASSERT_EQ(wait_status(id, {"succeeded", "failed"}, 30s).at("status"), "succeeded");
+	ASSERT_TRUE(eventually([&] { return a->log().find("total_succeeded=6") != std::string::npos; }, 20s))
+		<< a->log();
+	EXPECT_NE(a->log().find("tasks done"), std::string::npos) << a->log();
+	EXPECT_EQ(a->log().find("task succeeded"), std::string::npos) << a->log();
 }
 
 TEST_F(Worker, SigtermPastTheGraceReleasesAndAnotherWorkerContinuesAtOnce) {
