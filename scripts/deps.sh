@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config git ca-certificates curl procps
+  build-essential cmake pkg-config git ca-certificates curl procps jq
   postgresql-15 postgresql-server-dev-15 libpq-dev postgresql-15-pgtap
   libtap-parser-sourcehandler-pgtap-perl
   libsqlite3-dev sqlite3

@@ -625,10 +625,23 @@ class SqliteStore final : public Store {
 				if (q.next() && !q.is_null(0)) detail["error"] = q.text(0);
 			}
 			if (output && !output->is_null()) detail["output"] = *output;
+			// Routed again with today's queues (genroc._run_again): an
+			// instance that failed where no worker had its handler goes to
+			// the handler's queue configured since.
+			std::string queue;
+			{
+				Query q(db_,
+						"SELECT d.name, i.labels FROM instances i JOIN definitions d ON d.id = i.definition_id "
+						"WHERE i.id = ?1",
+						id);
+				q.next();
+				queue = route(inst.definition_id, q.text(0), json::parse(q.text(1)));
+			}
+			if (queue != inst.queue) detail["queue"] = queue;
 			Query(db_,
 				  "UPDATE instances SET status = 'ready', error = NULL, cause = NULL, output = NULL, ended_at = NULL, "
-				  "updated_at = ?2 WHERE id = ?1",
-				  id, now)
+				  "updated_at = ?2, queue = ?3 WHERE id = ?1",
+				  id, now, queue)
 				.run();
 			log(id, now, output ? "resumed" : "retried", inst.state, detail);
 			return admit(id, now, request);
@@ -2312,17 +2325,20 @@ class SqliteStore final : public Store {
 	// (the epoch stays; the next claim draws a new one).
 	std::string interrupt(int64_t id, const std::string &reason, int64_t now) {
 		Inst inst = load(id);
+		// a release on purpose (a drain, worker_stop) is not counted (genroc._interrupt)
+		const bool counted = reason != "released by worker" && reason != "worker stopped";
 		log(id, now, "task_interrupted", inst.state,
 			{{"reason", reason},
 			 {"worker", text_or_null(inst.lease_owner)},
 			 {"epoch", inst.lease_epoch},
-			 {"interruptions", inst.interruptions + 1}});
+			 {"interruptions", inst.interruptions + (counted ? 1 : 0)},
+			 {"counted", counted}});
 		const std::string state = inst.state.value_or("");
 		if (inst.only_once)
 			return fail_task(id, "only_once.interrupted",
 							 "the lease of OnlyOnce task \"" + state + "\" was lost (" + reason + "); it is not run again",
 							 now);
-		if (inst.interruptions + 1 >= MAX_INTERRUPTIONS) {
+		if (counted && inst.interruptions + 1 >= MAX_INTERRUPTIONS) {
 			// counted on the row too, so the failed instance shows why
 			Query(db_, "UPDATE instances SET interruptions = interruptions + 1 WHERE id = ?1", id).run();
 			return fail_task(id, "genroc.Interrupted",
@@ -2331,9 +2347,9 @@ class SqliteStore final : public Store {
 							 now);
 		}
 		Query(db_,
-			  "UPDATE instances SET status = 'ready', eligible_at = ?2, interruptions = interruptions + 1, "
+			  "UPDATE instances SET status = 'ready', eligible_at = ?2, interruptions = interruptions + ?3, "
 			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, updated_at = ?2 WHERE id = ?1",
-			  id, now)
+			  id, now, static_cast<int64_t>(counted ? 1 : 0))
 			.run();
 		return "ready";
 	}
@@ -2411,6 +2427,11 @@ class SqliteStore final : public Store {
 		if (match.contains("labels") && !is_string_object(match["labels"]))
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 						"option \"match.labels\" must be an object of glob strings, not " + match["labels"].dump());
+		for (const char *key : {"definitions", "labels", "tenants"})
+			if (match.contains(key) && match[key].empty())
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							std::string("option \"match.") + key +
+								"\" must not be empty: it would match every start (for a catch-all, say [\"*\"])");
 	}
 
 	// genroc._rate_option: {"count": N >= 1, "period": duration} named

@@ -8,7 +8,7 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds
+#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer
 #   SQLFUZZ_SECONDS=N               how long the SQL fuzz test calls (default 60)
 #   FUZZ_BUDGET=90 bash test/run-all.sh           seconds the fuzz suite runs its
 #                                   libFuzzer targets, in all (default 90)
@@ -17,7 +17,10 @@
 #                                   pgbouncer in transaction mode (skipped, and
 #                                   said so, when pgbouncer is missing),
 #                                   test/ops/; builds: every CMake build type
-#                                   compiles, test/ops/build_types.sh)
+#                                   compiles, test/ops/build_types.sh; newcomer: the
+#                                   README's PostgreSQL setup run as written on a fresh
+#                                   cluster, and the example activity workers,
+#                                   test/newcomer/)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
 #   GENROC_PG_ROOT=DIR bash test/run-all.sh       install the extension into a private
 #                                   copy of PostgreSQL (scripts/private-pg.sh DIR) and run
@@ -26,13 +29,17 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer"}
 export BUILD=${BUILD:-build}
 # The C++ build: the test suites for ctest (check-build), the binaries alone
 # for ops, none otherwise; warnings are errors either way.
 BUILD_ARGS=(check-build)
 if [[ " $SUITES " != *" ctest "* ]]; then
-  if [[ " $SUITES " == *" ops "* ]]; then BUILD_ARGS=(all GENROC_WERROR=ON); else export SKIP_CXX=1; fi
+  if [[ " $SUITES " == *" ops "* || " $SUITES " == *" newcomer "* ]]; then
+    BUILD_ARGS=(all GENROC_WERROR=ON)
+  else
+    export SKIP_CXX=1
+  fi
 fi
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
 mkdir -p "$LOG"
@@ -151,6 +158,19 @@ for suite in $SUITES; do
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
       [ "$f" -gt 0 ] && echo "$out" >&2
       count builds "$p" "$f" ;;
+    newcomer)
+      # README "Running on PostgreSQL" run as written on a fresh cluster, and
+      # the example activity workers against real servers (test/newcomer/)
+      p=0; f=0
+      for t in readme_setup examples; do
+        out=$(bash "test/newcomer/$t.sh" 2>&1); rc=$?
+        echo "$out" >"$LOG/newcomer-$t.log"
+        p=$((p + $(grep -cE '^ok ' <<<"$out"))); tf=$(grep -cE '^not ok ' <<<"$out")
+        [ $rc -ne 0 ] && [ "$tf" -eq 0 ] && { tf=1; tail -20 <<<"$out" >&2; }
+        [ "$tf" -gt 0 ] && grep -A12 -E '^not ok ' <<<"$out" | head -60 >&2
+        f=$((f + tf))
+      done
+      count newcomer "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
@@ -63,6 +64,8 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		 "how often to run genroc.tick() (timers, lapsed leases, timeouts)"},
 		{"--poll-interval", "GENROC_POLL_INTERVAL", "1s", &cfg.poll_interval, false,
 		 "claim at least this often even without a notification"},
+		{"--log-summary-interval", "GENROC_LOG_SUMMARY_INTERVAL", "1m", &cfg.log_summary_interval, true,
+		 "how often the tasks done are summed up in one info line (each task's line is at debug); 0 = only at stop"},
 	};
 	std::string worker_id_flag, log_mode = "text", log_level;
 	std::string log_payload_max = "1MB", log_retention = "7d", instance_retention = "0";
@@ -137,7 +140,8 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_flag("--exclusive", cfg.exclusive, "serve only the --queue queues (and the handlers')")
 			->envname("GENROC_EXCLUSIVE");
 		sub->add_option("--queues-config", cfg.queues_config,
-						"queues file (JSON) written with queue_set at start (README \"Queues and routing\")");
+						"queues file (JSON) written with queue_set at start (README \"Queues and routing\")")
+			->envname("GENROC_QUEUES_CONFIG");
 		sub->add_option("--region", cfg.region, "serve <queue>.<region> instead of each queue")
 			->envname("GENROC_REGION");
 		sub->add_flag("--manual-tick", cfg.manual_tick,
@@ -182,7 +186,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	auto *run = app.add_subcommand("run", "start one instance of a definition file and run it to its end here");
 	common(run);
 	run->add_option("file", cfg.run_file, "definition file (ASL JSON)")->required();
-	run->add_option("--input", cfg.run_input, "the instance input (JSON)")->capture_default_str();
+	run->add_option("--input", cfg.run_input, "the instance input: JSON, @FILE (its content) or - (standard input)")->capture_default_str();
 	run->add_option("--name", cfg.run_name, "definition name (default: the file name without extension)");
 	run->add_flag("--json", cfg.run_json, "last stdout line: {\"status\",\"output\",\"error\",\"cause\"}");
 	auto *token = app.add_subcommand("token", "API tokens (genctl token list / revoke for the rest)");
@@ -320,6 +324,9 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 namespace {
 
 StopFlag g_stop;	// the signal thread outlives main's locals
+// A second stop signal this soon after the first is the same request (a
+// supervisor signalling the process and its group), not "exit now".
+constexpr int64_t kSameSignalMs = 1000;
 
 }  // namespace
 
@@ -533,7 +540,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 		std::vector<QueueEntry> entries;
 		if (!cfg.queues_config.empty()) entries = load_queues_config(cfg.queues_config);
 		auto store = store_factory(cfg)();
-		o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues());
+		o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues(), handlers.names());
 	} catch (const std::exception &e) {
 		json f = {{"error", e.what()}};
 		if (std::string(e.what()).find("permission denied") != std::string::npos)
@@ -546,6 +553,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.pooled = cfg.pooled;
 	o.tick_interval = cfg.tick_interval;
 	o.poll_interval = cfg.poll_interval;
+	o.summary_interval = cfg.log_summary_interval;
 	Runner runner(o, handlers, store_factory(cfg, WriteLane::worker));
 
 	std::unique_ptr<ApiServer> server;
@@ -575,10 +583,19 @@ int genroc_main(int argc, const char *const *argv) {
 	log::set_level(cfg.log_level);
 
 	install_signal_thread([](int sig) {
-		static std::atomic<int> seen{0};
-		if (seen++ > 0) {
-			// A second signal: the operator does not want to wait for the
-			// grace.  Leases lapse and other workers continue, as after a crash.
+		static std::atomic<int64_t> first_ms{-1};
+		const int64_t now = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now().time_since_epoch()).count();
+		int64_t none = -1;
+		if (!first_ms.compare_exchange_strong(none, now)) {
+			// A supervisor that signals the process and its group (coreutils
+			// `timeout`, a shell's job control) sends the same stop twice at
+			// once: that is still the first request, and the drain goes on.
+			if (now - first_ms.load() < kSameSignalMs) {
+				log::info("signal received again at once; still draining", {{"signal", ::strsignal(sig)}});
+				return;
+			}
+			// A later second signal: the operator does not want to wait for
+			// the grace.  Leases lapse and other workers continue, as after a crash.
 			log::warn("second signal; exiting without draining", {{"signal", ::strsignal(sig)}});
 			::_exit(kExitFailed);
 		}

@@ -26,6 +26,7 @@ struct Config {
 	Millis shutdown_grace{15'000};
 	Millis tick_interval{1'000};
 	Millis poll_interval{1'000};
+	Millis log_summary_interval{60'000};	// --log-summary-interval (0: at stop only)
 	int concurrency = 16;
 	std::vector<std::string> queues;		// as given by --queue
 	bool exclusive = false;					// serve only --queue (and handler queues)

@@ -38,7 +38,9 @@
 #include <string>
 #include <vector>
 
+#include "duration.hpp"
 #include "json_guard.hpp"
+#include "queue_health.hpp"
 #include "store.hpp"
 
 namespace {
@@ -103,9 +105,16 @@ void print_json(const json &j) { std::cout << j.dump(2, ' ', false, json::error_
 
 // ---- inputs ---------------------------------------------------------------
 
+// A JSON flag's value: inline JSON, "@FILE" (its content) or "-" (stdin).
 json parse_json_arg(const std::string &text, const std::string &what) {
+	std::string json_text;
 	try {
-		return genroc::parse_json_text(text, what);
+		json_text = genroc::json_argument_text(text, what);
+	} catch (const std::exception &e) {
+		throw CliError{e.what(), kExitError};
+	}
+	try {
+		return genroc::parse_json_text(json_text, what);
 	} catch (const genroc::Error &e) {
 		throw CliError{e.what(), kExitUsage};
 	}
@@ -333,13 +342,18 @@ void cmd_activity(genroc::Store &store, const Options &o) {
 
 // A queue's limits in one cell: g = global_concurrency (0: none),
 // p = partition_concurrency, r = task starts per period, pr = task starts
-// per period in each partition.
+// per period in each partition, the period as a duration ("10/1m").
 std::string limits_cell(const json &q) {
+	auto period = [&](const char *key) {
+		const json ms = q.value(key, json());
+		if (!ms.is_number_integer()) return cell(q, key) + "ms";
+		return genroc::format_duration(genroc::Millis(ms.get<int64_t>()));
+	};
 	std::string s = "g=" + cell(q, "global_concurrency") + " p=" + cell(q, "partition_concurrency");
 	if (q.contains("rate_limit") && !q["rate_limit"].is_null())
-		s += " r=" + cell(q, "rate_limit") + "/" + cell(q, "rate_period_ms") + "ms";
+		s += " r=" + cell(q, "rate_limit") + "/" + period("rate_period_ms");
 	if (q.contains("partition_rate_limit") && !q["partition_rate_limit"].is_null())
-		s += " pr=" + cell(q, "partition_rate_limit") + "/" + cell(q, "partition_rate_period_ms") + "ms";
+		s += " pr=" + cell(q, "partition_rate_limit") + "/" + period("partition_rate_period_ms");
 	return s;
 }
 
@@ -354,6 +368,10 @@ void cmd_queues(genroc::Store &store, const Options &o) {
 						limits_cell(q), cell(q, "workers"), route});
 	}
 	print_table({"QUEUE", "KIND", "DEPTH", "QUEUED", "RUNNING", "LIMITS", "WORKERS", "ROUTE"}, rows);
+	// Ready tasks nobody will claim: say so, and who would serve them.
+	for (const auto &q : genroc::unserved_queues(list))
+		std::cerr << "warning: queue " << cell(q, "name") << " has " << cell(q, "depth")
+				  << " ready task(s) and no live worker serves it: " << genroc::unserved_hint(q) << "\n";
 }
 
 void cmd_queue_set(genroc::Store &store, const Options &o) {
@@ -414,7 +432,7 @@ int main(int argc, char **argv) {
 
 	auto *start = app.add_subcommand("start", "start an instance of a definition");
 	start->add_option("DEF", o.start_definition, "definition name")->required();
-	start->add_option("--input", o.input, "instance input (JSON)")->capture_default_str();
+	start->add_option("--input", o.input, "instance input: JSON, @FILE or - (standard input)")->capture_default_str();
 	start->add_option("--options", o.start_options,
 					  "start options (JSON: idempotency_key, priority, run_at, labels, ...)")
 		->capture_default_str();

@@ -51,6 +51,7 @@
 
 #include "json_guard.hpp"
 #include "log.hpp"
+#include "queue_health.hpp"
 
 namespace genroc {
 
@@ -406,6 +407,17 @@ json post_heartbeat(Call &c) {
 }
 
 json get_workers(Call &c) { return {{"workers", c.store().list_workers()}}; }
+
+// The queues as list_queues shows them, and the ones holding ready tasks
+// that no live worker serves (they would wait forever), with who would.
+json get_queues(Call &c) {
+	json list = c.store().list_queues();
+	json unserved = json::array();
+	for (const auto &q : unserved_queues(list))
+		unserved.push_back({{"queue", q.value("name", json())}, {"depth", q.value("depth", json())},
+							{"hint", unserved_hint(q)}});
+	return {{"queues", list}, {"unserved", unserved}};
+}
 
 // The token routes: with --auth only (without it anyone could mint tokens
 // that would hold once --auth is turned on).
@@ -1136,6 +1148,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		with_body("POST", "/api/activities/heartbeat", post_heartbeat, need_work());
 		with_body("POST", R"(/api/activities/([^/]+)/claim)", post_claim, need_work());
 		get("/api/workers", get_workers, need_read());
+		get("/api/queues", get_queues, need_read());
 		with_body("POST", "/api/tokens", post_token, need_admin());
 		get("/api/tokens", get_tokens, need_admin());
 		with_body("DELETE", R"(/api/tokens/([^/]+))", revoke_token, need_admin());

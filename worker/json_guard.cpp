@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -148,6 +149,24 @@ std::string read_text_file(const std::string &path) {
 	buf << in.rdbuf();
 	if (in.bad()) throw std::runtime_error(path + ": cannot read it");
 	return buf.str();
+}
+
+std::string json_argument_text(const std::string &arg, const std::string &flag) {
+	if (arg == "-") {
+		std::stringstream buf;
+		buf << std::cin.rdbuf();
+		if (std::cin.bad()) throw std::runtime_error(flag + " -: cannot read standard input");
+		return buf.str();
+	}
+	if (!arg.empty() && arg[0] == '@') {
+		if (arg.size() == 1) throw std::runtime_error(flag + " @: give a file name after the @");
+		try {
+			return read_text_file(arg.substr(1));
+		} catch (const std::exception &e) {
+			throw std::runtime_error(flag + " " + e.what());
+		}
+	}
+	return arg;
 }
 
 }  // namespace genroc

@@ -41,6 +41,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string &what);
 // missing, unreadable): "<path>: is a directory, not a file".
 std::string read_text_file(const std::string &path);
 
+// The JSON text a flag such as --input stands for: "-" is standard input,
+// "@PATH" the file's content (neither begins a JSON text), anything else the
+// text itself.  std::runtime_error naming the flag and the file.
+std::string json_argument_text(const std::string &arg, const std::string &flag);
+
 // Text quoted in an error message: control characters (a NUL among them, which
 // would end a C string) and DEL become %XX, and text over `max` bytes is cut
 // with "...", so a message always shows what was sent, whole and printable.

@@ -28,6 +28,10 @@ Mode mode() { return g_mode; }
 
 void write(Level level, const std::string &message, const json &fields) {
 	if (level < g_level) return;
+	write_always(level, message, fields);
+}
+
+void write_always(Level level, const std::string &message, const json &fields) {
 	auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
 				   std::chrono::system_clock::now().time_since_epoch())
 				   .count();

@@ -20,6 +20,9 @@ Mode mode();
 
 // fields: a JSON object of extra key/values (instance id, worker id, ...).
 void write(Level level, const std::string &message, const json &fields = json::object());
+// write() whatever the level (genroc run's progress lines, which are its
+// output rather than its chatter, in the log's format).
+void write_always(Level level, const std::string &message, const json &fields = json::object());
 inline void debug(const std::string &m, const json &f = json::object()) { write(Level::debug, m, f); }
 inline void info(const std::string &m, const json &f = json::object()) { write(Level::info, m, f); }
 inline void warn(const std::string &m, const json &f = json::object()) { write(Level::warn, m, f); }

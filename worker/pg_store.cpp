@@ -432,6 +432,10 @@ class PgStore final : public Store {
 	std::optional<std::string> test_clock_;
 	std::optional<DurabilityLevel> durability_;
 	std::optional<int> commit_delay_;
+	// The database this connection found without the genroc extension
+	// (check_extension_version), for the message of the first call that
+	// then fails; empty when the extension is there.
+	std::string missing_extension_db_;
 	std::optional<LogOptions> log_options_;
 
 	// The module defines genroc.durability when it loads; a value set before
@@ -541,6 +545,7 @@ class PgStore final : public Store {
 		// No extension at all: the connection is still good for /healthz
 		// (the database answers); the first genroc call fails, naming the
 		// missing function.
+		missing_extension_db_ = PQgetisnull(r.get(), 0, 0) ? db : std::string();
 		if (PQgetisnull(r.get(), 0, 0)) return;
 		std::string have = text(r.get(), 0, 0);
 		if (have == want) return;
@@ -669,8 +674,20 @@ class PgStore final : public Store {
 			return v ? std::string(v) : std::string();
 		};
 		std::string state = field(PG_DIAG_SQLSTATE);
-		throw Error(state.empty() ? "XX000" : state, field(PG_DIAG_MESSAGE_PRIMARY),
-					field(PG_DIAG_MESSAGE_DETAIL), field(PG_DIAG_MESSAGE_HINT));
+		std::string message = field(PG_DIAG_MESSAGE_PRIMARY);
+		// A database without the extension: say what to run, not only
+		// `schema "genroc" does not exist` (issue 19).
+		if (!missing_extension_db_.empty() && (state == "3F000" || state == "42883") &&
+			message.find("genroc") != std::string::npos)
+			throw Error(state,
+						"the genroc extension is not installed in database \"" + missing_extension_db_ + "\" (" +
+							message + ")",
+						field(PG_DIAG_MESSAGE_DETAIL),
+						"A superuser creates it: psql -d " + missing_extension_db_ +
+							" -c 'CREATE EXTENSION genroc' (after make install on the server), then grants the "
+							"roles their genroc_* group; README \"Running on PostgreSQL\".");
+		throw Error(state.empty() ? "XX000" : state, message, field(PG_DIAG_MESSAGE_DETAIL),
+					field(PG_DIAG_MESSAGE_HINT));
 	}
 
 	std::string scalar(const char *sql, std::initializer_list<Param> params) {

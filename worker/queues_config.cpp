@@ -32,8 +32,18 @@ std::vector<QueueEntry> load_queues_config(const std::string &path) {
 	return out;
 }
 
+std::vector<std::string> configured_handler_queues(Store &store, const std::vector<std::string> &handler_names) {
+	std::set<std::string> names(handler_names.begin(), handler_names.end()), out;
+	for (auto &q : store.list_queues())
+		if (q.value("kind", json()) == "handler" && q.value("handler", json()).is_string() &&
+			names.count(q["handler"].get<std::string>()))
+			out.insert(q.at("name").get<std::string>());
+	return {out.begin(), out.end()};
+}
+
 std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std::vector<QueueEntry> &entries,
-									 const std::vector<std::pair<std::string, std::string>> &handler_queues) {
+									 const std::vector<std::pair<std::string, std::string>> &handler_queues,
+									 const std::vector<std::string> &handler_names) {
 	for (auto &e : entries) {
 		try {
 			store.queue_set(e.name, e.options);
@@ -66,6 +76,7 @@ std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std:
 	}
 	std::vector<std::string> handler_queue_names;
 	for (auto &hq : handler_queues) handler_queue_names.push_back(hq.second);
+	for (auto &q : configured_handler_queues(store, handler_names)) handler_queue_names.push_back(q);
 	std::vector<std::string> served = worker_queues(cfg, handler_queue_names);
 	if (!cfg.exclusive) {
 		std::set<std::string> all(served.begin(), served.end());

@@ -36,10 +36,17 @@ std::vector<QueueEntry> load_queues_config(const std::string &path);
 // as that handler's queue; an entry that gives the queue another kind or
 // handler is refused.  An existing handler queue for the same handler is
 // left as it is (an operator may have set its limits).  Then returns the
-// queues this worker serves: worker_queues() plus, unless --exclusive, the
-// tenant queues (each <queue>.<region> with --region).  Throws
-// std::runtime_error or genroc::Error with the reason.
+// queues this worker serves: worker_queues() with the queue of each of its
+// handlers (`handler_names`: the handler queues configured in the database,
+// whoever configured them, and the ones its handlers file names) plus,
+// unless --exclusive, the tenant queues (each <queue>.<region> with
+// --region).  Throws std::runtime_error or genroc::Error with the reason.
 std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std::vector<QueueEntry> &entries,
-									 const std::vector<std::pair<std::string, std::string>> &handler_queues);
+									 const std::vector<std::pair<std::string, std::string>> &handler_queues,
+									 const std::vector<std::string> &handler_names);
+
+// The queues configured in the database (list_queues, kind "handler") for
+// one of these handler names, sorted.
+std::vector<std::string> configured_handler_queues(Store &store, const std::vector<std::string> &handler_names);
 
 }  // namespace genroc

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "cli.hpp"
 #include "json_guard.hpp"
 #include "log.hpp"
+#include "queues_config.hpp"
 #include "runner.hpp"
 #include "store.hpp"
 
@@ -83,17 +85,24 @@ std::string describe(const json &e, int64_t now_ms) {
 	return s;
 }
 
+// A line of run's progress on stderr: text as a person reads it, or with
+// --log-mode json one JSON object like the log's lines (msg: that text).
+void progress(log::Level level, const std::string &text, const json &fields = json::object()) {
+	if (log::mode() == log::Mode::json) log::write_always(level, text, fields);
+	else std::fprintf(stderr, "%s\n", text.c_str());
+}
+
 }  // namespace
 
 int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag &stop) {
 	auto refuse = [](const std::string &msg) {
-		std::fprintf(stderr, "genroc run: %s\n", msg.c_str());
+		progress(log::Level::error, "genroc run: " + msg);
 		return kRefused;
 	};
 	json definition, input;
 	try {
 		definition = parse_json_text(read_text_file(cfg.run_file), cfg.run_file);
-		input = parse_json_text(cfg.run_input, "--input");
+		input = parse_json_text(json_argument_text(cfg.run_input, "--input"), "--input");
 	} catch (const std::exception &e) {
 		return refuse(e.what());
 	}
@@ -109,14 +118,17 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		store = store_factory(cfg)();
 		DefineResult def = store->define(name, definition);
 		started = store->start(name, input, json::object());
-		std::fprintf(stderr, "instance %lld of %s v%d (%s)\n", static_cast<long long>(started.instance_id),
-					 def.name.c_str(), def.version, where.c_str());
+		progress(log::Level::info,
+				 "instance " + std::to_string(started.instance_id) + " of " + def.name + " v" +
+					 std::to_string(def.version) + " (" + where + ")",
+				 {{"instance", started.instance_id}, {"definition", def.name}, {"version", def.version}});
 	} catch (const Error &e) {
 		if (e.sqlstate == sqlstate::INVALID_DEFINITION) return refuse(e.what());
-		std::fprintf(stderr, "genroc run: %s (SQLSTATE %s)\n", e.what(), e.sqlstate.c_str());
+		progress(log::Level::error, std::string("genroc run: ") + e.what() + " (SQLSTATE " + e.sqlstate + ")",
+				 {{"sqlstate", e.sqlstate}});
 		return kFailed;
 	} catch (const std::exception &e) {
-		std::fprintf(stderr, "genroc run: %s\n", e.what());
+		progress(log::Level::error, std::string("genroc run: ") + e.what());
 		return kFailed;
 	}
 
@@ -125,10 +137,21 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	WorkerOptions o;
 	o.host = host_name();
 	o.worker_id = "run-" + o.host + "-" + std::to_string(::getpid());
-	o.queues = worker_queues(cfg, handlers.queues());
+	// Its handlers' queues too: those its file names and those configured
+	// in the database for its handlers (README "Queues and routing").
+	{
+		std::vector<std::string> hq = handlers.queues();
+		try {
+			for (auto &q : configured_handler_queues(*store, handlers.names())) hq.push_back(q);
+		} catch (const Error &) {
+			// a role that may not list queues: the handlers file's own
+		}
+		o.queues = worker_queues(cfg, hq);
+	}
 	o.shutdown_grace = Millis(5'000);
 	o.tick_interval = Millis(200);	// timers fire promptly
 	o.poll_interval = Millis(100);
+	o.unserved_check = Millis(0);	// other queues' backlog is not this run's business
 	Runner runner(o, handlers, store_factory(cfg, WriteLane::worker));
 	StopFlag runner_stop;
 	std::atomic<int> runner_rc{-1};	// -1 while the worker runs
@@ -146,7 +169,13 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 			if (seq <= printed) continue;
 			printed = seq;
 			double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-			std::fprintf(stderr, "[%6.2fs] %s\n", secs, describe(e, now_ms).c_str());
+			char at[32];
+			std::snprintf(at, sizeof at, "[%6.2fs] ", secs);
+			progress(log::Level::info, log::mode() == log::Mode::json ? describe(e, now_ms) : at + describe(e, now_ms),
+					 {{"instance", started.instance_id},
+					  {"elapsed_s", std::round(secs * 100) / 100},
+					  {"event", e.value("event", json())},
+					  {"state", e.value("state", json())}});
 		}
 	};
 	Backoff backoff;
@@ -159,7 +188,8 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 			if (status == "succeeded" || status == "failed" || status == "cancelled") break;
 		} catch (const Error &e) {
 			if (!is_transient(e)) {
-				std::fprintf(stderr, "genroc run: %s (SQLSTATE %s)\n", e.what(), e.sqlstate.c_str());
+				progress(log::Level::error, std::string("genroc run: ") + e.what() + " (SQLSTATE " + e.sqlstate + ")",
+						 {{"sqlstate", e.sqlstate}});
 				interrupted = true;
 				break;
 			}
@@ -172,7 +202,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		if (runner_rc.load() >= 0) {
 			// The in-process worker gave up (its log said why): nothing
 			// would ever run the instance's tasks.
-			std::fprintf(stderr, "genroc run: the worker stopped\n");
+			progress(log::Level::error, "genroc run: the worker stopped");
 			worker.join();
 			return kFailed;
 		}
@@ -180,8 +210,10 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	runner_stop.request();
 	worker.join();
 	if (interrupted) {
-		std::fprintf(stderr, "interrupted; instance %lld stays in %s and continues on the next worker\n",
-					 static_cast<long long>(started.instance_id), where.c_str());
+		progress(log::Level::warn,
+				 "interrupted; instance " + std::to_string(started.instance_id) + " stays in " + where +
+					 " and continues on the next worker",
+				 {{"instance", started.instance_id}});
 		return kInterrupted;
 	}
 
@@ -195,8 +227,10 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	} else if (status == "succeeded") {
 		std::printf("%s\n", out["output"].dump(2).c_str());
 	} else {
-		std::fprintf(stderr, "%s: %s%s\n", status.c_str(), out["error"].is_string() ? out["error"].get<std::string>().c_str() : "",
-					 out["cause"].is_string() ? (": " + out["cause"].get<std::string>()).c_str() : "");
+		progress(log::Level::info,
+				 status + ": " + (out["error"].is_string() ? out["error"].get<std::string>() : "") +
+					 (out["cause"].is_string() ? ": " + out["cause"].get<std::string>() : ""),
+				 {{"instance", started.instance_id}, {"status", status}, {"error", out["error"]}, {"cause", out["cause"]}});
 	}
 	std::fflush(stdout);
 	return status == "succeeded" ? kOk : kFailed;

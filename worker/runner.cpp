@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "log.hpp"
+#include "queue_health.hpp"
 
 namespace genroc {
 
@@ -87,6 +88,13 @@ int Runner::running() const {
 	return n;
 }
 
+// Two workers on one host both default to the host name (issue 19).
+std::string Runner::id_in_use_hint() const {
+	return "Each worker needs an id of its own, stable across its restarts: start this one with --worker-id (or "
+		   "GENROC_WORKER_ID), e.g. --worker-id " +
+		   opt_.worker_id + "-2; the default is the host name, the same for every worker on this host.";
+}
+
 bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 	// Milliseconds: the one unit both PostgreSQL's interval input and the
 	// shim read the same way.
@@ -119,7 +127,7 @@ bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 				// second live worker with the same id.
 				if (Clock::now() - t0 >= std::min(opt_.stale_after, kAliveGrace)) {
 					log::error("worker id in use by a live worker; giving up",
-							   {{"worker", opt_.worker_id}, {"error", e.what()}});
+							   {{"worker", opt_.worker_id}, {"error", e.what()}, {"hint", id_in_use_hint()}});
 					return false;
 				}
 				stop.wait_for(Millis(100));
@@ -130,7 +138,7 @@ bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 				// waiting that long tells a restart from a second worker.
 				if (Clock::now() - t0 >= opt_.stale_after) {
 					log::error("worker id in use by a live worker; giving up",
-							   {{"worker", opt_.worker_id}, {"error", e.what()}});
+							   {{"worker", opt_.worker_id}, {"error", e.what()}, {"hint", id_in_use_hint()}});
 					return false;
 				}
 				if (!warned_in_use)
@@ -212,7 +220,10 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 				f["error"] = result.error;
 				f["cause"] = result.cause;
 			}
-			log::info(ok ? "task succeeded" : "task failed", f);
+			// One line per task at debug; info gets the periodic summary
+			// (summarize()), so a Map of thousands is not thousands of lines.
+			log::debug(ok ? "task succeeded" : "task failed", f);
+			(ok ? tasks_succeeded_ : tasks_failed_)++;
 			return;
 		} catch (const Error &e) {
 			pool_->give(std::move(store));	// it reconnects on its next call
@@ -381,6 +392,36 @@ void Runner::drain() {
 	}
 }
 
+// The info line that stands for the per-task debug lines: tasks reported
+// since the last summary, and in all; nothing when nothing happened.
+void Runner::summarize() {
+	const int64_t ok = tasks_succeeded_.load(), failed = tasks_failed_.load();
+	if (ok == summarized_succeeded_ && failed == summarized_failed_) return;
+	log::info("tasks done", {{"succeeded", ok - summarized_succeeded_},
+							 {"failed", failed - summarized_failed_},
+							 {"running", running()},
+							 {"total_succeeded", ok},
+							 {"total_failed", failed}});
+	summarized_succeeded_ = ok;
+	summarized_failed_ = failed;
+}
+
+// A ready task that no live worker serves waits forever; the only other
+// clue is an empty WORKERS column in `genctl queues` (issue 19).
+void Runner::warn_unserved(Store &store) {
+	json list;
+	try {
+		list = store.list_queues();
+	} catch (const Error &e) {
+		if (is_transient(e)) throw;
+		log::debug("cannot list queues", error_fields(e));	// a role without it: no warning, no harm
+		return;
+	}
+	for (const auto &q : unserved_queues(list))
+		log::warn("ready tasks that no live worker serves",
+				  {{"queue", q.value("name", json())}, {"depth", q.value("depth", json())}, {"hint", unserved_hint(q)}});
+}
+
 int Runner::run(const StopFlag &stop) {
 	std::unique_ptr<Store> store;
 	Backoff backoff;
@@ -426,6 +467,8 @@ int Runner::run(const StopFlag &stop) {
 
 	int exit_code = 0;
 	auto next_tick = Clock::now();
+	auto next_unserved_check = Clock::now();
+	auto next_summary = Clock::now() + opt_.summary_interval;
 	while (!stop.requested()) {
 		reap();
 		try {
@@ -445,6 +488,14 @@ int Runner::run(const StopFlag &stop) {
 					log::debug("pruned", {{"log_rows", done.value("pruned_log_rows", 0)},
 										  {"instances", done.value("pruned_instances", 0)}});
 				next_tick = Clock::now() + opt_.tick_interval;
+			}
+			if (opt_.summary_interval.count() > 0 && Clock::now() >= next_summary) {
+				next_summary = Clock::now() + opt_.summary_interval;
+				summarize();
+			}
+			if (opt_.unserved_check.count() > 0 && Clock::now() >= next_unserved_check) {
+				next_unserved_check = Clock::now() + opt_.unserved_check;
+				warn_unserved(*store);
 			}
 			const int free_slots = opt_.concurrency - running();
 			size_t got = 0;
@@ -497,6 +548,7 @@ int Runner::run(const StopFlag &stop) {
 		}
 	}
 	drain();
+	summarize();
 	log::info("worker stopped", {{"worker", opt_.worker_id}});
 	return exit_code;
 }

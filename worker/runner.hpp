@@ -48,6 +48,12 @@ struct WorkerOptions {
 	bool pooled = false;					// registered "pooled": liveness by heartbeat only
 	Millis tick_interval{1'000};
 	Millis poll_interval{1'000};
+	// How often the loop looks for queues with ready tasks that no live
+	// worker serves, and warns about each (0: never).
+	Millis unserved_check{60'000};
+	// How often the tasks done since the last summary are logged at info
+	// (each task's own line is at debug); 0: never, but at stop.
+	Millis summary_interval{60'000};
 };
 
 class Runner {
@@ -79,6 +85,9 @@ class Runner {
 	void report(Slot &slot, const TaskResult &result);
 	void reap();
 	void drain();
+	void warn_unserved(Store &store);
+	std::string id_in_use_hint() const;
+	void summarize();
 
 	class Pool;
 
@@ -98,6 +107,8 @@ class Runner {
 	std::thread renewer_;
 	std::atomic<bool> need_register_{false};
 	bool registered_ = false;	// the id is ours: worker_stop it at the end
+	std::atomic<int64_t> tasks_succeeded_{0}, tasks_failed_{0};	// reported, in all
+	int64_t summarized_succeeded_ = 0, summarized_failed_ = 0;	// as of the last summary (the loop's)
 };
 
 }  // namespace genroc

@@ -555,18 +555,25 @@ DECLARE
 	v_inst genroc._instances;
 	v_now timestamptz := genroc.now();
 	c_max_interruptions constant int := 5;
+	v_counted boolean;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	-- A worker that gives its leases back on purpose (a drain at SIGTERM,
+	-- worker_stop) did not crash: not counted towards genroc.Interrupted, so
+	-- rolling restarts during a long task never end it (issue 19).  Such a
+	-- release needs a live worker acting, so it cannot loop on its own.
+	v_counted := p_reason NOT IN ('released by worker', 'worker stopped');
 	PERFORM genroc._log(p_instance, 'task_interrupted', v_inst.state,
 		jsonb_build_object('reason', p_reason, 'worker', v_inst.lease_owner,
 						   'epoch', v_inst.lease_epoch,
-						   'interruptions', v_inst.interruptions + 1));
+						   'interruptions', v_inst.interruptions + v_counted::int,
+						   'counted', v_counted));
 	IF v_inst.only_once THEN
 		RETURN genroc._fail_task(p_instance, 'only_once.interrupted',
 			format('the lease of OnlyOnce task "%s" was lost (%s); it is not run again',
 				   v_inst.state, p_reason));
 	END IF;
-	IF v_inst.interruptions + 1 >= c_max_interruptions THEN
+	IF v_counted AND v_inst.interruptions + 1 >= c_max_interruptions THEN
 		-- counted on the row too, so the failed instance shows why
 		UPDATE genroc._instances SET interruptions = interruptions + 1 WHERE id = p_instance;
 		RETURN genroc._fail_task(p_instance, 'genroc.Interrupted',
@@ -576,7 +583,7 @@ BEGIN
 	UPDATE genroc._instances SET
 		status = 'ready',
 		eligible_at = v_now,
-		interruptions = interruptions + 1,
+		interruptions = interruptions + v_counted::int,
 		lease_owner = NULL,
 		lease_expires = NULL,
 		timeout_at = NULL,

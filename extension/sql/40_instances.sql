@@ -320,6 +320,7 @@ DECLARE
 	v_inst genroc._instances := genroc._lock_instance(p_instance);
 	v_type text;
 	v_request jsonb;
+	v_queue text;
 BEGIN
 	PERFORM genroc._check_instance(p_instance, 'operator');
 	PERFORM genroc._flush_commit('outside');
@@ -345,13 +346,18 @@ BEGIN
 										'state_input', coalesce(v_inst.state_input, 'null'::jsonb),
 										'result', p_output);
 	END IF;
+	-- Routed again with today's queues: an instance that failed where no
+	-- worker had its handler goes to the handler's queue configured since.
+	SELECT genroc._route(d, v_inst.labels) INTO v_queue
+	FROM genroc._definitions d WHERE d.id = v_inst.definition_id;
 	UPDATE genroc._instances SET
 		status = 'ready', error = NULL, cause = NULL, output = NULL, ended_at = NULL,
-		updated_at = genroc.now()
+		updated_at = genroc.now(), queue = v_queue
 	WHERE id = p_instance;
 	PERFORM genroc._log(p_instance, CASE WHEN p_output IS NULL THEN 'retried' ELSE 'resumed' END,
 		v_inst.state, jsonb_strip_nulls(jsonb_build_object(
-			'error', v_inst.error, 'output', p_output)));
+			'error', v_inst.error, 'output', p_output,
+			'queue', CASE WHEN v_queue IS DISTINCT FROM v_inst.queue THEN v_queue END)));
 	RETURN genroc._admit(p_instance, v_request);
 END;
 $$;

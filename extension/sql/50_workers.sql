@@ -509,6 +509,7 @@ BEGIN
 	END IF;
 	PERFORM genroc._log(p_instance, 'task_succeeded', v_inst.state,
 		jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner, 'epoch', p_epoch));
+	PERFORM genroc._room_freed(v_inst.queue);
 	RETURN genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL));
 END;
@@ -533,6 +534,7 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
+	PERFORM genroc._room_freed(v_inst.queue);
 	RETURN genroc._fail_task(p_instance, p_error, p_cause);
 END;
 $$;

@@ -148,6 +148,14 @@ BEGIN
 		RAISE EXCEPTION 'option "match.labels" must be an object of glob strings, not %',
 			p_match -> 'labels' USING ERRCODE = '22023';
 	END IF;
+	-- An empty list or object would match every start (issue 19): a
+	-- catch-all says so with a glob ("definitions": ["*"]).
+	FOREACH v_key IN ARRAY ARRAY['definitions', 'labels', 'tenants'] LOOP
+		IF p_match -> v_key IN ('[]', '{}') THEN
+			RAISE EXCEPTION 'option "match.%" must not be empty: it would match every start (for a catch-all, say ["*"])',
+				v_key USING ERRCODE = '22023';
+		END IF;
+	END LOOP;
 END;
 $$;
 
@@ -301,6 +309,22 @@ BEGIN
 		jsonb_build_object('queue', v_inst.queue, 'partition_key', v_inst.partition_key));
 	PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
 	RETURN (SELECT i.status FROM genroc._instances i WHERE i.id = p_instance);
+END;
+$$;
+
+-- Called when a task of p_queue is no longer running (complete, fail): in
+-- a queue with a global_concurrency limit a claimer may have found it full
+-- and gone to sleep, so wake the listeners (NOTIFY genroc, as a ready task
+-- does) instead of leaving the room to their --poll-interval (issue 19).
+-- One NOTIFY per queue and transaction (PostgreSQL folds repeats).
+CREATE FUNCTION genroc._room_freed(p_queue text) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM genroc._queues q WHERE q.global_concurrency > 0)
+	   AND (genroc._queue_settings(p_queue)).global_concurrency > 0 THEN
+		PERFORM pg_notify('genroc', p_queue);
+	END IF;
 END;
 $$;
 

@@ -115,6 +115,39 @@ TEST_P(StoreTest, RepeatedInterruptionsEndInGenrocInterrupted) {
 	EXPECT_EQ(inst.at("interruptions"), 5);  // the failed instance shows why
 }
 
+// Issue 19: a release on purpose (a drain at SIGTERM, worker_stop) is not a
+// crash: six rolling restarts during one task do not end it
+// genroc.Interrupted; a lapse still counts.
+TEST_P(StoreTest, ReleasesOnPurposeAreNotCountedAsInterruptions) {
+	define("job", one_task());
+	worker("w1");
+	int64_t id = start("job");
+	for (int i = 1; i <= 6; i++) {
+		claim_one("w1");
+		if (i % 2) {
+			store().release("w1", {id});
+		} else {
+			store().worker_stop("w1");
+			worker("w1");
+		}
+		EXPECT_EQ(status(id), "ready") << "after release " << i;
+	}
+	EXPECT_EQ(instance(id).at("interruptions"), 0);
+	json last;
+	for (auto &e : store().history(id))
+		if (e.at("event") == "task_interrupted") last = e;
+	EXPECT_EQ(last.at("detail").at("counted"), false);
+	EXPECT_EQ(last.at("detail").at("interruptions"), 0);
+	// a lapse counts
+	store().worker_stop("w1");
+	worker("w1", {{"lease_duration", "1s"}});
+	claim_one("w1");
+	at(10);
+	store().tick(100);
+	EXPECT_EQ(status(id), "ready");
+	EXPECT_EQ(instance(id).at("interruptions"), 1);
+}
+
 TEST_P(StoreTest, OnlyOnceLapseFailsWithOnlyOnceInterruptedSeenByCatch) {
 	json def = one_task(true);
 	def["States"]["T"].erase("End");

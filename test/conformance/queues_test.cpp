@@ -41,6 +41,14 @@ TEST_P(StoreTest, QueueSetChecksItsOptions) {
 	EXPECT_RAISES(bad, "match.definitions",
 				  store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", "ml-*"}}}}));
 	EXPECT_RAISES(bad, "match.labels", store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"labels", {{"a", 1}}}}}}));
+	// an empty list or object would match every start (issue 19)
+	EXPECT_RAISES(bad, "option \"match.definitions\" must not be empty",
+				  store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", json::array()}}}}));
+	EXPECT_RAISES(bad, "option \"match.tenants\" must not be empty",
+				  store().queue_set("gpu", {{"kind", "routed"},
+											{"match", {{"definitions", {"ml-*"}}, {"tenants", json::array()}}}}));
+	EXPECT_RAISES(bad, "option \"match.labels\" must not be empty",
+				  store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"labels", json::object()}}}}));
 	EXPECT_RAISES(bad, "match", store().queue_set("gpu", {{"kind", "tenant"}, {"match", {{"tenants", json::array()}}}}));
 	EXPECT_RAISES(bad, "handler", store().queue_set("gpu", {{"kind", "handler"}}));
 	EXPECT_RAISES(bad, "handler", store().queue_set("gpu", {{"kind", "tenant"}, {"handler", "x"}}));
@@ -135,7 +143,7 @@ TEST_P(StoreTest, RoutingPrecedenceHandlerRoutedTenantDefault) {
 	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
 	store().queue_set("gpu", {{"kind", "routed"},
 							  {"match", {{"definitions", {"ml-*", "deploy"}}, {"labels", {{"env", "prod*"}}}}}});
-	store().queue_set("catchall", {{"kind", "routed"}, {"match", {{"tenants", json::array()}}}});
+	store().queue_set("catchall", {{"kind", "routed"}, {"match", {{"definitions", {"*"}}}}});
 	store().queue_set("acme", {{"kind", "tenant"}});
 
 	// handler queue wins over a matching routed queue
@@ -189,6 +197,36 @@ TEST_P(StoreTest, TheQueueIsKeptThroughRetriesTimersAndConfigChanges) {
 	store().complete(id, t.epoch, json::object());
 	EXPECT_EQ(status(id), "succeeded");
 	EXPECT_EQ(queue_of(store(), id), "builds");
+}
+
+// Issue 19: an instance started before its handler's queue existed sat in
+// default, where a worker without the handler failed it; retry (and resume)
+// route it again, to the handler's queue configured since.
+TEST_P(StoreTest, RetryRoutesAgainWithTheQueuesOfToday) {
+	define("deploy", handler_def("ansible"));
+	worker("w1", {{"queues", {"default", "ansible"}}});
+	int64_t id = start("deploy");
+	EXPECT_EQ(queue_of(store(), id), "default");
+	Task t = claim_one("w1", {"default"});
+	store().fail(id, t.epoch, "genroc.HandlerMissing", "no handler");
+	EXPECT_EQ(status(id), "failed");
+	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
+	EXPECT_EQ(store().retry(id), "ready");
+	EXPECT_EQ(queue_of(store(), id), "ansible");
+	auto entry = [&](const std::string &event) {
+		json found;
+		for (auto &e : store().history(id))
+			if (e.at("event") == event) found = e;
+		return found;
+	};
+	EXPECT_EQ(entry("retried").at("detail").at("queue"), "ansible");
+	EXPECT_TRUE(store().claim("w1", {"default"}, 5).empty());
+	t = claim_one("w1", {"ansible"});
+	store().fail(id, t.epoch, "boom", "");
+	// unchanged routing: the log says nothing of the queue
+	EXPECT_EQ(store().resume(id, json::object()), "succeeded");
+	EXPECT_FALSE(entry("resumed").at("detail").contains("queue"));
+	EXPECT_EQ(queue_of(store(), id), "ansible");
 }
 
 TEST_P(StoreTest, PartitionSlotsAreHeldFromStartToEndAndHandedOutInOrder) {

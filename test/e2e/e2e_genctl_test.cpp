@@ -295,7 +295,7 @@ TEST_P(GenctlTest, QueueSetTakesAPartitionRateLimit) {
 	ASSERT_EQ(o.exit_code, 0) << o.err;
 	o = genctl({"queues"});
 	ASSERT_EQ(o.exit_code, 0) << o.err;
-	EXPECT_NE(o.out.find("pr=5/60000ms"), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("pr=5/1m"), std::string::npos) << o.out;
 	o = genctl({"--json", "queues"});
 	ASSERT_EQ(o.exit_code, 0) << o.err;
 	json q = json_of(o).at(0);
@@ -304,6 +304,39 @@ TEST_P(GenctlTest, QueueSetTakesAPartitionRateLimit) {
 	o = genctl({"queue", "set", "default", "--options", R"({"partition_rate_limit":{"count":0,"period":"1m"}})"});
 	EXPECT_EQ(o.exit_code, 1);
 	EXPECT_NE(o.err.find("partition_rate_limit.count"), std::string::npos) << o.err;
+}
+
+// --input @FILE reads the file (issue 19); a missing one is named.
+TEST_P(GenctlTest, StartInputFromAFile) {
+	ASSERT_EQ(genctl({"define", "hello", write_file("hello.json", kHello)}).exit_code, 0);
+	auto o = genctl({"--json", "start", "hello", "--input", "@" + write_file("in.json", R"({"who":"file"})")});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	int64_t id = json_of(o).at("instance_id");
+	EXPECT_EQ(open_store(db_.url())->get_instance(id).at("input"), (json{{"who", "file"}}));
+	o = genctl({"start", "hello", "--input", "@" + (dir_ / "nope.json").string()});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("--input " + (dir_ / "nope.json").string() + ": cannot read it"), std::string::npos) << o.err;
+}
+
+// A ready task in a queue no live worker serves (issue 19): genctl queues
+// warns on stderr, naming the queue and who would serve it.
+TEST_P(GenctlTest, QueuesWarnsAboutReadyTasksNoWorkerServes) {
+	auto o = genctl({"queue", "set", "ansible", "--options", R"({"kind":"handler","handler":"ansible"})"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	o = genctl({"queues"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.err.find("warning"), std::string::npos) << o.err;	// nothing waits yet
+	o = genctl({"define", "deploy", write_file("deploy.json",
+		R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:ansible","End":true}}})")});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	o = genctl({"start", "deploy"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	o = genctl({"queues"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.err.find("warning: queue ansible has 1 ready task(s) and no live worker serves it"), std::string::npos)
+		<< o.err;
+	EXPECT_NE(o.err.find("the handler \"ansible\""), std::string::npos) << o.err;
+	EXPECT_EQ(o.err.find("queue default"), std::string::npos) << o.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, GenctlTest, ::testing::Values("postgres", "sqlite"),

@@ -346,6 +346,30 @@ TEST_P(HttpApiTest, WorkersAreListed) {
 	EXPECT_EQ(r.body["workers"][0]["host"], "box-1");
 }
 
+// GET /api/queues: list_queues, and the queues with ready tasks that no live
+// worker serves, each with who would serve it (issue 19).
+TEST_P(HttpApiTest, QueuesListTheOnesNoWorkerServes) {
+	auto store = open_store(db_.url());	// kept open: its workers stay live
+	{
+		store->queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
+		store->define("deploy", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task",
+			"Resource":"handler:ansible","End":true}}})"));
+		store->start("deploy", json::object(), json::object());
+		store->worker_register("w-default", {{"queues", {"default"}}});
+	}
+	auto r = get("/api/queues");
+	ASSERT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body["queues"].size(), 2u) << r.raw;
+	ASSERT_EQ(r.body["unserved"].size(), 1u) << r.raw;
+	EXPECT_EQ(r.body["unserved"][0]["queue"], "ansible");
+	EXPECT_EQ(r.body["unserved"][0]["depth"], 1);
+	EXPECT_NE(r.body["unserved"][0]["hint"].get<std::string>().find("handler \"ansible\""), std::string::npos)
+		<< r.raw;
+	store->worker_register("w-ansible", {{"queues", {"ansible"}}});
+	r = get("/api/queues");
+	EXPECT_EQ(r.body["unserved"].size(), 0u) << r.raw;
+}
+
 TEST_P(HttpApiTest, OversizedBodyIs413AndUnknownRouteIs404) {
 	std::string big = R"({"name":"x","definition":{"Comment":")" + std::string(70 * 1024, 'a') + R"("}})";
 	expect_error(post("/api/definitions", big), 413, "54000", "limit");

@@ -109,5 +109,65 @@ TEST_F(Queues, AQueueConfigReusingATenantsNameStopsTheWorker) {
 	EXPECT_EQ(queue("gpu").at("workers"), json::array());	// not listed with --queue
 }
 
+// Issue 19: a worker with a handler serves the handler's queue configured
+// in the database (and <queue>.<region> with --region), although its
+// handlers file names no queue.
+TEST_F(Queues, AWorkerServesItsHandlersQueueWithoutTheHandlersFileNamingIt) {
+	auto s = store();
+	s->queue_set("builders", {{"kind", "handler"}, {"handler", "step"}});
+	s->define("build", one_task("step"));
+	int64_t plain = s->start("build", json::object(), json::object()).instance_id;
+	int64_t eu = s->start("build", json::object(), {{"labels", {{"region", "eu"}}}}).instance_id;
+	EXPECT_EQ(s->get_instance(plain).at("queue"), "builders");
+	EXPECT_EQ(s->get_instance(eu).at("queue"), "builders.eu");
+	auto w = worker("w-home");
+	auto w_eu = worker("w-eu", {"--region", "eu"});
+	json a = wait_status(plain, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(a.at("status"), "succeeded") << a.dump() << w->log();
+	EXPECT_EQ(a.at("output").at("who"), "w-home");
+	json b = wait_status(eu, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(b.at("status"), "succeeded") << b.dump() << w_eu->log();
+	EXPECT_EQ(b.at("output").at("who"), "w-eu");
+	EXPECT_EQ(queue("builders").at("workers"), json::array({"w-home"}));
+}
+
+// A ready task in a queue that no live worker serves is warned about in the
+// worker's log, with who would serve it.
+TEST_F(Queues, ReadyTasksNoWorkerServesAreWarnedAboutInTheLog) {
+	auto s = store();
+	s->queue_set("trainers", {{"kind", "handler"}, {"handler", "train"}});
+	s->define("train", one_task("train"));
+	s->start("train", json::object(), json::object());
+	auto w = worker("w-other");
+	ASSERT_TRUE(eventually([&] { return w->log().find("ready tasks that no live worker serves") != std::string::npos; },
+						   20s))
+		<< w->log();
+	EXPECT_NE(w->log().find("trainers"), std::string::npos) << w->log();
+	EXPECT_NE(w->log().find("the handler \"train\""), std::string::npos) << w->log();
+}
+
+// GENROC_QUEUES_CONFIG is --queues-config from the environment.
+TEST_F(Queues, TheQueuesConfigComesFromTheEnvironmentToo) {
+	std::string path = dir_ + "/queues.json";
+	std::ofstream(path) << R"({"queues": {"gpu": {"kind": "routed", "match": {"definitions": ["ml-*"]}}}})";
+	auto w = worker("w-env", {}, {{"GENROC_QUEUES_CONFIG", path}});
+	ASSERT_TRUE(eventually([&] { return queue("gpu").value("kind", "") == "routed"; }, 20s)) << w->log();
+}
+
+// A database without the extension: the binary says what to run.
+TEST_F(Queues, ADatabaseWithoutTheExtensionSaysWhatToRun) {
+	const std::string db = db_name_ + "_bare";
+	pg_exec(PgServer::get().admin_url(), "DROP DATABASE IF EXISTS " + db);
+	pg_exec(PgServer::get().admin_url(), "CREATE DATABASE " + db);
+	Proc p({genroc_bin(), "worker", "--database", with_database(db_url_, db), "--worker-id", "w-bare"}, {},
+		   dir_ + "/bare.log");
+	auto st = p.wait(30s);
+	ASSERT_TRUE(st.has_value()) << p.log();
+	EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 1) << p.log();
+	EXPECT_NE(p.log().find("the genroc extension is not installed in database"), std::string::npos) << p.log();
+	EXPECT_NE(p.log().find("CREATE EXTENSION genroc"), std::string::npos) << p.log();
+	pg_exec(PgServer::get().admin_url(), "DROP DATABASE IF EXISTS " + db);
+}
+
 }  // namespace
 }  // namespace genroc::e2e_worker

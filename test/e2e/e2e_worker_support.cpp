@@ -269,7 +269,8 @@ std::unique_ptr<Proc> WorkerTest::worker(const std::string &id, const std::vecto
 	// the binary as a role with genroc_worker only (README "Roles and
 	// ownership"); writing queues (a queues config, a handler's queue) takes
 	// genroc_admin
-	bool configures = std::find(extra.begin(), extra.end(), "--queues-config") != extra.end();
+	bool configures = std::find(extra.begin(), extra.end(), "--queues-config") != extra.end() ||
+					  env_add.count("GENROC_QUEUES_CONFIG");
 	if (!handlers_.empty()) {
 		std::ifstream in(handlers_);
 		json h = json::parse(in, nullptr, false);

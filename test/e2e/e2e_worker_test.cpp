@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "config.hpp"
 #include "e2e_worker_support.hpp"
@@ -175,6 +176,47 @@ TEST_F(Worker, SigtermDrainsARunningTaskWithinTheGrace) {
 	json inst = wait_status(id, {"succeeded", "failed"}, 30s);
 	ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
 	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+}
+
+// Issue 19: a supervisor that signals the process and its group (coreutils
+// `timeout`) sends SIGTERM twice at once; that is one stop, and the worker
+// drains as for one.
+TEST_F(Worker, TwoSigtermsAtOnceStillDrain) {
+	json def = {{"StartAt", "Step"},
+				{"States", {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 1.5}}},
+									  {"End", true}}}}}};
+	auto a = worker("wa", {"--shutdown-grace", "20s"});
+	int64_t id = start("drain2", def);
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	a->signal(SIGTERM);
+	// a moment apart, so the kernel does not fold the two into one pending signal
+	std::this_thread::sleep_for(200ms);
+	a->signal(SIGTERM);
+	auto st = a->wait(15s);
+	ASSERT_EQ(exit_code(st), 0) << a->log();
+	EXPECT_EQ(a->log().find("exiting without draining"), std::string::npos) << a->log();
+	EXPECT_EQ(count_events(store()->history(id), "task_succeeded", "Step"), 1);
+	EXPECT_EQ(store()->get_instance(id).at("status"), "succeeded");
+	// stopped, not left "live"
+	bool stopped = false;
+	for (auto &w : store()->list_workers())
+		if (w.at("worker") == "wa") stopped = !w.value("stopped_at", json()).is_null();
+	EXPECT_TRUE(stopped) << store()->list_workers().dump();
+}
+
+// Issue 19: at info, no line per task; a `tasks done` summary instead.
+TEST_F(Worker, TaskLinesAreDebugAndASummaryIsInfo) {
+	json def = {{"StartAt", "A"},
+				{"States", {{"A", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"Next", "B"}}},
+							{"B", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"End", true}}}}}};
+	auto a = worker("wa", {"--log-level", "info", "--log-summary-interval", "500ms"});
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 3; i++) ids.push_back(start("quiet", def));
+	for (int64_t id : ids) ASSERT_EQ(wait_status(id, {"succeeded", "failed"}, 30s).at("status"), "succeeded");
+	ASSERT_TRUE(eventually([&] { return a->log().find("total_succeeded=6") != std::string::npos; }, 20s))
+		<< a->log();
+	EXPECT_NE(a->log().find("tasks done"), std::string::npos) << a->log();
+	EXPECT_EQ(a->log().find("task succeeded"), std::string::npos) << a->log();
 }
 
 TEST_F(Worker, SigtermPastTheGraceReleasesAndAnotherWorkerContinuesAtOnce) {
@@ -411,7 +453,7 @@ TEST_F(Worker, LogPayloadsFalseKeepsPayloadsOutOfTheInstanceLog) {
 class Run : public WorkerTest {
   protected:
 	// Runs `genroc run ARGS` on a SQLite file; returns {exit code, stdout}.
-	std::pair<int, std::string> run(std::vector<std::string> args) {
+	std::pair<int, std::string> run(std::vector<std::string> args, const std::string &stdin_path = "/dev/null") {
 		std::vector<std::string> argv = {genroc_bin(), "run"};
 		argv.insert(argv.end(), args.begin(), args.end());
 		argv.insert(argv.end(), {"--database", dir_ + "/run.db"});
@@ -419,7 +461,7 @@ class Run : public WorkerTest {
 		std::string out_path = dir_ + "/run.out", err_path = dir_ + "/run.err";
 		std::string cmd;
 		for (auto &a : argv) cmd += "'" + a + "' ";
-		cmd += ">'" + out_path + "' 2>'" + err_path + "'";
+		cmd += "<'" + stdin_path + "' >'" + out_path + "' 2>'" + err_path + "'";
 		int st = std::system(("cd '" + source_dir() + "' && timeout 60 " + cmd).c_str());
 		std::ifstream in(out_path);
 		std::stringstream ss;
@@ -472,6 +514,36 @@ TEST_F(Run, UnreadableOrHostileFilesAreRefusedWithExitTwo) {
 	std::tie(rc, out) = run({"examples/order.json", "--input", R"({"n":1e999999})"});
 	EXPECT_EQ(rc, 2);
 	EXPECT_NE(err_.find("--input: field \"n\""), std::string::npos) << err_;
+}
+
+// Issue 19: --input @FILE and --input - (standard input); --log-mode json
+// makes run's progress lines JSON objects like the log's.
+TEST_F(Run, InputFromAFileOrStdinAndProgressAsJson) {
+	const std::string input = dir_ + "/input.json";
+	std::ofstream(input) << R"({"items":[{"sku":"a","qty":2},{"sku":"b","qty":1}]})";
+	const json expected = {{"status", "shipped"}, {"items", 2}, {"carrier", "post"}};
+	auto [rc, out] = run({"examples/order.json", "--input", "@" + input, "--json"});
+	ASSERT_EQ(rc, 0) << out << err_;
+	EXPECT_EQ(last_line(out)["output"], expected);
+	std::tie(rc, out) = run({"examples/order.json", "--input", "-", "--json", "--log-mode", "json"}, input);
+	ASSERT_EQ(rc, 0) << out << err_;
+	EXPECT_EQ(last_line(out)["output"], expected);
+	std::istringstream lines(err_);
+	int n = 0;
+	bool saw_ship = false;
+	for (std::string l; std::getline(lines, l);) {
+		if (l.empty()) continue;
+		json j = json::parse(l, nullptr, false);
+		ASSERT_TRUE(j.is_object() && j.contains("ts") && j.contains("level") && j.contains("msg")) << l;
+		saw_ship = saw_ship || (j["msg"].get<std::string>().find("Ship (Task)") != std::string::npos &&
+								j.value("state", json()) == "Ship");
+		n++;
+	}
+	EXPECT_GT(n, 5) << err_;
+	EXPECT_TRUE(saw_ship) << err_;
+	std::tie(rc, out) = run({"examples/order.json", "--input", "@" + dir_ + "/missing.json"});
+	EXPECT_EQ(rc, 2) << err_;
+	EXPECT_NE(err_.find("--input " + dir_ + "/missing.json: cannot read it"), std::string::npos) << err_;
 }
 
 TEST_F(Run, FailedInstanceExitsOneAndRefusedDefinitionExitsTwo) {
