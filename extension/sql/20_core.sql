@@ -217,6 +217,12 @@ CREATE FUNCTION genroc._log_settings() RETURNS jsonb
  *                              <its length>, "head": <its first min(N, 256)
  *                              characters>}; 0 = no limit
  */
+-- Whether genroc._log_detail would keep p_detail as it is (genroc.c): the
+-- common case, answered in C; false = ask genroc._log_detail.
+CREATE FUNCTION genroc._log_detail_as_is(p_detail jsonb) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'genroc_log_detail_as_is'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION genroc._log_detail(p_detail jsonb) RETURNS jsonb
 	LANGUAGE plpgsql STABLE
 AS $$
@@ -265,8 +271,11 @@ AS $$
 BEGIN
 	INSERT INTO genroc._log (instance_id, at, event, state, detail)
 	VALUES (p_instance, genroc.now(), p_event, p_state,
-			-- only a detail with a payload key (_log_detail's) needs its rules
-			CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload'] THEN genroc._log_detail(p_detail)
+			-- only a detail with a payload key (_log_detail's) needs its
+			-- rules, and only when they would change it
+			CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
+					  AND NOT genroc._log_detail_as_is(p_detail)
+				 THEN genroc._log_detail(p_detail)
 				 ELSE p_detail END);
 END;
 $$;

@@ -60,3 +60,7 @@ CREATE UNIQUE INDEX _instances_activity_token ON genroc._instances (activity_tok
 	WHERE activity_token IS NOT NULL;
 CREATE UNIQUE INDEX _instances_idempotency_key ON genroc._instances (idempotency_key)
 	WHERE idempotency_key IS NOT NULL;
+
+-- The log has no primary key (10_tables.sql): one index entry fewer per
+-- entry; seq stays its identity, NOT NULL.
+ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
