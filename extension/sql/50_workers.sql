@@ -548,10 +548,12 @@ BEGIN
 		-- task would come back running and end only_once.interrupted
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	PERFORM genroc._log(p_instance, 'task_succeeded', v_inst.state,
-		jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner, 'epoch', p_epoch));
+	-- the task_succeeded entry goes in with the step's first log rows
 	RETURN genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL));
+		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
+		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
+			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
+										 'epoch', p_epoch)));
 END;
 $$;
 COMMENT ON FUNCTION genroc.complete(bigint, bigint, jsonb) IS

@@ -64,3 +64,7 @@ CREATE UNIQUE INDEX _instances_idempotency_key ON genroc._instances (idempotency
 -- The log has no primary key (10_tables.sql): one index entry fewer per
 -- entry; seq stays its identity, NOT NULL.
 ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
+
+-- genroc._apply_step takes the report's log entry (p_first, 20_core.sql):
+-- its two-argument form goes, the three-argument one is made below.
+DROP FUNCTION genroc._apply_step(bigint, jsonb);
