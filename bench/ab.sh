@@ -10,7 +10,7 @@
 #   BASE=07cf007 ROUNDS=5 bash bench/ab.sh
 #   BENCH_ARGS="--workers 1,16 --levels essential,strict" bash bench/ab.sh
 #
-# Uses scripts/private-pg.sh for the two copies (under ${AB_ROOT:-/tmp}) and
+# Uses scripts/private-pg.sh for the two copies (under ${AB_ROOT:-build}) and
 # builds genroc_bench in ${BUILD:-build}.  The figures are genroc_bench's:
 # server CPU of the postmaster and its children from /proc, WAL as the
 # insert LSN's advance, per task of the 3-task process.
@@ -19,7 +19,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 BASE=${BASE:-main}
 ROUNDS=${ROUNDS:-3}
-AB_ROOT=${AB_ROOT:-${TMPDIR:-/tmp}}
+AB_ROOT=${AB_ROOT:-$ROOT/$BUILD}   # under the checkout: ccache hits for the base build
 ARGS=${BENCH_ARGS:---workers 1,4 --levels essential --commit-delay 0}
 cmake -S "$ROOT" -B "$ROOT/$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENROC_TESTS=ON >/dev/null
 cmake --build "$ROOT/$BUILD" -j2 --target genroc_bench >/dev/null
