@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # ab.sh — the PostgreSQL store's hot path, two versions of the extension in
-# one run: BASE (a git revision, default main) against this checkout, each
-# in its own private PostgreSQL and throwaway cluster, genroc_bench taking
-# turns between them (ROUNDS rounds, each one run of each), so both see the
-# same load on a shared machine.  Prints each run's line and, per side, the
+# one run: BASE (a git revision, default where this branch left main) against
+# this checkout, each in its own private PostgreSQL and throwaway cluster,
+# genroc_bench taking turns between them (ROUNDS rounds, each one run of
+# each), so both see the same load on a shared machine.  Prints each run's line and, per side, the
 # median server CPU per task and WAL bytes per task, and their ratio.
 #
-#   bash bench/ab.sh                         # main against the checkout
+#   bash bench/ab.sh                         # the fork point against the checkout
 #   BASE=07cf007 ROUNDS=5 bash bench/ab.sh
 #   BENCH_ARGS="--workers 1,16 --levels essential,strict" bash bench/ab.sh
 #
@@ -17,7 +17,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-BASE=${BASE:-main}
+BASE=${BASE:-$(git -C "$ROOT" merge-base main HEAD)}
 ROUNDS=${ROUNDS:-3}
 AB_ROOT=${AB_ROOT:-$ROOT/$BUILD}   # under the checkout: ccache hits for the base build
 ARGS=${BENCH_ARGS:---workers 1,4 --levels essential --commit-delay 0}
