@@ -19,8 +19,8 @@
 //
 //   genroc_bench --pg URL --pgdata DIR --sqlite-dir DIR [--json FILE]
 //                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
-//                [--stores postgres,sqlite] [--levels none,essential,terminal,strict]
-//                [--workers 1,4,16]
+//                [--workers 1,4,16] [--stores postgres,sqlite]
+//                [--levels none,essential,terminal,strict]
 #include <libpq-fe.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -53,7 +53,7 @@ struct Options {
 	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
 	std::vector<int> workers = {1, 4, 16};
 	std::vector<std::string> stores = {"postgres", "sqlite"};
-	std::vector<std::string> levels;  // empty: all four
+	std::vector<std::string> levels = {"none", "essential", "terminal", "strict"};
 };
 
 const json kOne = json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}})");
@@ -275,8 +275,15 @@ class Bench {
 
 	int run() {
 		json out = json::array();
-		std::vector<DurabilityLevel> levels = {DurabilityLevel::none, DurabilityLevel::essential,
-											   DurabilityLevel::terminal, DurabilityLevel::strict};
+		std::vector<DurabilityLevel> levels;
+		for (const auto &name : o_.levels) {
+			const DurabilityLevel all[] = {DurabilityLevel::none, DurabilityLevel::essential,
+										   DurabilityLevel::terminal, DurabilityLevel::strict};
+			bool known = false;
+			for (auto l : all)
+				if (name == durability_name(l)) levels.push_back(l), known = true;
+			if (!known) throw std::runtime_error("--levels: unknown durability level " + name);
+		}
 		std::printf("%-8s %-9s %5s %3s | %9s %9s | %9s | %7s %7s | %8s %8s | %6s %6s\n", "store", "durabil.", "delay",
 					"wk", "w3 inst/s", "w3 task/s", "w1 inst/s", "lat p50", "lat p99", "cpu gen", "cpu db",
 					"WAL/t", "call/t");
@@ -284,9 +291,6 @@ class Bench {
 		for (auto &store : o_.stores) {
 			if (store == "postgres" && o_.pg_url.empty()) continue;
 			for (auto level : levels) {
-				if (!o_.levels.empty() &&
-					std::find(o_.levels.begin(), o_.levels.end(), durability_name(level)) == o_.levels.end())
-					continue;
 				std::vector<int> delays = {-1};
 				if (store == "postgres" && o_.commit_delay > 0 &&
 					(level == DurabilityLevel::essential || level == DurabilityLevel::strict))
@@ -388,13 +392,14 @@ int main(int argc, char **argv) {
 		else if (a == "--latency") o.latency = std::stoi(val());
 		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
 		else if (a == "--workers") o.workers = int_list(val());
-		else if (a == "--levels") {
-			std::stringstream ss(val());
-			for (std::string x; std::getline(ss, x, ',');) o.levels.push_back(x);
-		} else if (a == "--stores") {
+		else if (a == "--stores") {
 			o.stores.clear();
 			std::stringstream ss(val());
 			for (std::string x; std::getline(ss, x, ',');) o.stores.push_back(x);
+		} else if (a == "--levels") {
+			o.levels.clear();
+			std::stringstream ss(val());
+			for (std::string x; std::getline(ss, x, ',');) o.levels.push_back(x);
 		} else {
 			std::fprintf(stderr, "unknown argument %s\n", a.c_str());
 			return 2;

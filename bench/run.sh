@@ -14,7 +14,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-cmake -S "$ROOT" -B "$ROOT/$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$ROOT" -B "$ROOT/$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGENROC_TESTS=ON >/dev/null
 cmake --build "$ROOT/$BUILD" -j2 --target genroc_bench >/dev/null
 RUN=$(date -u +%Y%m%dT%H%M%SZ)
 OUT=$ROOT/bench/results

@@ -137,6 +137,7 @@ PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
+PG_FUNCTION_INFO_V1(genroc_log_detail_as_is);
 PG_FUNCTION_INFO_V1(genroc_caller);
 PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 PG_FUNCTION_INFO_V1(genroc_session_start);
@@ -334,6 +335,34 @@ genroc_log_settings(PG_FUNCTION_ARGS)
 								genroc_instance_retention);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+}
+
+/*
+ * genroc._log_detail_as_is(detail jsonb) → boolean: true when
+ * genroc._log_detail would give this detail back as it is under this
+ * session's settings: payloads are logged and the detail's whole JSON text
+ * is within genroc.log_payload_max (or that is 0), so each payload in it is
+ * too.  false means "ask genroc._log_detail", which decides.  genroc._log
+ * asks this first: most entries pass, and this costs no PL/pgSQL call and
+ * no settings object.
+ */
+Datum
+genroc_log_detail_as_is(PG_FUNCTION_ARGS)
+{
+	Jsonb	   *detail;
+	char	   *text;
+	bool		within;
+
+	if (!genroc_log_payloads)
+		PG_RETURN_BOOL(false);
+	if (genroc_log_payload_max == 0)
+		PG_RETURN_BOOL(true);
+	detail = PG_GETARG_JSONB_P(0);
+	/* the text jsonb_out writes, as octet_length(detail::text) measures it */
+	text = JsonbToCString(NULL, &detail->root, VARSIZE(detail));
+	within = strlen(text) <= (size_t) genroc_log_payload_max;
+	pfree(text);
+	PG_RETURN_BOOL(within);
 }
 
 /*

@@ -63,13 +63,13 @@ CREATE TABLE genroc._instances (
 											  'pending', 'event')),
 	wait_until		timestamptz,
 	activity		text,
-	activity_token	text UNIQUE,
+	activity_token	text,
 	activity_owner	text,
 	input			jsonb NOT NULL,
 	output			jsonb,
 	error			text,
 	cause			text,
-	idempotency_key	text UNIQUE,
+	idempotency_key	text,
 	labels			jsonb NOT NULL DEFAULT '{}',
 	partition_key	text,
 	name			text,
@@ -91,6 +91,16 @@ CREATE TABLE genroc._instances (
 	fanout			jsonb
 );
 
+-- The two unique keys, partial: most rows have neither (NULL), and an index
+-- a row's values are in gets an entry on every update that is not HOT (each
+-- claim and each step changes status, so every one): a full index would
+-- take two entries per transition for nothing.  A lookup by value (= is
+-- strict) uses them as it would the full ones; start's ON CONFLICT names the
+-- predicate.
+CREATE UNIQUE INDEX _instances_activity_token ON genroc._instances (activity_token)
+	WHERE activity_token IS NOT NULL;
+CREATE UNIQUE INDEX _instances_idempotency_key ON genroc._instances (idempotency_key)
+	WHERE idempotency_key IS NOT NULL;
 -- claim: ready rows of a queue in claim order (priority, eligible_at, id)
 CREATE INDEX _instances_claim ON genroc._instances (queue, priority, eligible_at, id)
 	WHERE status = 'ready';
@@ -146,9 +156,13 @@ CREATE TABLE genroc._workers (
 -- foreign key: only genroc's functions write here, always for an instance
 -- they hold locked, and the key check would cost a lookup and a row lock on
 -- the instance for every entry (several per transition).  Whatever deletes
--- instances (retention) deletes their log entries with them.
+-- instances (retention) deletes their log entries with them.  No primary
+-- key either: seq comes from its identity alone (GENERATED ALWAYS), nothing
+-- looks an entry up by seq without its instance (_log_instance), and an
+-- index on it would be one more entry written with each of the 3-4 rows a
+-- task logs.
 CREATE TABLE genroc._log (
-	seq			bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	seq			bigint GENERATED ALWAYS AS IDENTITY,
 	instance_id	bigint NOT NULL,
 	at			timestamptz NOT NULL,
 	event		text NOT NULL,

@@ -217,6 +217,12 @@ CREATE FUNCTION genroc._log_settings() RETURNS jsonb
  *                              <its length>, "head": <its first min(N, 256)
  *                              characters>}; 0 = no limit
  */
+-- Whether genroc._log_detail would keep p_detail as it is (genroc.c): the
+-- common case, answered in C; false = ask genroc._log_detail.
+CREATE FUNCTION genroc._log_detail_as_is(p_detail jsonb) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'genroc_log_detail_as_is'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
 CREATE FUNCTION genroc._log_detail(p_detail jsonb) RETURNS jsonb
 	LANGUAGE plpgsql STABLE
 AS $$
@@ -252,8 +258,21 @@ BEGIN
 END;
 $$;
 
--- Appends one entry to an instance's log.  Every log row is written here,
--- so the payload settings apply to all of them (genroc._log_detail).
+-- A log entry's detail under the payload settings: only a detail with a
+-- payload key (genroc._log_detail's) needs its rules, and only when they
+-- would change it.  SQL, inlined where it is called.
+CREATE FUNCTION genroc._log_payloads(p_detail jsonb) RETURNS jsonb
+	LANGUAGE sql STABLE
+	RETURN CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
+					 AND NOT genroc._log_detail_as_is(p_detail)
+				THEN genroc._log_detail(p_detail)
+				ELSE p_detail END;
+
+-- Appends one entry to an instance's log.  Every log row with a payload key
+-- is written here or by genroc._apply_step (its p_first), both through
+-- genroc._log_payloads, so the payload settings apply to all of them.  The
+-- hot path writes its payload-free rows itself, several in one insert
+-- (claim's task_started, _apply_step's entered).
 -- PL/pgSQL, not SQL: its INSERT is planned once per session (a SQL
 -- function's would be planned again on every call, several per step).
 CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_detail jsonb)
@@ -262,10 +281,7 @@ CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_det
 AS $$
 BEGIN
 	INSERT INTO genroc._log (instance_id, at, event, state, detail)
-	VALUES (p_instance, genroc.now(), p_event, p_state,
-			-- only a detail with a payload key (_log_detail's) needs its rules
-			CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload'] THEN genroc._log_detail(p_detail)
-				 ELSE p_detail END);
+	VALUES (p_instance, genroc.now(), p_event, p_state, genroc._log_payloads(p_detail));
 END;
 $$;
 
@@ -362,11 +378,14 @@ $$;
  *          'waiting', wait_kind 'children', the children created here
  *   succeeded / failed → that status, output or error+cause, ended_at; a
  *          failed one keeps state and state_input of the state it failed in
- *   log: one 'entered' row per state entered, then one row for the outcome
+ *   log: p_first when given ({"event", "state", "detail"}: the report that
+ *   led to this step, e.g. complete's task_succeeded), one 'entered' row per
+ *   state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
  *   NOTIFY genroc with the queue name when a task is ready at once
  */
-CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb) RETURNS text
+CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL)
+	RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -378,7 +397,6 @@ DECLARE
 	v_answer jsonb;
 	v_out jsonb;
 	v_entered jsonb;
-	v_e jsonb;
 	v_last_state text;
 	v_delay bigint;
 	v_eligible timestamptz;
@@ -387,6 +405,7 @@ DECLARE
 	v_timeout int;
 	v_heartbeat int;
 	v_counts jsonb;
+	v_attempt int;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
 	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
@@ -400,9 +419,20 @@ BEGIN
 	v_out := v_answer -> 'outcome';
 	v_entered := coalesce(v_answer -> 'entered', '[]');
 
-	FOR v_e IN SELECT e FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n) ORDER BY n LOOP
-		PERFORM genroc._log(p_instance, 'entered', v_e ->> 'state', jsonb_build_object('type', v_e -> 'type'));
-	END LOOP;
+	-- the caller's entry (p_first) and the 'entered' rows in one insert, in
+	-- that order (the 'entered' rows have no payload key: the payload rules
+	-- would leave them as they are)
+	IF p_first IS NOT NULL OR jsonb_array_length(v_entered) > 0 THEN
+		INSERT INTO genroc._log (instance_id, at, event, state, detail)
+		SELECT p_instance, v_now, l.event, l.state, l.detail
+		FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
+					 genroc._log_payloads(p_first -> 'detail') AS detail
+			  WHERE p_first IS NOT NULL
+			  UNION ALL
+			  SELECT t.n, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
+			  FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)) l
+		ORDER BY l.n;
+	END IF;
 	v_last_state := coalesce(v_entered -> -1 ->> 'state', v_inst.state);
 
 	CASE v_out ->> 'kind'
@@ -413,6 +443,7 @@ BEGIN
 		v_timeout := (v_out ->> 'timeout_s')::int;
 		v_heartbeat := (v_out ->> 'heartbeat_s')::int;
 		v_counts := coalesce(v_out -> 'retry_counts', '[]');
+		v_attempt := (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c);
 		v_status := CASE WHEN v_resource LIKE 'activity:%' THEN 'waiting' ELSE 'ready' END;
 		UPDATE genroc._instances SET
 			status = v_status,
@@ -424,7 +455,7 @@ BEGIN
 			lease_owner = NULL,
 			lease_expires = NULL,
 			retry_counts = v_counts,
-			attempt = (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c),
+			attempt = v_attempt,
 			interruptions = 0,
 			only_once = coalesce((v_out ->> 'only_once')::boolean, false),
 			timeout_s = v_timeout,
@@ -442,7 +473,7 @@ BEGIN
 		WHERE id = p_instance;
 		PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
 			jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
-							   'attempt', (SELECT attempt FROM genroc._instances WHERE id = p_instance),
+							   'attempt', v_attempt,
 							   'delay_ms', v_delay));
 		IF v_status = 'ready' AND v_delay = 0 THEN
 			PERFORM pg_notify('genroc', v_inst.queue);
@@ -497,7 +528,9 @@ BEGIN
 			PERFORM genroc._child_ended(p_instance);	-- the last one wakes the parent
 		END IF;
 		PERFORM genroc._flush_commit('terminal');
-		PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
+		IF v_inst.partition_key IS NOT NULL THEN
+			PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
+		END IF;
 	ELSE
 		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
 			USING ERRCODE = 'XX000';

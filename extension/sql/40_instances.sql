@@ -183,7 +183,7 @@ BEGIN
 			CASE WHEN v_run_at > v_now THEN 'run_at' END,
 			CASE WHEN v_run_at > v_now THEN v_run_at END,
 			v_now, v_now, genroc._route(v_def, v_labels))
-	ON CONFLICT (idempotency_key) DO NOTHING
+	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING i.id INTO v_id;
 	IF v_id IS NULL THEN
 		-- a concurrent start with the same key committed first

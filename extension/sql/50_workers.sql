@@ -280,6 +280,10 @@ CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
 				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz)
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
+	-- The statement that chooses and leases the tasks: with custom plans
+	-- PostgreSQL planned it again on every call (~0.27 ms, more than it
+	-- takes to run); its generic plan is the same index walk per queue.
+	SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -289,6 +293,9 @@ DECLARE
 	v_row record;
 	v_only_once boolean := false;
 	v_room record;
+	v_open text[];
+	v_rated text[] := '{}';
+	v_partition_rated text[] := '{}';
 	v_ids bigint[];
 	v_claimed refcursor;
 BEGIN
@@ -303,11 +310,17 @@ BEGIN
 	IF p_n < 1 THEN
 		RAISE EXCEPTION 'p_n must be at least 1, not %', p_n USING ERRCODE = '22023';
 	END IF;
-	v_worker := genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET heartbeat_at = v_now,
-		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
-		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
-	WHERE id = p_worker;
+	-- the heartbeat, on the live worker's row (locked by the update, as
+	-- genroc._live_worker would): one statement; none updated, that
+	-- function says why (RC006, or 22004 for a null id)
+	UPDATE genroc._workers w SET heartbeat_at = v_now,
+		session_pid = CASE WHEN w.session_pid IS NOT NULL THEN pg_backend_pid() END,
+		session_start = CASE WHEN w.session_pid IS NOT NULL THEN genroc._session_start() END
+	WHERE w.id = p_worker AND w.stopped_at IS NULL
+	RETURNING w.* INTO v_worker;
+	IF NOT FOUND THEN
+		PERFORM genroc._live_worker(p_worker);
+	END IF;
 	v_n := p_n;
 	IF v_worker.concurrency IS NOT NULL THEN
 		v_n := least(v_n, v_worker.concurrency - (
@@ -318,11 +331,24 @@ BEGIN
 		RETURN;
 	END IF;
 	-- queue limits (global_concurrency, rate_limit): full queues are left
-	-- out and the batch is bounded by the smallest room (55_queues.sql)
-	v_room := genroc._claim_room(p_queues, v_now);
-	v_n := least(v_n, v_room.room);
-	IF cardinality(v_room.partition_rated) = 0 THEN
-		-- one statement chooses, locks and leases the tasks.  Each queue is
+	-- out and the batch is bounded by the smallest room (55_queues.sql).
+	-- Without any limit set (genroc._claim_room's own first test, here to
+	-- save the call) every queue is open.
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
+		v_room := genroc._claim_room(p_queues, v_now);
+		v_open := v_room.open_queues;
+		v_n := least(v_n, v_room.room);
+		v_rated := v_room.rated;
+		v_partition_rated := v_room.partition_rated;
+	ELSE
+		v_open := ARRAY(SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1);
+	END IF;
+	IF cardinality(v_partition_rated) = 0 THEN
+		-- one statement chooses, locks and leases the tasks, and logs their
+		-- start (task_started has no payload key, so genroc._log_detail has
+		-- nothing to do for it).  Each queue is
 		-- read through its claim index, in claim order, and the queues'
 		-- heads are merged: "queue = ANY (...)" over all of them would sort
 		-- every ready row of the queues on each claim (a backlog of 20,000
@@ -331,7 +357,7 @@ BEGIN
 		-- the commit.
 		OPEN v_claimed FOR
 			WITH candidates AS (
-				SELECT h.id FROM unnest(v_room.open_queues) AS q (name)
+				SELECT h.id FROM unnest(v_open) AS q (name)
 				CROSS JOIN LATERAL (
 					SELECT i.id, i.priority, i.eligible_at FROM genroc._instances i
 					WHERE i.status = 'ready' AND i.queue = q.name AND i.eligible_at <= v_now
@@ -353,14 +379,19 @@ BEGIN
 			WHERE i.id = c.id
 			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
 					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
-					  i.partition_key)
+					  i.partition_key),
+			logged AS (
+			INSERT INTO genroc._log (instance_id, at, event, state, detail)
+			SELECT c.id, v_now, 'task_started', c.state,
+				   jsonb_build_object('worker', p_worker, 'epoch', c.lease_epoch, 'attempt', c.attempt)
+			FROM claimed c ORDER BY c.priority, c.eligible_at, c.id)
 			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
 	ELSE
 		-- partition_rate_limit: the tasks are chosen (and locked) one by one,
-		-- then leased as above (the same UPDATE: the path without limits keeps
-		-- choosing and leasing in one statement, measurably faster than
-		-- collecting the ids first)
-		v_ids := genroc._claim_partitioned(v_room.open_queues, v_room.partition_rated,
+		-- then leased and logged as above (the same UPDATE: the path without
+		-- limits keeps choosing and leasing in one statement, measurably
+		-- faster than collecting the ids first)
+		v_ids := genroc._claim_partitioned(v_open, v_room.partition_rated,
 			v_room.partition_counts, v_room.partition_periods, v_now, v_n);
 		OPEN v_claimed FOR
 			WITH claimed AS (
@@ -375,19 +406,21 @@ BEGIN
 			WHERE i.id = ANY (v_ids)
 			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
 					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
-					  i.partition_key)
+					  i.partition_key),
+			logged AS (
+			INSERT INTO genroc._log (instance_id, at, event, state, detail)
+			SELECT c.id, v_now, 'task_started', c.state,
+				   jsonb_build_object('worker', p_worker, 'epoch', c.lease_epoch, 'attempt', c.attempt)
+			FROM claimed c ORDER BY c.priority, c.eligible_at, c.id)
 			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
 	END IF;
 
 	LOOP
 		FETCH v_claimed INTO v_row;
 		EXIT WHEN NOT FOUND;
-		PERFORM genroc._log(v_row.id, 'task_started', v_row.state,
-			jsonb_build_object('worker', p_worker, 'epoch', v_row.lease_epoch,
-							   'attempt', v_row.attempt));
 		v_only_once := v_only_once OR v_row.only_once;
-		IF v_row.queue = ANY (v_room.rated)
-		   OR (v_row.partition_key IS NOT NULL AND v_row.queue = ANY (v_room.partition_rated)) THEN
+		IF v_row.queue = ANY (v_rated)
+		   OR (v_row.partition_key IS NOT NULL AND v_row.queue = ANY (v_partition_rated)) THEN
 			INSERT INTO genroc._queue_starts (queue, partition_key, at)
 			VALUES (v_row.queue, v_row.partition_key, v_now);
 		END IF;
@@ -474,7 +507,15 @@ BEGIN
 	IF p_epoch IS NULL THEN
 		RAISE EXCEPTION 'p_epoch must not be null' USING ERRCODE = '22004';
 	END IF;
-	v_inst := genroc._lock_instance(p_instance);
+	-- genroc._lock_instance's statement and errors, here: one PL/pgSQL call
+	-- fewer on every report
+	IF p_instance IS NULL THEN
+		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
+	END IF;
+	SELECT * INTO v_inst FROM genroc._instances WHERE id = p_instance FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
+	END IF;
 	IF v_inst.status <> 'running' OR v_inst.lease_epoch <> p_epoch THEN
 		RAISE EXCEPTION 'lease lost on instance %', p_instance
 			USING ERRCODE = 'RC004',
@@ -507,11 +548,13 @@ BEGIN
 		-- task would come back running and end only_once.interrupted
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	PERFORM genroc._log(p_instance, 'task_succeeded', v_inst.state,
-		jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner, 'epoch', p_epoch));
 	PERFORM genroc._room_freed(v_inst.queue);
+	-- the task_succeeded entry goes in with the step's first log rows
 	RETURN genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL));
+		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
+		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
+			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
+										 'epoch', p_epoch)));
 END;
 $$;
 COMMENT ON FUNCTION genroc.complete(bigint, bigint, jsonb) IS

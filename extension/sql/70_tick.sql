@@ -68,9 +68,9 @@ BEGIN
 	-- range
 	IF p_log_retention > interval '0' AND p_log_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
 		DELETE FROM genroc._log l
-		WHERE l.seq IN (SELECT o.seq FROM genroc._log o
-						WHERE o.at < v_now - p_log_retention
-						ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED);
+		WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
+								  WHERE o.at < v_now - p_log_retention
+								  ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED));
 		GET DIAGNOSTICS v_log_rows = ROW_COUNT;
 	END IF;
 

@@ -50,3 +50,21 @@ ALTER TABLE genroc._definitions ADD COLUMN owner regrole NOT NULL DEFAULT genroc
 ALTER TABLE genroc._instances ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._workers ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 CREATE INDEX _definitions_owner ON genroc._definitions (owner, name);
+
+-- The unique keys of _instances, partial (10_tables.sql): the rows without
+-- an activity token or idempotency key (most) no longer take an entry in
+-- either index on every update.  Same names a fresh install gives them.
+ALTER TABLE genroc._instances DROP CONSTRAINT _instances_activity_token_key,
+	DROP CONSTRAINT _instances_idempotency_key_key;
+CREATE UNIQUE INDEX _instances_activity_token ON genroc._instances (activity_token)
+	WHERE activity_token IS NOT NULL;
+CREATE UNIQUE INDEX _instances_idempotency_key ON genroc._instances (idempotency_key)
+	WHERE idempotency_key IS NOT NULL;
+
+-- The log has no primary key (10_tables.sql): one index entry fewer per
+-- entry; seq stays its identity, NOT NULL.
+ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
+
+-- genroc._apply_step takes the report's log entry (p_first, 20_core.sql):
+-- its two-argument form goes, the three-argument one is made below.
+DROP FUNCTION genroc._apply_step(bigint, jsonb);
