@@ -2284,14 +2284,15 @@ class SqliteStore final : public Store {
 				!fanout.is_object() || fanout.value("gen", int64_t(-1)) != gen)
 				return;  // a child of a fan-out that is over
 		}
-		if (!fanout_row(parent_id, gen))
-			// started children are below next_index; one above it ended
-			// while it was pending (cancelled from outside)
-			Query(db_,
-				  "UPDATE fanouts SET live = live - (?2 < next_index), pending = pending - (?2 >= next_index), "
-				  "succeeded = succeeded + ?3, failed = failed + 1 - ?3 WHERE parent_id = ?1",
-				  parent_id, index, static_cast<int64_t>(status == "succeeded"))
-				.run();
+		// started children are below next_index; one above it ended while it
+		// was pending (cancelled from outside).  No row of this generation: it
+		// is made from the children, this end included.
+		Query(db_,
+			  "UPDATE fanouts SET live = live - (?2 < next_index), pending = pending - (?2 >= next_index), "
+			  "succeeded = succeeded + ?3, failed = failed + 1 - ?3 WHERE parent_id = ?1 AND gen = ?4",
+			  parent_id, index, static_cast<int64_t>(status == "succeeded"), gen)
+			.run();
+		if (sqlite3_changes(db_.handle()) == 0) fanout_row(parent_id, gen);
 		if (advancing_.count(parent_id)) return;
 		advance_children(parent_id, now);
 	}
@@ -2326,11 +2327,14 @@ class SqliteStore final : public Store {
 			const int64_t gen = f.at("gen").get<int64_t>();
 			const int64_t max_conc = f.value("max_concurrency", int64_t(0));
 			const int64_t total = f.at("total").get<int64_t>();
-			fanout_row(parent_id, gen);
 			int64_t live = 0, pending = 0, failed = 0, next = 0;
 			{
-				Query q(db_, "SELECT live, pending, failed, next_index FROM fanouts WHERE parent_id = ?1", parent_id);
-				q.next();
+				Query q(db_, "SELECT live, pending, failed, next_index FROM fanouts WHERE parent_id = ?1 AND gen = ?2",
+						parent_id, gen);
+				if (!q.next()) {
+					fanout_row(parent_id, gen);
+					continue;  // read the row it made
+				}
 				live = q.i64(0);
 				pending = q.i64(1);
 				failed = q.i64(2);

@@ -296,15 +296,17 @@ BEGIN
 	   OR v_p_gen IS DISTINCT FROM v_gen THEN
 		RETURN;	-- a child of a fan-out that is over (its siblings were cancelled)
 	END IF;
-	IF NOT genroc._fanout_row(v_parent_id, v_gen) THEN
-		-- started children are below next_index; one above it ended while
-		-- it was pending (cancelled from outside)
-		UPDATE genroc._fanouts f SET
-			live = f.live - CASE WHEN v_index < f.next_index THEN 1 ELSE 0 END,
-			pending = f.pending - CASE WHEN v_index < f.next_index THEN 0 ELSE 1 END,
-			succeeded = f.succeeded + CASE WHEN v_status = 'succeeded' THEN 1 ELSE 0 END,
-			failed = f.failed + CASE WHEN v_status = 'succeeded' THEN 0 ELSE 1 END
-		WHERE f.parent_id = v_parent_id;
+	-- started children are below next_index; one above it ended while it
+	-- was pending (cancelled from outside).  No row of this generation: it
+	-- is made from the children, this end included.
+	UPDATE genroc._fanouts f SET
+		live = f.live - CASE WHEN v_index < f.next_index THEN 1 ELSE 0 END,
+		pending = f.pending - CASE WHEN v_index < f.next_index THEN 0 ELSE 1 END,
+		succeeded = f.succeeded + CASE WHEN v_status = 'succeeded' THEN 1 ELSE 0 END,
+		failed = f.failed + CASE WHEN v_status = 'succeeded' THEN 0 ELSE 1 END
+	WHERE f.parent_id = v_parent_id AND f.gen = v_gen;
+	IF NOT FOUND THEN
+		PERFORM genroc._fanout_row(v_parent_id, v_gen);
 	END IF;
 	IF (',' || coalesce(current_setting('genroc_fanout.active', true), '') || ',')
 	   LIKE '%,' || v_parent_id || ',%' THEN
@@ -360,9 +362,13 @@ BEGIN
 		v_gen := (v_fanout ->> 'gen')::int;
 		v_max := coalesce((v_fanout ->> 'max_concurrency')::int, 0);
 		v_total := (v_fanout ->> 'total')::int;
-		PERFORM genroc._fanout_row(p_parent, v_gen);
-		SELECT f.live, f.pending, f.failed, f.next_index INTO STRICT v_live, v_pending, v_failed, v_next
-		FROM genroc._fanouts f WHERE f.parent_id = p_parent;
+		SELECT f.live, f.pending, f.failed, f.next_index INTO v_live, v_pending, v_failed, v_next
+		FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = v_gen;
+		IF NOT FOUND THEN
+			PERFORM genroc._fanout_row(p_parent, v_gen);
+			SELECT f.live, f.pending, f.failed, f.next_index INTO STRICT v_live, v_pending, v_failed, v_next
+			FROM genroc._fanouts f WHERE f.parent_id = p_parent;
+		END IF;
 
 		IF v_failed > 0 THEN
 			v_tol_count := (v_fanout ->> 'tolerated_count')::numeric;
