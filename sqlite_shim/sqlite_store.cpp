@@ -1596,6 +1596,7 @@ class SqliteStore final : public Store {
 			return r;
 		} catch (...) {
 			db_.rollback();
+			ancestors_.clear();	 // rows it made are gone, and their ids may come again
 			throw;
 		}
 	}
@@ -1855,13 +1856,24 @@ class SqliteStore final : public Store {
 			std::optional<std::string> scope = self.scope;
 			std::optional<int64_t> parent = self.parent_id;
 			while (scope && parent) {
-				Query q(db_, "SELECT id, scope, parent_id, name, created_at FROM instances WHERE id = ?1", *parent);
-				if (!q.next()) throw not_found(*parent);
-				id = q.i64(0);
-				scope = q.otext(1);
-				parent = q.oi64(2);
-				name = q.otext(3);
-				created_at = q.i64(4);
+				// these columns never change once the row is committed (a
+				// rolled-back write clears what it may have kept), so a row read
+				// once is kept: they lie after the parent's input and
+				// state_input, a Map's items, in the record
+				auto it = ancestors_.find(*parent);
+				if (it == ancestors_.end()) {
+					Query q(db_, "SELECT id, scope, parent_id, name, created_at FROM instances WHERE id = ?1", *parent);
+					if (!q.next()) throw not_found(*parent);
+					if (ancestors_.size() >= 4096) ancestors_.clear();
+					it = ancestors_.emplace(*parent, Ancestor{q.i64(0), q.otext(1), q.oi64(2), q.otext(3), q.i64(4)})
+							 .first;
+				}
+				const Ancestor &a = it->second;
+				id = a.id;
+				scope = a.scope;
+				parent = a.parent_id;
+				name = a.name;
+				created_at = a.created_at;
 			}
 			with_input = reads_execution_input(self.definition_id);
 			if (with_input) {
@@ -2820,6 +2832,15 @@ class SqliteStore final : public Store {
 	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
 	std::map<int64_t, bool> reads_input_;  // reads_execution_input, per definition id
+	// context(): the unchanging columns of the ancestors it walked through
+	struct Ancestor {
+		int64_t id;
+		std::optional<std::string> scope;
+		std::optional<int64_t> parent_id;
+		std::optional<std::string> name;
+		int64_t created_at;
+	};
+	std::map<int64_t, Ancestor> ancestors_;
 	// Parents whose advance_children loop runs further up this transaction.
 	std::set<int64_t> advancing_;
 	// calls and fan-outs nested deeper fail with genroc.CallDepthExceeded
