@@ -207,13 +207,30 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 
-// Indexes added after files existed: created on every open when missing
-// (an index changes no row, so they need no schema version of their own).
+// Indexes and tables added after files existed: created on every open for
+// writing when missing (an index changes no row, and a table that starts
+// empty changes none either, so they need no schema version of their own).
 //   instances_root   a tree by its root (list_instances root, prune), and
 //                    the foreign key check when an instance is deleted
 //   instances_ended  prune: concluded top-level instances, oldest end first
 //   log_at           prune: log rows past the retention, oldest first
+//   fanouts          the counts of a parent's current fan-out, as the
+//                    extension's genroc._fanouts (10_tables.sql): next_index
+//                    (the children below it were started, or ended while
+//                    pending), live, pending, succeeded, failed; a fan-out
+//                    without its row (begun before the table existed) gets
+//                    it from its children when it next moves
 inline constexpr const char *LATER_INDEXES_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS fanouts (
+	parent_id  INTEGER PRIMARY KEY REFERENCES instances (id),
+	gen        INTEGER NOT NULL,
+	total      INTEGER NOT NULL,
+	next_index INTEGER NOT NULL,
+	live       INTEGER NOT NULL,
+	pending    INTEGER NOT NULL,
+	succeeded  INTEGER NOT NULL,
+	failed     INTEGER NOT NULL
+);
 CREATE INDEX IF NOT EXISTS instances_root ON instances (root_id) WHERE root_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS instances_ended ON instances (ended_at) WHERE parent_id IS NULL AND ended_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS log_at ON log (at);

@@ -406,16 +406,21 @@ json instance_json(const Query &q) {
 
 const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
 									   " FROM instances i JOIN definitions d ON d.id = i.definition_id WHERE i.id = ?1";
-const std::string INSTANCE_LIST_SQL =
-	std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
-	" FROM instances i JOIN definitions d ON d.id = i.definition_id"
-	" WHERE (?1 IS NULL OR i.status = ?1) AND (?2 IS NULL OR d.name = ?2)"
-	// label: every pair of the filter is among the instance's labels (jsonb @>);
-	// compared by key and text, so no label name is ever spliced into a path.
-	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"
-	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"
-	" AND (?5 IS NULL OR i.root_id = ?5)"
-	" ORDER BY i.id DESC LIMIT ?4";
+#define INSTANCE_LIST_WHERE                                                                            \
+	" FROM instances i JOIN definitions d ON d.id = i.definition_id"                                   \
+	" WHERE (?1 IS NULL OR i.status = ?1) AND (?2 IS NULL OR d.name = ?2)"                             \
+	/* label: every pair of the filter is among the instance's labels (jsonb @>); */                 \
+	/* compared by key and text, so no label name is ever spliced into a path. */                    \
+	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"                   \
+	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"          \
+	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"
+const std::string INSTANCE_LIST_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
+									  " AND ?6 IS NULL ORDER BY i.id DESC LIMIT ?4 OFFSET ?8";
+// list_instances with "parent": its children in order (the children index's)
+const std::string INSTANCE_CHILDREN_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
+										  " AND i.parent_id = ?6 ORDER BY i.child_gen, i.child_index, i.id "
+										  "LIMIT ?4 OFFSET ?8";
+#undef INSTANCE_LIST_WHERE
 
 class SqliteStore final : public Store {
   public:
@@ -650,20 +655,73 @@ class SqliteStore final : public Store {
 
 	json get_instance(int64_t id) override {
 		return read([&](int64_t) {
-			Query q(db_, INSTANCE_BY_ID_SQL.c_str(), id);
-			if (!q.next()) throw not_found(id);
-			return instance_json(q);
+			json out;
+			json fanout;
+			{
+				Query q(db_, INSTANCE_BY_ID_SQL.c_str(), id);
+				if (!q.next()) throw not_found(id);
+				out = instance_json(q);
+			}
+			{
+				Query q(db_, "SELECT fanout FROM instances WHERE id = ?1", id);
+				q.next();
+				fanout = q.js(0);
+			}
+			if (fanout.is_object()) out["children"] = children_summary(id, fanout);
+			return out;
 		});
+	}
+
+	// genroc._children_summary: the children of an instance's last fan-out,
+	// from its counts (fanouts), else (a fan-out begun before the table
+	// existed, or a file opened read-only before it got the table) counted
+	// over its children.
+	json children_summary(int64_t id, const json &fanout) {
+		const int64_t gen = fanout.value("gen", int64_t(0));
+		json out = {{"kind", fanout.value("kind", json(nullptr))}};
+		bool have_table = false;
+		{
+			Query q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fanouts'");
+			have_table = q.next();
+		}
+		if (have_table) {
+			Query q(db_, "SELECT total, succeeded, failed, live, pending FROM fanouts WHERE parent_id = ?1 AND gen = ?2",
+					id, gen);
+			if (q.next()) {
+				out["total"] = q.i64(0);
+				out["succeeded"] = q.i64(1);
+				out["failed"] = q.i64(2);
+				out["running"] = q.i64(3);
+				out["waiting"] = q.i64(4);
+				return out;
+			}
+		}
+		Query q(db_,
+				"SELECT count(*), count(*) FILTER (WHERE status = 'succeeded'), "
+				"count(*) FILTER (WHERE status IN ('failed', 'cancelled')), "
+				"count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND wait_kind IS NOT 'pending'), "
+				"count(*) FILTER (WHERE status = 'waiting' AND wait_kind = 'pending') "
+				"FROM instances WHERE parent_id = ?1 AND child_gen = ?2",
+				id, gen);
+		q.next();
+		out["total"] = q.i64(0);
+		out["succeeded"] = q.i64(1);
+		out["failed"] = q.i64(2);
+		out["running"] = q.i64(3);
+		out["waiting"] = q.i64(4);
+		return out;
 	}
 
 	json list_instances(const json &filter) override {
 		limits::check_json_depth(filter, "the filter");  // its values show up in error messages
 		const json f = filter.is_null() ? json::object() : filter;
-		check_options(f, {"definition", "label", "limit", "root", "status"}, "list_instances filter");
+		check_options(f, {"definition", "label", "limit", "offset", "parent", "root", "status", "top"},
+					  "list_instances filter");
 		std::optional<std::string> status, definition;
 		std::optional<json> label;
-		std::optional<int64_t> root;
-		int limit = 100;
+		std::optional<int64_t> root, parent;
+		bool top = false;
+		int limit = 100, offset = 0;
 		if (f.contains("status")) {
 			status = text_option(f["status"], "status");
 			static const std::vector<std::string> known = {"queued", "ready", "running", "waiting", "succeeded", "failed", "cancelled"};
@@ -685,15 +743,35 @@ class SqliteStore final : public Store {
 							"option \"root\" must be an instance id, not " + f["root"].dump());
 			root = f["root"].get<int64_t>();
 		}
+		if (f.contains("parent")) {
+			if (!f["parent"].is_number_integer() || f["parent"].get<int64_t>() < 0)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"parent\" must be an instance id, not " + f["parent"].dump());
+			parent = f["parent"].get<int64_t>();
+		}
+		if (f.contains("top")) {
+			if (!f["top"].is_boolean())
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"top\" must be true or false, not " + f["top"].dump());
+			top = f["top"].get<bool>();
+		}
+		if (f.contains("offset")) {
+			offset = int_option(f["offset"], "offset");
+			if (offset < 0)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"offset\" must be 0 or more, not " + std::to_string(offset));
+		}
 		if (f.contains("limit")) {
 			limit = int_option(f["limit"], "limit");
 			if (limit < 1 || limit > 10000)
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 							"option \"limit\" must be between 1 and 10000, not " + std::to_string(limit));
 		}
+		if (parent && top) return json::array();  // children are not top-level
 		return read([&](int64_t) {
 			json out = json::array();
-			Query q(db_, INSTANCE_LIST_SQL.c_str(), status, definition, label, limit, root);
+			Query q(db_, parent ? INSTANCE_CHILDREN_SQL.c_str() : INSTANCE_LIST_SQL.c_str(), status, definition, label,
+					limit, root, parent, static_cast<int64_t>(top), offset);
 			while (q.next()) out.push_back(instance_json(q));
 			return out;
 		});
@@ -1529,6 +1607,7 @@ class SqliteStore final : public Store {
 			return r;
 		} catch (...) {
 			db_.rollback();
+			ancestors_.clear();	 // rows it made are gone, and their ids may come again
 			throw;
 		}
 	}
@@ -1807,6 +1886,7 @@ class SqliteStore final : public Store {
 					tree.push_back(id);
 				Query(db_, "DELETE FROM log WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
 				Query(db_, "DELETE FROM events WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
+				Query(db_, "DELETE FROM fanouts WHERE parent_id IN (SELECT value FROM json_each(?1))", tree).run();
 				Query(db_, "DELETE FROM instances WHERE id IN (SELECT value FROM json_each(?1))", tree).run();
 				instances += sqlite3_changes(db_.handle());
 			}
@@ -1816,23 +1896,53 @@ class SqliteStore final : public Store {
 
 	// genroc._context: the context object $$ as the store knows it.  A
 	// Parallel branch or a Map item (scope set) is part of the execution it
-	// was fanned out of: its nearest ancestor without a scope.
+	// was fanned out of: its nearest ancestor without a scope.  Only the
+	// columns it needs (an ancestor's state_input may hold a Map's items),
+	// and that execution's input only for a definition that may read it.
 	json context(const Inst &self, const std::string &token) {
-		// the instance itself is read only, not copied (most have no scope)
-		std::optional<Inst> ancestor;
-		const Inst *rootp = &self;
-		while (rootp->scope && rootp->parent_id) {
-			ancestor = load(*rootp->parent_id);
-			rootp = &*ancestor;
+		int64_t id = self.id;
+		std::optional<std::string> name = self.name;
+		int64_t created_at = self.created_at;
+		const json *input = &self.input;  // the instance's own, read only (most have no scope)
+		json ancestor_input;
+		bool with_input = true;
+		if (self.scope && self.parent_id) {
+			std::optional<std::string> scope = self.scope;
+			std::optional<int64_t> parent = self.parent_id;
+			while (scope && parent) {
+				// these columns never change once the row is committed (a
+				// rolled-back write clears what it may have kept), so a row read
+				// once is kept: they lie after the parent's input and
+				// state_input, a Map's items, in the record
+				auto it = ancestors_.find(*parent);
+				if (it == ancestors_.end()) {
+					Query q(db_, "SELECT id, scope, parent_id, name, created_at FROM instances WHERE id = ?1", *parent);
+					if (!q.next()) throw not_found(*parent);
+					if (ancestors_.size() >= 4096) ancestors_.clear();
+					it = ancestors_.emplace(*parent, Ancestor{q.i64(0), q.otext(1), q.oi64(2), q.otext(3), q.i64(4)})
+							 .first;
+				}
+				const Ancestor &a = it->second;
+				id = a.id;
+				scope = a.scope;
+				parent = a.parent_id;
+				name = a.name;
+				created_at = a.created_at;
+			}
+			with_input = reads_execution_input(self.definition_id);
+			if (with_input) {
+				Query q(db_, "SELECT input FROM instances WHERE id = ?1", id);
+				q.next();
+				ancestor_input = q.js(0);
+				input = &ancestor_input;
+			}
 		}
-		const Inst &root = *rootp;
-		const json &machine = state_machine(self.definition_id);
-		return {{"Execution",
-				 {{"Id", std::to_string(root.id)},
-				  {"Input", root.input},
-				  {"Name", root.name.value_or(std::to_string(root.id))},
-				  {"StartTime", iso(root.created_at)}}},
-				{"StateMachine", machine},
+		json execution = {{"Id", std::to_string(id)},
+						  {"Name", name.value_or(std::to_string(id))},
+						  {"StartTime", iso(created_at)}};
+		if (with_input) execution["Input"] = *input;
+		return {{"Execution", std::move(execution)},
+				{"StateMachine", state_machine(self.definition_id)},
 				{"Task", {{"Token", token}}}};
 	}
 
@@ -1845,6 +1955,25 @@ class SqliteStore final : public Store {
 		if (!q.next()) throw Error("XX000", "definition " + std::to_string(definition_id) + " is missing");
 		json m = {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}};
 		return state_machines_.emplace(definition_id, std::move(m)).first->second;
+	}
+
+	// Whether a definition may read $$.Execution.Input: its text has $$
+	// other than $$.Map. / $$.State. / $$.Task. / $$.StateMachine. (as
+	// genroc._context's test).  Kept per definition id.
+	bool reads_execution_input(int64_t definition_id) {
+		auto it = reads_input_.find(definition_id);
+		if (it != reads_input_.end()) return it->second;
+		Query q(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
+		q.next();
+		const std::string text = q.text(0);
+		bool reads = false;
+		for (size_t at = text.find("$$"); at != std::string::npos && !reads; at = text.find("$$", at + 2)) {
+			const std::string rest = text.substr(at + 2, 14);
+			reads = !(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
+					  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0);
+		}
+		reads_input_.emplace(definition_id, reads);
+		return reads;
 	}
 
 	// genroc._task_request: continues a stopped task with its result or error.
@@ -2076,6 +2205,12 @@ class SqliteStore final : public Store {
 				.run();
 			child_id = sqlite3_last_insert_rowid(db_.handle());
 		}
+		Query(db_,
+			  "INSERT INTO fanouts (parent_id, gen, total, next_index, live, pending, succeeded, failed) "
+			  "VALUES (?1, ?2, ?3, 0, 0, ?3, 0, 0) ON CONFLICT (parent_id) DO UPDATE SET gen = excluded.gen, "
+			  "total = excluded.total, next_index = 0, live = 0, pending = excluded.pending, succeeded = 0, failed = 0",
+			  parent, gen, static_cast<int64_t>(items.size()))
+			.run();
 		if (kind == "call")
 			log(parent, now, "call_started", out.at("state").get<std::string>(),
 				{{"definition", out.at("definition")},
@@ -2175,22 +2310,78 @@ class SqliteStore final : public Store {
 		log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}, {"cause", cause}});
 	}
 
-	// genroc._child_ended: a child ended; its parent goes on, unless a loop
-	// further up (advance_children of that parent) will see the end itself.
+	// genroc._fanout_row: the counts row of a parent's fan-out of generation
+	// gen, made from its children when missing or of an earlier generation
+	// (a fan-out begun before the table existed).  True when it made it (the
+	// counts then include every child's end so far).
+	bool fanout_row(int64_t parent_id, int64_t gen) {
+		{
+			Query q(db_, "SELECT 1 FROM fanouts WHERE parent_id = ?1 AND gen = ?2", parent_id, gen);
+			if (q.next()) return false;
+		}
+		Query(db_,
+			  "INSERT INTO fanouts (parent_id, gen, total, next_index, live, pending, succeeded, failed) "
+			  "SELECT ?1, ?2, count(*), "
+			  "coalesce(min(child_index) FILTER (WHERE status = 'waiting' AND wait_kind = 'pending'), "
+			  "max(child_index) + 1, 0), "
+			  "count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled') "
+			  "AND wait_kind IS NOT 'pending'), "
+			  "count(*) FILTER (WHERE status = 'waiting' AND wait_kind = 'pending'), "
+			  "count(*) FILTER (WHERE status = 'succeeded'), "
+			  "count(*) FILTER (WHERE status IN ('failed', 'cancelled')) "
+			  "FROM instances WHERE parent_id = ?1 AND child_gen = ?2 "
+			  "ON CONFLICT (parent_id) DO UPDATE SET gen = excluded.gen, total = excluded.total, "
+			  "next_index = excluded.next_index, live = excluded.live, pending = excluded.pending, "
+			  "succeeded = excluded.succeeded, failed = excluded.failed",
+			  parent_id, gen)
+			.run();
+		return true;
+	}
+
+	// genroc._child_ended: a child ended; the end counts in its parent's
+	// fan-out, and the parent goes on, unless a loop further up
+	// (advance_children of that parent) will see the new counts itself.
+	// Reads only the columns it needs (the parent's state_input may hold a
+	// Map's items).
 	void child_ended(int64_t child_id, int64_t now) {
-		const Inst child = load(child_id);
-		if (!child.parent_id) return;
-		const Inst parent = load(*child.parent_id);
-		if (parent.status != "waiting" || parent.wait_kind != std::optional<std::string>("children") ||
-			!parent.fanout.is_object() || parent.fanout.value("gen", int64_t(-1)) != child.child_gen.value_or(-2))
-			return;  // a child of a fan-out that is over
-		if (advancing_.count(parent.id)) return;
-		advance_children(parent.id, now);
+		int64_t parent_id = 0, gen = 0, index = 0;
+		std::string status;
+		{
+			Query q(db_, "SELECT parent_id, child_gen, child_index, status FROM instances WHERE id = ?1", child_id);
+			if (!q.next() || q.is_null(0)) return;
+			parent_id = q.i64(0);
+			gen = q.oi64(1).value_or(-2);
+			index = q.oi64(2).value_or(0);
+			status = q.text(3);
+		}
+		{
+			Query q(db_, "SELECT status, wait_kind, fanout FROM instances WHERE id = ?1", parent_id);
+			if (!q.next()) return;
+			const json fanout = q.is_null(2) ? json() : q.js(2);
+			if (q.text(0) != "waiting" || q.otext(1) != std::optional<std::string>("children") ||
+				!fanout.is_object() || fanout.value("gen", int64_t(-1)) != gen)
+				return;  // a child of a fan-out that is over
+		}
+		// started children are below next_index; one above it ended while it
+		// was pending (cancelled from outside).  No row of this generation: it
+		// is made from the children, this end included.
+		Query(db_,
+			  "UPDATE fanouts SET live = live - (?2 < next_index), pending = pending - (?2 >= next_index), "
+			  "succeeded = succeeded + ?3, failed = failed + 1 - ?3 WHERE parent_id = ?1 AND gen = ?4",
+			  parent_id, index, static_cast<int64_t>(status == "succeeded"), gen)
+			.run();
+		if (sqlite3_changes(db_.handle()) == 0) fanout_row(parent_id, gen);
+		if (advancing_.count(parent_id)) return;
+		advance_children(parent_id, now);
 	}
 
 	// genroc._advance_children: fails the fan-out when its failures say so,
 	// starts pending children while there is room, resumes the parent when
-	// every child has ended.  A loop, not recursion, over the children.
+	// every child has ended.  A loop, not recursion, over the children.  The
+	// counts come from fanouts and the next child from the children's index,
+	// so each turn costs the same whatever the number of siblings; the
+	// parent's whole row (its state_input holds a Map's items) is loaded
+	// only when the fan-out ends.
 	void advance_children(int64_t parent_id, int64_t now) {
 		advancing_.insert(parent_id);
 		struct Guard {
@@ -2199,27 +2390,34 @@ class SqliteStore final : public Store {
 			~Guard() { s.erase(id); }
 		} guard{advancing_, parent_id};
 		while (true) {
-			const Inst parent = load(parent_id);
-			if (parent.status != "waiting" || parent.wait_kind != std::optional<std::string>("children")) return;
-			const json &f = parent.fanout;
+			std::string state;
+			json f;
+			std::optional<int64_t> wait_until;
+			{
+				Query q(db_, "SELECT status, wait_kind, state, wait_until, fanout FROM instances WHERE id = ?1",
+						parent_id);
+				if (!q.next()) return;
+				if (q.text(0) != "waiting" || q.otext(1) != std::optional<std::string>("children")) return;
+				state = q.otext(2).value_or("");
+				wait_until = q.oi64(3);
+				f = q.js(4);
+			}
 			const int64_t gen = f.at("gen").get<int64_t>();
 			const int64_t max_conc = f.value("max_concurrency", int64_t(0));
 			const int64_t total = f.at("total").get<int64_t>();
-			int64_t live = 0, pending = 0, failed = 0;
+			int64_t live = 0, pending = 0, failed = 0, next = 0;
 			{
-				Query q(db_,
-						"SELECT count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled') "
-						"AND wait_kind IS NOT 'pending'), "
-						"count(*) FILTER (WHERE wait_kind = 'pending' AND status = 'waiting'), "
-						"count(*) FILTER (WHERE status IN ('failed', 'cancelled')) "
-						"FROM instances WHERE parent_id = ?1 AND child_gen = ?2",
+				Query q(db_, "SELECT live, pending, failed, next_index FROM fanouts WHERE parent_id = ?1 AND gen = ?2",
 						parent_id, gen);
-				q.next();
+				if (!q.next()) {
+					fanout_row(parent_id, gen);
+					continue;  // read the row it made
+				}
 				live = q.i64(0);
 				pending = q.i64(1);
 				failed = q.i64(2);
+				next = q.i64(3);
 			}
-			const std::string state = parent.state.value_or("");
 			if (failed > 0) {
 				const json &tc = f.value("tolerated_count", json(nullptr)), tp = f.value("tolerated_percentage", json(nullptr));
 				std::optional<std::string> error, cause;
@@ -2238,6 +2436,7 @@ class SqliteStore final : public Store {
 							"\" failed";
 				}
 				if (error) {
+					const Inst parent = load(parent_id);
 					cancel_children(parent, "state \"" + state + "\" failed: " + *error, now);
 					log(parent_id, now, "children_failed", state,
 						{{"error", *error}, {"cause", text_or_null(cause)}, {"failed", failed}});
@@ -2246,17 +2445,25 @@ class SqliteStore final : public Store {
 					return;
 				}
 			}
-			if (pending > 0 && (max_conc == 0 || live < max_conc) &&
-				(!parent.wait_until || *parent.wait_until <= now)) {
-				int64_t child_id = 0;
+			if (pending > 0 && (max_conc == 0 || live < max_conc) && (!wait_until || *wait_until <= now)) {
+				// the first pending child from next_index on (the children
+				// index's order; one cancelled while pending is passed over)
+				int64_t child_id = 0, child_index = 0;
 				{
 					Query q(db_,
-							"SELECT id FROM instances WHERE parent_id = ?1 AND child_gen = ?2 AND status = 'waiting' "
-							"AND wait_kind = 'pending' ORDER BY child_index LIMIT 1",
-							parent_id, gen);
-					q.next();
+							"SELECT id, child_index FROM instances WHERE parent_id = ?1 AND child_gen = ?2 "
+							"AND child_index >= ?3 AND status = 'waiting' AND wait_kind = 'pending' "
+							"ORDER BY child_index LIMIT 1",
+							parent_id, gen, next);
+					if (!q.next()) throw Error("XX000", "fan-out of instance " + std::to_string(parent_id) +
+															 " counts a pending child it does not have");
 					child_id = q.i64(0);
+					child_index = q.i64(1);
 				}
+				Query(db_,
+					  "UPDATE fanouts SET next_index = ?2, live = live + 1, pending = pending - 1 WHERE parent_id = ?1",
+					  parent_id, child_index + 1)
+					.run();
 				const Inst child = load(child_id);
 				Query(db_, "UPDATE instances SET status = 'ready', wait_kind = NULL WHERE id = ?1", child_id).run();
 				log(child_id, now, "started", std::nullopt,
@@ -2265,6 +2472,7 @@ class SqliteStore final : public Store {
 				apply_step(child_id, {{"op", "start"}, {"input", child.input}}, now);
 				if (f.value("kind", "") == "call" && !f.value("sync", false)) {
 					// an async call goes on as soon as its child has started
+					const Inst parent = load(parent_id);
 					Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
 					apply_step(parent_id,
 							   task_request(parent, "task_succeeded", {{"InstanceId", child_id}}, std::nullopt,
@@ -2275,6 +2483,8 @@ class SqliteStore final : public Store {
 				continue;
 			}
 			if (live == 0 && pending == 0) {
+				// once per fan-out: the outputs in order, and the parent's row
+				const Inst parent = load(parent_id);
 				json outputs = json::array();
 				{
 					Query q(db_,
@@ -2725,6 +2935,16 @@ class SqliteStore final : public Store {
 	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
 	std::map<int64_t, json> state_machines_;  // definition id -> $$.StateMachine
+	std::map<int64_t, bool> reads_input_;  // reads_execution_input, per definition id
+	// context(): the unchanging columns of the ancestors it walked through
+	struct Ancestor {
+		int64_t id;
+		std::optional<std::string> scope;
+		std::optional<int64_t> parent_id;
+		std::optional<std::string> name;
+		int64_t created_at;
+	};
+	std::map<int64_t, Ancestor> ancestors_;
 	// Parents whose advance_children loop runs further up this transaction.
 	std::set<int64_t> advancing_;
 	// calls and fan-outs nested deeper fail with genroc.CallDepthExceeded

@@ -8,8 +8,8 @@
 //   genctl definitions
 //   genctl define NAME FILE
 //   genctl start DEF [--input JSON] [--options JSON]
-//   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N]
-//   genctl instances show ID
+//   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N] [--root ID | --all]
+//   genctl instances show ID [--page N] [--page-size N]
 //   genctl logs ID
 //   genctl cancel ID
 //   genctl retry ID
@@ -160,6 +160,12 @@ struct Options {
 	std::vector<std::string> labels;
 	int limit = 0;
 	std::string limit_text;
+	int64_t root = 0;  // --root: the tree below that top instance
+	std::string root_text;
+	bool all = false;  // --all: children too (default: top-level instances only)
+	// instances show: the children's page
+	int64_t page = 1, page_size = 20;
+	std::string page_text, page_size_text;
 	// instances show, cancel, emit, retry, resume
 	int64_t id = 0;
 	std::string id_text;
@@ -214,6 +220,8 @@ json instance_filter(const Options &o) {
 		filter["label"][l.substr(0, eq)] = l.substr(eq + 1);
 	}
 	if (o.limit > 0) filter["limit"] = o.limit;
+	if (o.root > 0) filter["root"] = o.root;
+	else if (!o.all) filter["top"] = true;
 	return filter;
 }
 
@@ -235,10 +243,52 @@ void print_history(const json &hist) {
 	print_table({"SEQ", "AT", "EVENT", "STATE", "DETAIL"}, rows);
 }
 
+// The children of an instance, a page at a time (a Map may have a hundred
+// thousand): the counts of its last fan-out first (get_instance's
+// "children"), then one page of its children in order, then its failed
+// ones (failed or cancelled, in order, at most a page).
+struct ChildrenView {
+	json page = json::array();
+	json failed = json::array();
+};
+
+ChildrenView children_view(genroc::Store &store, const Options &o, bool has_children) {
+	ChildrenView v;
+	if (!has_children) return v;
+	v.page = store.list_instances({{"parent", o.id}, {"limit", o.page_size}, {"offset", (o.page - 1) * o.page_size}});
+	std::vector<json> failed;
+	for (const char *st : {"failed", "cancelled"})
+		for (auto &c : store.list_instances({{"parent", o.id}, {"status", st}, {"limit", o.page_size}}))
+			failed.push_back(c);
+	std::sort(failed.begin(), failed.end(), [](const json &a, const json &b) { return a["id"] < b["id"]; });
+	if (failed.size() > static_cast<size_t>(o.page_size)) failed.resize(static_cast<size_t>(o.page_size));
+	for (auto &c : failed) v.failed.push_back(std::move(c));
+	return v;
+}
+
+void print_children(const json &kids) {
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &k : kids)
+		rows.push_back({cell(k, "id"), cell(k, "definition"), cell(k, "child_index"), cell(k, "status"),
+						cell(k, "state"), cell(k, "error"), cell(k, "scope")});
+	print_table({"ID", "DEFINITION", "INDEX", "STATUS", "STATE", "ERROR", "SCOPE"}, rows);
+}
+
 void cmd_show(genroc::Store &store, const Options &o) {
 	json inst = store.get_instance(o.id);
+	const json summary = inst.contains("children") ? inst["children"] : json(nullptr);
+	ChildrenView kids = children_view(store, o, summary.is_object());
 	json hist = store.history(o.id);
-	if (o.as_json) return print_json({{"instance", inst}, {"history", hist}});
+	if (o.as_json) {
+		json out = {{"instance", inst}, {"history", hist}};
+		if (summary.is_object())
+			out["children"] = {{"summary", summary},
+							   {"page", o.page},
+							   {"page_size", o.page_size},
+							   {"items", kids.page},
+							   {"failed", kids.failed}};
+		return print_json(out);
+	}
 	// The fields an operator looks at first; --json shows everything.
 	// Payloads (input, output) print as JSON, so a string result shows its quotes.
 	const char *fields[] = {"id",		  "definition", "version",	  "name",	  "status",		"state",
@@ -255,26 +305,23 @@ void cmd_show(genroc::Store &store, const Options &o) {
 		std::cout << f << ":" << std::string(12 - std::min<size_t>(11, std::string(f).size()), ' ') << text
 				  << "\n";
 	}
-	// The tree below this instance (Parallel branches, Map items, calls):
-	// every descendant shares its root.
-	std::vector<std::vector<std::string>> tree;
-	const json root = inst.value("root_id", json(nullptr)).is_null() ? inst["id"] : inst["root_id"];
-	json all = store.list_instances({{"root", root}, {"limit", 10000}});
-	std::function<void(int64_t, int)> walk = [&](int64_t parent, int depth) {
-		std::vector<json> kids;
-		for (const auto &i : all)
-			if (i.value("parent_id", json(nullptr)) == parent) kids.push_back(i);
-		std::sort(kids.begin(), kids.end(), [](const json &a, const json &b) { return a["id"] < b["id"]; });
-		for (const auto &k : kids) {
-			tree.push_back({std::string(2 * depth, ' ') + cell(k, "id"), cell(k, "definition"),
-							cell(k, "child_index"), cell(k, "status"), cell(k, "state"), cell(k, "scope")});
-			walk(k["id"].get<int64_t>(), depth + 1);
+	if (summary.is_object()) {
+		auto n = [&](const char *k) { return summary.value(k, int64_t(0)); };
+		std::cout << "children:    " << summary.value("kind", "") << ", " << n("total") << ": " << n("succeeded")
+				  << " succeeded, " << n("failed") << " failed, " << n("running") << " running, " << n("waiting")
+				  << " waiting\n";
+		const int64_t first = (o.page - 1) * o.page_size + 1;
+		std::cout << "\nchildren " << first << "-" << first + o.page_size - 1 << " (page " << o.page << "):\n";
+		if (kids.page.empty())
+			std::cout << "(none)\n";
+		else
+			print_children(kids.page);
+		if (static_cast<int64_t>(kids.page.size()) == o.page_size)
+			std::cout << "more: --page " << o.page + 1 << "\n";
+		if (!kids.failed.empty()) {
+			std::cout << "\nfailed children (first " << o.page_size << "):\n";
+			print_children(kids.failed);
 		}
-	};
-	walk(o.id, 0);
-	if (!tree.empty()) {
-		std::cout << "\nchildren:\n";
-		print_table({"ID", "DEFINITION", "INDEX", "STATUS", "STATE", "SCOPE"}, tree);
 	}
 	std::cout << "\nhistory:\n";
 	print_history(hist);
@@ -447,8 +494,12 @@ int main(int argc, char **argv) {
 			return eq == std::string::npos || eq == 0 ? std::string("a label is key=value") : std::string();
 		});
 	instances->add_option("--limit", o.limit_text, "at most N instances");
-	auto *show = instances->add_subcommand("show", "one instance: state, status, input, output, history");
+	auto *root_opt = instances->add_option("--root", o.root_text, "the instances below this top instance (a tree)");
+	instances->add_flag("--all", o.all, "children too (default: top-level instances only)")->excludes(root_opt);
+	auto *show = instances->add_subcommand("show", "one instance: state, status, input, output, children, history");
 	show->add_option("ID", o.id_text, "instance id")->required();
+	show->add_option("--page", o.page_text, "which page of its children (default 1)");
+	show->add_option("--page-size", o.page_size_text, "children per page (default 20, at most 10000)");
 
 	auto *logs = app.add_subcommand("logs", "the instance log of one instance, oldest first");
 	logs->add_option("ID", o.id_text, "instance id")->required();
@@ -500,6 +551,9 @@ int main(int argc, char **argv) {
 		// argument in one line and an out-of-range id is refused, not clamped.
 		if (!o.id_text.empty()) o.id = positive_arg(o.id_text, "ID", INT64_MAX);
 		if (!o.limit_text.empty()) o.limit = static_cast<int>(positive_arg(o.limit_text, "--limit", INT_MAX));
+		if (!o.root_text.empty()) o.root = positive_arg(o.root_text, "--root", INT64_MAX);
+		if (!o.page_size_text.empty()) o.page_size = positive_arg(o.page_size_text, "--page-size", 10000);
+		if (!o.page_text.empty()) o.page = positive_arg(o.page_text, "--page", INT_MAX / o.page_size);
 		// the commands that only read open a SQLite file read-only: a file
 		// the user may read but not write (0444) can still be listed
 		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *activity ||

@@ -319,6 +319,18 @@ json get_instances(Call &c) {
 			auto n = parse_int(value, 1, INT64_MAX);
 			if (!n) throw invalid("query parameter \"root\" must be an instance id, got \"" + shown(value) + "\"");
 			filter["root"] = *n;
+		} else if (key == "parent") {
+			auto n = parse_int(value, 1, INT64_MAX);
+			if (!n) throw invalid("query parameter \"parent\" must be an instance id, got \"" + shown(value) + "\"");
+			filter["parent"] = *n;
+		} else if (key == "offset") {
+			auto n = parse_int(value, 0, INT32_MAX);
+			if (!n) throw invalid("query parameter \"offset\" must be 0 or a positive integer, got \"" + shown(value) + "\"");
+			filter["offset"] = *n;
+		} else if (key == "top") {
+			if (value != "true" && value != "false")
+				throw invalid("query parameter \"top\" must be true or false, got \"" + shown(value) + "\"");
+			filter["top"] = value == "true";
 		} else {
 			throw invalid("unknown query parameter \"" + shown(key) + "\"");
 		}

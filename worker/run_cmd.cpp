@@ -92,6 +92,24 @@ void progress(log::Level level, const std::string &text, const json &fields = js
 	else std::fprintf(stderr, "%s\n", text.c_str());
 }
 
+// The progress of the instance's fan-out (get_instance's "children"), or ""
+// when it is not waiting for children.
+std::string progress_text(const json &instance) {
+	if (instance.value("status", "") != "waiting" || instance.value("wait_kind", json()) != "children" ||
+		!instance.contains("children") || !instance["children"].is_object())
+		return "";
+	const json &c = instance["children"];
+	auto n = [&](const char *k) { return c.contains(k) && c[k].is_number_integer() ? c[k].get<int64_t>() : 0; };
+	const std::string state = instance.contains("state") && instance["state"].is_string()
+								  ? instance["state"].get<std::string>()
+								  : std::string();
+	std::string s = "   " + state + ": " + std::to_string(n("succeeded") + n("failed")) + "/" +
+					std::to_string(n("total")) + " done";
+	if (n("failed") > 0) s += " (" + std::to_string(n("failed")) + " failed)";
+	s += ", " + std::to_string(n("running")) + " running, " + std::to_string(n("waiting")) + " waiting";
+	return s;
+}
+
 }  // namespace
 
 int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag &stop) {
@@ -161,6 +179,19 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	int64_t printed = 0;
 	json instance;
 	bool interrupted = false;
+	auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+	// A fan-out's progress between children_started and children_done: on a
+	// terminal one line rewritten in place; otherwise (and with --log-mode
+	// json) a line when the counts changed, at most every kProgressEvery.
+	const bool tty = ::isatty(STDERR_FILENO) == 1 && log::mode() != log::Mode::json;
+	constexpr double kProgressEvery = 1.0;
+	bool progress_on_line = false;	// the terminal's cursor is after a progress line
+	std::string last_progress;
+	double last_progress_at = -kProgressEvery;
+	auto end_progress_line = [&] {
+		if (progress_on_line) std::fprintf(stderr, "\r\033[K");
+		progress_on_line = false;
+	};
 	auto print_new = [&] {
 		json hist = store->history(started.instance_id);
 		int64_t now_ms = std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -168,7 +199,8 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 			int64_t seq = e.value("seq", int64_t{0});
 			if (seq <= printed) continue;
 			printed = seq;
-			double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+			end_progress_line();
+			const double secs = elapsed();
 			char at[32];
 			std::snprintf(at, sizeof at, "[%6.2fs] ", secs);
 			progress(log::Level::info, log::mode() == log::Mode::json ? describe(e, now_ms) : at + describe(e, now_ms),
@@ -178,16 +210,38 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 					  {"state", e.value("state", json())}});
 		}
 	};
+	auto print_progress = [&] {
+		const std::string p = progress_text(instance);
+		if (p.empty() || p == last_progress) return;
+		const double secs = elapsed();
+		if (tty) {
+			std::fprintf(stderr, "\r\033[K[%6.2fs] %s", secs, p.c_str());
+			progress_on_line = true;
+		} else {
+			if (secs - last_progress_at < kProgressEvery) return;
+			char at[32];
+			std::snprintf(at, sizeof at, "[%6.2fs] ", secs);
+			progress(log::Level::info, log::mode() == log::Mode::json ? p.substr(3) : at + p,
+					 {{"instance", started.instance_id},
+					  {"elapsed_s", std::round(secs * 100) / 100},
+					  {"children", instance["children"]}});
+			last_progress_at = secs;
+		}
+		std::fflush(stderr);
+		last_progress = p;
+	};
 	Backoff backoff;
 	for (;;) {
 		try {
 			print_new();
 			instance = store->get_instance(started.instance_id);
+			print_progress();
 			backoff.reset();
 			const std::string status = instance.value("status", "");
 			if (status == "succeeded" || status == "failed" || status == "cancelled") break;
 		} catch (const Error &e) {
 			if (!is_transient(e)) {
+				end_progress_line();
 				progress(log::Level::error, std::string("genroc run: ") + e.what() + " (SQLSTATE " + e.sqlstate + ")",
 						 {{"sqlstate", e.sqlstate}});
 				interrupted = true;
@@ -202,11 +256,13 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		if (runner_rc.load() >= 0) {
 			// The in-process worker gave up (its log said why): nothing
 			// would ever run the instance's tasks.
+			end_progress_line();
 			progress(log::Level::error, "genroc run: the worker stopped");
 			worker.join();
 			return kFailed;
 		}
 	}
+	end_progress_line();
 	runner_stop.request();
 	worker.join();
 	if (interrupted) {

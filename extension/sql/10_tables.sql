@@ -195,6 +195,30 @@ CREATE TABLE genroc._locks (
 	PRIMARY KEY (kind, key)
 );
 
+-- The counts of a parent's current fan-out (65_children.sql), kept in the
+-- transactions that start and end its children, so that moving a Parallel
+-- or a Map on costs the same at its 100,000th item as at its first (no
+-- count over the siblings).  One row per parent that ever fanned out,
+-- replaced by its next fan-out (gen = the parent's fanout.gen):
+--   next_index  the children below it were started, in child_index order
+--               (or had ended while pending: cancelled from outside)
+--   live        started and not ended
+--   pending     not started and not ended
+--   succeeded   ended succeeded
+--   failed      ended failed or cancelled
+-- A fan-out without its row (one begun before this table existed) gets it
+-- from its children on first use (genroc._fanout_row).
+CREATE TABLE genroc._fanouts (
+	parent_id	bigint PRIMARY KEY REFERENCES genroc._instances (id) ON DELETE CASCADE,
+	gen			int NOT NULL,
+	total		int NOT NULL,
+	next_index	int NOT NULL,
+	live		int NOT NULL,
+	pending		int NOT NULL,
+	succeeded	int NOT NULL,
+	failed		int NOT NULL
+);
+
 REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log,
-	genroc._locks FROM PUBLIC;
+	genroc._locks, genroc._fanouts FROM PUBLIC;
 -- USAGE on the schema: the capability groups only (99_privileges.sql).

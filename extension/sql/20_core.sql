@@ -338,19 +338,39 @@ CREATE FUNCTION genroc._context(p_instance genroc._instances, p_def genroc._defi
 	LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-	v_exec genroc._instances := p_instance;
+	v_id bigint := p_instance.id;
+	v_scope text := p_instance.scope;
+	v_parent bigint := p_instance.parent_id;
+	v_input jsonb := p_instance.input;
+	v_name text := p_instance.name;
+	v_created timestamptz := p_instance.created_at;
 BEGIN
 	-- PL/pgSQL, not SQL: its plans are kept for the session, where a SQL
-	-- function's would be made again on every step
-	WHILE v_exec.scope IS NOT NULL AND v_exec.parent_id IS NOT NULL LOOP
-		SELECT * INTO STRICT v_exec FROM genroc._instances WHERE id = v_exec.parent_id;
-	END LOOP;
+	-- function's would be made again on every step.  Only the columns it
+	-- needs: an ancestor's state_input may hold a Map's items.
+	IF v_scope IS NOT NULL AND v_parent IS NOT NULL THEN
+		WHILE v_scope IS NOT NULL AND v_parent IS NOT NULL LOOP
+			SELECT i.id, i.scope, i.parent_id INTO STRICT v_id, v_scope, v_parent
+			FROM genroc._instances i WHERE i.id = v_parent;
+		END LOOP;
+		SELECT i.name, i.created_at INTO STRICT v_name, v_created FROM genroc._instances i WHERE i.id = v_id;
+		-- the execution's input (for a Map item, its parent's whole input,
+		-- items and all) only for a definition that may read it: one whose
+		-- text has a context path other than the Map, State, Task and
+		-- StateMachine objects
+		IF p_def.definition::text ~ '\$\$(?!\.(Map|StateMachine|State|Task)\.)' THEN
+			SELECT i.input INTO STRICT v_input FROM genroc._instances i WHERE i.id = v_id;
+		ELSE
+			v_input := NULL;
+		END IF;
+	END IF;
 	RETURN jsonb_build_object(
 		'Execution', jsonb_build_object(
-			'Id', v_exec.id::text,
-			'Input', v_exec.input,
-			'Name', coalesce(v_exec.name, v_exec.id::text),
-			'StartTime', genroc._iso(v_exec.created_at)),
+			'Id', v_id::text,
+			'Name', coalesce(v_name, v_id::text),
+			'StartTime', genroc._iso(v_created))
+			|| CASE WHEN v_input IS NULL THEN '{}'::jsonb
+					ELSE jsonb_build_object('Input', v_input) END,
 		'StateMachine', jsonb_build_object(
 			'Id', p_def.name || ':' || p_def.version,
 			'Name', p_def.name),

@@ -418,6 +418,38 @@ CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS json
 		WHERE d.id = p_instance.definition_id;
 	END;
 
+/*
+ * The children of an instance's last fan-out (Parallel, Map, call), from
+ * its counts (genroc._fanouts, 65_children.sql), so it costs the same for
+ * a hundred thousand items as for three:
+ *   {"kind", "total", "succeeded", "failed" (failed or cancelled),
+ *    "running" (started, not ended), "waiting" (not started yet)}
+ * A fan-out without a counts row (begun before genroc._fanouts existed)
+ * is counted over its children.
+ */
+CREATE FUNCTION genroc._children_summary(p_parent bigint, p_fanout jsonb) RETURNS jsonb
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_gen int := (p_fanout ->> 'gen')::int;
+	v_out jsonb;
+BEGIN
+	SELECT jsonb_build_object('total', f.total, 'succeeded', f.succeeded, 'failed', f.failed,
+							  'running', f.live, 'waiting', f.pending)
+	INTO v_out FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = v_gen;
+	IF v_out IS NULL THEN
+		SELECT jsonb_build_object('total', count(*),
+			'succeeded', count(*) FILTER (WHERE c.status = 'succeeded'),
+			'failed', count(*) FILTER (WHERE c.status IN ('failed', 'cancelled')),
+			'running', count(*) FILTER (WHERE c.status NOT IN ('succeeded', 'failed', 'cancelled')
+											AND c.wait_kind IS DISTINCT FROM 'pending'),
+			'waiting', count(*) FILTER (WHERE c.status = 'waiting' AND c.wait_kind = 'pending'))
+		INTO v_out FROM genroc._instances c WHERE c.parent_id = p_parent AND c.child_gen = v_gen;
+	END IF;
+	RETURN jsonb_build_object('kind', p_fanout ->> 'kind') || v_out;
+END;
+$$;
+
 CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -433,15 +465,21 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
 	END IF;
-	RETURN genroc._instance_json(v_inst);
+	RETURN genroc._instance_json(v_inst)
+		|| CASE WHEN v_inst.fanout IS NULL THEN '{}'::jsonb
+				ELSE jsonb_build_object('children', genroc._children_summary(v_inst.id, v_inst.fanout)) END;
 END;
 $$;
 COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 	'One instance as JSON (status, state, input, output, error, lease, timestamps); RC003 when there is none.';
 
 -- Semantics: filter keys status, definition, label ({"k":"v"}: every pair
--- must be among the instance's labels), limit (default 100, 1..10000);
--- newest first (id descending).
+-- must be among the instance's labels), root (the instances below that
+-- top instance), parent (that instance's children, every fan-out's), top
+-- (true: top-level instances only), limit (default 100, 1..10000), offset
+-- (rows passed over first, for paging; default 0); newest first (id
+-- descending), but a parent's children in the order they were made
+-- (fan-out by fan-out, item by item).
 CREATE FUNCTION genroc.list_instances(p_filter jsonb DEFAULT '{}') RETURNS SETOF jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -452,11 +490,15 @@ DECLARE
 	v_definition text;
 	v_label jsonb;
 	v_root bigint;
+	v_parent bigint;
+	v_top boolean := false;
+	v_offset int := 0;
 	v_limit int := 100;
 	v_me oid := genroc._caller();
 	v_all boolean := genroc._can(genroc._caller(), 'operator');
 BEGIN
-	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'root', 'status'],
+	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'offset', 'parent',
+												  'root', 'status', 'top'],
 								  'list_instances filter');
 	IF v_filter ? 'status' THEN
 		v_status := genroc._text_option(v_filter -> 'status', 'status');
@@ -478,12 +520,50 @@ BEGIN
 		END IF;
 		v_root := (v_filter ->> 'root')::bigint;
 	END IF;
+	IF v_filter ? 'parent' THEN
+		IF jsonb_typeof(v_filter -> 'parent') <> 'number' OR (v_filter ->> 'parent') !~ '^[0-9]+$' THEN
+			RAISE EXCEPTION 'option "parent" must be an instance id, not %', v_filter -> 'parent'
+				USING ERRCODE = '22023';
+		END IF;
+		v_parent := (v_filter ->> 'parent')::bigint;
+	END IF;
+	IF v_filter ? 'top' THEN
+		IF jsonb_typeof(v_filter -> 'top') <> 'boolean' THEN
+			RAISE EXCEPTION 'option "top" must be true or false, not %', v_filter -> 'top'
+				USING ERRCODE = '22023';
+		END IF;
+		v_top := (v_filter ->> 'top')::boolean;
+	END IF;
+	IF v_filter ? 'offset' THEN
+		v_offset := genroc._int_option(v_filter -> 'offset', 'offset');
+		IF v_offset < 0 THEN
+			RAISE EXCEPTION 'option "offset" must be 0 or more, not %', v_offset
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
 	IF v_filter ? 'limit' THEN
 		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
 		IF v_limit NOT BETWEEN 1 AND 10000 THEN
 			RAISE EXCEPTION 'option "limit" must be between 1 and 10000, not %', v_limit
 				USING ERRCODE = '22023';
 		END IF;
+	END IF;
+	IF v_parent IS NOT NULL THEN
+		-- a parent's children in order (the children index's order)
+		RETURN QUERY
+			SELECT genroc._instance_json(i)
+			FROM genroc._instances i
+			JOIN genroc._definitions d ON d.id = i.definition_id
+			WHERE i.parent_id = v_parent
+			  AND (v_status IS NULL OR i.status = v_status)
+			  AND (v_definition IS NULL OR d.name = v_definition)
+			  AND (v_label IS NULL OR i.labels @> v_label)
+			  AND (v_root IS NULL OR i.root_id = v_root)
+			  AND NOT v_top
+			  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
+			ORDER BY i.child_gen, i.child_index, i.id
+			LIMIT v_limit OFFSET v_offset;
+		RETURN;
 	END IF;
 	RETURN QUERY
 		SELECT genroc._instance_json(i)
@@ -493,13 +573,14 @@ BEGIN
 		  AND (v_definition IS NULL OR d.name = v_definition)
 		  AND (v_label IS NULL OR i.labels @> v_label)
 		  AND (v_root IS NULL OR i.root_id = v_root)
+		  AND (NOT v_top OR i.parent_id IS NULL)
 		  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
 		ORDER BY i.id DESC
-		LIMIT v_limit;
+		LIMIT v_limit OFFSET v_offset;
 END;
 $$;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
-	'Instances the caller may read, as JSON, newest first; filter keys status, definition, label ({"k":"v"}), limit (default 100).';
+	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, label ({"k":"v"}), root, parent, top, limit (default 100), offset.';
 
 CREATE FUNCTION genroc.history(p_instance bigint)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)

@@ -142,6 +142,11 @@ BEGIN
 		   v_now, v_now, v_inst.owner
 	FROM jsonb_array_elements(v_items) AS it
 	ORDER BY (it ->> 'index')::int;
+	INSERT INTO genroc._fanouts AS f (parent_id, gen, total, next_index, live, pending, succeeded, failed)
+	VALUES (p_parent, v_gen, jsonb_array_length(v_items), 0, 0, jsonb_array_length(v_items), 0, 0)
+	ON CONFLICT (parent_id) DO UPDATE SET
+		gen = EXCLUDED.gen, total = EXCLUDED.total, next_index = 0, live = 0,
+		pending = EXCLUDED.pending, succeeded = 0, failed = 0;
 	IF v_kind = 'call' THEN
 		PERFORM genroc._log(p_parent, 'call_started', p_out ->> 'state',
 			jsonb_build_object('definition', v_called.name, 'version', v_called.version,
@@ -229,31 +234,85 @@ BEGIN
 END;
 $$;
 
--- A child ended (succeeded, failed, cancelled): lock its parent and let it
--- go on.  When the parent is already being advanced further up this
--- transaction (a child started by that loop ended at once), that loop sees
--- the end itself.
+-- The counts row of a parent's fan-out of generation p_gen
+-- (genroc._fanouts): made from its children when missing or of an earlier
+-- generation (a fan-out begun before the table existed).  Returns true
+-- when it made the row (the counts then include every child's end so far).
+-- The caller holds the parent's row lock.
+CREATE FUNCTION genroc._fanout_row(p_parent bigint, p_gen int) RETURNS boolean
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	PERFORM 1 FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = p_gen;
+	IF FOUND THEN
+		RETURN false;
+	END IF;
+	INSERT INTO genroc._fanouts AS f (parent_id, gen, total, next_index, live, pending, succeeded, failed)
+	SELECT p_parent, p_gen, count(*),
+		   coalesce(min(c.child_index) FILTER (WHERE c.status = 'waiting' AND c.wait_kind = 'pending'),
+					max(c.child_index) + 1, 0),
+		   count(*) FILTER (WHERE c.status NOT IN ('succeeded', 'failed', 'cancelled')
+							  AND c.wait_kind IS DISTINCT FROM 'pending'),
+		   count(*) FILTER (WHERE c.status = 'waiting' AND c.wait_kind = 'pending'),
+		   count(*) FILTER (WHERE c.status = 'succeeded'),
+		   count(*) FILTER (WHERE c.status IN ('failed', 'cancelled'))
+	FROM genroc._instances c
+	WHERE c.parent_id = p_parent AND c.child_gen = p_gen
+	ON CONFLICT (parent_id) DO UPDATE SET
+		gen = EXCLUDED.gen, total = EXCLUDED.total, next_index = EXCLUDED.next_index,
+		live = EXCLUDED.live, pending = EXCLUDED.pending, succeeded = EXCLUDED.succeeded,
+		failed = EXCLUDED.failed;
+	RETURN true;
+END;
+$$;
+
+-- A child ended (succeeded, failed, cancelled): lock its parent, count the
+-- end in the parent's fan-out counts, and let it go on.  When the parent is
+-- already being advanced further up this transaction (a child started by
+-- that loop ended at once), that loop sees the new counts itself.  Reads
+-- only the columns it needs: the parent's state_input (a Map's items) is
+-- never loaded per child.
 CREATE FUNCTION genroc._child_ended(p_child bigint) RETURNS void
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
-	v_child genroc._instances;
-	v_parent genroc._instances;
+	v_parent_id bigint;
+	v_gen int;
+	v_index int;
+	v_status text;
+	v_p_status text;
+	v_p_wait text;
+	v_p_gen int;
 BEGIN
-	SELECT * INTO STRICT v_child FROM genroc._instances WHERE id = p_child;
-	IF v_child.parent_id IS NULL THEN
+	SELECT i.parent_id, i.child_gen, i.child_index, i.status
+	INTO STRICT v_parent_id, v_gen, v_index, v_status
+	FROM genroc._instances i WHERE i.id = p_child;
+	IF v_parent_id IS NULL THEN
 		RETURN;
 	END IF;
-	SELECT * INTO v_parent FROM genroc._instances WHERE id = v_child.parent_id FOR UPDATE;
-	IF v_parent.status <> 'waiting' OR v_parent.wait_kind IS DISTINCT FROM 'children'
-	   OR (v_parent.fanout ->> 'gen')::int IS DISTINCT FROM v_child.child_gen THEN
+	SELECT i.status, i.wait_kind, (i.fanout ->> 'gen')::int INTO v_p_status, v_p_wait, v_p_gen
+	FROM genroc._instances i WHERE i.id = v_parent_id FOR UPDATE;
+	IF v_p_status <> 'waiting' OR v_p_wait IS DISTINCT FROM 'children'
+	   OR v_p_gen IS DISTINCT FROM v_gen THEN
 		RETURN;	-- a child of a fan-out that is over (its siblings were cancelled)
 	END IF;
+	-- started children are below next_index; one above it ended while it
+	-- was pending (cancelled from outside).  No row of this generation: it
+	-- is made from the children, this end included.
+	UPDATE genroc._fanouts f SET
+		live = f.live - CASE WHEN v_index < f.next_index THEN 1 ELSE 0 END,
+		pending = f.pending - CASE WHEN v_index < f.next_index THEN 0 ELSE 1 END,
+		succeeded = f.succeeded + CASE WHEN v_status = 'succeeded' THEN 1 ELSE 0 END,
+		failed = f.failed + CASE WHEN v_status = 'succeeded' THEN 0 ELSE 1 END
+	WHERE f.parent_id = v_parent_id AND f.gen = v_gen;
+	IF NOT FOUND THEN
+		PERFORM genroc._fanout_row(v_parent_id, v_gen);
+	END IF;
 	IF (',' || coalesce(current_setting('genroc_fanout.active', true), '') || ',')
-	   LIKE '%,' || v_parent.id || ',%' THEN
+	   LIKE '%,' || v_parent_id || ',%' THEN
 		RETURN;
 	END IF;
-	PERFORM genroc._advance_children(v_parent.id);
+	PERFORM genroc._advance_children(v_parent_id);
 END;
 $$;
 
@@ -262,19 +321,29 @@ $$;
  * children while there is room, and resumes the parent (children_done with
  * the outputs in order) when every child has ended.  The caller holds the
  * parent's row lock.  Loops rather than recursing, so a Map of a thousand
- * items whose children end at once does not nest a thousand calls.
+ * items whose children end at once does not nest a thousand calls.  The
+ * counts come from genroc._fanouts and the next child from the children's
+ * index, so each turn costs the same whatever the number of siblings; the
+ * parent's whole row (its state_input holds a Map's items) is read only
+ * when the fan-out ends.
  */
 CREATE FUNCTION genroc._advance_children(p_parent bigint) RETURNS void
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
 	v_parent genroc._instances;
+	v_status text;
+	v_wait text;
+	v_state text;
+	v_wait_until timestamptz;
+	v_fanout jsonb;
 	v_gen int;
 	v_max int;
 	v_total int;
 	v_live int;
 	v_pending int;
 	v_failed int;
+	v_next int;
 	v_first genroc._instances;
 	v_tol_count numeric;
 	v_tol_pct numeric;
@@ -286,22 +355,24 @@ DECLARE
 BEGIN
 	PERFORM set_config('genroc_fanout.active', v_active || ',' || p_parent, true);
 	LOOP
-		SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
-		EXIT WHEN v_parent.status <> 'waiting' OR v_parent.wait_kind IS DISTINCT FROM 'children';
-		v_gen := (v_parent.fanout ->> 'gen')::int;
-		v_max := coalesce((v_parent.fanout ->> 'max_concurrency')::int, 0);
-		v_total := (v_parent.fanout ->> 'total')::int;
-		SELECT count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled')
-								  AND wait_kind IS DISTINCT FROM 'pending'),
-			   count(*) FILTER (WHERE wait_kind = 'pending' AND status = 'waiting'),
-			   count(*) FILTER (WHERE status IN ('failed', 'cancelled'))
-		INTO v_live, v_pending, v_failed
-		FROM genroc._instances
-		WHERE parent_id = p_parent AND child_gen = v_gen;
+		SELECT i.status, i.wait_kind, i.state, i.wait_until, i.fanout
+		INTO STRICT v_status, v_wait, v_state, v_wait_until, v_fanout
+		FROM genroc._instances i WHERE i.id = p_parent;
+		EXIT WHEN v_status <> 'waiting' OR v_wait IS DISTINCT FROM 'children';
+		v_gen := (v_fanout ->> 'gen')::int;
+		v_max := coalesce((v_fanout ->> 'max_concurrency')::int, 0);
+		v_total := (v_fanout ->> 'total')::int;
+		SELECT f.live, f.pending, f.failed, f.next_index INTO v_live, v_pending, v_failed, v_next
+		FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = v_gen;
+		IF NOT FOUND THEN
+			PERFORM genroc._fanout_row(p_parent, v_gen);
+			SELECT f.live, f.pending, f.failed, f.next_index INTO STRICT v_live, v_pending, v_failed, v_next
+			FROM genroc._fanouts f WHERE f.parent_id = p_parent;
+		END IF;
 
 		IF v_failed > 0 THEN
-			v_tol_count := (v_parent.fanout ->> 'tolerated_count')::numeric;
-			v_tol_pct := (v_parent.fanout ->> 'tolerated_percentage')::numeric;
+			v_tol_count := (v_fanout ->> 'tolerated_count')::numeric;
+			v_tol_pct := (v_fanout ->> 'tolerated_percentage')::numeric;
 			v_error := NULL;
 			IF v_tol_count IS NULL AND v_tol_pct IS NULL THEN
 				SELECT * INTO v_first FROM genroc._instances
@@ -313,13 +384,13 @@ BEGIN
 			ELSIF (v_tol_count IS NOT NULL AND v_failed > v_tol_count)
 				  OR (v_tol_pct IS NOT NULL AND v_failed * 100 > v_tol_pct * v_total) THEN
 				v_error := 'States.ExceedToleratedFailureThreshold';
-				v_cause := format('%s of %s items of state "%s" failed', v_failed, v_total,
-								  v_parent.state);
+				v_cause := format('%s of %s items of state "%s" failed', v_failed, v_total, v_state);
 			END IF;
 			IF v_error IS NOT NULL THEN
+				SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
 				PERFORM genroc._cancel_children(v_parent,
-					format('state "%s" failed: %s', v_parent.state, v_error));
-				PERFORM genroc._log(p_parent, 'children_failed', v_parent.state,
+					format('state "%s" failed: %s', v_state, v_error));
+				PERFORM genroc._log(p_parent, 'children_failed', v_state,
 					jsonb_build_object('error', v_error, 'cause', v_cause, 'failed', v_failed));
 				UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
 				PERFORM genroc._apply_step(p_parent,
@@ -329,11 +400,16 @@ BEGIN
 		END IF;
 
 		IF v_pending > 0 AND (v_max = 0 OR v_live < v_max)
-		   AND (v_parent.wait_until IS NULL OR v_parent.wait_until <= genroc.now()) THEN
+		   AND (v_wait_until IS NULL OR v_wait_until <= genroc.now()) THEN
+			-- the first pending child from next_index on (the children
+			-- index's order; one cancelled while pending is passed over)
 			SELECT * INTO STRICT v_child FROM genroc._instances
-			WHERE parent_id = p_parent AND child_gen = v_gen
+			WHERE parent_id = p_parent AND child_gen = v_gen AND child_index >= v_next
 			  AND status = 'waiting' AND wait_kind = 'pending'
 			ORDER BY child_index LIMIT 1 FOR UPDATE;
+			UPDATE genroc._fanouts f SET next_index = v_child.child_index + 1,
+				live = f.live + 1, pending = f.pending - 1
+			WHERE f.parent_id = p_parent;
 			UPDATE genroc._instances SET status = 'ready', wait_kind = NULL
 			WHERE id = v_child.id;
 			PERFORM genroc._log(v_child.id, 'started', NULL,
@@ -341,8 +417,9 @@ BEGIN
 								   'scope', v_child.scope, 'input', v_child.input));
 			PERFORM genroc._apply_step(v_child.id,
 				jsonb_build_object('op', 'start', 'input', v_child.input));
-			IF v_parent.fanout ->> 'kind' = 'call' AND NOT (v_parent.fanout ->> 'sync')::boolean THEN
+			IF v_fanout ->> 'kind' = 'call' AND NOT (v_fanout ->> 'sync')::boolean THEN
 				-- an async call goes on as soon as its child has started
+				SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
 				UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
 				PERFORM genroc._apply_step(p_parent, genroc._task_request(v_parent, 'task_succeeded',
 					jsonb_build_object('InstanceId', v_child.id), NULL, NULL));
@@ -352,6 +429,8 @@ BEGIN
 		END IF;
 
 		IF v_live = 0 AND v_pending = 0 THEN
+			-- once per fan-out: the outputs in order, and the parent's row
+			SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
 			SELECT jsonb_agg(CASE WHEN status = 'succeeded' THEN coalesce(output, 'null'::jsonb)
 								  ELSE jsonb_strip_nulls(jsonb_build_object('Error', error,
 																			'Cause', cause)) END
@@ -360,17 +439,17 @@ BEGIN
 			FROM genroc._instances
 			WHERE parent_id = p_parent AND child_gen = v_gen;
 			UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;
-			IF v_parent.fanout ->> 'kind' = 'call' THEN
-				PERFORM genroc._log(p_parent, 'call_done', v_parent.state, NULL);
+			IF v_fanout ->> 'kind' = 'call' THEN
+				PERFORM genroc._log(p_parent, 'call_done', v_state, NULL);
 				PERFORM genroc._apply_step(p_parent, genroc._task_request(v_parent, 'task_succeeded',
 					v_outputs -> 0, NULL, NULL));
 				EXIT;
 			END IF;
-			PERFORM genroc._log(p_parent, 'children_done', v_parent.state,
+			PERFORM genroc._log(p_parent, 'children_done', v_state,
 				jsonb_build_object('count', v_total, 'failed', v_failed));
 			PERFORM genroc._apply_step(p_parent, jsonb_build_object(
 				'op', 'children_done',
-				'state', v_parent.state,
+				'state', v_state,
 				'state_input', coalesce(v_parent.state_input, 'null'::jsonb),
 				'retry_counts', v_parent.retry_counts,
 				'outputs', coalesce(v_outputs, '[]'::jsonb)));

@@ -13,6 +13,7 @@
  * The tables of 0.2 against 0.1, in the order a fresh install makes them
  * (the column order must match): the session columns of _workers
  * (10_tables.sql), the table of lock rows genroc._locks (10_tables.sql),
+ * the fan-out counts genroc._fanouts (10_tables.sql),
  * the owner columns and their index (12_roles.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
  * their grants, the new helpers) is in the parts, which run after this.
@@ -28,6 +29,19 @@ CREATE TABLE genroc._locks (
 	kind	text NOT NULL,
 	key		text NOT NULL,
 	PRIMARY KEY (kind, key)
+);
+
+-- a fan-out's counts (10_tables.sql; marked for pg_dump in 95_backup.sql):
+-- a fan-out 0.1 began gets its row from its children when it next moves
+CREATE TABLE genroc._fanouts (
+	parent_id	bigint PRIMARY KEY REFERENCES genroc._instances (id) ON DELETE CASCADE,
+	gen			int NOT NULL,
+	total		int NOT NULL,
+	next_index	int NOT NULL,
+	live		int NOT NULL,
+	pending		int NOT NULL,
+	succeeded	int NOT NULL,
+	failed		int NOT NULL
 );
 
 -- 0.1 let PUBLIC use the schema; 0.2 gives it to the capability groups

@@ -305,6 +305,120 @@ TEST_P(StoreTest, CancellingABranchFailsTheParallel) {
 	EXPECT_EQ(status(kids[2].at("id").get<int64_t>()), "cancelled");
 }
 
+// The counts a fan-out keeps on its parent (genroc._fanouts, the shim's
+// fanouts), as get_instance shows them under "children": they follow every
+// child's start and end, and only those: a child's crash (its lease lapses,
+// the task runs again) changes nothing, a pending item cancelled from
+// outside stops waiting and counts as failed, and the next item started
+// passes over it.
+TEST_P(StoreTest, MapCountsFollowItsChildrenThroughALapseAndACancel) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","MaxConcurrency":2,"ToleratedFailureCount":5,
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "End":true}}})"));
+	worker("w1", {{"lease_duration", "5s"}});
+	const int64_t id = start("map", json::array({0, 1, 2, 3, 4}));
+	auto counts = [&] { return instance(id).at("children"); };
+	auto expect = [&](int ok, int failed, int running, int waiting) {
+		return json{{"kind", "map"},	   {"total", 5},		  {"succeeded", ok},
+					{"failed", failed}, {"running", running}, {"waiting", waiting}};
+	};
+	EXPECT_EQ(counts(), expect(0, 0, 2, 3));
+
+	// item 0's worker dies: its lease lapses and the task is handed out again
+	Task t0 = claim_one("w1");
+	EXPECT_EQ(t0.input, 0);
+	at(5);
+	EXPECT_EQ(store().tick(100).at("lapsed"), 1);
+	EXPECT_EQ(counts(), expect(0, 0, 2, 3));
+	auto again = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(again.size(), 2u);  // items 0 (its second run) and 1
+	EXPECT_EQ(counts(), expect(0, 0, 2, 3));
+	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete(t0.instance_id, t0.epoch, "stale"));
+	EXPECT_EQ(counts(), expect(0, 0, 2, 3));
+
+	// item 3, still pending, is cancelled from outside
+	const auto kids = children_of(id);
+	ASSERT_EQ(kids.size(), 5u);
+	EXPECT_EQ(kids[3].at("wait_kind"), "pending");
+	EXPECT_EQ(store().cancel(kids[3].at("id").get<int64_t>()), "cancelled");
+	EXPECT_EQ(counts(), expect(0, 1, 2, 2));
+
+	for (const auto &t : again) store().complete(t.instance_id, t.epoch, t.input.get<int>() * 10);
+	EXPECT_EQ(counts(), expect(2, 1, 2, 0));  // items 2 and 4 started, 3 passed over
+	auto last = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(last.size(), 2u);
+	EXPECT_EQ(last[0].input.get<int>() + last[1].input.get<int>(), 6);
+	for (const auto &t : last)
+		if (t.input == 2)
+			store().fail(t.instance_id, t.epoch, "Item.Bad", "two");
+		else
+			store().complete(t.instance_id, t.epoch, t.input.get<int>() * 10);
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(counts(), expect(3, 2, 0, 0));
+	const json out = instance(id).at("output");
+	ASSERT_EQ(out.size(), 5u);
+	EXPECT_EQ(out[0], 0);
+	EXPECT_EQ(out[1], 10);
+	EXPECT_EQ(out[2], json::parse(R"({"Error":"Item.Bad","Cause":"two"})"));
+	EXPECT_EQ(out[3].at("Error"), "genroc.Cancelled");
+	EXPECT_EQ(out[4], 40);
+}
+
+// A retried Map starts its counts over with its new children (held back
+// by the back-off: all waiting).
+TEST_P(StoreTest, MapCountsStartOverWhenTheMapIsRetried) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","MaxConcurrency":1,
+	       "Retry":[{"ErrorEquals":["Item.Bad"],"IntervalSeconds":1,"MaxAttempts":1}],
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "End":true}}})"));
+	worker("w1");
+	const int64_t id = start("map", json::array({1, 2, 3}));
+	Task t = claim_one("w1");
+	store().fail(t.instance_id, t.epoch, "Item.Bad", "once");
+	// the Map waits out its back-off: the new children wait, none started
+	EXPECT_EQ(instance(id).at("children"),
+			  json::parse(R"({"kind":"map","total":3,"succeeded":0,"failed":0,"running":0,"waiting":3})"));
+	at(1);
+	store().tick(100);
+	for (int i = 0; i < 3; i++) {
+		Task u = claim_one("w1");
+		store().complete(u.instance_id, u.epoch, u.input);
+	}
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse("[1,2,3]"));
+	EXPECT_EQ(instance(id).at("children"),
+			  json::parse(R"({"kind":"map","total":3,"succeeded":3,"failed":0,"running":0,"waiting":0})"));
+}
+
+TEST_P(StoreTest, ListInstancesByParentTopAndOffset) {
+	define("map", json::parse(R"({"StartAt":"M","States":{
+	  "M":{"Type":"Map","MaxConcurrency":1,
+	       "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}},
+	       "End":true}}})"));
+	const int64_t a = start("map", json::array({0, 1, 2, 3, 4}));
+	const int64_t b = start("map", json::array({5}));
+	auto ids = [](const json &list) {
+		std::vector<int64_t> out;
+		for (const auto &i : list) out.push_back(i.at("id").get<int64_t>());
+		return out;
+	};
+	EXPECT_EQ(ids(store().list_instances({{"top", true}})), (std::vector<int64_t>{b, a}));
+	json kids = store().list_instances({{"parent", a}, {"limit", 2}, {"offset", 1}});
+	ASSERT_EQ(kids.size(), 2u);
+	EXPECT_EQ(kids[0].at("child_index"), 1);
+	EXPECT_EQ(kids[1].at("child_index"), 2);
+	EXPECT_EQ(store().list_instances({{"parent", a}, {"status", "waiting"}}).size(), 4u);
+	EXPECT_EQ(store().list_instances({{"parent", a}, {"offset", 5}}).size(), 0u);
+	EXPECT_EQ(store().list_instances({{"parent", a}, {"top", true}}).size(), 0u);
+	EXPECT_EQ(store().list_instances({{"limit", 3}}).size(), 3u);  // children too without "top"
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"offset\"", store().list_instances({{"offset", -1}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"top\"", store().list_instances({{"top", 1}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"parent\"", store().list_instances({{"parent", "x"}}));
+	EXPECT_FALSE(instance(kids[0].at("id").get<int64_t>()).contains("children"));
+}
+
 }  // namespace genroc::conformance
 
 namespace genroc::conformance {

@@ -172,6 +172,71 @@ TEST_P(GenctlTest, DefineStartListShowCancel) {
 	ASSERT_EQ(json_of(o).size(), 1u) << o.out;
 }
 
+// A Map of many items: counts by status first, a page of children in
+// order, the failed ones; `instances` lists top-level ones unless --all or
+// --root.
+TEST_P(GenctlTest, AMapsChildrenCountedPagedAndKeptOutOfTheTopLevelList) {
+	ASSERT_EQ(genctl({"define", "map", write_file("map.json", R"({"StartAt":"M","States":{"M":{"Type":"Map",
+	  "MaxConcurrency":5,"ToleratedFailureCount":3,
+	  "ItemProcessor":{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"activity:a","End":true}}},
+	  "End":true}}})")}).exit_code, 0);
+	json items = json::array();
+	for (int i = 0; i < 30; i++) items.push_back(i);
+	auto o = genctl({"--json", "start", "map", "--input", items.dump()});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	const int64_t root = json_of(o)["instance_id"].get<int64_t>();
+	o = genctl({"--json", "instances", "--root", std::to_string(root)});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	json tree = json_of(o);
+	ASSERT_EQ(tree.size(), 30u) << o.out;
+	int64_t item20 = 0;
+	for (const auto &c : tree)
+		if (c["child_index"] == 20) item20 = c["id"].get<int64_t>();
+	ASSERT_EQ(genctl({"cancel", std::to_string(item20)}).exit_code, 0);
+
+	o = genctl({"instances", "show", std::to_string(root)});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	const auto counts = o.out.find("children:    map, 30: 0 succeeded, 1 failed, 5 running, 24 waiting\n");
+	const auto page = o.out.find("children 1-20 (page 1):\n"), more = o.out.find("more: --page 2\n"),
+			   failed = o.out.find("failed children (first 20):\n"), history = o.out.find("\nhistory:\n");
+	ASSERT_NE(counts, std::string::npos) << o.out;
+	ASSERT_NE(page, std::string::npos) << o.out;
+	ASSERT_NE(more, std::string::npos) << o.out;
+	ASSERT_NE(failed, std::string::npos) << o.out;
+	EXPECT_TRUE(counts < page && page < more && more < failed && failed < history) << o.out;
+	EXPECT_NE(o.out.find(std::to_string(item20), failed), std::string::npos) << o.out;
+	EXPECT_NE(o.out.find("genroc.Cancelled", failed), std::string::npos) << o.out;
+
+	o = genctl({"instances", "show", std::to_string(root), "--page", "2"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("children 21-40 (page 2):\n"), std::string::npos) << o.out;
+	EXPECT_EQ(o.out.find("more: --page"), std::string::npos) << o.out;	 // 10 rows: the last page
+
+	o = genctl({"--json", "instances", "show", std::to_string(root), "--page-size", "7"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	json shown = json_of(o);
+	EXPECT_EQ(shown["children"]["summary"], json::parse(R"({"kind":"map","total":30,"succeeded":0,"failed":1,
+	  "running":5,"waiting":24})"));
+	EXPECT_EQ(shown["instance"]["children"], shown["children"]["summary"]);
+	ASSERT_EQ(shown["children"]["items"].size(), 7u);
+	for (int i = 0; i < 7; i++) EXPECT_EQ(shown["children"]["items"][i]["child_index"], i);
+	ASSERT_EQ(shown["children"]["failed"].size(), 1u);
+	EXPECT_EQ(shown["children"]["failed"][0]["id"], item20);
+	EXPECT_GE(shown["history"].size(), 1u);
+
+	o = genctl({"--json", "instances"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	ASSERT_EQ(json_of(o).size(), 1u) << o.out;
+	EXPECT_EQ(json_of(o)[0]["id"], root);
+	o = genctl({"--json", "instances", "--all"});
+	EXPECT_EQ(json_of(o).size(), 31u) << o.out;
+	o = genctl({"instances", "--all", "--root", std::to_string(root)});
+	EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+	o = genctl({"instances", "show", std::to_string(root), "--page", "0"});
+	EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+	EXPECT_NE(o.err.find("--page"), std::string::npos) << o.err;
+}
+
 TEST_P(GenctlTest, LabelsFilter) {
 	ASSERT_EQ(genctl({"define", "hello", write_file("hello.json", kHello)}).exit_code, 0);
 	ASSERT_EQ(genctl({"start", "hello", "--options", R"({"labels":{"team":"red"}})"}).exit_code, 0);

@@ -585,6 +585,49 @@ TEST_F(Run, ParallelInMapExampleSucceeds) {
 		EXPECT_NE(err_.find(s), std::string::npos) << s << "\n" << err_;
 }
 
+// Between children_started and children_done, `run` shows the fan-out's
+// progress; not on a terminal (stderr is a file here): plain lines.  The
+// first poll comes right after the start, while the first item sleeps.
+TEST_F(Run, AMapShowsItsProgressAsPlainLines) {
+	std::ofstream(dir_ + "/map.json") << R"({"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,
+	  "ItemSelector":{"Seconds":1},
+	  "ItemProcessor":{"StartAt":"S","States":{"S":{"Type":"Task","Resource":"genroc:sleep","End":true}}},
+	  "End":true}}})";
+	auto [rc, out] = run({dir_ + "/map.json", "--input", "[1,2,3]", "--json"});
+	ASSERT_EQ(rc, 0) << out << err_;
+	EXPECT_EQ(last_line(out)["status"], "succeeded");
+	const auto started = err_.find("children_started"), first = err_.find("M: 0/3 done, 1 running, 2 waiting\n"),
+			   done = err_.find("children_done");
+	ASSERT_NE(first, std::string::npos) << err_;
+	EXPECT_LT(started, first) << err_;
+	EXPECT_LT(first, done) << err_;
+	EXPECT_EQ(err_.find('\r'), std::string::npos) << "no terminal, no carriage returns";
+}
+
+// On a terminal (a pty from script(1), util-linux) the progress is one line
+// rewritten in place: a carriage return and erase-line before each, and the
+// next log entry takes the line over.
+TEST_F(Run, OnATerminalAMapsProgressIsOneLineRewrittenInPlace) {
+	std::ofstream(dir_ + "/map.json") << R"({"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,
+	  "ItemSelector":{"Seconds":1},
+	  "ItemProcessor":{"StartAt":"S","States":{"S":{"Type":"Task","Resource":"genroc:sleep","End":true}}},
+	  "End":true}}})";
+	const std::string inner = "'" + genroc_bin() + "' run '" + dir_ + "/map.json' --input '[1,2]' --database '" +
+							  dir_ + "/tty.db'";
+	const std::string out_path = dir_ + "/tty.out";
+	const int st = std::system(("timeout 60 script -qec \"" + inner + "\" /dev/null >'" + out_path + "' 2>&1 </dev/null").c_str());
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+	std::ifstream in(out_path);
+	std::stringstream ss;
+	ss << in.rdbuf();
+	const std::string out = ss.str();
+	const auto first = out.find("\r\033[K[");
+	ASSERT_NE(first, std::string::npos) << out;
+	EXPECT_NE(out.find("]    M: 0/2 done, 1 running, 1 waiting\r\033[K[", first), std::string::npos) << out;
+	EXPECT_NE(out.find("M: children_done", first), std::string::npos) << out;
+	EXPECT_EQ(out.find("waiting\r\n"), std::string::npos) << "a progress line never ends a line: " << out;
+}
+
 TEST_F(Run, CommitDelayOnSqliteIsRefused) {
 	auto [rc, out] = run({"examples/order.json", "--pg-commit-delay", "100"});
 	EXPECT_EQ(rc, 1) << out << err_;
