@@ -1931,15 +1931,21 @@ json step(const Definition &d, const json &req) {
 	} else if (op == "task_failed") {
 		const State &st =
 			request_state(m, req, {StateType::Task, StateType::Parallel, StateType::Map});
-		const json &error = field(req, "error");
-		if (!error.is_string() || error.get_ref<const std::string &>().empty())
-			bad_request("\"error\" must be a non-empty string");
+		// No error (absent or null): a Fail state without Error ended a
+		// branch or an item. A nameless error matches no Retry or Catch,
+		// so the state fails as it is, as AWS fails the execution.
+		const json error = req.contains("error") ? req["error"] : json(nullptr);
+		if (!error.is_null() && (!error.is_string() || error.get_ref<const std::string &>().empty()))
+			bad_request("\"error\" must be a non-empty string or null");
 		json cause = req.contains("cause") ? req["cause"] : json(nullptr);
 		if (!cause.is_null() && !cause.is_string())
 			bad_request("\"cause\" must be a string or null");
-		outcome = runner.drive(runner.handle_error(st, field(req, "state_input"),
-												   error.get<std::string>(), cause,
-												   request_counts(st, req), true));
+		if (error.is_null())
+			outcome = runner.drive(Runner::failed(nullptr, cause, st.name, field(req, "state_input")));
+		else
+			outcome = runner.drive(runner.handle_error(st, field(req, "state_input"),
+													   error.get<std::string>(), cause,
+													   request_counts(st, req), true));
 	} else if (op == "timer_fired") {
 		const State &st = request_state(m, req, {StateType::Wait});
 		outcome = runner.drive(runner.timer_fired(st, field(req, "state_input")));

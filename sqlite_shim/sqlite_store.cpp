@@ -2421,7 +2421,10 @@ class SqliteStore final : public Store {
 			if (failed > 0) {
 				const json &tc = f.value("tolerated_count", json(nullptr)), tp = f.value("tolerated_percentage", json(nullptr));
 				std::optional<std::string> error, cause;
+				bool fails = false;
 				if (tc.is_null() && tp.is_null()) {
+					// the first failed child's error; none when a Fail state
+					// without Error ended it: the state fails all the same
 					Query q(db_,
 							"SELECT error, cause FROM instances WHERE parent_id = ?1 AND child_gen = ?2 "
 							"AND status IN ('failed', 'cancelled') ORDER BY ended_at, child_index LIMIT 1",
@@ -2429,19 +2432,22 @@ class SqliteStore final : public Store {
 					q.next();
 					error = q.otext(0);
 					cause = q.otext(1);
+					fails = true;
 				} else if ((tc.is_number() && static_cast<double>(failed) > tc.get<double>()) ||
 						   (tp.is_number() && static_cast<double>(failed) * 100 > tp.get<double>() * total)) {
 					error = "States.ExceedToleratedFailureThreshold";
 					cause = std::to_string(failed) + " of " + std::to_string(total) + " items of state \"" + state +
 							"\" failed";
+					fails = true;
 				}
-				if (error) {
+				if (fails) {
 					const Inst parent = load(parent_id);
-					cancel_children(parent, "state \"" + state + "\" failed: " + *error, now);
+					cancel_children(parent, "state \"" + state + "\" failed: " + error.value_or("an error without a name"),
+									now);
 					log(parent_id, now, "children_failed", state,
-						{{"error", *error}, {"cause", text_or_null(cause)}, {"failed", failed}});
+						{{"error", text_or_null(error)}, {"cause", text_or_null(cause)}, {"failed", failed}});
 					Query(db_, "UPDATE instances SET wait_kind = NULL WHERE id = ?1", parent_id).run();
-					apply_step(parent_id, task_request(parent, "task_failed", nullptr, *error, cause), now);
+					apply_step(parent_id, task_request(parent, "task_failed", nullptr, error, cause), now);
 					return;
 				}
 			}

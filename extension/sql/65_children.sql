@@ -348,6 +348,7 @@ DECLARE
 	v_tol_count numeric;
 	v_tol_pct numeric;
 	v_error text;
+	v_fails boolean;
 	v_cause text;
 	v_child genroc._instances;
 	v_outputs jsonb;
@@ -374,22 +375,27 @@ BEGIN
 			v_tol_count := (v_fanout ->> 'tolerated_count')::numeric;
 			v_tol_pct := (v_fanout ->> 'tolerated_percentage')::numeric;
 			v_error := NULL;
+			v_fails := false;
 			IF v_tol_count IS NULL AND v_tol_pct IS NULL THEN
+				-- the first failed child's error; NULL when a Fail state
+				-- without Error ended it: the state fails all the same
 				SELECT * INTO v_first FROM genroc._instances
 				WHERE parent_id = p_parent AND child_gen = v_gen
 				  AND status IN ('failed', 'cancelled')
 				ORDER BY ended_at, child_index LIMIT 1;
 				v_error := v_first.error;
 				v_cause := v_first.cause;
+				v_fails := true;
 			ELSIF (v_tol_count IS NOT NULL AND v_failed > v_tol_count)
 				  OR (v_tol_pct IS NOT NULL AND v_failed * 100 > v_tol_pct * v_total) THEN
 				v_error := 'States.ExceedToleratedFailureThreshold';
 				v_cause := format('%s of %s items of state "%s" failed', v_failed, v_total, v_state);
+				v_fails := true;
 			END IF;
-			IF v_error IS NOT NULL THEN
+			IF v_fails THEN
 				SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
 				PERFORM genroc._cancel_children(v_parent,
-					format('state "%s" failed: %s', v_state, v_error));
+					format('state "%s" failed: %s', v_state, coalesce(v_error, 'an error without a name')));
 				PERFORM genroc._log(p_parent, 'children_failed', v_state,
 					jsonb_build_object('error', v_error, 'cause', v_cause, 'failed', v_failed));
 				UPDATE genroc._instances SET wait_kind = NULL WHERE id = p_parent;

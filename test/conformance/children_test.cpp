@@ -448,3 +448,33 @@ TEST_P(StoreTest, MapItemBatcherAndMaxConcurrencyPath) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// A Map item that ends in a Fail state with no Error and no Cause fails the
+// Map (and, with no Catch that could match a nameless error, the instance),
+// as AWS does; it used to count as a success.
+TEST_P(StoreTest, AMapItemEndingInANamelessFailFailsTheMap) {
+	define("nameless", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs",
+	  "Catch":[{"ErrorEquals":["Other"],"Next":"Caught"}],
+	  "ItemProcessor":{"StartAt":"C","States":{
+	    "C":{"Type":"Choice","Choices":[{"Variable":"$","NumericEquals":2,"Next":"F"}],"Default":"S"},
+	    "F":{"Type":"Fail"},"S":{"Type":"Succeed"}}},
+	  "Next":"Done"},"Done":{"Type":"Succeed"},"Caught":{"Type":"Pass","End":true}}})"));
+	const int64_t id = start("nameless", {{"xs", {1, 2, 3}}});
+	EXPECT_EQ(status(id), "failed");
+	EXPECT_TRUE(instance(id).at("error").is_null());
+	EXPECT_TRUE(instance(id).at("cause").is_null());
+	// Tolerated, it is one failed item among three.
+	define("tolerated", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.xs",
+	  "ToleratedFailureCount":1,
+	  "ItemProcessor":{"StartAt":"C","States":{
+	    "C":{"Type":"Choice","Choices":[{"Variable":"$","NumericEquals":2,"Next":"F"}],"Default":"S"},
+	    "F":{"Type":"Fail"},"S":{"Type":"Succeed"}}},
+	  "End":true}}})"));
+	const int64_t ok = start("tolerated", {{"xs", {1, 2, 3}}});
+	EXPECT_EQ(status(ok), "succeeded");
+	EXPECT_EQ(instance(ok).at("output"), json::parse(R"([1,{},3])"));
+}
+
+}  // namespace genroc::conformance
