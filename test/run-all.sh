@@ -8,7 +8,10 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds
+#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds console
+#                                   (console: the web console in headless Chromium,
+#                                   test/console/run.sh; screenshots in
+#                                   $BUILD/artifacts/console/)
 #   SQLFUZZ_SECONDS=N               how long the SQL fuzz test calls (default 60)
 #   FUZZ_BUDGET=90 bash test/run-all.sh           seconds the fuzz suite runs its
 #                                   libFuzzer targets, in all (default 90)
@@ -24,13 +27,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds console"}
 export BUILD=${BUILD:-build}
 # The C++ build: the test suites for ctest (check-build), the binaries alone
 # for ops, none otherwise; warnings are errors either way.
 BUILD_ARGS=(check-build)
 if [[ " $SUITES " != *" ctest "* ]]; then
-  if [[ " $SUITES " == *" ops "* ]]; then BUILD_ARGS=(all GENROC_WERROR=ON); else export SKIP_CXX=1; fi
+  if [[ " $SUITES " == *" ops "* || " $SUITES " == *" console "* ]]; then BUILD_ARGS=(all GENROC_WERROR=ON); else export SKIP_CXX=1; fi
 fi
 LOG=${GENROC_TEST_LOG:-$ROOT/$BUILD/test-logs}
 mkdir -p "$LOG"
@@ -145,6 +148,14 @@ for suite in $SUITES; do
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
       [ "$f" -gt 0 ] && echo "$out" >&2
       count builds "$p" "$f" ;;
+    console)
+      # the web console in headless Chromium on both stores (test/console/)
+      out=$(ARTIFACTS="$ROOT/$BUILD/artifacts/console" bash test/console/run.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/console.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && { f=1; tail -20 <<<"$out" >&2; }
+      [ "$f" -gt 0 ] && grep -A6 -E '^not ok ' <<<"$out" | head -60 >&2
+      count console "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -434,8 +434,12 @@ COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 	'One instance as JSON (status, state, input, output, error, lease, timestamps); RC003 when there is none.';
 
 -- Semantics: filter keys status, definition, label ({"k":"v"}: every pair
--- must be among the instance's labels), limit (default 100, 1..10000);
--- newest first (id descending).
+-- must be among the instance's labels), limit (default 100, 1..10000),
+-- before (an instance id: only older ids, the next page of a keyset walk),
+-- created_after / created_before (RFC 3339 times, created_after inclusive,
+-- created_before exclusive); newest first (id descending).  A page is a
+-- backward walk of the primary key (or of (status, id) with a status), so
+-- paging stays as cheap on page 1000 as on page 1.
 CREATE FUNCTION genroc.list_instances(p_filter jsonb DEFAULT '{}') RETURNS SETOF jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -446,11 +450,15 @@ DECLARE
 	v_definition text;
 	v_label jsonb;
 	v_root bigint;
+	v_before bigint;
+	v_after_at timestamptz;
+	v_before_at timestamptz;
 	v_limit int := 100;
 	v_me oid := genroc._caller();
 	v_all boolean := genroc._can(genroc._caller(), 'operator');
 BEGIN
-	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'root', 'status'],
+	PERFORM genroc._check_options(v_filter, ARRAY['before', 'created_after', 'created_before', 'definition',
+												  'label', 'limit', 'root', 'status'],
 								  'list_instances filter');
 	IF v_filter ? 'status' THEN
 		v_status := genroc._text_option(v_filter -> 'status', 'status');
@@ -472,6 +480,19 @@ BEGIN
 		END IF;
 		v_root := (v_filter ->> 'root')::bigint;
 	END IF;
+	IF v_filter ? 'before' THEN
+		IF jsonb_typeof(v_filter -> 'before') <> 'number' OR (v_filter ->> 'before') !~ '^[0-9]{1,18}$' THEN
+			RAISE EXCEPTION 'option "before" must be an instance id, not %', v_filter -> 'before'
+				USING ERRCODE = '22023';
+		END IF;
+		v_before := (v_filter ->> 'before')::bigint;
+	END IF;
+	IF v_filter ? 'created_after' THEN
+		v_after_at := genroc._parse_time(v_filter -> 'created_after', 'created_after');
+	END IF;
+	IF v_filter ? 'created_before' THEN
+		v_before_at := genroc._parse_time(v_filter -> 'created_before', 'created_before');
+	END IF;
 	IF v_filter ? 'limit' THEN
 		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
 		IF v_limit NOT BETWEEN 1 AND 10000 THEN
@@ -487,13 +508,16 @@ BEGIN
 		  AND (v_definition IS NULL OR d.name = v_definition)
 		  AND (v_label IS NULL OR i.labels @> v_label)
 		  AND (v_root IS NULL OR i.root_id = v_root)
+		  AND (v_before IS NULL OR i.id < v_before)
+		  AND (v_after_at IS NULL OR i.created_at >= v_after_at)
+		  AND (v_before_at IS NULL OR i.created_at < v_before_at)
 		  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
 		ORDER BY i.id DESC
 		LIMIT v_limit;
 END;
 $$;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
-	'Instances the caller may read, as JSON, newest first; filter keys status, definition, label ({"k":"v"}), limit (default 100).';
+	'Instances the caller may read, as JSON, newest first; filter keys status, definition, label ({"k":"v"}), root, before (an id: the next page), created_after, created_before, limit (default 100).';
 
 CREATE FUNCTION genroc.history(p_instance bigint)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)

@@ -50,3 +50,9 @@ ALTER TABLE genroc._definitions ADD COLUMN owner regrole NOT NULL DEFAULT genroc
 ALTER TABLE genroc._instances ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._workers ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 CREATE INDEX _definitions_owner ON genroc._definitions (owner, name);
+
+-- list_queues gained a column (oldest_ready_at, 55_queues.sql, for the web
+-- console): its return type changed, and the view genroc.queues selects
+-- it; both are made again, with their grants, by the parts that follow
+DROP VIEW genroc.queues;
+DROP FUNCTION genroc.list_queues();
