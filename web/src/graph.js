@@ -41,7 +41,7 @@ export function scopePrefix(scope) {
 // The layout graph of a definition (not yet laid out).
 export function buildGraph(definition) {
   const g = new dagre.graphlib.Graph({ compound: true, multigraph: true });
-  g.setGraph({ rankdir: 'TB', nodesep: 22, ranksep: 26, edgesep: 12, marginx: 12, marginy: 12 });
+  g.setGraph({ rankdir: 'TB', nodesep: 22, ranksep: 18, edgesep: 12, marginx: 12, marginy: 12 });
   g.setDefaultEdgeLabel(() => ({}));
   let edgeNo = 0;
   const edge = (from, to, label = {}) => {
@@ -160,7 +160,9 @@ export function drawGraph(definition, marks = {}) {
     const n = g.node(v);
     root.append(svg('g', { class: 'group', 'data-group': v.slice(6) },
       svg('rect', { x: n.x - n.width / 2, y: n.y - n.height / 2, width: n.width, height: n.height, rx: 8 }),
-      svg('text', { x: n.x - n.width / 2 + 8, y: n.y - n.height / 2 + 13, class: 'group-label' }, n.label)));
+      // the label sits just above the group's corner: inside, the group's
+      // first state would cover it
+      svg('text', { x: n.x - n.width / 2 + 2, y: n.y - n.height / 2 - 3, class: 'group-label' }, n.label)));
   }
 
   for (const e of g.edges()) {
