@@ -234,7 +234,8 @@ TEST_P(HttpApiTest, ListFilters) {
 // own files.
 TEST_P(HttpApiTest, ConsoleRoutes) {
 	define("hello", kHello);
-	define("hello", json::parse(R"({"StartAt":"Bye","States":{"Bye":{"Type":"Succeed"}}})"));
+	// version 2 stops at a task: its instances stay ready (no worker here)
+	define("hello", json::parse(R"({"StartAt":"Bye","States":{"Bye":{"Type":"Task","Resource":"genroc:noop","End":true}}})"));
 	std::vector<int64_t> made;
 	for (int i = 0; i < 5; ++i) made.push_back(start_instance("hello"));
 	auto ids = [](const Reply &r) {
