@@ -15,7 +15,13 @@ PACKAGES=(
   pgbouncer
   clang libclang-rt-14-dev
   ccache
+  chromium                 # the console suite's browser (test/console/)
 )
+# node and npm: the console suite's test driver (playwright-core) and whoever
+# rebuilds web/dist/; `make` needs neither.  Debian's packages, unless the
+# machine already has a node (another distribution's nodejs bundles its own
+# npm and conflicts with Debian's npm package).
+command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -413,7 +413,9 @@ const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_CO
 	/* compared by key and text, so no label name is ever spliced into a path. */                    \
 	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"                   \
 	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"          \
-	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"
+	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"                          \
+	" AND (?9 IS NULL OR i.id < ?9)"                                                                   \
+	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"
 const std::string INSTANCE_LIST_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
 									  " AND ?6 IS NULL ORDER BY i.id DESC LIMIT ?4 OFFSET ?8";
 // list_instances with "parent": its children in order (the children index's)
@@ -489,6 +491,25 @@ class SqliteStore final : public Store {
 			while (q.next())
 				out.push_back({{"name", q.text(0)}, {"version", q.i64(1)}, {"created_at", iso(q.i64(2))}});
 			return out;
+		});
+	}
+
+	json get_definition(const std::string &name, std::optional<int> version) override {
+		return read([&](int64_t) {
+			std::optional<int64_t> v;
+			if (version) v = *version;
+			Query q(db_,
+					"SELECT name, version, definition, created_at FROM definitions WHERE name = ?1 "
+					"AND (?2 IS NULL OR version = ?2) ORDER BY version DESC LIMIT 1",
+					name, v);
+			if (!q.next())
+				throw Error(sqlstate::DEFINITION_NOT_FOUND,
+							"definition \"" + name + "\"" +
+								(version ? " version " + std::to_string(*version) : std::string()) + " not found");
+			return json{{"name", q.text(0)},
+						{"version", q.i64(1)},
+						{"definition", json::parse(q.text(2))},
+						{"created_at", iso(q.i64(3))}};
 		});
 	}
 
@@ -715,11 +736,13 @@ class SqliteStore final : public Store {
 	json list_instances(const json &filter) override {
 		limits::check_json_depth(filter, "the filter");  // its values show up in error messages
 		const json f = filter.is_null() ? json::object() : filter;
-		check_options(f, {"definition", "label", "limit", "offset", "parent", "root", "status", "top"},
+		check_options(f,
+					  {"before", "created_after", "created_before", "definition", "label", "limit", "offset", "parent",
+					   "root", "status", "top"},
 					  "list_instances filter");
 		std::optional<std::string> status, definition;
 		std::optional<json> label;
-		std::optional<int64_t> root, parent;
+		std::optional<int64_t> root, parent, before, after_at, before_at;
 		bool top = false;
 		int limit = 100, offset = 0;
 		if (f.contains("status")) {
@@ -761,6 +784,16 @@ class SqliteStore final : public Store {
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 							"option \"offset\" must be 0 or more, not " + std::to_string(offset));
 		}
+		if (f.contains("before")) {
+			// as genroc.list_instances: up to 18 digits
+			if (!f["before"].is_number_integer() || f["before"].get<int64_t>() < 0 ||
+				f["before"].get<int64_t>() >= 1'000'000'000'000'000'000)
+				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+							"option \"before\" must be an instance id, not " + f["before"].dump());
+			before = f["before"].get<int64_t>();
+		}
+		if (f.contains("created_after")) after_at = time_option(f["created_after"], "created_after");
+		if (f.contains("created_before")) before_at = time_option(f["created_before"], "created_before");
 		if (f.contains("limit")) {
 			limit = int_option(f["limit"], "limit");
 			if (limit < 1 || limit > 10000)
@@ -771,7 +804,7 @@ class SqliteStore final : public Store {
 		return read([&](int64_t) {
 			json out = json::array();
 			Query q(db_, parent ? INSTANCE_CHILDREN_SQL.c_str() : INSTANCE_LIST_SQL.c_str(), status, definition, label,
-					limit, root, parent, static_cast<int64_t>(top), offset);
+					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at);
 			while (q.next()) out.push_back(instance_json(q));
 			return out;
 		});
@@ -2931,6 +2964,11 @@ class SqliteStore final : public Store {
 		for (auto &[id, served] : live_workers(now))
 			if (std::find(served.begin(), served.end(), name) != served.end()) workers.push_back(id);
 		row["workers"] = workers;
+		{
+			Query q(db_, "SELECT min(eligible_at) FROM instances WHERE queue = ?1 AND status = 'ready'", name);
+			q.next();
+			row["oldest_ready_at"] = q.is_null(0) ? json(nullptr) : json(iso(q.i64(0)));
+		}
 		return row;
 	}
 

@@ -8,7 +8,10 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer
+#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console
+#                                   (console: the web console in headless Chromium,
+#                                   test/console/run.sh; screenshots in
+#                                   $BUILD/artifacts/console/)
 #   SQLFUZZ_SECONDS=N               how long the SQL fuzz test calls (default 60)
 #   FUZZ_BUDGET=90 bash test/run-all.sh           seconds the fuzz suite runs its
 #                                   libFuzzer targets, in all (default 90)
@@ -29,13 +32,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console"}
 export BUILD=${BUILD:-build}
 # The C++ build: the test suites for ctest (check-build), the binaries alone
 # for ops, none otherwise; warnings are errors either way.
 BUILD_ARGS=(check-build)
 if [[ " $SUITES " != *" ctest "* ]]; then
-  if [[ " $SUITES " == *" ops "* || " $SUITES " == *" newcomer "* ]]; then
+  if [[ " $SUITES " == *" ops "* || " $SUITES " == *" newcomer "* || " $SUITES " == *" console "* ]]; then
     BUILD_ARGS=(all GENROC_WERROR=ON)
   else
     export SKIP_CXX=1
@@ -171,6 +174,14 @@ for suite in $SUITES; do
         f=$((f + tf))
       done
       count newcomer "$p" "$f" ;;
+    console)
+      # the web console in headless Chromium on both stores (test/console/)
+      out=$(ARTIFACTS="$ROOT/$BUILD/artifacts/console" bash test/console/run.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/console.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && { f=1; tail -20 <<<"$out" >&2; }
+      [ "$f" -gt 0 ] && grep -A6 -E '^not ok ' <<<"$out" | head -60 >&2
+      count console "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -26,6 +26,10 @@ const Need &need_read() {
 	static const Need n{"reader", {"reader", "operator", "admin"}};
 	return n;
 }
+const Need &need_any() {
+	static const Need n{"reader", {"reader", "worker", "operator", "admin"}};
+	return n;
+}
 const Need &need_read_instances() {
 	static const Need n{"reader", {"reader", "worker", "operator", "admin"}};
 	return n;

@@ -50,6 +50,7 @@ const Need &need_read_instances();	// GET instances, one instance, its history
 const Need &need_operate();			// define, start, cancel, emit
 const Need &need_work();			// activity claim / succeed / fail / heartbeat
 const Need &need_admin();			// the token routes
+const Need &need_any();				// GET /api/whoami: any permission at all
 
 bool allows(const Principal &who, const Need &need);
 // "the \"reader\" permission (or worker, operator, admin)"

@@ -52,6 +52,7 @@
 #include "json_guard.hpp"
 #include "log.hpp"
 #include "queue_health.hpp"
+#include "ui_assets.hpp"
 
 namespace genroc {
 
@@ -285,6 +286,29 @@ json post_definition(Call &c) {
 
 json get_definitions(Call &c) { return {{"definitions", c.store().list_definitions()}}; }
 
+// One definition's stored text; ?version=N for an older one.
+json get_definition(Call &c) {
+	const std::string name = c.req.matches[1];
+	std::optional<int> version;
+	for (const auto &[key, value] : c.req.params) {
+		if (key != "version") throw invalid("unknown query parameter \"" + shown(key) + "\"");
+		auto n = parse_int(value, 1, INT32_MAX);
+		if (!n) throw invalid("query parameter \"version\" must be a positive integer, got \"" + shown(value) + "\"");
+		version = static_cast<int>(*n);
+	}
+	return c.store().get_definition(name, version);
+}
+
+// Who the caller is and what they may do: the console shows only the
+// actions the API would accept.  Without --auth everyone may do everything
+// (permissions null).
+json get_whoami(Call &c) {
+	if (!c.auth || !c.who) return {{"auth", false}, {"name", nullptr}, {"permissions", nullptr}};
+	json perms = json::array();
+	for (const auto &p : c.who->permissions) perms.push_back(p);
+	return {{"auth", true}, {"name", c.who->name}, {"permissions", perms}};
+}
+
 json post_instance(Call &c) {
 	json body = c.body();
 	only_fields(body, {"definition", "input", "options"});
@@ -315,10 +339,10 @@ json get_instances(Call &c) {
 			auto n = parse_int(value, 1, INT32_MAX);
 			if (!n) throw invalid("query parameter \"limit\" must be a positive integer, got \"" + shown(value) + "\"");
 			filter["limit"] = *n;
-		} else if (key == "root") {
+		} else if (key == "root" || key == "before") {
 			auto n = parse_int(value, 1, INT64_MAX);
-			if (!n) throw invalid("query parameter \"root\" must be an instance id, got \"" + shown(value) + "\"");
-			filter["root"] = *n;
+			if (!n) throw invalid("query parameter \"" + key + "\" must be an instance id, got \"" + shown(value) + "\"");
+			filter[key] = *n;
 		} else if (key == "parent") {
 			auto n = parse_int(value, 1, INT64_MAX);
 			if (!n) throw invalid("query parameter \"parent\" must be an instance id, got \"" + shown(value) + "\"");
@@ -331,6 +355,9 @@ json get_instances(Call &c) {
 			if (value != "true" && value != "false")
 				throw invalid("query parameter \"top\" must be true or false, got \"" + shown(value) + "\"");
 			filter["top"] = value == "true";
+		} else if (key == "created_after" || key == "created_before") {
+			if (value.empty()) throw invalid("query parameter \"" + key + "\" must not be empty");
+			filter[key] = value;  // the store parses and checks the time (22007)
 		} else {
 			throw invalid("unknown query parameter \"" + shown(key) + "\"");
 		}
@@ -1093,6 +1120,29 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			send_json(res, status, error_body(e));
 	}
 
+	// GET /ui/NAME: a file of the console; /ui/ is its page.  The page's
+	// links are #fragments, so no other path needs to answer with it.
+	void serve_ui(const httplib::Request &req, httplib::Response &res) {
+		std::string name = req.matches[1];
+		if (name.empty()) name = "index.html";
+		for (const auto &a : ui_assets()) {
+			if (name != a.name) continue;
+			res.status = 200;
+			res.set_content(reinterpret_cast<const char *>(a.data), a.size, a.type);
+			// Only the binary's own files run: no inline script or style, no
+			// other origin, no framing.
+			res.set_header("Content-Security-Policy",
+						   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+						   "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+			res.set_header("X-Content-Type-Options", "nosniff");
+			res.set_header("Referrer-Policy", "no-referrer");
+			res.set_header("Cache-Control", "no-cache");
+			return;
+		}
+		Call call{req, pool_};
+		fail(call, res, 404, Error("42883", "no console file /ui/" + shown(name)));
+	}
+
 	void healthz(httplib::Response &res) {
 		bool up = false;
 		std::string why;
@@ -1160,7 +1210,16 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		with_body("POST", "/api/activities/heartbeat", post_heartbeat, need_work());
 		with_body("POST", R"(/api/activities/([^/]+)/claim)", post_claim, need_work());
 		get("/api/workers", get_workers, need_read());
+		get(R"(/api/definitions/([^/]+))", get_definition, need_read());
 		get("/api/queues", get_queues, need_read());
+		get("/api/whoami", get_whoami, need_any());
+
+		// The web console: static files compiled into the binary, no
+		// credential needed (they hold no data; every /api call they make
+		// carries the user's).
+		known_.emplace_back("GET", std::regex("/ui(/.*)?"));
+		svr_.Get("/ui", [](const httplib::Request &, httplib::Response &res) { res.set_redirect("/ui/"); });
+		svr_.Get(R"(/ui/(.*))", [this](const httplib::Request &req, httplib::Response &res) { serve_ui(req, res); });
 		with_body("POST", "/api/tokens", post_token, need_admin());
 		get("/api/tokens", get_tokens, need_admin());
 		with_body("DELETE", R"(/api/tokens/([^/]+))", revoke_token, need_admin());

@@ -13,8 +13,10 @@
 //   GET  /api/definitions                  -> {"definitions": [...]}
 //   POST /api/instances                    {definition, input?, options?} -> {instance_id, is_new, status}
 //                                          201 when new, 200 for an idempotent repeat
-//   GET  /api/instances?status=&definition=&label=k:v&limit=
-//                                          -> {"instances": [...]}; label may repeat
+//   GET  /api/definitions/{name}?version=  -> {name, version, definition, created_at}
+//   GET  /api/instances?status=&definition=&label=k:v&root=&before=&created_after=&created_before=&limit=
+//                                          -> {"instances": [...]}, newest first; label may
+//                                          repeat; before=ID: the next page (keyset)
 //   GET  /api/instances/{id}               -> the instance (genroc.get_instance)
 //   GET  /api/instances/{id}/history       -> {"instance_id", "history": [...]}
 //   POST /api/instances/{id}/cancel        -> {instance_id, status}
@@ -24,6 +26,9 @@
 //   POST /api/activities/fail              {token, error, cause?} -> {status}
 //   POST /api/activities/heartbeat         {token} -> {"ok": true}
 //   GET  /api/workers                      -> {"workers": [...]}
+//   GET  /api/queues                       -> {"queues": [...]}
+//   GET  /api/whoami                       -> {auth, name, permissions}: who the caller is
+//   GET  /ui, /ui/NAME                     the web console's files (ui_assets.hpp), no token
 //   POST /api/tokens                       {name, permissions} -> the token with its text (201)
 //   GET  /api/tokens                       -> {"tokens": [...]}
 //   DELETE /api/tokens/{id}, POST /api/tokens/{id}/revoke  -> {id, status: "revoked"}

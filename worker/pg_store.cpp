@@ -184,6 +184,12 @@ class PgStore final : public Store {
 		return scalar("SELECT genroc.resume($1, $2::jsonb)", {std::to_string(id), param(output, "the task result")});
 	}
 
+	json get_definition(const std::string &name, std::optional<int> version) override {
+		auto r = exec("SELECT genroc.get_definition($1, $2::int)",
+					  {name, version ? Param(std::to_string(*version)) : std::nullopt});
+		return jsonb(r.get(), 0, 0);
+	}
+
 	json get_instance(int64_t id) override {
 		auto r = exec("SELECT genroc.get_instance($1)", {std::to_string(id)});
 		return jsonb(r.get(), 0, 0);
@@ -226,7 +232,9 @@ class PgStore final : public Store {
 	void queue_drop(const std::string &name) override { exec("SELECT genroc.queue_drop($1)", {name}); }
 
 	json list_queues() override {
-		return rows_as_json("SELECT to_jsonb(q) FROM genroc.list_queues() q", {});
+		return rows_as_json("SELECT to_jsonb(q) || jsonb_build_object('oldest_ready_at', " ISO("q.oldest_ready_at")
+							") FROM genroc.list_queues() q",
+							{});
 	}
 
 	json token_create(const std::string &name, const std::vector<std::string> &permissions,

@@ -94,6 +94,9 @@ class Store {
 	// Definitions
 	virtual DefineResult define(const std::string &name, const json &definition) = 0;
 	virtual json list_definitions() = 0;	// [{name, version, created_at}] newest version per name
+	// genroc.get_definition: {name, version, definition, created_at}, the
+	// newest version without `version`; RC002 when there is none.
+	virtual json get_definition(const std::string &name, std::optional<int> version) = 0;
 
 	// Instances
 	virtual StartResult start(const std::string &definition, const json &input,

@@ -476,10 +476,14 @@ COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 -- Semantics: filter keys status, definition, label ({"k":"v"}: every pair
 -- must be among the instance's labels), root (the instances below that
 -- top instance), parent (that instance's children, every fan-out's), top
--- (true: top-level instances only), limit (default 100, 1..10000), offset
--- (rows passed over first, for paging; default 0); newest first (id
--- descending), but a parent's children in the order they were made
--- (fan-out by fan-out, item by item).
+-- (true: top-level instances only), before (an instance id: only older ids,
+-- the next page of a keyset walk), created_after / created_before (RFC 3339
+-- times, created_after inclusive, created_before exclusive), limit (default
+-- 100, 1..10000), offset (rows passed over first; default 0); newest first
+-- (id descending), but a parent's children in the order they were made
+-- (fan-out by fan-out, item by item).  A keyset page (before) is a backward
+-- walk of the primary key (or of (status, id) with a status), so paging
+-- stays as cheap on page 1000 as on page 1.
 CREATE FUNCTION genroc.list_instances(p_filter jsonb DEFAULT '{}') RETURNS SETOF jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -493,12 +497,15 @@ DECLARE
 	v_parent bigint;
 	v_top boolean := false;
 	v_offset int := 0;
+	v_before bigint;
+	v_after_at timestamptz;
+	v_before_at timestamptz;
 	v_limit int := 100;
 	v_me oid := genroc._caller();
 	v_all boolean := genroc._can(genroc._caller(), 'operator');
 BEGIN
-	PERFORM genroc._check_options(v_filter, ARRAY['definition', 'label', 'limit', 'offset', 'parent',
-												  'root', 'status', 'top'],
+	PERFORM genroc._check_options(v_filter, ARRAY['before', 'created_after', 'created_before', 'definition',
+												  'label', 'limit', 'offset', 'parent', 'root', 'status', 'top'],
 								  'list_instances filter');
 	IF v_filter ? 'status' THEN
 		v_status := genroc._text_option(v_filter -> 'status', 'status');
@@ -541,6 +548,19 @@ BEGIN
 				USING ERRCODE = '22023';
 		END IF;
 	END IF;
+	IF v_filter ? 'before' THEN
+		IF jsonb_typeof(v_filter -> 'before') <> 'number' OR (v_filter ->> 'before') !~ '^[0-9]{1,18}$' THEN
+			RAISE EXCEPTION 'option "before" must be an instance id, not %', v_filter -> 'before'
+				USING ERRCODE = '22023';
+		END IF;
+		v_before := (v_filter ->> 'before')::bigint;
+	END IF;
+	IF v_filter ? 'created_after' THEN
+		v_after_at := genroc._parse_time(v_filter -> 'created_after', 'created_after');
+	END IF;
+	IF v_filter ? 'created_before' THEN
+		v_before_at := genroc._parse_time(v_filter -> 'created_before', 'created_before');
+	END IF;
 	IF v_filter ? 'limit' THEN
 		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
 		IF v_limit NOT BETWEEN 1 AND 10000 THEN
@@ -560,6 +580,9 @@ BEGIN
 			  AND (v_label IS NULL OR i.labels @> v_label)
 			  AND (v_root IS NULL OR i.root_id = v_root)
 			  AND NOT v_top
+			  AND (v_before IS NULL OR i.id < v_before)
+			  AND (v_after_at IS NULL OR i.created_at >= v_after_at)
+			  AND (v_before_at IS NULL OR i.created_at < v_before_at)
 			  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
 			ORDER BY i.child_gen, i.child_index, i.id
 			LIMIT v_limit OFFSET v_offset;
@@ -574,13 +597,16 @@ BEGIN
 		  AND (v_label IS NULL OR i.labels @> v_label)
 		  AND (v_root IS NULL OR i.root_id = v_root)
 		  AND (NOT v_top OR i.parent_id IS NULL)
+		  AND (v_before IS NULL OR i.id < v_before)
+		  AND (v_after_at IS NULL OR i.created_at >= v_after_at)
+		  AND (v_before_at IS NULL OR i.created_at < v_before_at)
 		  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
 		ORDER BY i.id DESC
 		LIMIT v_limit OFFSET v_offset;
 END;
 $$;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
-	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, label ({"k":"v"}), root, parent, top, limit (default 100), offset.';
+	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, label ({"k":"v"}), root, parent, top, before (an id: the next page), created_after, created_before, limit (default 100), offset.';
 
 CREATE FUNCTION genroc.history(p_instance bigint)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)

@@ -506,7 +506,8 @@ BEGIN
 			   WHERE i.status = 'queued' ORDER BY 1, 2 LOOP
 		PERFORM genroc._fill_slots(v_q.queue, v_q.partition_key);
 	END LOOP;
-	RETURN (SELECT to_jsonb(l) FROM genroc.list_queues() l WHERE l.name = p_name);
+	RETURN (SELECT to_jsonb(l) || jsonb_build_object('oldest_ready_at', genroc._iso(l.oldest_ready_at))
+			FROM genroc.list_queues() l WHERE l.name = p_name);
 END;
 $$;
 COMMENT ON FUNCTION genroc.queue_set(text, jsonb) IS
@@ -543,13 +544,16 @@ COMMENT ON FUNCTION genroc.queue_drop(text) IS
  * name a live worker serves or a live instance sits in (kind region for
  * <q>.<region> of a configured q, else unconfigured), by name; limits are
  * the effective ones; depth = ready tasks, queued = instances waiting for a
- * partition slot, running = leased tasks, workers = live workers serving it.
+ * partition slot, running = leased tasks, workers = live workers serving it,
+ * oldest_ready_at = since when its oldest ready task has been claimable
+ * (NULL: none ready).
  */
 CREATE FUNCTION genroc.list_queues()
 	RETURNS TABLE (name text, kind text, handler text, match jsonb, global_concurrency int,
 				   partition_concurrency int, rate_limit int, rate_period_ms bigint,
 				   partition_rate_limit int, partition_rate_period_ms bigint,
-				   depth bigint, queued bigint, running bigint, workers text[])
+				   depth bigint, queued bigint, running bigint, workers text[],
+				   oldest_ready_at timestamptz)
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
@@ -568,14 +572,15 @@ CREATE FUNCTION genroc.list_queues()
 			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'ready'),
 			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'queued'),
 			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'running'),
-			   ARRAY(SELECT l.id FROM live l WHERE n.name = ANY (l.queues) ORDER BY l.id)
+			   ARRAY(SELECT l.id FROM live l WHERE n.name = ANY (l.queues) ORDER BY l.id),
+			   (SELECT min(i.eligible_at) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'ready')
 		FROM names n
 		CROSS JOIN LATERAL genroc._queue_settings(n.name) s
 		LEFT JOIN genroc._queues q ON q.name = n.name
 		ORDER BY n.name;
 	END;
 COMMENT ON FUNCTION genroc.list_queues() IS
-	'Every queue (configured, served or in use): kind, match, effective limits, depth, queued, running, live workers serving it.';
+	'Every queue (configured, served or in use): kind, match, effective limits, depth, queued, running, live workers serving it, since when its oldest ready task is claimable.';
 
 CREATE VIEW genroc.queues AS
 	SELECT * FROM genroc.list_queues();

@@ -82,3 +82,9 @@ ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
 -- genroc._apply_step takes the report's log entry (p_first, 20_core.sql):
 -- its two-argument form goes, the three-argument one is made below.
 DROP FUNCTION genroc._apply_step(bigint, jsonb);
+
+-- list_queues gained a column (oldest_ready_at, 55_queues.sql, for the web
+-- console): its return type changed, and the view genroc.queues selects
+-- it; both are made again, with their grants, by the parts that follow
+DROP VIEW genroc.queues;
+DROP FUNCTION genroc.list_queues();

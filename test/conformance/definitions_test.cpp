@@ -43,6 +43,25 @@ TEST_P(StoreTest, DefineStoresAVersionOnlyWhenTheContentChanges) {
 	EXPECT_EQ(defs[0].at("created_at"), time_at(0));
 }
 
+// get_definition: the stored text of a version (the newest without one), as
+// the console draws it.
+TEST_P(StoreTest, GetDefinitionReturnsEachVersion) {
+	define("g", pass_def("one"));
+	at(5);
+	define("g", pass_def("two"));
+	json newest = store().get_definition("g", std::nullopt);
+	EXPECT_EQ(newest.at("name"), "g");
+	EXPECT_EQ(newest.at("version"), 2);
+	EXPECT_EQ(newest.at("definition"), pass_def("two"));
+	EXPECT_EQ(newest.at("created_at"), time_at(5));
+	json first = store().get_definition("g", 1);
+	EXPECT_EQ(first.at("version"), 1);
+	EXPECT_EQ(first.at("definition"), pass_def("one"));
+	EXPECT_EQ(first.at("created_at"), time_at(0));
+	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "version 3", store().get_definition("g", 3));
+	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "nope", store().get_definition("nope", std::nullopt));
+}
+
 TEST_P(StoreTest, InstancesKeepTheVersionTheyStartedWith) {
 	define("v", pass_def("first"));
 	int64_t old_one = start("v");

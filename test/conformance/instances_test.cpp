@@ -104,6 +104,46 @@ TEST_P(StoreTest, GetAndListInstances) {
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "status", store().list_instances({{"status", "sleeping"}}));
 }
 
+// The console's paging: a keyset walk by id (before = the last id of a page)
+// and a window of creation times, combined with the other filters.
+TEST_P(StoreTest, ListInstancesPagesByKeyAndFiltersByTime) {
+	define("job", task_def());
+	define("quick", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Succeed"}}})"));
+	std::vector<int64_t> made;
+	for (int i = 0; i < 7; ++i) {
+		at(10 * i);
+		made.push_back(start(i % 2 ? "quick" : "job"));
+	}
+	auto ids = [](const json &list) {
+		std::vector<int64_t> out;
+		for (auto &i : list) out.push_back(i.at("id").get<int64_t>());
+		return out;
+	};
+	// Pages of 3, newest first, each starting below the last id of the one before.
+	std::vector<int64_t> walked;
+	json filter = {{"limit", 3}};
+	for (int page = 0; page < 5; ++page) {
+		json got = store().list_instances(filter);
+		if (got.empty()) break;
+		for (auto id : ids(got)) walked.push_back(id);
+		filter["before"] = got.back().at("id");
+	}
+	EXPECT_EQ(walked, std::vector<int64_t>(made.rbegin(), made.rend()));
+	EXPECT_EQ(ids(store().list_instances({{"before", made[3]}, {"definition", "job"}})),
+			  (std::vector<int64_t>{made[2], made[0]}));
+	// created_after inclusive, created_before exclusive.
+	EXPECT_EQ(ids(store().list_instances({{"created_after", time_at(20)}, {"created_before", time_at(50)}})),
+			  (std::vector<int64_t>{made[4], made[3], made[2]}));
+	EXPECT_EQ(ids(store().list_instances({{"created_after", time_at(25)}, {"definition", "quick"}})),
+			  (std::vector<int64_t>{made[5], made[3]}));
+	EXPECT_TRUE(store().list_instances({{"created_before", time_at(0)}}).empty());
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "before", store().list_instances({{"before", "x"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "before", store().list_instances({{"before", -1}}));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "created_after",
+				  store().list_instances({{"created_after", "soon"}}));
+	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "created_before", store().list_instances({{"created_before", 5}}));
+}
+
 TEST_P(StoreTest, HistoryRecordsEveryStepInOrder) {
 	define("job", task_def());
 	worker("w1");

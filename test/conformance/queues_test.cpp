@@ -124,13 +124,19 @@ TEST_P(StoreTest, ListQueuesShowsKindsLimitsAndWorkersAlsoWhenEmpty) {
 	// depth, queued and running count what sits in the queue (3 slots for
 	// partition p: the 4th waits)
 	define("ml-train", handler_def("train"));
+	EXPECT_TRUE(queue_named(store(), "gpu").at("oldest_ready_at").is_null());
+	at(clock() + 2);
+	const std::string first_ready = time_at(clock());
 	for (int i = 0; i < 4; i++) start("ml-train", json::object(), {{"partition_key", "p"}});
+	at(clock() + 1);
 	start("ml-train");
 	claim_one("w1", {"gpu"});
 	json g = queue_named(store(), "gpu");
 	EXPECT_EQ(g.at("depth"), 3);
 	EXPECT_EQ(g.at("queued"), 1);
 	EXPECT_EQ(g.at("running"), 1);
+	// since when the oldest ready task is claimable (the first start's)
+	EXPECT_EQ(g.at("oldest_ready_at"), first_ready);
 	// a stopped worker serves nothing
 	store().worker_stop("w1");
 	EXPECT_EQ(queue_named(store(), "gpu").at("workers"), json::array());

@@ -150,6 +150,20 @@ TEST_P(HttpAuthTest, EachPermissionReachesItsRoutesOnly) {
 	expect_error(post("/api/activities/x/claim", oper, {{"worker", "w"}}), 403, "42501", "\"worker\" permission");
 	expect_error(get("/api/tokens", oper), 403, "42501", "\"admin\" permission");
 	expect_error(post("/api/tokens", reader, {{"name", "z"}, {"permissions", {"admin"}}}), 403, "42501", "admin");
+	// the console's routes: who the caller is (any permission), the queues
+	// and one definition (readers), and the console's files (no token)
+	Reply me = get("/api/whoami", reader);
+	EXPECT_EQ(me.body, (json{{"auth", true}, {"name", "r"}, {"permissions", {"reader"}}})) << me.body.dump();
+	expect_error(get("/api/whoami", ""), 401, "28000");
+	EXPECT_EQ(get("/api/queues", reader).status, 200);
+	EXPECT_EQ(get("/api/definitions/hello", reader).status, 200);
+	const std::string worker = store_->token_create("w", {"worker"}, "cli", std::nullopt).at("token");
+	EXPECT_EQ(get("/api/whoami", worker).body["permissions"], json::array({"worker"}));
+	expect_error(get("/api/queues", worker), 403, "42501", "reader");
+	httplib::Client c("127.0.0.1", server_->port());
+	auto page = c.Get("/ui/");
+	ASSERT_TRUE(page);
+	EXPECT_EQ(page->status, 200);
 }
 
 // Auth comes before the body: a reader's POST without a body is a 403 at

@@ -229,6 +229,67 @@ TEST_P(HttpApiTest, ListFilters) {
 	expect_error(get("/api/instances?colour=red"), 400, "22023", "colour");
 }
 
+// The console's routes: keyset pages and time windows of the list, one
+// definition by version, the queues, who the caller is, and the console's
+// own files.
+TEST_P(HttpApiTest, ConsoleRoutes) {
+	define("hello", kHello);
+	// version 2 stops at a task: its instances stay ready (no worker here)
+	define("hello", json::parse(R"({"StartAt":"Bye","States":{"Bye":{"Type":"Task","Resource":"genroc:noop","End":true}}})"));
+	std::vector<int64_t> made;
+	for (int i = 0; i < 5; ++i) made.push_back(start_instance("hello"));
+	auto ids = [](const Reply &r) {
+		std::vector<int64_t> out;
+		for (auto &i : r.body["instances"]) out.push_back(i["id"].get<int64_t>());
+		return out;
+	};
+	auto page = get("/api/instances?limit=2&before=" + std::to_string(made[3]));
+	EXPECT_EQ(ids(page), (std::vector<int64_t>{made[2], made[1]})) << page.raw;
+	EXPECT_EQ(ids(get("/api/instances?created_after=2000-01-01T00:00:00Z")).size(), 5u);
+	EXPECT_TRUE(ids(get("/api/instances?created_before=2000-01-01T00:00:00Z")).empty());
+	expect_error(get("/api/instances?before=x"), 400, "22023", "before");
+	expect_error(get("/api/instances?created_after=soon"), 400, "22007", "created_after");
+
+	auto d = get("/api/definitions/hello");
+	EXPECT_EQ(d.status, 200) << d.raw;
+	EXPECT_EQ(d.body["version"], 2);
+	EXPECT_EQ(d.body["definition"]["StartAt"], "Bye");
+	d = get("/api/definitions/hello?version=1");
+	EXPECT_EQ(d.body["definition"], kHello) << d.raw;
+	expect_error(get("/api/definitions/hello?version=9"), 404, "RC002");
+	expect_error(get("/api/definitions/nope"), 404, "RC002");
+	expect_error(get("/api/definitions/hello?version=one"), 400, "22023", "version");
+	expect_error(get("/api/definitions/hello?colour=red"), 400, "22023", "colour");
+
+	auto q = get("/api/queues");
+	EXPECT_EQ(q.status, 200) << q.raw;
+	ASSERT_FALSE(q.body["queues"].empty()) << q.raw;
+	EXPECT_EQ(q.body["queues"][0]["name"], "default");
+	EXPECT_EQ(q.body["queues"][0]["depth"], 5);
+	EXPECT_TRUE(q.body["queues"][0]["oldest_ready_at"].is_string()) << q.raw;
+
+	auto w = get("/api/whoami");
+	EXPECT_EQ(w.body, (json{{"auth", false}, {"name", nullptr}, {"permissions", nullptr}})) << w.raw;
+
+	auto redirect = client_->Get("/ui");
+	ASSERT_TRUE(redirect);
+	EXPECT_EQ(redirect->status, 302);
+	EXPECT_EQ(redirect->get_header_value("Location"), "/ui/");
+	auto index = client_->Get("/ui/");
+	ASSERT_TRUE(index);
+	EXPECT_EQ(index->status, 200);
+	EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+	EXPECT_NE(index->body.find("<script defer src=\"app.js\"></script>"), std::string::npos);
+	EXPECT_NE(index->get_header_value("Content-Security-Policy").find("script-src 'self'"), std::string::npos);
+	auto script = client_->Get("/ui/app.js");
+	ASSERT_TRUE(script);
+	EXPECT_EQ(script->status, 200);
+	EXPECT_EQ(script->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+	EXPECT_GT(script->body.size(), 10000u);
+	expect_error(get("/ui/nope.js"), 404, "42883", "nope.js");
+	expect_error(get("/ui/../api/instances"), 404, "42883");
+}
+
 TEST_P(HttpApiTest, CancelThenCancelAgainIsAConflict) {
 	define("approve", kApprove);
 	int64_t id = start_instance("approve");
