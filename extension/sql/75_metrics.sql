@@ -113,7 +113,8 @@ REVOKE ALL ON genroc.queue_stats FROM PUBLIC;
 
 /*
  * The database's part of GET /metrics, one call per scrape:
- *   instances         [{status, count}] every instance the caller may read
+ *   instances         [{status, count}] every instance for a worker or
+ *                     operator, else the caller's own
  *   by_definition     [{definition, status, count}] the p_max_definitions
  *                     definitions with the most instances (then by name):
  *                     the label's cardinality is bounded by that times the
@@ -129,7 +130,8 @@ CREATE FUNCTION genroc.metrics(p_max_definitions int DEFAULT 50) RETURNS jsonb
 AS $$
 DECLARE
 	v_role oid := genroc._caller();
-	v_every boolean := genroc._can(genroc._caller(), 'operator');
+	v_ops boolean := genroc._can(genroc._caller(), 'operator');
+	v_all boolean := genroc._can(genroc._caller(), 'operator') OR genroc._can(genroc._caller(), 'worker');
 	v_now timestamptz := genroc.now();
 	v_instances jsonb;
 	v_by_def jsonb;
@@ -144,14 +146,17 @@ BEGIN
 		RAISE EXCEPTION 'p_max_definitions must be between 0 and 1000, not %', p_max_definitions
 			USING ERRCODE = '22023';
 	END IF;
+	-- counted: as queue_stats (workers and operators every instance);
+	-- named by definition: the instances view's rule (operators every one)
 	WITH c AS (
-		SELECT d.name, i.status, count(*) AS n
+		SELECT d.name, i.status, (v_ops OR genroc._may(v_role, i.owner, 'operator')) AS named,
+			   count(*) AS n
 		FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id
-		WHERE v_every OR genroc._may(v_role, i.owner, 'operator')
-		GROUP BY d.name, i.status),
+		WHERE v_all OR genroc._may(v_role, i.owner, 'operator')
+		GROUP BY 1, 2, 3),
 	ranked AS (
 		SELECT c.name, row_number() OVER (ORDER BY sum(c.n) DESC, c.name) AS rank
-		FROM c GROUP BY c.name)
+		FROM c WHERE c.named GROUP BY c.name)
 	SELECT coalesce((SELECT jsonb_agg(jsonb_build_object('status', s.status, 'count', s.n)
 									  ORDER BY s.status)
 					 FROM (SELECT c.status, sum(c.n)::bigint AS n FROM c GROUP BY c.status) s),
@@ -159,7 +164,7 @@ BEGIN
 		   coalesce((SELECT jsonb_agg(jsonb_build_object('definition', c.name, 'status', c.status,
 														 'count', c.n) ORDER BY c.name, c.status)
 					 FROM c JOIN ranked r ON r.name = c.name
-					 WHERE r.rank <= p_max_definitions), '[]'),
+					 WHERE c.named AND r.rank <= p_max_definitions), '[]'),
 		   (SELECT count(*) FROM ranked r WHERE r.rank > p_max_definitions)
 	INTO v_instances, v_by_def, v_omitted;
 
