@@ -29,8 +29,8 @@ int exit_code(std::optional<int> st) { return st && WIFEXITED(*st) ? WEXITSTATUS
 // every line a HELP, a TYPE or a sample; a family's HELP and TYPE once each,
 // before its samples; names [a-zA-Z_:][a-zA-Z0-9_:]* with the genroc_
 // prefix, counters ending in _total, no series twice; label values quoted
-// with only \\, \" and \n escaped; histogram buckets cumulative, ending in
-// le="+Inf" equal to _count.  A violation is an error naming the line.
+// with only \\, \" and \n escaped; histogram buckets cumulative, the
+// le="+Inf" bucket equal to _count.  A violation is an error naming the line.
 using Series = std::map<std::string, double>;
 
 Series parse_exposition(const std::string &text, std::string &error) {
@@ -40,6 +40,7 @@ Series parse_exposition(const std::string &text, std::string &error) {
 	std::map<std::string, std::string> types;	 // family -> type
 	std::set<std::string> helped, sampled;
 	std::map<std::string, std::pair<double, double>> last_bucket;	// histogram series -> (le, count)
+	std::map<std::string, double> counts;							// histogram series -> _count
 	std::istringstream in(text);
 	std::string line;
 	int n = 0;
@@ -153,10 +154,15 @@ Series parse_exposition(const std::string &text, std::string &error) {
 			if (v < prev.second) return fail("buckets not cumulative");
 			prev = {bound, v};
 		}
-		if (suffix == "_count") {
-			auto it = last_bucket.find(family + "{" + others);
-			if (it == last_bucket.end() || !std::isinf(it->second.first) || it->second.second != v)
-				return fail("_count differs from the +Inf bucket");
+		if (suffix == "_count") counts[family + "{" + others] = v;
+	}
+	// _count and _sum may come before or after the buckets (prometheus-cpp
+	// writes them first)
+	for (auto &[series, v] : counts) {
+		auto it = last_bucket.find(series);
+		if (it == last_bucket.end() || !std::isinf(it->second.first) || it->second.second != v) {
+			error = series + "}: _count differs from the +Inf bucket";
+			return {};
 		}
 	}
 	for (auto &[family, type] : types)
@@ -462,6 +468,8 @@ TEST(MetricsParser, RefusesBadExpositionText) {
 			 std::string("# HELP genroc_h H.\n# TYPE genroc_h histogram\ngenroc_h_bucket{le=\"1\"} 2\n"
 						 "genroc_h_bucket{le=\"+Inf\"} 1\ngenroc_h_sum 1\ngenroc_h_count 1\n"),  // not cumulative
 			 std::string("# HELP genroc_g G.\n# TYPE genroc_g gauge\ngenroc_g 1"),			   // no final newline
+			 std::string("# HELP genroc_h H.\n# TYPE genroc_h histogram\ngenroc_h_count 3\ngenroc_h_sum 1\n"
+						 "genroc_h_bucket{le=\"+Inf\"} 2\n"),  // _count is not the +Inf bucket
 		 }) {
 		error.clear();
 		parse_exposition(bad, error);
