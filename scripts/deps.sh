@@ -9,6 +9,7 @@ PACKAGES=(
   libtap-parser-sourcehandler-pgtap-perl
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
+  prometheus-cpp-dev
   libgtest-dev libgmock-dev
   python3
   fiu-utils

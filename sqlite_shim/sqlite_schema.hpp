@@ -16,7 +16,8 @@ namespace genroc::sqlite {
 //   2  + partition_rate_limit (queues, queue_starts)
 //   3  + tokens (API tokens, README "Authentication")
 //   4  + workers.session_pid (the process holding the worker's lock file)
-inline constexpr int SCHEMA_VERSION = 4;
+//   5  + tickers (who ticks, as the extension's genroc._tickers)
+inline constexpr int SCHEMA_VERSION = 5;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -189,6 +190,19 @@ CREATE TABLE IF NOT EXISTS tokens (
 );
 )SQL";
 
+// Who called tick, as the extension's genroc._tickers (10_tables.sql):
+// kind 'binary' (a worker: "genroc worker <id>") or 'session'; times in ms.
+inline constexpr const char *TICKERS_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS tickers (
+	ticked_by     TEXT PRIMARY KEY,
+	kind          TEXT NOT NULL CHECK (kind IN ('ticker', 'binary', 'session')),
+	role          TEXT NOT NULL,
+	first_tick_at INTEGER NOT NULL,
+	last_tick_at  INTEGER NOT NULL,
+	ticks         INTEGER NOT NULL DEFAULT 1
+);
+)SQL";
+
 // MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
 // tables above are what a new file gets; these change an existing one to
 // match them).
@@ -204,6 +218,7 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	TOKENS_SQL,	 // 2 -> 3
 	// 3 -> 4: a worker's lock file
 	"ALTER TABLE workers ADD COLUMN session_pid INTEGER;",
+	TICKERS_SQL,  // 4 -> 5
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

@@ -1048,6 +1048,7 @@ class SqliteStore final : public Store {
 				if (inst.timeout_s) t.timeout_s = static_cast<int>(*inst.timeout_s);
 				t.attempt = static_cast<int>(inst.attempt);
 				t.lease_expires = iso(expires);
+				t.queue = inst.queue;
 				out.push_back(std::move(t));
 			}
 			return out;
@@ -1480,6 +1481,7 @@ class SqliteStore final : public Store {
 			// pruning by this store's retention options (0: nothing)
 			const json pruned =
 				prune_rows(log_options_.log_retention_ms, log_options_.instance_retention_ms, limit, now);
+			record_tick(now);
 			return json{{"timeouts", timeouts},
 						{"heartbeats", heartbeats},
 						{"lapsed", lapsed},
@@ -1487,6 +1489,110 @@ class SqliteStore final : public Store {
 						{"run_at", run_at},
 						{"pruned_log_rows", pruned.at("log_rows")},
 						{"pruned_instances", pruned.at("instances")}};
+		});
+	}
+
+	// Who ticked (genroc._tick_record): this store's set_ticked_by name
+	// (kind binary for "genroc worker <id>"), else "pid <pid>"; rows not
+	// ticked for 7 days are deleted.
+	void record_tick(int64_t now) {
+		const std::string by = ticked_by_.empty() ? "pid " + std::to_string(::getpid()) : ticked_by_.substr(0, 200);
+		const std::string kind = by.rfind("genroc worker ", 0) == 0 ? "binary" : "session";
+		Query(db_,
+			  "INSERT INTO tickers (ticked_by, kind, role, first_tick_at, last_tick_at) VALUES (?1, ?2, '', ?3, ?3) "
+			  "ON CONFLICT (ticked_by) DO UPDATE SET kind = ?2, last_tick_at = ?3, ticks = ticks + 1",
+			  by, kind, now)
+			.run();
+		Query(db_, "DELETE FROM tickers WHERE last_tick_at < ?1", now - int64_t(7) * 24 * 3600 * 1000).run();
+	}
+
+	void set_ticked_by(const std::string &name) override { ticked_by_ = name; }
+
+	json tickers() override {
+		return read([&](int64_t now) {
+			json out = json::array();
+			Query q(db_, "SELECT ticked_by, kind, role, first_tick_at, last_tick_at, ticks FROM tickers "
+						 "ORDER BY last_tick_at DESC, ticked_by");
+			while (q.next())
+				out.push_back({{"ticked_by", q.text(0)},
+							   {"kind", q.text(1)},
+							   {"role", q.text(2)},
+							   {"first_tick_at", iso(q.i64(3))},
+							   {"last_tick_at", iso(q.i64(4))},
+							   {"ago_ms", now - q.i64(4)},
+							   {"ticks", q.i64(5)}});
+			return out;
+		});
+	}
+
+	// genroc.metrics (75_metrics.sql): the file's owner sees everything.
+	json metrics(int max_definitions) override {
+		if (max_definitions < 0 || max_definitions > 1000)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"p_max_definitions must be between 0 and 1000, not " + std::to_string(max_definitions));
+		return read([&](int64_t now) {
+			json instances = json::array();
+			{
+				Query q(db_, "SELECT status, count(*) FROM instances GROUP BY status ORDER BY status");
+				while (q.next()) instances.push_back({{"status", q.text(0)}, {"count", q.i64(1)}});
+			}
+			// the definitions with the most instances, then by name
+			std::vector<std::string> named;
+			int64_t omitted = 0;
+			{
+				Query q(db_, "SELECT d.name FROM instances i JOIN definitions d ON d.id = i.definition_id "
+							 "GROUP BY d.name ORDER BY count(*) DESC, d.name");
+				while (q.next()) {
+					if (static_cast<int>(named.size()) < max_definitions) named.push_back(q.text(0));
+					else omitted++;
+				}
+			}
+			json by_definition = json::array();
+			{
+				Query q(db_, "SELECT d.name, i.status, count(*) FROM instances i JOIN definitions d ON d.id = i.definition_id "
+							 "WHERE d.name IN (SELECT value FROM json_each(?1)) GROUP BY d.name, i.status "
+							 "ORDER BY d.name, i.status",
+						json(named).dump());
+				while (q.next())
+					by_definition.push_back({{"definition", q.text(0)}, {"status", q.text(1)}, {"count", q.i64(2)}});
+			}
+			// queue_stats: configured, served by a live worker, or in use
+			const auto live = live_workers(now);
+			std::set<std::string> names;
+			{
+				Query q(db_, "SELECT name FROM queues");
+				while (q.next()) names.insert(q.text(0));
+			}
+			for (auto &w : live)
+				for (auto &queue : w.second) names.insert(queue);
+			{
+				Query q(db_, "SELECT DISTINCT queue FROM instances WHERE status IN ('queued', 'ready', 'running')");
+				while (q.next()) names.insert(q.text(0));
+			}
+			json queues = json::array();
+			for (auto &name : names) {
+				Query q(db_,
+						"SELECT count(*) FILTER (WHERE status = 'ready' AND eligible_at <= ?2), "
+						"min(eligible_at) FILTER (WHERE status = 'ready' AND eligible_at <= ?2), "
+						"count(*) FILTER (WHERE status = 'queued'), count(*) FILTER (WHERE status = 'running') "
+						"FROM instances WHERE queue = ?1 AND status IN ('queued', 'ready', 'running')",
+						name, now);
+				q.next();
+				int64_t workers = 0;
+				for (auto &w : live)
+					if (std::find(w.second.begin(), w.second.end(), name) != w.second.end()) workers++;
+				queues.push_back({{"queue", name},
+								  {"ready", q.i64(0)},
+								  {"oldest_ready_s", q.oi64(1) ? double(now - *q.oi64(1)) / 1000.0 : 0.0},
+								  {"queued", q.i64(2)},
+								  {"running", q.i64(3)},
+								  {"workers", workers}});
+			}
+			return json{{"instances", instances},
+						{"by_definition", by_definition},
+						{"definitions_omitted", omitted},
+						{"queues", queues},
+						{"workers_alive", static_cast<int64_t>(live.size())}};
 		});
 	}
 
@@ -1613,6 +1719,7 @@ class SqliteStore final : public Store {
 
 	DurabilityLevel level_ = DurabilityLevel::essential;
 	LogOptions log_options_;
+	std::string ticked_by_;	// set_ticked_by
 	Durability txn_durability_ = Durability::normal;
 	bool sync_after_commit_ = false;
 
@@ -1712,6 +1819,7 @@ class SqliteStore final : public Store {
 			}
 			db_.exec(sqlite::SCHEMA_SQL);
 			db_.exec(sqlite::TOKENS_SQL);
+			db_.exec(sqlite::TICKERS_SQL);
 			db_.exec(sqlite::LATER_INDEXES_SQL);
 			Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
 				  std::to_string(sqlite::SCHEMA_VERSION))

@@ -173,16 +173,25 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			->capture_default_str();
 	};
 
+	auto metrics_flag = [&](CLI::App *sub) {
+		sub->add_option("--metrics-listen", cfg.metrics_listen,
+						"host:port serving GET /metrics and /healthz only, without auth and without the "
+						"per-definition series (README \"Metrics\")")
+			->envname("GENROC_METRICS_LISTEN");
+	};
 	auto *serve = app.add_subcommand("serve", "HTTP API and worker in one process");
 	common(serve);
 	worker_flags(serve);
 	listen_flag(serve);
-	auto *worker = app.add_subcommand("worker", "run tasks (no HTTP)");
+	metrics_flag(serve);
+	auto *worker = app.add_subcommand("worker", "run tasks (no HTTP but --metrics-listen)");
 	common(worker);
 	worker_flags(worker);
+	metrics_flag(worker);
 	auto *api = app.add_subcommand("api", "HTTP API only (no tasks)");
 	common(api);
 	listen_flag(api);
+	metrics_flag(api);
 	auto *run = app.add_subcommand("run", "start one instance of a definition file and run it to its end here");
 	common(run);
 	run->add_option("file", cfg.run_file, "definition file (ASL JSON)")->required();
@@ -282,6 +291,15 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			parse_listen(cfg.listen, h, p);
 		} catch (const std::exception &e) {
 			return usage_error(std::string("--listen: ") + e.what());
+		}
+	}
+	if (!cfg.metrics_listen.empty()) {
+		try {
+			std::string h;
+			int p = 0;
+			parse_listen(cfg.metrics_listen, h, p);
+		} catch (const std::exception &e) {
+			return usage_error(std::string("--metrics-listen: ") + e.what());
 		}
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
@@ -510,17 +528,34 @@ int run_token_create(const Config &cfg) {
 	}
 }
 
-int run_api_command(const Config &cfg) {
-	std::unique_ptr<ApiServer> server;
+// --metrics-listen: a second listener with /healthz and /metrics alone
+// (nullptr without the flag).  Throws when it cannot listen.
+std::unique_ptr<ApiServer> start_metrics(const Config &cfg, const HealthInfo &health) {
+	if (cfg.metrics_listen.empty()) return nullptr;
+	ApiOptions o;
+	o.listen = cfg.metrics_listen;
+	o.metrics_only = true;
+	o.max_connections = 16;
 	try {
-		server = start_api(api_options(cfg), store_factory(cfg),
-						   HealthInfo{"", false, [] { return int64_t{-1}; }});
+		return start_api(o, store_factory(cfg), health);
+	} catch (const std::exception &e) {
+		throw std::runtime_error(std::string("--metrics-listen: ") + e.what());
+	}
+}
+
+int run_api_command(const Config &cfg) {
+	std::unique_ptr<ApiServer> server, metrics_server;
+	try {
+		const HealthInfo health{"", false, [] { return int64_t{-1}; }};
+		server = start_api(api_options(cfg), store_factory(cfg), health);
+		metrics_server = start_metrics(cfg, health);
 	} catch (const std::exception &e) {
 		log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
 		return kExitFailed;
 	}
 	while (!g_stop.wait_for(Millis(60'000))) {
 	}
+	if (metrics_server) metrics_server->stop();
 	server->stop();
 	log::info("API stopped");
 	return kExitOk;
@@ -556,19 +591,18 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.summary_interval = cfg.log_summary_interval;
 	Runner runner(o, handlers, store_factory(cfg, WriteLane::worker));
 
-	std::unique_ptr<ApiServer> server;
-	if (cfg.command == "serve") {
-		try {
-			server = start_api(api_options(cfg), store_factory(cfg),
-							   HealthInfo{cfg.worker_id, cfg.manual_tick,
-										  [&runner] { return runner.lease_age_ms(); }});
-		} catch (const std::exception &e) {
-			log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
-			return kExitFailed;
-		}
+	std::unique_ptr<ApiServer> server, metrics_server;
+	const HealthInfo health{cfg.worker_id, cfg.manual_tick, [&runner] { return runner.lease_age_ms(); }};
+	try {
+		if (cfg.command == "serve") server = start_api(api_options(cfg), store_factory(cfg), health);
+		metrics_server = start_metrics(cfg, health);
+	} catch (const std::exception &e) {
+		log::error("cannot serve HTTP", {{"listen", cfg.listen}, {"error", e.what()}});
+		return kExitFailed;
 	}
 	int rc = runner.run(g_stop);
 	// The API stays up while the worker drains, so health checks see it.
+	if (metrics_server) metrics_server->stop();
 	if (server) server->stop();
 	return rc;
 }

@@ -34,6 +34,7 @@ struct Config {
 	std::string handlers_file;
 	std::string queues_config;				// --queues-config: queues to queue_set at start
 	std::string listen = "127.0.0.1:8448";
+	std::string metrics_listen;				// --metrics-listen: /healthz and /metrics alone (README "Metrics")
 	log::Mode log_mode = log::Mode::text;
 	log::Level log_level = log::Level::info;
 	bool manual_tick = false;

@@ -16,6 +16,7 @@
 //   genctl resume ID [--output JSON]
 //   genctl emit ID NAME [--payload JSON]
 //   genctl workers
+//   genctl tickers
 //   genctl activity
 //   genctl queues
 //   genctl queue set NAME [--options JSON]
@@ -374,6 +375,21 @@ void cmd_workers(genroc::Store &store, const Options &o) {
 	print_table({"WORKER", "HOST", "STATE", "LAST HEARTBEAT", "RUNNING", "DURABILITY", "QUEUES"}, rows);
 }
 
+// Who ticks (genroc.tickers): the in-database ticker, genroc workers and
+// other sessions that called tick in the last 7 days, newest first.
+void cmd_tickers(genroc::Store &store, const Options &o) {
+	json list = store.tickers();
+	if (o.as_json) return print_json(list);
+	std::vector<std::vector<std::string>> rows;
+	for (const auto &t : list) {
+		const int64_t ago = t.value("ago_ms", int64_t{0});
+		rows.push_back({cell(t, "ticked_by"), cell(t, "kind"), cell(t, "role"), cell(t, "last_tick_at"),
+						std::to_string(ago / 1000) + "." + std::to_string(ago % 1000 / 100) + "s",
+						cell(t, "ticks")});
+	}
+	print_table({"TICKED BY", "KIND", "ROLE", "LAST TICK", "AGO", "TICKS"}, rows);
+}
+
 // Which worker runs what: the running (leased) instances and their lease owner.
 void cmd_activity(genroc::Store &store, const Options &o) {
 	json filter = {{"status", "running"}, {"limit", o.limit > 0 ? o.limit : 1000}};
@@ -519,6 +535,7 @@ int main(int argc, char **argv) {
 	emit->add_option("--payload", o.payload, "event payload (JSON)")->capture_default_str();
 
 	auto *workers = app.add_subcommand("workers", "workers: state, last heartbeat, running instances");
+	auto *tickers = app.add_subcommand("tickers", "who ticks: the in-database ticker and binaries, with their last tick");
 	auto *activity = app.add_subcommand("activity", "which worker runs what (running instances)");
 
 	auto *queues = app.add_subcommand("queues", "queues: kind, depth, running, limits, workers serving them");
@@ -556,7 +573,7 @@ int main(int argc, char **argv) {
 		if (!o.page_text.empty()) o.page = positive_arg(o.page_text, "--page", INT_MAX / o.page_size);
 		// the commands that only read open a SQLite file read-only: a file
 		// the user may read but not write (0444) can still be listed
-		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *activity ||
+		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *tickers || *activity ||
 								*queues || *token_list;
 		auto store = genroc::open_store(o.database, reads_only, genroc::WriteLane::general, o.pooled);
 		if (*definitions) cmd_definitions(*store, o);
@@ -570,6 +587,7 @@ int main(int argc, char **argv) {
 		else if (*resume) cmd_run_again(*store, o, true);
 		else if (*emit) cmd_emit(*store, o);
 		else if (*workers) cmd_workers(*store, o);
+		else if (*tickers) cmd_tickers(*store, o);
 		else if (*activity) cmd_activity(*store, o);
 		else if (*queues) cmd_queues(*store, o);
 		else if (*queue_set) cmd_queue_set(*store, o);

@@ -51,6 +51,7 @@
 
 #include "json_guard.hpp"
 #include "log.hpp"
+#include "metrics.hpp"
 #include "queue_health.hpp"
 #include "ui_assets.hpp"
 
@@ -917,6 +918,10 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			log::warn("database not reachable yet", {{"error", e.what()}});
 		}
 
+		if (options_.metrics_only) {
+			log::info("metrics listening", {{"listen", host + ":" + std::to_string(port_)}});
+			return;
+		}
 		log::info("HTTP API listening", {{"listen", host + ":" + std::to_string(port_)},
 										 {"auth", options_.auth},
 										 {"max_connections", options_.max_connections},
@@ -947,6 +952,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 	std::atomic<bool> stopped_{false};
 	std::atomic<bool> listen_failed_{false};
 	std::atomic<int> db_up_{-1};  // last /healthz verdict: -1 none yet, 0 down, 1 up
+	std::atomic<bool> metrics_db_ok_{true};	 // the last scrape read the database (log changes only)
 	// Every route's method and pattern: a request for none is answered
 	// before its body is read.
 	std::vector<std::pair<std::string, std::regex>> known_;
@@ -1081,6 +1087,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		} catch (const ApiError &e) {
 			fail(call, res, e.status, e);
 		} catch (const Error &e) {
+			metrics::database_error(e.sqlstate);
 			// The connection may be gone: do not give this store back.
 			if (transient_sqlstate(e.sqlstate)) call.store_.reset();
 			fail(call, res, http_status_for(e.sqlstate), e);
@@ -1172,7 +1179,70 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		body["database"] = kind.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(kind);
 		body["lease_age_ms"] = age < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(age);
 		body["manual_tick"] = health_.manual_tick;
+		body["ticking"] = up ? ticking() : nlohmann::ordered_json(nullptr);
 		send_json(res, up ? 200 : 503, body);
+	}
+
+	// Who called genroc.tick() within the last minute (genroc.tickers):
+	// [{kind, ticked_by, ago_ms}], newest first; with --auth, /healthz being
+	// open, without ticked_by (worker ids and role names stay behind the
+	// token).  null when the store cannot tell (its role may not read it).
+	nlohmann::ordered_json ticking() {
+		try {
+			auto s = pool_.take();
+			const json rows = s->tickers();
+			pool_.give_back(std::move(s));
+			nlohmann::ordered_json out = nlohmann::ordered_json::array();
+			for (const auto &r : rows) {
+				if (r.value("ago_ms", int64_t{0}) > 60'000) continue;
+				nlohmann::ordered_json t;
+				t["kind"] = r.value("kind", "");
+				if (!options_.auth) t["ticked_by"] = r.value("ticked_by", "");
+				t["ago_ms"] = r.value("ago_ms", int64_t{0});
+				out.push_back(std::move(t));
+			}
+			return out;
+		} catch (const std::exception &e) {
+			log::debug("healthz: who ticks is not known", {{"error", e.what()}});
+			return nullptr;
+		}
+	}
+
+	// GET /metrics (metrics.hpp).  With --auth: a credential with reader,
+	// operator or admin, as the GET routes.  The database part is one
+	// genroc.metrics() and one genroc.tickers() call; when they fail the
+	// process's own series still answer, with genroc_database_up 0.
+	void serve_metrics(const httplib::Request &req, httplib::Response &res) {
+		Call call{req, pool_};
+		call.auth = options_.auth;
+		try {
+			if (options_.auth && !options_.metrics_only) authenticate(call, auth::need_read());
+			json snapshot, tickers;
+			try {
+				snapshot = call.store().metrics(metrics::kMaxDefinitions);
+				tickers = call.store().tickers();
+			} catch (const Error &e) {
+				metrics::database_error(e.sqlstate);
+				if (transient_sqlstate(e.sqlstate)) call.store_.reset();
+				if (metrics_db_ok_.exchange(false))
+					log::warn("metrics: the database figures are not available",
+							  {{"sqlstate", e.sqlstate}, {"error", e.what()}});
+				snapshot = nullptr;
+			}
+			if (snapshot.is_object()) metrics_db_ok_ = true;
+			res.status = 200;
+			res.set_content(metrics::render(snapshot, tickers, !options_.metrics_only), metrics::kContentType);
+		} catch (const ApiError &e) {
+			fail(call, res, e.status, e);
+		} catch (const Error &e) {
+			if (transient_sqlstate(e.sqlstate)) call.store_.reset();
+			fail(call, res, http_status_for(e.sqlstate), e);
+		} catch (const std::exception &e) {
+			call.store_.reset();
+			fail(call, res, 500, Error("XX000", std::string("internal error: ") + e.what()));
+		}
+		if (t_conn && t_conn->close_after) res.set_header("Connection", "close");
+		if (call.store_) pool_.give_back(std::move(call.store_));
 	}
 
 	void routes() {
@@ -1192,38 +1262,42 @@ class HttpServer final : public ApiServer, public ApiHandler {
 
 		known_.emplace_back("GET", std::regex("/healthz"));
 		svr_.Get("/healthz", [this](const httplib::Request &, httplib::Response &res) { healthz(res); });
+		known_.emplace_back("GET", std::regex("/metrics"));
+		svr_.Get("/metrics", [this](const httplib::Request &req, httplib::Response &res) { serve_metrics(req, res); });
+		// --metrics-listen serves /healthz and /metrics alone.
+		if (!options_.metrics_only) {
+			// Each route with the permission it needs under --auth (README "HTTP API").
+			using namespace auth;
+			with_body("POST", "/api/definitions", post_definition, need_operate());
+			get("/api/definitions", get_definitions, need_read());
+			with_body("POST", "/api/instances", post_instance, need_operate());
+			get("/api/instances", get_instances, need_read_instances());
+			get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
+			get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());
+			with_body("POST", R"(/api/instances/([^/]+)/cancel)", post_cancel, need_operate());
+			with_body("POST", R"(/api/instances/([^/]+)/retry)", post_retry, need_operate());
+			with_body("POST", R"(/api/instances/([^/]+)/resume)", post_resume, need_operate());
+			with_body("POST", R"(/api/instances/([^/]+)/events/([^/]+))", post_event, need_operate());
+			with_body("POST", "/api/activities/succeed", post_succeed, need_work());
+			with_body("POST", "/api/activities/fail", post_fail, need_work());
+			with_body("POST", "/api/activities/heartbeat", post_heartbeat, need_work());
+			with_body("POST", R"(/api/activities/([^/]+)/claim)", post_claim, need_work());
+			get("/api/workers", get_workers, need_read());
+			get(R"(/api/definitions/([^/]+))", get_definition, need_read());
+			get("/api/queues", get_queues, need_read());
+			get("/api/whoami", get_whoami, need_any());
 
-		// Each route with the permission it needs under --auth (README "HTTP API").
-		using namespace auth;
-		with_body("POST", "/api/definitions", post_definition, need_operate());
-		get("/api/definitions", get_definitions, need_read());
-		with_body("POST", "/api/instances", post_instance, need_operate());
-		get("/api/instances", get_instances, need_read_instances());
-		get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
-		get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());
-		with_body("POST", R"(/api/instances/([^/]+)/cancel)", post_cancel, need_operate());
-		with_body("POST", R"(/api/instances/([^/]+)/retry)", post_retry, need_operate());
-		with_body("POST", R"(/api/instances/([^/]+)/resume)", post_resume, need_operate());
-		with_body("POST", R"(/api/instances/([^/]+)/events/([^/]+))", post_event, need_operate());
-		with_body("POST", "/api/activities/succeed", post_succeed, need_work());
-		with_body("POST", "/api/activities/fail", post_fail, need_work());
-		with_body("POST", "/api/activities/heartbeat", post_heartbeat, need_work());
-		with_body("POST", R"(/api/activities/([^/]+)/claim)", post_claim, need_work());
-		get("/api/workers", get_workers, need_read());
-		get(R"(/api/definitions/([^/]+))", get_definition, need_read());
-		get("/api/queues", get_queues, need_read());
-		get("/api/whoami", get_whoami, need_any());
-
-		// The web console: static files compiled into the binary, no
-		// credential needed (they hold no data; every /api call they make
-		// carries the user's).
-		known_.emplace_back("GET", std::regex("/ui(/.*)?"));
-		svr_.Get("/ui", [](const httplib::Request &, httplib::Response &res) { res.set_redirect("/ui/"); });
-		svr_.Get(R"(/ui/(.*))", [this](const httplib::Request &req, httplib::Response &res) { serve_ui(req, res); });
-		with_body("POST", "/api/tokens", post_token, need_admin());
-		get("/api/tokens", get_tokens, need_admin());
-		with_body("DELETE", R"(/api/tokens/([^/]+))", revoke_token, need_admin());
-		with_body("POST", R"(/api/tokens/([^/]+)/revoke)", revoke_token, need_admin());
+			// The web console: static files compiled into the binary, no
+			// credential needed (they hold no data; every /api call they make
+			// carries the user's).
+			known_.emplace_back("GET", std::regex("/ui(/.*)?"));
+			svr_.Get("/ui", [](const httplib::Request &, httplib::Response &res) { res.set_redirect("/ui/"); });
+			svr_.Get(R"(/ui/(.*))", [this](const httplib::Request &req, httplib::Response &res) { serve_ui(req, res); });
+			with_body("POST", "/api/tokens", post_token, need_admin());
+			get("/api/tokens", get_tokens, need_admin());
+			with_body("DELETE", R"(/api/tokens/([^/]+))", revoke_token, need_admin());
+			with_body("POST", R"(/api/tokens/([^/]+)/revoke)", revoke_token, need_admin());
+		}
 
 		// No route: 404 before httplib reads a body for it (it would wait for
 		// the connection to close when there is no Content-Length).

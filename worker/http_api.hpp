@@ -5,9 +5,11 @@
 // anything the SQL API does not write.
 //
 // Routes (JSON bodies; lists come wrapped in an object so fields can be added):
-//   GET  /healthz                          {"status","worker_id","database","lease_age_ms","manual_tick"}
-//                                          503 with status "unavailable" only when the database
-//                                          does not answer; no token, outside /api
+//   GET  /healthz                          {"status","worker_id","database","lease_age_ms","manual_tick",
+//                                          "ticking"}; 503 with status "unavailable" only when the
+//                                          database does not answer; no token, outside /api
+//   GET  /metrics                          Prometheus text format (metrics.hpp); with auth a
+//                                          credential with reader, operator or admin
 //   POST /api/definitions                  {name, definition} -> {name, version, is_new}
 //                                          201 when a new version was stored, else 200
 //   GET  /api/definitions                  -> {"definitions": [...]}
@@ -80,6 +82,9 @@ struct ApiOptions {
 	bool auth = false;						// --auth: a Bearer token or JWT on every /api route
 	std::string jwt_secret;					// --jwt-secret; empty: JWTs are refused
 	auth::GroupMap jwt_groups;				// --jwt-groups: group -> permissions
+	// --metrics-listen: only GET /healthz and GET /metrics, without auth,
+	// and /metrics leaves out the series labelled with definition names.
+	bool metrics_only = false;
 };
 
 struct HealthInfo {

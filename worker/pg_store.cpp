@@ -261,7 +261,7 @@ class PgStore final : public Store {
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
 							int n) override {
 		auto r = exec("SELECT instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO("lease_expires")
-					  " FROM genroc.claim($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3)",
+					  ", queue FROM genroc.claim($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3)",
 					  {worker, json(queues).dump(), std::to_string(n)});
 		std::vector<Task> tasks;
 		for (int i = 0; i < PQntuples(r.get()); i++) {
@@ -275,6 +275,7 @@ class PgStore final : public Store {
 			t.timeout_s = opt_int(r.get(), i, 6);
 			t.attempt = static_cast<int>(int64(r.get(), i, 7));
 			t.lease_expires = text(r.get(), i, 8);
+			t.queue = text(r.get(), i, 9);
 			tasks.push_back(std::move(t));
 		}
 		return tasks;
@@ -341,7 +342,30 @@ class PgStore final : public Store {
 	}
 
 	json tick(int limit) override {
-		auto r = exec("SELECT genroc.tick($1)", {std::to_string(limit)});
+		if (ticked_by_.empty()) {
+			auto r = exec("SELECT genroc.tick($1)", {std::to_string(limit)});
+			return jsonb(r.get(), 0, 0);
+		}
+		// The name for genroc.tickers, for this transaction only (nothing
+		// stays on the session): the CTE is evaluated before the tick.
+		auto r = exec("WITH s AS MATERIALIZED (SELECT set_config('application_name', $2, true)) "
+					  "SELECT genroc.tick($1) FROM s",
+					  {std::to_string(limit), ticked_by_});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	void set_ticked_by(const std::string &name) override { ticked_by_ = name; }
+
+	json tickers() override {
+		auto r = exec("SELECT coalesce(jsonb_agg(jsonb_build_object('ticked_by', t.ticked_by, 'kind', t.kind, "
+					  "'role', t.role, 'first_tick_at', " ISO("t.first_tick_at") ", 'last_tick_at', "
+					  ISO("t.last_tick_at") ", 'ago_ms', t.ago_ms, 'ticks', t.ticks)), '[]') FROM genroc.tickers() t",
+					  {});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	json metrics(int max_definitions) override {
+		auto r = exec("SELECT genroc.metrics($1)", {std::to_string(max_definitions)});
 		return jsonb(r.get(), 0, 0);
 	}
 
@@ -438,6 +462,7 @@ class PgStore final : public Store {
 	std::vector<std::string> settings_;
 	std::string settings_sql_;
 	std::optional<std::string> test_clock_;
+	std::string ticked_by_;	// set_ticked_by: the tick's application_name
 	std::optional<DurabilityLevel> durability_;
 	std::optional<int> commit_delay_;
 	// The database this connection found without the genroc extension

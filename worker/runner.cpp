@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "log.hpp"
+#include "metrics.hpp"
 #include "queue_health.hpp"
 
 namespace genroc {
@@ -28,6 +29,7 @@ json error_fields(const Error &e) { return {{"sqlstate", e.sqlstate}, {"error", 
 
 struct Runner::Slot {
 	Task task;
+	Clock::time_point claimed_at;		 // genroc_step_duration_seconds
 	CancelToken cancel;
 	std::atomic<bool> finished{false};	 // its thread has nothing left to do
 	std::atomic<bool> abandoned{false};	 // stopped unreported: release its lease
@@ -194,6 +196,7 @@ void Runner::renew_loop() {
 			}
 			last_renew_ms_ = steady_ms();
 		} catch (const Error &e) {
+			metrics::database_error(e.sqlstate);
 			if (e.sqlstate == sqlstate::WORKER_NOT_REGISTERED) need_register_ = true;
 			else if (!is_transient(e)) log::warn("renew failed", error_fields(e));
 		} catch (const std::exception &e) {
@@ -215,6 +218,11 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 			std::string status = ok ? store->complete(t.instance_id, t.epoch, result.output)
 									: store->fail(t.instance_id, t.epoch, result.error, result.cause);
 			pool_->give(std::move(store));
+			if (ok)
+				metrics::task_succeeded(t.queue);
+			else
+				metrics::task_failed(t.queue);
+			metrics::step_seconds(t.queue, std::chrono::duration<double>(Clock::now() - slot.claimed_at).count());
 			json f = {{"instance", t.instance_id}, {"state", t.state}, {"status", status}};
 			if (!ok) {
 				f["error"] = result.error;
@@ -230,6 +238,7 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 			if (e.sqlstate == sqlstate::LEASE_LOST || e.sqlstate == sqlstate::INSTANCE_ENDED) {
 				// Another worker holds (or finished) the instance now; this
 				// result must not overwrite its run.
+				metrics::lease_lost(t.queue);
 				log::warn("lease lost", {{"instance", t.instance_id}, {"epoch", t.epoch},
 										 {"state", t.state}, {"error", e.what()}});
 				return;
@@ -247,6 +256,7 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 				result.cause = e.what();
 				continue;
 			}
+			metrics::database_error(e.sqlstate);
 			if (is_conflict(e)) {
 				// e.g. a deadlock with a cancel of its parent: nothing was
 				// written; report again (the cancel may win: lease lost)
@@ -427,6 +437,7 @@ int Runner::run(const StopFlag &stop) {
 	Backoff backoff;
 	bool outage = false;
 	auto note_error = [&](const Error &e) {
+		metrics::database_error(e.sqlstate);
 		if (e.sqlstate == sqlstate::WORKER_NOT_REGISTERED) {
 			need_register_ = true;
 		} else if (is_transient(e)) {
@@ -455,6 +466,9 @@ int Runner::run(const StopFlag &stop) {
 			return 1;
 		}
 	}
+	// genroc.tickers names this worker's ticks by its id
+	store->set_ticked_by("genroc worker " + opt_.worker_id);
+	metrics::serve_queues(opt_.queues);
 	if (!register_worker(*store, stop, true)) return stop.requested() ? 0 : 1;
 	registered_ = true;
 	log::info("worker started", {{"worker", opt_.worker_id},
@@ -506,10 +520,15 @@ int Runner::run(const StopFlag &stop) {
 				// OnlyOnce task (DESIGN §4).  So the record that the task
 				// started is on disk before its handler runs below, and a
 				// crash can never lead to a second run.
+				const auto claim_start = Clock::now();
 				auto tasks = store->claim(opt_.worker_id, opt_.queues, free_slots);
+				const auto claimed_at = Clock::now();
+				metrics::claim_seconds(std::chrono::duration<double>(claimed_at - claim_start).count());
 				got = tasks.size();
 				for (auto &t : tasks) {
+					metrics::task_claimed(t.queue, t.attempt);
 					auto slot = std::make_shared<Slot>();
+					slot->claimed_at = claimed_at;
 					slot->task = std::move(t);
 					log::debug("claimed", {{"instance", slot->task.instance_id},
 										   {"epoch", slot->task.epoch},
@@ -519,7 +538,10 @@ int Runner::run(const StopFlag &stop) {
 					slot->thread = std::thread(&Runner::run_task, this, slot);
 				}
 			}
-			if (outage) log::info("database reachable again");
+			if (outage) {
+				log::info("database reachable again");
+				metrics::database_reconnected();
+			}
 			outage = false;
 			backoff.reset();
 			if (free_slots > 0 && static_cast<int>(got) == free_slots) continue;	// maybe more

@@ -40,6 +40,7 @@ struct Task {
 	std::optional<int> timeout_s;
 	int attempt = 0;			// 0 for the first run of this task, +1 per retry
 	std::string lease_expires;	// ISO-8601 UTC
+	std::string queue;			// the queue it was claimed from (metrics per queue)
 };
 
 // An activity task handed to an outside program by claim_activity().
@@ -165,6 +166,21 @@ class Store {
 	// store's role.  The SQLite store answers true for all (its file's owner
 	// administers it).
 	virtual json capabilities() = 0;
+
+	// Figures for operators (README "Metrics", extension/sql/75_metrics.sql).
+	// genroc.metrics: {instances: [{status, count}], by_definition:
+	// [{definition, status, count}] (the max_definitions definitions with
+	// the most instances), definitions_omitted, queues: [{queue, ready,
+	// oldest_ready_s, queued, running, workers}], workers_alive}.
+	virtual json metrics(int max_definitions) = 0;
+	// genroc.tickers: who called tick() in the last 7 days, newest first:
+	// [{ticked_by, kind (ticker|binary|session), role, first_tick_at,
+	// last_tick_at, ago_ms, ticks}].
+	virtual json tickers() = 0;
+	// The name this store's tick() records (genroc.tickers): a worker sets
+	// "genroc worker <id>"; empty (the default) names the session (its
+	// application_name or role; SQLite: "pid <pid>").
+	virtual void set_ticked_by(const std::string &name) = 0;
 
 	// Time
 	virtual json tick(int limit) = 0;		// counts of what it did, by kind (pruning included)

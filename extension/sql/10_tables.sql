@@ -219,6 +219,23 @@ CREATE TABLE genroc._fanouts (
 	failed		int NOT NULL
 );
 
+
+-- Who ticks (75_metrics.sql, README "In-database ticker"): one row per
+-- caller of genroc.tick(), written by the tick itself.  kind: 'ticker' (the
+-- in-database background worker, told by its backend type), 'binary' (a
+-- genroc process: its application_name is "genroc worker <id>" during the
+-- tick) or 'session' (anyone else calling tick, named by application_name
+-- or role).  Not user data: not marked for pg_dump; a row not ticked for
+-- 7 days is deleted by tick.
+CREATE TABLE genroc._tickers (
+	ticked_by		text PRIMARY KEY,
+	kind			text NOT NULL CHECK (kind IN ('ticker', 'binary', 'session')),
+	role			text NOT NULL,
+	first_tick_at	timestamptz NOT NULL,
+	last_tick_at	timestamptz NOT NULL,
+	ticks			bigint NOT NULL DEFAULT 1
+);
+
 REVOKE ALL ON genroc._definitions, genroc._instances, genroc._workers, genroc._log,
-	genroc._locks, genroc._fanouts FROM PUBLIC;
+	genroc._locks, genroc._fanouts, genroc._tickers FROM PUBLIC;
 -- USAGE on the schema: the capability groups only (99_privileges.sql).

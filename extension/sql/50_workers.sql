@@ -277,7 +277,8 @@ CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
  */
 CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
 	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
-				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz)
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	-- The statement that chooses and leases the tasks: with custom plans
@@ -433,6 +434,7 @@ BEGIN
 		timeout_s := v_row.timeout_s;
 		attempt := v_row.attempt;
 		lease_expires := v_row.lease_expires;
+		queue := v_row.queue;
 		RETURN NEXT;
 	END LOOP;
 	CLOSE v_claimed;

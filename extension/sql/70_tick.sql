@@ -223,6 +223,7 @@ BEGIN
 		v_pruned := jsonb_build_object('log_rows', 0, 'instances', 0);
 	END IF;
 
+	PERFORM genroc._tick_record(v_now);		-- who ticks (75_metrics.sql)
 	RETURN jsonb_build_object('timeouts', v_timeouts, 'heartbeats', v_heartbeats,
 							  'lapsed', v_lapsed, 'timers', v_timers, 'run_at', v_run_at,
 							  'pruned_log_rows', v_pruned -> 'log_rows',

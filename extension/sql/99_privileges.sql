@@ -31,6 +31,9 @@ BEGIN
 		('genroc.resume(bigint, jsonb)',						'genroc_operator'),
 		('genroc.list_workers()',								'genroc_worker, genroc_operator'),
 		('genroc.list_queues()',								'genroc_worker, genroc_operator'),
+		('genroc.queue_stats()',			'genroc_user, genroc_operator, genroc_worker'),
+		('genroc.metrics(int)',									'genroc_worker, genroc_operator'),
+		('genroc.tickers()',									'genroc_worker, genroc_operator'),
 		('genroc.worker_register(text, jsonb)',					'genroc_worker'),
 		('genroc.worker_heartbeat(text)',						'genroc_worker'),
 		('genroc.worker_stop(text)',							'genroc_worker'),
@@ -69,3 +72,4 @@ $$;
 
 GRANT SELECT ON genroc.instances TO genroc_user, genroc_operator;
 GRANT SELECT ON genroc.workers, genroc.queues TO genroc_worker, genroc_operator;
+GRANT SELECT ON genroc.queue_stats TO genroc_user, genroc_operator, genroc_worker;

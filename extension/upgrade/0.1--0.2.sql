@@ -88,3 +88,19 @@ DROP FUNCTION genroc._apply_step(bigint, jsonb);
 -- it; both are made again, with their grants, by the parts that follow
 DROP VIEW genroc.queues;
 DROP FUNCTION genroc.list_queues();
+
+-- Who ticks (10_tables.sql, 75_metrics.sql): not user data, not marked for
+-- pg_dump; its REVOKE runs again with 10_tables.sql.
+CREATE TABLE genroc._tickers (
+	ticked_by		text PRIMARY KEY,
+	kind			text NOT NULL CHECK (kind IN ('ticker', 'binary', 'session')),
+	role			text NOT NULL,
+	first_tick_at	timestamptz NOT NULL,
+	last_tick_at	timestamptz NOT NULL,
+	ticks			bigint NOT NULL DEFAULT 1
+);
+
+-- genroc.claim returns each task's queue since 0.2 (the binary's metrics
+-- per queue): a changed return type is dropped and made again by
+-- 50_workers.sql, its grant by 99_privileges.sql.
+DROP FUNCTION genroc.claim(text, text[], int);

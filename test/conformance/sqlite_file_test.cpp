@@ -96,6 +96,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE queues DROP COLUMN partition_rate_period_ms;"
 						   "DROP TABLE tokens;"
 						   "ALTER TABLE workers DROP COLUMN session_pid;"
+						   "DROP TABLE tickers;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
 			  SQLITE_OK)
@@ -116,13 +117,15 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 		EXPECT_EQ(s->claim("w1", {"default"}, 5).size(), 2u);
 		json t = s->token_create("w", {"worker"}, "cli", std::nullopt);
 		EXPECT_EQ(s->token_verify(t.at("token")).at("name"), "w");
+		s->tick(10);	// 4 -> 5: who ticks
+		EXPECT_EQ(s->tickers().size(), 1u);
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
 	sqlite3_stmt *st = nullptr;
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "4");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "5");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }

@@ -99,13 +99,13 @@ TEST_P(HttpApiTest, HealthzHasExactlyTheDocumentedShape) {
 	auto r = get("/healthz");
 	EXPECT_EQ(r.status, 200);
 	EXPECT_EQ(r.raw, R"({"status":"ok","worker_id":"w-http","database":")" + GetParam() +
-						 R"(","lease_age_ms":812,"manual_tick":true})" + "\n");
+						 R"(","lease_age_ms":812,"manual_tick":true,"ticking":[]})" + "\n");	// nobody ticked
 	// A process that runs no worker reports null.
 	lease_age_ = -1;
 	r = get("/healthz");
 	EXPECT_EQ(r.status, 200);
 	EXPECT_TRUE(r.body["lease_age_ms"].is_null()) << r.raw;
-	EXPECT_EQ(r.body.size(), 5u) << r.raw;
+	EXPECT_EQ(r.body.size(), 6u) << r.raw;
 }
 
 TEST_P(HttpApiTest, DefinitionsRegisterAndList) {

@@ -40,8 +40,10 @@ fresh_db() { # name [extension version]
 # Tables of the extension that hold no data, so pg_dump leaves their rows
 # out and an upgrade or restore need not keep them: genroc._locks, rows made
 # on demand to lock on (10_tables.sql); a restored database makes them again
-# on first use, and 0.1 had no such table.
-NOT_DATA="genroc._locks"
+# on first use, and 0.1 had no such table; genroc._tickers, who called tick
+# and when (a record of this database's processes, written again by the
+# next tick).
+NOT_DATA="genroc._locks genroc._tickers"
 
 # Every row of every table of the extension (but NOT_DATA), as text, sorted:
 # two databases with the same rows give the same file.  With a third

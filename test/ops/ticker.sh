@@ -4,7 +4,9 @@
 # no genroc binary runs, yet timers fire; a database named there without
 # the extension is waited for; psql sessions calling genroc.tick() at the
 # same time (as the binary's tick does) change nothing: every instance
-# ends once.  Real time with generous bounds (a real-process test).
+# ends once.  Who ticks: genroc.tickers and `genctl tickers` name the
+# ticker, then a genroc worker ticking beside it (GENROC_BIN, default
+# build/genroc; skipped when it is not built).  Real time with generous bounds (a real-process test).
 # Environment: PGBIN (default: pg_config's), the extension installed there.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,12 +49,36 @@ q -d tick_a -c "SELECT count(*) FROM genroc.start('nap', '{}'), generate_series(
 check "with no genroc binary running, a timer fires and the instance ends" wait_for 60 \
   "SELECT string_agg(status || ' ' || output::text, ',') FROM genroc._instances" 'succeeded "woke"'
 
+check "who ticks: the ticker alone, named by its backend type (genroc.tickers)" wait_for 10 \
+  "SELECT string_agg(ticked_by || ':' || kind, ',') FROM genroc.tickers() WHERE ago_ms < 5000" 'genroc ticker:ticker'
+
 later() {
   q -d tick_b -c "CREATE EXTENSION genroc" -c "SELECT 1 FROM genroc.define('nap', '$def')" \
     -c "SELECT 1 FROM genroc.start('nap', '{}')" >/dev/null &&
     DB=tick_b wait_for 60 "SELECT status FROM genroc._instances" succeeded
 }
 check "a named database without the extension is waited for, then ticked" later
+
+# a genroc worker ticking beside the ticker: both are named, genctl shows both
+bin=${GENROC_BIN:-build/genroc}
+if [ -x "$bin" ] && [ -x "$(dirname "$bin")/genctl" ]; then
+  url="host=$PGHOST port=$PGPORT user=$PGUSER dbname=tick_a"
+  "$bin" worker --database "$url" --worker-id tb --tick-interval 200ms >"$GENROC_PGDIR/worker.log" 2>&1 &
+  wpid=$!
+  check "who ticks: the ticker and a binary by its worker id" wait_for 30 \
+    "SELECT string_agg(ticked_by || ':' || kind, ',' ORDER BY kind) FROM genroc.tickers() WHERE ago_ms < 5000" \
+    'genroc worker tb:binary,genroc ticker:ticker'
+  genctl_both() {
+    local out
+    out=$("$(dirname "$bin")/genctl" --database "$url" tickers) || return 1
+    echo "$out"
+    grep -q '^genroc worker tb  *binary ' <<<"$out" && grep -q '^genroc ticker  *ticker ' <<<"$out"
+  }
+  check "genctl tickers lists both" genctl_both
+  kill -TERM "$wpid"; wait "$wpid"
+else
+  n=$((n + 1)); echo "ok $n # SKIP who ticks with a binary: $bin is not built"
+fi
 
 # 200 timers due at once, the ticker and four sessions ticking together
 q -d tick_a -c "SELECT count(*) FROM generate_series(1, 200) g, genroc.start('nap', jsonb_build_object('g', g))" >/dev/null

@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(87);
+SELECT plan(95);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -124,6 +124,16 @@ INSERT INTO matrix VALUES
 	 '{operator,worker,admin}', '{operator,worker,admin}'),
 	('view queues', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.queues q WHERE q.name = 'default'))$$,
 	 '{operator,worker,admin}', '{operator,worker,admin}'),
+	-- queue figures count the caller's own instances (workers and
+	-- operators: everyone's): the fixture's running task
+	('queue_stats', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.queue_stats() q WHERE q.queue = 'default' AND q.running >= 1))$$,
+	 '{user,operator,worker,admin}', '{operator,worker,admin}'),
+	('view queue_stats', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.queue_stats q WHERE q.queue = 'default' AND q.running >= 1))$$,
+	 '{user,operator,worker,admin}', '{operator,worker,admin}'),
+	-- definition names: the operator rule (a worker sees its own)
+	('metrics', $$SELECT pg_temp.must(genroc.metrics() -> 'by_definition' @> '[{"definition": ":def"}]')$$,
+	 '{operator,worker,admin}', '{operator,admin}'),
+	('tickers', $$SELECT genroc.tickers()$$, '{operator,worker,admin}', '{operator,worker,admin}'),
 	('queue_set', $$SELECT genroc.queue_set('tapq', '{"kind":"tenant","global_concurrency":1}')$$, '{admin}', '{admin}'),
 	('queue_drop', $$SELECT genroc.queue_set('tapq', '{"kind":"tenant"}'), genroc.queue_drop('tapq')$$, '{admin}', '{admin}'),
 	('prune', $$SELECT genroc.prune('1 day', '1 day')$$, '{admin}', '{admin}'),
