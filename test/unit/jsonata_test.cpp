@@ -324,7 +324,7 @@ TEST(Jsonata, AwsFunctions) {
 	EXPECT_EQ(ev("$range(5, 1, -2)"), "[5,3,1]");
 	EXPECT_EQ(ev("$range(0, 1, 0)"), "error D3137");
 	EXPECT_EQ(ev("$hash('input data', 'SHA-256')"),
-			  "\"b4a697a057313163aaa7c4c6a0d6ead3c70ff2ea14c8ba3b9baf6fc3cef66fa4\"");
+			  "\"b4a697a057313163aee33cd8d40c66e9f0f177e00cac2de32475ffff6169c3e3\"");
 	EXPECT_EQ(ev("$hash('x', 'SHA-3')"), "error D3137");
 	std::string u = ev("$uuid()");
 	EXPECT_TRUE(std::regex_match(u, std::regex("\"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\"")))
