@@ -272,6 +272,12 @@ function canon(v) {
 async function reference(c) {
 	try {
 		const expr = jsonata(c.expr);
+		// the reference has no step limit of its own: stop it where genroc's
+		// jsonata_steps would (a generated expression can run for hours)
+		let steps = 0;
+		expr.assign('__evaluate_entry', () => {
+			if (++steps > 5000000) throw { code: 'STEPS', message: 'the reference ran past 5000000 steps' };
+		});
 		const bindings = c.bindings || {};
 		const r = await expr.evaluate(c.input, bindings);
 		if (r === undefined) return { undefined: true };
