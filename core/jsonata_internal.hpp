@@ -1,0 +1,198 @@
+// jsonata_internal.hpp — what jsonata.cpp (parser, evaluator) and
+// jsonata_lib.cpp (the function library) share: the value type, the syntax
+// tree and the evaluation context.
+//
+// Glossary
+//   Value     a JSONata value: undefined, null, boolean, number, string,
+//             array (with the reference's flags: sequence, keep_singleton,
+//             cons, outer), object (insertion-ordered), or function
+//   Frame     one scope of variables; frames belong to the evaluation
+//             (Context::frames), so closures that refer to their own frame
+//             make no reference cycle
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "jsonata.hpp"
+
+namespace genroc::jsonata::detail {
+
+struct Value;
+struct ArrayV;
+struct ObjectV;
+struct Function;
+
+struct Value {
+	enum Kind : uint8_t { Undef, Null, Bool, Num, Str, Arr, Obj, Fn } k = Undef;
+	bool b = false;
+	double n = 0;
+	std::shared_ptr<const std::string> s;
+	std::shared_ptr<ArrayV> a;
+	std::shared_ptr<ObjectV> o;
+	std::shared_ptr<Function> f;
+
+	bool undef() const { return k == Undef; }
+	static Value null() { Value v; v.k = Null; return v; }
+	static Value boolean(bool x) { Value v; v.k = Bool; v.b = x; return v; }
+	static Value number(double x) { Value v; v.k = Num; v.n = x; return v; }
+	static Value string(std::string x) {
+		Value v; v.k = Str; v.s = std::make_shared<const std::string>(std::move(x)); return v;
+	}
+	static Value array(bool sequence = false);
+	static Value object();
+	const std::string &str() const { return *s; }
+};
+
+struct ArrayV {
+	std::vector<Value> items;
+	bool sequence = false;
+	bool keep_singleton = false;
+	bool cons = false;
+	bool outer = false;
+};
+
+struct ObjectV {
+	std::vector<std::pair<std::string, Value>> entries;
+	std::unordered_map<std::string, size_t> index;
+	const Value *get(const std::string &key) const {
+		auto it = index.find(key);
+		return it == index.end() ? nullptr : &entries[it->second].second;
+	}
+	// `key` by value: it may be a key of this very object
+	void set(std::string key, Value v) {
+		auto it = index.find(key);
+		if (it != index.end()) {
+			entries[it->second].second = std::move(v);
+			return;
+		}
+		index.emplace(key, entries.size());
+		entries.emplace_back(std::move(key), std::move(v));
+	}
+};
+
+inline Value Value::array(bool sequence) {
+	Value v; v.k = Arr; v.a = std::make_shared<ArrayV>(); v.a->sequence = sequence; return v;
+}
+inline Value Value::object() { Value v; v.k = Obj; v.o = std::make_shared<ObjectV>(); return v; }
+
+// ------------------------------------------------------------------ syntax tree
+
+struct Node;
+using NodeP = std::shared_ptr<Node>;
+
+struct SortTerm {
+	bool descending = false;
+	NodeP expr;
+};
+
+struct Node {
+	enum Type {
+		Path, Name, String, Number, Literal, Regex, Variable, Wildcard, Descendant,
+		Binary, Negate, ArrayCons, ObjectCons, Condition, Coalesce, Block, Bind,
+		Call, Lambda, Apply, Sort, Placeholder, Transform, EndMarker
+	} type = Literal;
+	size_t pos = 0;
+	std::string str;	  // Name, String, Variable (without $), Binary operator, Regex pattern
+	std::string flags;	  // Regex flags
+	double num = 0;		  // Number
+	Value value;		  // Literal (true/false/null), Number, String
+	NodeP lhs, rhs;		  // Binary, Bind, Apply, Sort (lhs), Condition (cond=lhs)
+	NodeP then_, else_;	  // Condition; Transform: then_ = update, else_ = delete
+	std::vector<NodeP> items;	// Path steps, ArrayCons items, Block, Call args, Lambda params
+	std::vector<std::pair<NodeP, NodeP>> pairs;	 // ObjectCons
+	std::shared_ptr<std::vector<std::pair<NodeP, NodeP>>> group;	// a { } after a step
+	std::vector<NodeP> predicate;  // filters of an expression outside a path
+	std::vector<NodeP> stages;	   // filters of a step of a path
+	std::vector<SortTerm> terms;   // Sort
+	std::vector<std::string> params;  // Lambda
+	bool keep_array = false;		  // [] after it
+	bool keep_singleton_array = false;	// Path
+	bool consarray = false;				// ArrayCons first/last step of a path
+	bool partial = false;				// Call with a ? argument
+	std::shared_ptr<const std::regex> re;	// Regex, compiled once
+};
+
+// ------------------------------------------------------------------ evaluation
+
+struct Frame {
+	std::unordered_map<std::string, Value> vars;
+	Frame *parent = nullptr;
+	const Value *lookup(const std::string &name) const {
+		for (const Frame *f = this; f; f = f->parent) {
+			auto it = f->vars.find(name);
+			if (it != f->vars.end())
+				return &it->second;
+		}
+		return nullptr;
+	}
+};
+
+struct Context;
+using Args = std::vector<Value>;
+using BuiltinFn = Value (*)(Context &, Args &, const Value &input);
+
+struct Builtin {
+	const char *name;
+	const char *signature;	// the reference's signature syntax, e.g. "<s-nn?:s>"
+	BuiltinFn fn;
+};
+
+struct Function {
+	enum Kind { Lambda, Native, Partial, Regex, Chain } kind = Lambda;
+	const Node *lambda = nullptr;	// Lambda
+	Frame *env = nullptr;			// Lambda: its closure
+	Value input;					// Lambda: the context where it was defined
+	const Builtin *native = nullptr;	// Native
+	Value proc;						// Partial: the function; Chain: the first
+	Value second;					// Chain: the second
+	std::vector<Value> args;		// Partial: the bound arguments
+	std::vector<bool> holes;		// Partial: true where a ? stands
+	std::shared_ptr<const std::regex> re;	// Regex
+	std::string pattern;			// Regex (for messages)
+	size_t arity() const;
+};
+
+struct Context {
+	int64_t now_ms = 0;
+	uint64_t steps = 0;
+	size_t call_depth = 0;
+	std::vector<std::unique_ptr<Frame>> frames;
+	Frame *new_frame(Frame *parent) {
+		frames.push_back(std::make_unique<Frame>());
+		frames.back()->parent = parent;
+		return frames.back().get();
+	}
+};
+
+[[noreturn]] void fail(const std::string &code, const std::string &message, size_t pos = 0);
+
+// Evaluation, exposed to the library for the higher-order functions.
+Value apply(Context &cx, const Value &proc, Args args, const Value &input, size_t pos = 0);
+bool is_function(const Value &v);
+bool truthy(const Value &v);	  // $boolean, undefined -> false
+Value boolean_of(const Value &v);  // $boolean: undefined stays undefined
+bool deep_equal(const Value &a, const Value &b);
+Value from_json(const json &j);
+std::optional<json> to_json(const Value &v);
+std::string stringify(const Value &v, bool pretty);	// JSON.stringify as $string does
+std::string number_to_string(double d);				// $string of a number
+Value make_sequence(std::vector<Value> items);
+void seq_push(Value &seq, Value v);	 // push, growing within the sequence limit
+Value append(const Value &a, const Value &b);	// $append
+Value flatten_sequence(Value v);	 // collapse as evaluate() does at the end
+size_t utf8_length(const std::string &s);
+std::vector<std::string> utf8_chars(const std::string &s);
+Value regex_match_object(const std::smatch &m, const std::string &subject, size_t base);
+void check_regex_subject(const std::string &s);
+void count_step(Context &cx);
+
+const Builtin *find_builtin(const std::string &name);
+Value native_function(const Builtin *b);
+
+}  // namespace genroc::jsonata::detail
