@@ -1326,6 +1326,12 @@ class Runner {
 		return json{{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
 	}
 
+	// A branch or item ended by a Fail state without Error: the fan-out
+	// state fails with that nameless error, past its Retry and Catch.
+	json nameless_failure(const State &st, const json &raw, const json &cause) {
+		return failed(nullptr, cause, st.name, raw);
+	}
+
 	// Enters `name` with `input` and runs inline states up to a stop.
 	json run(std::string name, json input) { return drive(run_inline(std::move(name), std::move(input))); }
 
@@ -1941,7 +1947,7 @@ json step(const Definition &d, const json &req) {
 		if (!cause.is_null() && !cause.is_string())
 			bad_request("\"cause\" must be a string or null");
 		if (error.is_null())
-			outcome = runner.drive(Runner::failed(nullptr, cause, st.name, field(req, "state_input")));
+			outcome = runner.drive(runner.nameless_failure(st, field(req, "state_input"), cause));
 		else
 			outcome = runner.drive(runner.handle_error(st, field(req, "state_input"),
 													   error.get<std::string>(), cause,
