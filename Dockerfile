@@ -3,7 +3,7 @@
 #   docker build --target runtime  -t genroc .            # genroc and genctl, distroless
 #   docker build --target postgres -t genroc-postgres .   # PostgreSQL 15 with the extension
 #
-# Stage "build" runs the same steps as a fresh clone (scripts/deps.sh, then
+# Stage "build" runs the same steps as a fresh clone (scripts/deps.sh --product, then
 # `make`, which builds the product only: no tests) and stages what the two
 # images take: the extension's files (make install DESTDIR) and the binaries
 # with the shared libraries they load (ldd) that the distroless base lacks.  Not run on the machine this was
@@ -12,7 +12,7 @@
 FROM debian:12 AS build
 WORKDIR /src
 COPY scripts/deps.sh scripts/deps.sh
-RUN bash scripts/deps.sh && rm -rf /var/lib/apt/lists/*
+RUN bash scripts/deps.sh --product && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN make -s CMAKE_BUILD_TYPE=Release BUILD=build-image \
  && make -s install SKIP_CXX=1 DESTDIR=/out/postgres \

@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# deps.sh — installs the Debian 12 packages genroc builds and tests with.
+# deps.sh — installs the Debian 12 packages genroc builds and tests with
+# (`--product`: only those `make` needs).
 # Idempotent: does nothing when they are all installed.  Needs root (or sudo).
 set -euo pipefail
 
+# What `make` needs to build the product (extension, genroc, genctl).
 PACKAGES=(
-  build-essential cmake pkg-config git ca-certificates curl procps jq
-  postgresql-15 postgresql-server-dev-15 libpq-dev postgresql-15-pgtap
-  libtap-parser-sourcehandler-pgtap-perl
+  build-essential cmake pkg-config git ca-certificates
+  postgresql-server-dev-15 libpq-dev
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
   prometheus-cpp-dev
-  libgtest-dev libgmock-dev
-  python3
-  fiu-utils
-  pgbouncer
-  clang libclang-rt-14-dev
-  ccache
-  chromium                 # the console suite's browser (test/console/)
 )
-# node and npm: the console suite's test driver (playwright-core) and whoever
-# rebuilds web/dist/; `make` needs neither.  Debian's packages, unless the
-# machine already has a node (another distribution's nodejs bundles its own
-# npm and conflicts with Debian's npm package).
-command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+# What the test command needs besides (`--product`: the product's alone).
+if [ "${1:-}" != "--product" ]; then
+  PACKAGES+=(
+    curl procps jq
+    postgresql-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+    libgtest-dev libgmock-dev
+    python3
+    fiu-utils
+    pgbouncer
+    clang libclang-rt-14-dev
+    ccache
+    chromium                 # the console suite's browser (test/console/)
+  )
+  # node and npm: the console suite's test driver (playwright-core) and
+  # whoever rebuilds web/dist/; `make` needs neither.  Debian's packages,
+  # unless the machine already has a node (another distribution's nodejs
+  # bundles its own npm and conflicts with Debian's npm package).
+  command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
