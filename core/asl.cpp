@@ -1937,10 +1937,10 @@ json step(const Definition &d, const json &req) {
 	} else if (op == "task_failed") {
 		const State &st =
 			request_state(m, req, {StateType::Task, StateType::Parallel, StateType::Map});
-		// No error (absent or null): a Fail state without Error ended a
-		// branch or an item. A nameless error matches no Retry or Catch,
-		// so the state fails as it is, as AWS fails the execution.
-		const json error = req.contains("error") ? req["error"] : json(nullptr);
+		// "error": null: a Fail state without Error ended a branch or an
+		// item. A nameless error matches no Retry or Catch, so the state
+		// fails as it is, as AWS fails the execution.
+		const json &error = field(req, "error");
 		if (!error.is_null() && (!error.is_string() || error.get_ref<const std::string &>().empty()))
 			bad_request("\"error\" must be a non-empty string or null");
 		json cause = req.contains("cause") ? req["cause"] : json(nullptr);

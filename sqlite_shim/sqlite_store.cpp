@@ -2123,6 +2123,7 @@ class SqliteStore final : public Store {
 		json r = {{"op", op}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}};
 		if (!inst.retry_counts.is_null()) r["retry_counts"] = inst.retry_counts;
 		if (error) r["error"] = *error;
+		else if (op == "task_failed") r["error"] = nullptr;	// a failure without an error name
 		if (cause) r["cause"] = *cause;
 		if (op == "task_succeeded") r["result"] = result;
 		return r;

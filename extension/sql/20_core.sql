@@ -571,6 +571,10 @@ CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
 		'error', p_error,
 		'cause', p_cause))
 		|| jsonb_build_object('state_input', coalesce(p_instance.state_input, 'null'::jsonb))
+		-- a failure without an error name (a Fail state without Error in a
+		-- branch or item) says so: "error": null
+		|| CASE WHEN p_op = 'task_failed' AND p_error IS NULL
+				THEN '{"error": null}'::jsonb ELSE '{}'::jsonb END
 		|| CASE WHEN p_op = 'task_succeeded'
 				THEN jsonb_build_object('result', coalesce(p_result, 'null'::jsonb))
 				ELSE '{}'::jsonb END;

@@ -168,19 +168,24 @@ TEST(Limits, StateCount) {
 }
 
 TEST(Limits, ScopeNesting) {
-	// n Parallel states, each the only state of its parent's first branch.
+	// n Parallel states P<n-1> (outermost) ... P0, each the only state of its
+	// parent's first branch (state names are unique across a definition).
 	auto nest = [](int n) {
 		json m = {{"StartAt", "S"}, {"States", {{"S", {{"Type", "Succeed"}}}}}};
-		for (int i = 0; i < n; i++)
-			m = {{"StartAt", "P"},
-				 {"States", {{"P", {{"Type", "Parallel"}, {"Branches", {m}}, {"End", true}}}}}};
+		for (int i = 0; i < n; i++) {
+			const std::string name = "P" + std::to_string(i);
+			m = {{"StartAt", name},
+				 {"States", {{name, {{"Type", "Parallel"}, {"Branches", {m}}, {"End", true}}}}}};
+		}
 		return m;
 	};
 	EXPECT_EQ(refusal(nest(32)), "<accepted>");
-	EXPECT_EQ(refusal(nest(33)),
-			  "54000 invalid definition at $" + repeat(".States.P.Branches[0]", 32) +
-				  ".States.P: Parallel and Map states nest deeper than 32 levels (limit "
-				  "scope_depth)");
+	std::string where = "$";
+	for (int k = 32; k >= 1; k--)
+		where += ".States.P" + std::to_string(k) + ".Branches[0]";
+	EXPECT_EQ(refusal(nest(33)), "54000 invalid definition at " + where +
+									 ".States.P0: Parallel and Map states nest deeper than 32 "
+									 "levels (limit scope_depth)");
 }
 
 TEST(Limits, HostStackCheckStopsTheInterpreter) {
