@@ -8,6 +8,7 @@
 // steps (jsonata_steps) and nested calls (jsonata_call_depth).
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -416,6 +417,28 @@ class Parser {
 				flags |= std::regex::icase;
 			if (t.flags.find('m') != std::string::npos)
 				flags |= std::regex::multiline;
+			// std::regex reads a quantifier's {n,m} and a back-reference's
+			// digits into a long without a bound (signed overflow in
+			// libstdc++): refuse runs of more than 6 digits there first.
+			for (size_t i = 0; i < t.text.size(); i++) {
+				const char c = t.text[i];
+				if (c != '{' && c != '\\')
+					continue;
+				size_t run = 0, longest = 0;
+				for (size_t j = i + 1; j < t.text.size() &&
+									   (std::isdigit(static_cast<unsigned char>(t.text[j])) ||
+										(c == '{' && t.text[j] == ','));
+					 j++) {
+					run = t.text[j] == ',' ? 0 : run + 1;
+					longest = std::max(longest, run);
+				}
+				if (longest > 6)
+					fail("S0303", "Invalid regular expression /" + t.text +
+									  "/: a repetition count or back-reference has more than 6 digits",
+						 t.pos);
+				if (c == '\\')
+					i++;  // the escaped character is not a quantifier's brace
+			}
 			try {
 				n->re = std::make_shared<const std::regex>(t.text, flags);
 			} catch (const std::regex_error &e) {

@@ -53,6 +53,9 @@ void check_size(const std::string &s) {
 // The arguments a higher-order function passes: value, then index and the
 // array only when the function takes them.
 Args hof_args(const V &fn, const V &a1, const V &a2, const V &a3) {
+	// a function argument that evaluated to nothing ($map(xs, nope))
+	if (fn.k != V::Fn || !fn.f)
+		fail("T1006", "Attempted to invoke a non-function");
 	Args out{a1};
 	size_t n = fn.f->arity();
 	if (n >= 2)
@@ -841,6 +844,8 @@ V f_single(Context &cx, Args &a, const V &input) {
 V f_reduce(Context &cx, Args &a, const V &input) {
 	if (a[0].undef())
 		return V();
+	if (a[1].k != V::Fn || !a[1].f)
+		fail("T1006", "Attempted to invoke a non-function");
 	size_t arity = a[1].f->arity();
 	if (arity < 2)
 		fail("D3050", "The second argument of reduce function must be a function with at least two arguments");

@@ -356,3 +356,20 @@ TEST(Jsonata, Limits) {
 	EXPECT_EQ(ev("$count([1..100000])"), "100000");
 	EXPECT_EQ(ev("($f := function($n){ $n = 0 ? 0 : 1 + $f($n - 1) }; $f(100))"), "100");
 }
+
+// A higher-order function whose function argument evaluates to nothing is
+// T1006, not a null dereference (found by the fuzz target).
+TEST(Jsonata, AnUndefinedFunctionArgumentIsT1006) {
+	for (const char *e : {"$map(b, nope)", "$filter(b, nope)", "$reduce(b, nope)", "$sift(c, nope)"})
+		EXPECT_EQ(ev(e), "error T1006") << e;
+}
+
+// std::regex has no bound on a repetition count's digits (signed overflow in
+// libstdc++, found by the fuzz target): more than 6 are refused at compile.
+TEST(Jsonata, HugeRegexCountsAreRefused) {
+	EXPECT_EQ(ev("$match('aa', /a{70000000000000000000}/)"), "error S0303");
+	EXPECT_EQ(ev("$match('aa', /a{1,70000000000000000000}/)"), "error S0303");
+	EXPECT_EQ(ev("$match('aa', /(a)\\12345678/)"), "error S0303");
+	EXPECT_EQ(ev("$contains('aa', /a{2}/)"), "true");
+	EXPECT_EQ(ev("$contains('1234567', /1234567/)"), "true");
+}
