@@ -419,25 +419,20 @@ class Parser {
 				flags |= std::regex::multiline;
 			// std::regex reads a quantifier's {n,m} and a back-reference's
 			// digits into a long without a bound (signed overflow in
-			// libstdc++): refuse runs of more than 6 digits there first.
-			for (size_t i = 0; i < t.text.size(); i++) {
+			// libstdc++, whose escapes such as \c may swallow a backslash):
+			// refuse more than 6 digits after any '{', ',' or '\' first.
+			for (size_t i = 0; i + 1 < t.text.size(); i++) {
 				const char c = t.text[i];
-				if (c != '{' && c != '\\')
+				if (c != '{' && c != ',' && c != '\\')
 					continue;
-				size_t run = 0, longest = 0;
-				for (size_t j = i + 1; j < t.text.size() &&
-									   (std::isdigit(static_cast<unsigned char>(t.text[j])) ||
-										(c == '{' && t.text[j] == ','));
-					 j++) {
-					run = t.text[j] == ',' ? 0 : run + 1;
-					longest = std::max(longest, run);
-				}
-				if (longest > 6)
+				size_t run = 0;
+				while (i + 1 + run < t.text.size() &&
+					   std::isdigit(static_cast<unsigned char>(t.text[i + 1 + run])))
+					run++;
+				if (run > 6)
 					fail("S0303", "Invalid regular expression /" + t.text +
 									  "/: a repetition count or back-reference has more than 6 digits",
 						 t.pos);
-				if (c == '\\')
-					i++;  // the escaped character is not a quantifier's brace
 			}
 			try {
 				n->re = std::make_shared<const std::regex>(t.text, flags);
