@@ -34,6 +34,25 @@ void count_step(Context &cx) {
 						  " evaluation steps" + lim::named("jsonata_steps"));
 }
 
+// A code point as UTF-8 (the lexer's escapes, the library's case mapping).
+void put_utf8(std::string &out, uint32_t cp) {
+	if (cp < 0x80) {
+		out += static_cast<char>(cp);
+	} else if (cp < 0x800) {
+		out += static_cast<char>(0xC0 | (cp >> 6));
+		out += static_cast<char>(0x80 | (cp & 0x3F));
+	} else if (cp < 0x10000) {
+		out += static_cast<char>(0xE0 | (cp >> 12));
+		out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+		out += static_cast<char>(0x80 | (cp & 0x3F));
+	} else {
+		out += static_cast<char>(0xF0 | (cp >> 18));
+		out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+		out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+		out += static_cast<char>(0x80 | (cp & 0x3F));
+	}
+}
+
 }  // namespace detail
 
 namespace {
@@ -173,23 +192,6 @@ class Lexer {
 		return t;
 	}
 
-	static void put_utf8(std::string &out, uint32_t cp) {
-		if (cp < 0x80)
-			out += static_cast<char>(cp);
-		else if (cp < 0x800) {
-			out += static_cast<char>(0xC0 | (cp >> 6));
-			out += static_cast<char>(0x80 | (cp & 0x3F));
-		} else if (cp < 0x10000) {
-			out += static_cast<char>(0xE0 | (cp >> 12));
-			out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-			out += static_cast<char>(0x80 | (cp & 0x3F));
-		} else {
-			out += static_cast<char>(0xF0 | (cp >> 18));
-			out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-			out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-			out += static_cast<char>(0x80 | (cp & 0x3F));
-		}
-	}
 
 	uint32_t hex4(size_t at) {
 		if (at + 4 > s_.size())
@@ -241,7 +243,7 @@ class Lexer {
 							j += 6;
 						}
 					}
-					put_utf8(out, cp);
+					detail::put_utf8(out, cp);
 					break;
 				}
 				default:

@@ -171,6 +171,7 @@ struct Context {
 };
 
 [[noreturn]] void fail(const std::string &code, const std::string &message, size_t pos = 0);
+void put_utf8(std::string &out, uint32_t cp);
 
 // Evaluation, exposed to the library for the higher-order functions.
 Value apply(Context &cx, const Value &proc, Args args, const Value &input, size_t pos = 0);

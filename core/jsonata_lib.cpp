@@ -177,24 +177,6 @@ uint32_t decode_cp(const std::string &ch) {
 	return cp;
 }
 
-void encode_cp(std::string &out, uint32_t cp) {
-	if (cp < 0x80) {
-		out += static_cast<char>(cp);
-	} else if (cp < 0x800) {
-		out += static_cast<char>(0xC0 | (cp >> 6));
-		out += static_cast<char>(0x80 | (cp & 0x3F));
-	} else if (cp < 0x10000) {
-		out += static_cast<char>(0xE0 | (cp >> 12));
-		out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-		out += static_cast<char>(0x80 | (cp & 0x3F));
-	} else {
-		out += static_cast<char>(0xF0 | (cp >> 18));
-		out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-		out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-		out += static_cast<char>(0x80 | (cp & 0x3F));
-	}
-}
-
 bool latin_ext_pair(uint32_t cp) {	// U+0100-U+017F: upper even, lower odd, with a shifted run
 	return (cp >= 0x100 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177);
 }
@@ -243,7 +225,7 @@ V map_case(Args &a, bool upper) {
 			out += "SS";
 			continue;
 		}
-		encode_cp(out, upper ? to_upper(cp) : to_lower(cp));
+		put_utf8(out, upper ? to_upper(cp) : to_lower(cp));
 	}
 	return V::string(out);
 }
