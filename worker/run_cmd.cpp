@@ -238,7 +238,12 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 			print_progress();
 			backoff.reset();
 			const std::string status = instance.value("status", "");
-			if (status == "succeeded" || status == "failed" || status == "cancelled") break;
+			if (status == "succeeded" || status == "failed" || status == "cancelled") {
+				// The entries written between the history read above and
+				// the end: the last task's result and the final state.
+				print_new();
+				break;
+			}
 		} catch (const Error &e) {
 			if (!is_transient(e)) {
 				end_progress_line();
