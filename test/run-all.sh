@@ -49,16 +49,19 @@ mkdir -p "$LOG"
 
 passed=0 failed=0 broken=()
 note() { printf '== %s\n' "$*" >&2; }
-count() { # suite passed failed
-  note "$1: $2 passed, $3 failed"
+suite_start=$SECONDS
+count() { # suite passed failed [seconds]
+  note "$1: $2 passed, $3 failed (${4:-$((SECONDS - suite_start))} s)"
   passed=$((passed + $2)); failed=$((failed + $3))
 }
 
 note "dependencies"; bash scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 note "build"
+build_start=$SECONDS
 if ! make -s "${BUILD_ARGS[@]}" >"$LOG/build.log" 2>&1; then
   tail -50 "$LOG/build.log" >&2; echo "0 passed, 1 failed"; exit 1
 fi
+note "build: $((SECONDS - build_start)) s"
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 DESTDIR_ARG=()
 if [ -n "${GENROC_PG_ROOT:-}" ]; then
@@ -80,7 +83,31 @@ psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE genroc_template" \
   || broken+=("template database")
 export GENROC_TEST_TEMPLATE=genroc_template GENROC_TEST_REQUIRE_PG=1
 
+# The builds suite compiles the product once per CMake build type: minutes of
+# CPU with nothing to wait for.  It runs in the background at the lowest CPU
+# priority from the end of ctest (the suite that keeps both cores busy) on,
+# beside the suites that mostly wait (fuzz runs one process, ops, newcomer
+# and console wait on servers and a browser), and is counted at the end.
+builds_pid="" builds_start=0
+start_builds() {
+  [ -n "$builds_pid" ] && return
+  builds_start=$SECONDS
+  (nice -n 19 bash test/ops/build_types.sh >"$LOG/builds.log" 2>&1; echo $? >"$LOG/builds.rc") &
+  builds_pid=$!
+}
+finish_builds() {
+  wait "$builds_pid"
+  local out rc p f
+  out=$(cat "$LOG/builds.log"); rc=$(cat "$LOG/builds.rc" 2>/dev/null || echo 1)
+  p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+  [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  [ "$f" -gt 0 ] && echo "$out" >&2
+  count builds "$p" "$f" $((SECONDS - builds_start))
+}
+[[ " $SUITES " == *" builds "* && " $SUITES " != *" ctest "* ]] && start_builds
+
 for suite in $SUITES; do
+  suite_start=$SECONDS
   case "$suite" in
     errors)
       out=$(bash test/check_errors.sh 2>&1); rc=$?
@@ -117,7 +144,8 @@ for suite in $SUITES; do
         p=0; f=1
       fi
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
-      count ctest "$p" "$f" ;;
+      count ctest "$p" "$f"
+      [[ " $SUITES " == *" builds "* ]] && start_builds ;;
     sqlfuzz)
       # every genroc function called by an unprivileged role with random
       # arguments: no backend may die, every error a clean SQLSTATE
@@ -155,12 +183,7 @@ for suite in $SUITES; do
       [ "$s" -gt 0 ] && note "ops: $s skipped"
       count ops "$p" "$f" ;;
     builds)
-      out=$(bash test/ops/build_types.sh 2>&1); rc=$?
-      echo "$out" >"$LOG/builds.log"
-      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
-      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-      [ "$f" -gt 0 ] && echo "$out" >&2
-      count builds "$p" "$f" ;;
+      start_builds ;;	# counted after the other suites (finish_builds)
     newcomer)
       # README "Running on PostgreSQL" run as written on a fresh cluster, and
       # the example activity workers against real servers (test/newcomer/)
@@ -186,6 +209,8 @@ for suite in $SUITES; do
   esac
 done
 
+[ -n "$builds_pid" ] && finish_builds
+note "total: $SECONDS s"
 for b in "${broken[@]}"; do note "could not run: $b"; failed=$((failed + 1)); done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

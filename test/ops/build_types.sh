@@ -7,7 +7,8 @@
 # sqlite_shim/, worker/), Release the conformance suite too (whose -O3 code
 # drew GCC 12's false -Wrestrict), in build-types/<type>, each build capped at
 # BUILD_TYPE_TIMEOUT seconds (default 1800); ccache, used when installed,
-# makes a repeated run quick.  BUILD_TYPE_TARGETS=all builds
+# makes a repeated run quick; BUILD_TYPE_JOBS compilers at once (default: one
+# per core).  BUILD_TYPE_TARGETS=all builds
 # everything instead; BUILD_TYPES="Release" picks types.
 # Prints TAP-style lines; exits non-zero when a type did not compile.
 set -uo pipefail
@@ -40,7 +41,7 @@ for type in $types; do
   targets=$(targets_for "$type")
   [ "$targets" = all ] || for t in $targets; do args+=(--target "$t"); done
   if timeout "$limit" cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DGENROC_TESTS=ON -DGENROC_WERROR=ON >"$log" 2>&1 &&
-     timeout "$limit" cmake --build "$dir" "${args[@]}" >>"$log" 2>&1; then
+     timeout "$limit" cmake --build "$dir" --parallel "${BUILD_TYPE_JOBS:-$(nproc)}" "${args[@]}" >>"$log" 2>&1; then
     echo "ok $n - $type compiles ($((SECONDS - start))s)"
   else
     failed=$((failed + 1))
