@@ -262,14 +262,18 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 				// written; report again (the cancel may win: lease lost)
 				log::info("task result hit a conflict; reporting again",
 						  {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}});
-			} else if (!is_transient(e)) {
+			} else if (!is_transient(e) && !is_busy(e)) {
 				log::error("cannot report the task result",
 						   {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}, {"error", e.what()}});
 				return;
 			} else {
+				// Away or busy (a SQLite file another process holds past
+				// busy_timeout, a full disk): dropping the result would run
+				// the task again once its lease lapses.
 				if (!warned)
-					log::warn("database unreachable; holding the task result",
-							  {{"instance", t.instance_id}, {"error", e.what()}});
+					log::warn(is_busy(e) ? "database busy; holding the task result"
+										 : "database unreachable; holding the task result",
+							  {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}, {"error", e.what()}});
 				warned = true;
 			}
 		} catch (const std::exception &e) {
@@ -440,8 +444,9 @@ int Runner::run(const StopFlag &stop) {
 		metrics::database_error(e.sqlstate);
 		if (e.sqlstate == sqlstate::WORKER_NOT_REGISTERED) {
 			need_register_ = true;
-		} else if (is_transient(e)) {
-			if (!outage) log::warn("database unreachable; retrying", error_fields(e));
+		} else if (is_transient(e) || is_busy(e)) {
+			if (!outage) log::warn(is_busy(e) ? "database busy; retrying" : "database unreachable; retrying",
+								   error_fields(e));
 			outage = true;
 		} else {
 			log::error("worker loop error", error_fields(e));

@@ -43,6 +43,10 @@ bool is_transient(const Error &e) {
 
 bool is_conflict(const Error &e) { return e.sqlstate == "40P01" || e.sqlstate == "40001"; }
 
+bool is_busy(const Error &e) {
+	return e.sqlstate == "55P03" || e.sqlstate == "58030" || e.sqlstate.rfind("53", 0) == 0;
+}
+
 Backoff::Backoff(Millis cap, Millis base) : cap_(cap), base_(base), rng_(std::random_device{}()) {}
 
 Millis Backoff::next() {

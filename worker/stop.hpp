@@ -44,6 +44,12 @@ bool is_transient(const Error &e);
 // The transaction lost a race and did nothing (deadlock, serialization
 // failure): the same call again may succeed.
 bool is_conflict(const Error &e);
+// The database is there but cannot take the call now: a lock wait ran out
+// (55P03: another process held a SQLite file's write lock past busy_timeout,
+// or PostgreSQL's lock_timeout), resources ran out (class 53: disk full, too
+// many connections), an I/O error (58030, a full disk on SQLite too).  The
+// same call may succeed later; nothing was written.
+bool is_busy(const Error &e);
 
 // Capped exponential back-off with jitter: 100ms, 200ms, ... up to `cap`,
 // each wait drawn in [d/2, d] so that many workers that lost the same

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <httplib.h>
+#include <sqlite3.h>
 
 #include <fstream>
 #include <sstream>
@@ -713,6 +714,48 @@ TEST_F(Outage, WorkerRidesOutADatabaseRestartAndReportsTheResultItHeld) {
 	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
 	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
 	EXPECT_NE(a->log().find("database reachable again"), std::string::npos) << a->log();
+	a->signal(SIGTERM);
+	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
+}
+
+// A SQLite file whose write lock another process holds past busy_timeout
+// (10 s) when the worker reports: the worker holds the result and reports it
+// again once the lock is free.  The task ran once and its result landed once
+// (the report used to be dropped: the task ran again after its lease lapsed).
+TEST_F(WorkerTest, AReportThatFindsTheSqliteFileLockedIsHeldAndSentAgain) {
+	db_url_ = dir_ + "/locked.db";
+	standard_handlers();
+	json def = {{"StartAt", "Step"},
+				{"States",
+				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 2}}},
+							{"Next", "Effect"}}},
+				  {"Effect", {{"Type", "Task"}, {"Resource", "handler:record"}, {"Next", "Done"}}},
+				  {"Done", {{"Type", "Succeed"}}}}}};
+	int64_t id;
+	{
+		auto s = store();
+		s->define("locked", def);
+		id = s->start("locked", json::object(), json::object()).instance_id;
+	}
+	// A 60 s lease: it cannot lapse while the file is locked, so the held
+	// result must be the one that lands.
+	auto a = worker("wa", {"--lease-duration", "60s"});
+	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
+	sqlite3 *db = nullptr;
+	ASSERT_EQ(sqlite3_open(db_url_.c_str(), &db), SQLITE_OK);
+	std::unique_ptr<sqlite3, int (*)(sqlite3 *)> hold(db, sqlite3_close);
+	ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+	ASSERT_TRUE(eventually([&] { return a->log().find("database busy; holding the task result") != std::string::npos; },
+						   40s))
+		<< a->log();
+	EXPECT_TRUE(a->running());
+	ASSERT_EQ(sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+	hold.reset();
+	json inst = wait_status(id, {"succeeded", "failed"}, 40s);
+	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a->log();
+	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+	EXPECT_EQ(a->log().find("cannot report the task result"), std::string::npos) << a->log();
 	a->signal(SIGTERM);
 	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
 }
