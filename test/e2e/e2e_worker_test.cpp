@@ -640,10 +640,38 @@ TEST_F(Run, CommitDelayOnSqliteIsRefused) {
 
 // A cluster of this test's own (stopping the shared one would break the
 // other tests): the worker must ride out a PostgreSQL stop and start.
-class Outage : public WorkerTest {
+// Step (handler:step sleeping `sleep` seconds), then Effect (handler:record):
+// a result the worker has to hold through trouble, and an effect counted.
+int64_t start_held_result_process(Store &s, const std::string &name, int sleep) {
+	json def = {{"StartAt", "Step"},
+				{"States",
+				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", sleep}}},
+							{"Next", "Effect"}}},
+				  {"Effect", {{"Type", "Task"}, {"Resource", "handler:record"}, {"Next", "Done"}}},
+				  {"Done", {{"Type", "Succeed"}}}}}};
+	s.define(name, def);
+	return s.start(name, json::object(), json::object()).instance_id;
+}
+
+// A worker that held a task's result through trouble: the instance ends
+// succeeded, the task ran once and its effect happened once, and the worker
+// still stops cleanly.
+class HeldResult : public WorkerTest {
+  protected:
+	void expect_held_result_landed_once(int64_t id, Proc &a) {
+		json inst = wait_status(id, {"succeeded", "failed"}, 40s);
+		ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a.log();
+		EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
+		EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+		a.signal(SIGTERM);
+		EXPECT_EQ(exit_code(a.wait(15s)), 0) << a.log();
+	}
+};
+
+class Outage : public HeldResult {
   protected:
 	void SetUp() override {
-		WorkerTest::SetUp();
+		HeldResult::SetUp();
 		auto &pg = PgServer::get();	 // also proves the extension is installed
 		if (pg.admin_url().empty() || !pg.skip_reason().empty()) {
 			if (std::getenv("GENROC_TEST_REQUIRE_PG") && std::string(std::getenv("GENROC_TEST_REQUIRE_PG")) == "1")
@@ -672,7 +700,7 @@ class Outage : public WorkerTest {
 		std::string cmd = "bash '" + source_dir() + "/test/pgcluster.sh' stop '" + cluster_ + "' >/dev/null 2>&1";
 		int ignored = std::system(cmd.c_str());
 		(void)ignored;
-		WorkerTest::TearDown();
+		HeldResult::TearDown();
 	}
 	// pg_ctl as the cluster's owner (pgcluster.sh runs it as "postgres" under root).
 	int pg_ctl(const std::string &args) {
@@ -688,18 +716,7 @@ TEST_F(Outage, WorkerRidesOutADatabaseRestartAndReportsTheResultItHeld) {
 	// A 60s lease: the task's lease cannot lapse during the outage, so the
 	// result the worker holds must be accepted once the database is back.
 	auto a = worker("wa", {"--lease-duration", "60s"});
-	json def = {{"StartAt", "Step"},
-				{"States",
-				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 3}}},
-							{"Next", "Effect"}}},
-				  {"Effect", {{"Type", "Task"}, {"Resource", "handler:record"}, {"Next", "Done"}}},
-				  {"Done", {{"Type", "Succeed"}}}}}};
-	int64_t id;
-	{
-		auto s = store();
-		s->define("outage", def);
-		id = s->start("outage", json::object(), json::object()).instance_id;
-	}
+	const int64_t id = start_held_result_process(*store(), "outage", 3);
 	ASSERT_TRUE(eventually([&] { return runs_of(dir_, "Step").size() == 1; }, 20s)) << a->log();
 	ASSERT_EQ(pg_ctl("-m fast stop"), 0);
 	ASSERT_TRUE(eventually([&] { return a->log().find("database unreachable") != std::string::npos; }, 20s))
@@ -709,34 +726,18 @@ TEST_F(Outage, WorkerRidesOutADatabaseRestartAndReportsTheResultItHeld) {
 		<< a->log();
 	EXPECT_TRUE(a->running());
 	ASSERT_EQ(pg_ctl("start"), 0);
-	json inst = wait_status(id, {"succeeded", "failed"}, 40s);
-	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a->log();
-	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
-	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+	expect_held_result_landed_once(id, *a);
 	EXPECT_NE(a->log().find("database reachable again"), std::string::npos) << a->log();
-	a->signal(SIGTERM);
-	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
 }
 
 // A SQLite file whose write lock another process holds past busy_timeout
 // (10 s) when the worker reports: the worker holds the result and reports it
 // again once the lock is free.  The task ran once and its result landed once
 // (the report used to be dropped: the task ran again after its lease lapsed).
-TEST_F(WorkerTest, AReportThatFindsTheSqliteFileLockedIsHeldAndSentAgain) {
+TEST_F(HeldResult, AReportThatFindsTheSqliteFileLockedIsHeldAndSentAgain) {
 	db_url_ = dir_ + "/locked.db";
 	standard_handlers();
-	json def = {{"StartAt", "Step"},
-				{"States",
-				 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", {{"sleep", 2}}},
-							{"Next", "Effect"}}},
-				  {"Effect", {{"Type", "Task"}, {"Resource", "handler:record"}, {"Next", "Done"}}},
-				  {"Done", {{"Type", "Succeed"}}}}}};
-	int64_t id;
-	{
-		auto s = store();
-		s->define("locked", def);
-		id = s->start("locked", json::object(), json::object()).instance_id;
-	}
+	const int64_t id = start_held_result_process(*store(), "locked", 2);
 	// A 60 s lease: it cannot lapse while the file is locked, so the held
 	// result must be the one that lands.
 	auto a = worker("wa", {"--lease-duration", "60s"});
@@ -751,13 +752,8 @@ TEST_F(WorkerTest, AReportThatFindsTheSqliteFileLockedIsHeldAndSentAgain) {
 	EXPECT_TRUE(a->running());
 	ASSERT_EQ(sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
 	hold.reset();
-	json inst = wait_status(id, {"succeeded", "failed"}, 40s);
-	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << a->log();
-	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
-	EXPECT_EQ(read_lines(dir_ + "/effects.log").size(), 1u);
+	expect_held_result_landed_once(id, *a);
 	EXPECT_EQ(a->log().find("cannot report the task result"), std::string::npos) << a->log();
-	a->signal(SIGTERM);
-	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
 }
 
 }  // namespace
