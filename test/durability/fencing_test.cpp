@@ -44,6 +44,7 @@
 
 #include "cluster.hpp"
 #include "sqlite_store.hpp"
+#include "sync_vfs.hpp"
 #include "store.hpp"
 
 namespace genroc::durability_test {
@@ -136,82 +137,46 @@ void y_then_late_x(Store &y, Store &x_again, const BeforeOutage &b) {
 
 // ---- SQLite: a VFS that remembers each file as of its last sync --------------
 
-sqlite3_vfs *g_real_vfs = nullptr;
-sqlite3_vfs g_vfs;
 std::mutex g_mutex;
 std::string g_watched_dir;							// only files in here are copied
-std::map<const sqlite3_file *, std::string> g_names;
 std::map<std::string, std::string> g_synced;		// path -> content at its last sync
 
-struct Patched {
-	const sqlite3_io_methods *orig;
-	sqlite3_io_methods methods;
-};
-std::vector<std::unique_ptr<Patched>> g_patched;
-
-int remembering_sync(sqlite3_file *f, int flags) {
-	const Patched *p = nullptr;
-	std::string name;
-	{
-		std::lock_guard<std::mutex> lock(g_mutex);
-		for (auto &q : g_patched)
-			if (&q->methods == f->pMethods) p = q.get();
-		auto it = g_names.find(f);
-		if (it != g_names.end()) name = it->second;
-	}
-	int rc = p->orig->xSync(f, flags);
-	if (rc != SQLITE_OK || name.empty()) return rc;
-	sqlite3_int64 size = 0;
-	if (p->orig->xFileSize(f, &size) != SQLITE_OK) return rc;
-	std::string content(static_cast<size_t>(size), '\0');
-	if (size > 0 && p->orig->xRead(f, content.data(), static_cast<int>(size), 0) != SQLITE_OK) return rc;
-	std::lock_guard<std::mutex> lock(g_mutex);
-	g_synced[name] = std::move(content);
-	return rc;
-}
-
-int remembering_open(sqlite3_vfs *, sqlite3_filename name, sqlite3_file *file, int flags, int *out_flags) {
-	int rc = g_real_vfs->xOpen(g_real_vfs, name, file, flags, out_flags);
-	if (rc != SQLITE_OK || file->pMethods == nullptr) return rc;
-	std::lock_guard<std::mutex> lock(g_mutex);
-	Patched *found = nullptr;
-	for (auto &p : g_patched)
-		if (p->orig == file->pMethods) found = p.get();
-	if (!found) {
-		auto p = std::make_unique<Patched>();
-		p->orig = file->pMethods;
-		p->methods = *file->pMethods;
-		p->methods.xSync = remembering_sync;
-		found = p.get();
-		g_patched.push_back(std::move(p));
-	}
-	file->pMethods = &found->methods;
-	const std::string path = name ? name : "";
-	if (!g_watched_dir.empty() && path.rfind(g_watched_dir, 0) == 0) g_names[file] = path;
-	else g_names.erase(file);
-	return rc;
-}
-
-// A deleted file stays deleted: SQLite deletes a rollback journal to commit
-// (here: the switch to WAL mode when the file is created).
-int remembering_delete(sqlite3_vfs *, const char *name, int sync_dir) {
-	int rc = g_real_vfs->xDelete(g_real_vfs, name, sync_dir);
-	std::lock_guard<std::mutex> lock(g_mutex);
-	g_synced.erase(name ? name : "");
-	return rc;
-}
-
 void install_remembering_vfs() {
-	static std::once_flag once;
-	std::call_once(once, [] {
-		g_real_vfs = sqlite3_vfs_find(nullptr);
-		g_vfs = *g_real_vfs;
-		g_vfs.zName = "genroc-remembering";
-		g_vfs.pNext = nullptr;
-		g_vfs.xOpen = remembering_open;
-		g_vfs.xDelete = remembering_delete;
-		ASSERT_EQ(sqlite3_vfs_register(&g_vfs, 1), SQLITE_OK);
-	});
+	install_sync_vfs(
+		{[](sqlite3_file *f, const sqlite3_io_methods *real, const std::string &path) {
+			 {
+				 std::lock_guard<std::mutex> lock(g_mutex);
+				 if (g_watched_dir.empty() || path.rfind(g_watched_dir, 0) != 0) return;
+			 }
+			 sqlite3_int64 size = 0;
+			 if (real->xFileSize(f, &size) != SQLITE_OK) return;
+			 std::string content(static_cast<size_t>(size), '\0');
+			 if (size > 0 && real->xRead(f, content.data(), static_cast<int>(size), 0) != SQLITE_OK) return;
+			 std::lock_guard<std::mutex> lock(g_mutex);
+			 g_synced[path] = std::move(content);
+		 },
+		 // A deleted file stays deleted: SQLite deletes a rollback journal to
+		 // commit (here: the switch to WAL mode when the file is created).
+		 [](const std::string &path) {
+			 std::lock_guard<std::mutex> lock(g_mutex);
+			 g_synced.erase(path);
+		 }});
+}
+
+// A folder whose files the VFS remembers ("live") and one for what a power
+// cut leaves of them ("after"), under a fresh temporary folder.
+struct PowerCutDirs {
+	std::filesystem::path live, after;
+};
+PowerCutDirs power_cut_dirs(const std::string &prefix) {
+	install_remembering_vfs();
+	auto base = std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()));
+	std::filesystem::remove_all(base);
+	PowerCutDirs d{base / "live", base / "after"};
+	std::filesystem::create_directories(d.live);
+	std::lock_guard<std::mutex> lock(g_mutex);
+	g_watched_dir = d.live.string();
+	return d;
 }
 
 // Writes into `to` the files of `from` as they were at their last sync (a
@@ -228,15 +193,7 @@ void power_cut(const std::filesystem::path &from, const std::filesystem::path &t
 }
 
 TEST(SqliteFencing, AnEpochLostToAPowerCutIsNeverHandedOutAgain) {
-	install_remembering_vfs();
-	auto base = std::filesystem::temp_directory_path() / ("genroc-fence-" + std::to_string(::getpid()));
-	std::filesystem::remove_all(base);
-	const auto live = base / "live", after = base / "after";
-	std::filesystem::create_directories(live);
-	{
-		std::lock_guard<std::mutex> lock(g_mutex);
-		g_watched_dir = live.string();
-	}
+	const auto [live, after] = power_cut_dirs("genroc-fence-");
 	auto x = at_t0(open_sqlite_store((live / "g.db").string()));
 	BeforeOutage b = x_runs_ahead(*x);
 	power_cut(live, after);
@@ -246,7 +203,7 @@ TEST(SqliteFencing, AnEpochLostToAPowerCutIsNeverHandedOutAgain) {
 	y.reset();
 	x_again.reset();
 	x.reset();
-	std::filesystem::remove_all(base);
+	std::filesystem::remove_all(live.parent_path());
 }
 
 // ---- PostgreSQL: WAL kept in shared memory, then a crash ------------------
@@ -376,15 +333,7 @@ TEST(PgOnlyOnce, AnAcknowledgedSuccessSurvivesACrash) {
 }
 
 TEST(SqliteOnlyOnce, AnAcknowledgedSuccessSurvivesAPowerCut) {
-	install_remembering_vfs();
-	auto base = std::filesystem::temp_directory_path() / ("genroc-oo-" + std::to_string(::getpid()));
-	std::filesystem::remove_all(base);
-	const auto live = base / "live", after = base / "after";
-	std::filesystem::create_directories(live);
-	{
-		std::lock_guard<std::mutex> lock(g_mutex);
-		g_watched_dir = live.string();
-	}
+	const auto [live, after] = power_cut_dirs("genroc-oo-");
 	auto x = at_t0(open_sqlite_store((live / "g.db").string()));
 	int64_t id = charge_acknowledged(*x);
 	power_cut(live, after);
@@ -393,7 +342,7 @@ TEST(SqliteOnlyOnce, AnAcknowledgedSuccessSurvivesAPowerCut) {
 		charge_still_succeeded(*y, id);
 	}
 	x.reset();
-	std::filesystem::remove_all(base);
+	std::filesystem::remove_all(live.parent_path());
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 
 #include "cluster.hpp"
 #include "sqlite_store.hpp"
+#include "sync_vfs.hpp"
 #include "store.hpp"
 
 namespace genroc::durability_test {
@@ -41,64 +42,9 @@ using json = nlohmann::json;
 // ---- SQLite: a VFS that counts syncs ---------------------------------------
 
 std::atomic<int> g_syncs{0};
-sqlite3_vfs *g_real_vfs = nullptr;
-sqlite3_vfs g_counting_vfs;
 
-// One patched copy of each io_methods table the real VFS hands out; the
-// file objects stay the real ones, only their method table is swapped.
-struct Patched {
-	const sqlite3_io_methods *orig;
-	sqlite3_io_methods methods;
-};
-std::mutex g_patched_mutex;
-std::vector<std::unique_ptr<Patched>> g_patched;
-
-const Patched *patched_for_methods(const sqlite3_io_methods *m) {
-	for (auto &p : g_patched)
-		if (&p->methods == m) return p.get();
-	return nullptr;
-}
-
-int counting_sync(sqlite3_file *f, int flags) {
-	const Patched *p;
-	{
-		std::lock_guard<std::mutex> lock(g_patched_mutex);
-		p = patched_for_methods(f->pMethods);
-	}
-	g_syncs++;
-	return p->orig->xSync(f, flags);
-}
-
-int counting_open(sqlite3_vfs *, sqlite3_filename name, sqlite3_file *file, int flags, int *out_flags) {
-	int rc = g_real_vfs->xOpen(g_real_vfs, name, file, flags, out_flags);
-	if (rc != SQLITE_OK || file->pMethods == nullptr) return rc;
-	std::lock_guard<std::mutex> lock(g_patched_mutex);
-	Patched *found = nullptr;
-	for (auto &p : g_patched)
-		if (p->orig == file->pMethods) found = p.get();
-	if (!found) {
-		auto p = std::make_unique<Patched>();
-		p->orig = file->pMethods;
-		p->methods = *file->pMethods;
-		p->methods.xSync = counting_sync;
-		found = p.get();
-		g_patched.push_back(std::move(p));
-	}
-	file->pMethods = &found->methods;
-	return rc;
-}
-
-// Makes the counting VFS the default, so the shim's sqlite3_open_v2 uses it.
 void install_counting_vfs() {
-	static std::once_flag once;
-	std::call_once(once, [] {
-		g_real_vfs = sqlite3_vfs_find(nullptr);
-		g_counting_vfs = *g_real_vfs;
-		g_counting_vfs.zName = "genroc-counting";
-		g_counting_vfs.pNext = nullptr;
-		g_counting_vfs.xOpen = counting_open;
-		ASSERT_EQ(sqlite3_vfs_register(&g_counting_vfs, 1), SQLITE_OK);
-	});
+	install_sync_vfs({[](sqlite3_file *, const sqlite3_io_methods *, const std::string &) { g_syncs++; }, nullptr});
 }
 
 // ---- the probes -------------------------------------------------------------
