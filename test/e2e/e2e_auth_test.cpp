@@ -264,11 +264,7 @@ class AuthProcessTest : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-		for (char &ch : name)
-			if (ch == '/') ch = '-';
-		dir_ = std::filesystem::temp_directory_path() / ("genroc-auth-" + std::to_string(getpid()) + "-" + name);
-		std::filesystem::create_directories(dir_);
+		dir_ = test_dir("genroc-auth");
 	}
 
 	void TearDown() override {
@@ -307,20 +303,7 @@ class AuthProcessTest : public ::testing::TestWithParam<std::string> {
 		argv.insert(argv.end(), extra.begin(), extra.end());
 		// A log of its own per start, so no line of an earlier run is read.
 		log_path_ = (dir_ / ("api-" + std::to_string(++starts_) + ".log")).string();
-		const std::string log_path = log_path_;
-		pid_ = fork();
-		if (pid_ == 0) {
-			int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-			int in = open("/dev/null", O_RDONLY);
-			dup2(in, 0);
-			dup2(fd, 1);
-			dup2(fd, 2);
-			std::vector<char *> args;
-			for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-			args.push_back(nullptr);
-			execv(args[0], args.data());
-			_exit(127);
-		}
+		pid_ = spawn_logged(argv, log_path_);
 		for (int i = 0; i < 600; i++) {	 // polls the log, up to 30s
 			std::istringstream lines(log());
 			for (std::string line; std::getline(lines, line);) {

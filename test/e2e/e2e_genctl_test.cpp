@@ -18,13 +18,7 @@ class GenctlTest : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		// The test name has a '/' (Name/store): keep the folder flat, so
-		// TearDown's remove_all takes all of it.
-		std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-		for (char &ch : name)
-			if (ch == '/') ch = '-';
-		dir_ = std::filesystem::temp_directory_path() / ("genroc-genctl-" + std::to_string(getpid()) + "-" + name);
-		std::filesystem::create_directories(dir_);
+		dir_ = test_dir("genroc-genctl");
 	}
 
 	void TearDown() override {

@@ -72,10 +72,7 @@ bool still_open(int fd) {
 class HostileProcess : public ::testing::Test {
   protected:
 	void SetUp() override {
-		dir_ = std::filesystem::temp_directory_path() /
-			   ("genroc-hostile-" + std::to_string(getpid()) + "-" +
-				::testing::UnitTest::GetInstance()->current_test_info()->name());
-		std::filesystem::create_directories(dir_);
+		dir_ = test_dir("genroc-hostile");
 	}
 	void TearDown() override {
 		stop();
@@ -94,20 +91,7 @@ class HostileProcess : public ::testing::Test {
 		std::vector<std::string> argv = {kGenroc, "api", "--database", (dir_ / "g.db").string(),
 										 "--listen", "127.0.0.1:0", "--log-mode", "json"};
 		argv.insert(argv.end(), extra.begin(), extra.end());
-		const std::string log_path = (dir_ / "api.log").string();
-		pid_ = fork();
-		if (pid_ == 0) {
-			int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-			int in = open("/dev/null", O_RDONLY);
-			dup2(in, 0);
-			dup2(fd, 1);
-			dup2(fd, 2);
-			std::vector<char *> args;
-			for (auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-			args.push_back(nullptr);
-			execv(args[0], args.data());
-			_exit(127);
-		}
+		pid_ = spawn_logged(argv, (dir_ / "api.log").string());
 		for (int i = 0; i < 600; i++) {
 			std::istringstream lines(log());
 			for (std::string line; std::getline(lines, line);) {

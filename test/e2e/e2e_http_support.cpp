@@ -89,24 +89,7 @@ Output run(const std::vector<std::string> &argv, const std::map<std::string, std
 	const std::string out_path = (dir / ("genroc-e2e-out-" + std::to_string(getpid()) + "-" + std::to_string(n))).string();
 	const std::string err_path = out_path + ".err";
 
-	std::vector<char *> args;
-	for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-	args.push_back(nullptr);
-
-	pid_t pid = fork();
-	if (pid < 0) throw std::runtime_error("fork failed");
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY);
-		int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (in < 0 || out < 0 || err < 0) _exit(127);
-		dup2(in, 0);
-		dup2(out, 1);
-		dup2(err, 2);
-		for (const auto &[k, v] : env_add) setenv(k.c_str(), v.c_str(), 1);
-		execv(args[0], args.data());
-		_exit(127);
-	}
+	pid_t pid = spawn(argv, out_path, err_path, env_add);
 
 	Output o;
 	int status = 0;
@@ -130,6 +113,41 @@ Output run(const std::vector<std::string> &argv, const std::map<std::string, std
 	std::filesystem::remove(out_path);
 	std::filesystem::remove(err_path);
 	return o;
+}
+
+pid_t spawn(const std::vector<std::string> &argv, const std::string &out_path, const std::string &err_path,
+			const std::map<std::string, std::string> &env_add) {
+	std::vector<char *> args;
+	for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+	args.push_back(nullptr);
+	pid_t pid = fork();
+	if (pid < 0) throw std::runtime_error("fork failed");
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int err = err_path == out_path ? out : open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (in < 0 || out < 0 || err < 0) _exit(127);
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(err, 2);
+		for (const auto &[k, v] : env_add) setenv(k.c_str(), v.c_str(), 1);
+		execv(args[0], args.data());
+		_exit(127);
+	}
+	return pid;
+}
+
+pid_t spawn_logged(const std::vector<std::string> &argv, const std::string &log_path) {
+	return spawn(argv, log_path, log_path, {});
+}
+
+std::filesystem::path test_dir(const std::string &prefix) {
+	std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+	for (char &ch : name)
+		if (ch == '/') ch = '-';
+	auto dir = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(getpid()) + "-" + name);
+	std::filesystem::create_directories(dir);
+	return dir;
 }
 
 }  // namespace genroc::e2e

@@ -12,6 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/types.h>
+
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,5 +57,17 @@ struct Output {
 // from /dev/null; kills it after timeout_s.
 Output run(const std::vector<std::string> &argv, const std::map<std::string, std::string> &env_add = {},
 		   int timeout_s = 60);
+
+// Starts argv[0] with argv in the background, extra environment `env_add`,
+// stdin from /dev/null, stdout into out_path and stderr into err_path (made
+// 0600; one file when they are the same); returns its pid.
+pid_t spawn(const std::vector<std::string> &argv, const std::string &out_path, const std::string &err_path,
+			const std::map<std::string, std::string> &env_add = {});
+// spawn() with stdout and stderr into one log.
+pid_t spawn_logged(const std::vector<std::string> &argv, const std::string &log_path);
+
+// A new folder for the running test: <tmp>/<prefix>-<pid>-<test name>, the
+// '/' of a parameterized name made '-' so one remove_all takes all of it.
+std::filesystem::path test_dir(const std::string &prefix);
 
 }  // namespace genroc::e2e

@@ -36,9 +36,7 @@ class LimitsCli : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		dir_ = std::filesystem::temp_directory_path() /
-			   ("genroc-limits-" + std::to_string(getpid()) + "-" + GetParam());
-		std::filesystem::create_directories(dir_);
+		dir_ = test_dir("genroc-limits");
 	}
 	void TearDown() override {
 		db_.drop();

@@ -403,9 +403,16 @@ TEST_F(Metrics, SqliteServeWithAuthNeedsAReaderAndCounts) {
 	auto as_worker = http.Get("/metrics", httplib::Headers{{"Authorization", "Bearer " + wk}});
 	ASSERT_TRUE(as_worker);
 	EXPECT_EQ(as_worker->status, 403) << as_worker->body;
-	const Series before = scrape(port, reader);
+	// serve listens before its worker thread has registered: wait for it
+	Series before;
+	ASSERT_TRUE(eventually(
+		[&] {
+			before = scrape(port, reader);
+			return value(before, "genroc_workers_alive") == 1;
+		},
+		20s))
+		<< last_text_;
 	EXPECT_EQ(value(before, R"(genroc_tasks_claimed_total{queue="default"})"), 0) << last_text_;
-	EXPECT_EQ(value(before, "genroc_workers_alive"), 1) << last_text_;
 	// with --auth, /healthz (open) says who ticks without naming them
 	auto health = http.Get("/healthz");
 	ASSERT_TRUE(health);
