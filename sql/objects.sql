@@ -111,3 +111,5 @@ SELECT length(genroc.get_instance(:again) -> 'input' ->> 'first') AS first;
 
 -- the limit value_bytes: 54000 naming the value
 SELECT genroc.start('three', jsonb_build_object('huge', repeat('z', 67108864)));
+
+DROP EXTENSION genroc;
