@@ -10,12 +10,16 @@
 #   objects  the default threshold (8kB): stored once, referenced
 # and prints per instance: WAL bytes (pg_current_wal_lsn's advance over the
 # runs) and table bytes (instances, log, objects, with TOAST and indexes),
-# each also as a multiple of the payload.  With PRUNE_N > 0 it then fills
-# PRUNE_N concluded 3-task instances with a small payload and reports
+# each also as a multiple of the payload, and the full-page images in that
+# WAL (pg_stat_wal.wal_fpi: pages written whole after the checkpoint).
+# With PRUNE_N > 0 it then fills PRUNE_N concluded 3-task instances with a small payload and reports
 # genroc.prune's rows/s and the table sizes before and after.
 #
 #   GENROC_PG_ROOT=/work/pgroot-me bash bench/storage.sh
 #   N=20 PAYLOAD=1000000 PRUNE_N=100000 bash bench/storage.sh
+#   N=0 PRUNE_N=20000 GENROC_PG_ROOT=... bash bench/storage.sh   # prune only
+#   (PRUNE_OBJECTS=1: with one stored object, so prune collects references)
+#                               (also against an extension without objects)
 #
 # Needs the extension installed where PGBIN's PostgreSQL finds it
 # (GENROC_PG_ROOT: a private copy, scripts/private-pg.sh, with
@@ -47,7 +51,7 @@ SELECT genroc.define('three', '{"StartAt":"A","States":{
   "C":{"Type":"Task","Resource":"handler:c","End":true}}}') IS NOT NULL AS defined \\gset
 SELECT genroc.worker_register('w', '{}') IS NOT NULL AS registered \\gset
 CHECKPOINT;
-SELECT pg_current_wal_lsn() AS lsn0 \\gset
+SELECT pg_current_wal_lsn() AS lsn0, (SELECT wal_fpi FROM pg_stat_wal) AS fpi0 \\gset
 DO \$\$
 DECLARE
 	v_id bigint;
@@ -75,19 +79,21 @@ SELECT '$1', $N, $PAYLOAD,
 	   pg_total_relation_size('genroc._log') / $N,
 	   pg_total_relation_size('genroc._objects') / $N,
 	   (SELECT count(*) FROM genroc._instances WHERE status = 'succeeded'),
-	   (SELECT octet_length(genroc.get_instance(1) ->> 'output')) ;
+	   (SELECT wal_fpi FROM pg_stat_wal) - :fpi0;
 SQL
 }
 
+if [ "$N" -gt 0 ]; then
 echo "storage: $N instances of a 3-task process carrying a $PAYLOAD-byte payload, log on (payload max 1MB)"
 {
   run inline 2147483647
   run objects 8kB
 } | awk -v P="$PAYLOAD" '
-  BEGIN { printf "%-8s %14s %7s %14s %7s %12s %12s %12s  %s\n", "store", "WAL/inst", "xP",
-          "tables/inst", "xP", "instances", "log", "objects", "check" }
+  BEGIN { printf "%-8s %14s %7s %14s %7s %12s %12s %12s %8s  %s\n", "store", "WAL/inst", "xP",
+          "tables/inst", "xP", "instances", "log", "objects", "FPIs", "check" }
   { ok = ($9 == $2) ? "ok" : "NOT all succeeded";
-    printf "%-8s %14d %7.2f %14d %7.2f %12d %12d %12d  %s\n", $1, $4, $4 / P, $5, $5 / P, $6, $7, $8, ok }'
+    printf "%-8s %14d %7.2f %14d %7.2f %12d %12d %12d %8d  %s\n", $1, $4, $4 / P, $5, $5 / P, $6, $7, $8, $10, ok }'
+fi
 
 if [ "$PRUNE_N" -gt 0 ]; then
   q -d postgres -c "CREATE DATABASE prune"
@@ -108,6 +114,10 @@ FROM genroc._instances i, (VALUES ('started', 1), ('entered', 2), ('task_schedul
 	('task_succeeded', 5), ('entered', 6), ('task_scheduled', 7), ('task_started', 8), ('task_succeeded', 9),
 	('entered', 10), ('task_scheduled', 11), ('task_started', 12), ('task_succeeded', 13),
 	('succeeded', 14)) AS e(event, n);
+-- PRUNE_OBJECTS=1: one live instance with a stored value, so prune looks
+-- for the references of what it deletes
+SELECT CASE WHEN ${PRUNE_OBJECTS:-0} = 1 THEN (SELECT instance_id FROM genroc.start('three',
+	jsonb_build_object('blob', repeat('x', 100000)))) END AS live_with_object \\gset
 VACUUM ANALYZE genroc._instances, genroc._log;
 SELECT 'before', pg_total_relation_size('genroc._instances'), pg_total_relation_size('genroc._log');
 SELECT clock_timestamp() AS t0 \\gset

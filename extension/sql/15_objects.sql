@@ -183,11 +183,6 @@ BEGIN
 END;
 $$;
 
--- The references in a detail or in columns, as hashes (for prune).
-CREATE FUNCTION genroc._refs_of(p_values jsonb[]) RETURNS text[]
-	LANGUAGE sql IMMUTABLE
-	RETURN ARRAY(SELECT v ->> 'genroc:object' FROM unnest(p_values) AS v WHERE genroc._is_ref(v));
-
 -- Whether an instance column or a log entry uses the object p_hash.
 CREATE FUNCTION genroc._object_used(p_hash text) RETURNS boolean
 	LANGUAGE sql STABLE

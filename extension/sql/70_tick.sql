@@ -58,6 +58,8 @@ DECLARE
 	v_refs text[] := ARRAY[]::text[];	-- objects the deleted rows used
 	v_objects int;
 	v_objects_due text[];
+	-- without any stored object, the deletes need not look for references
+	v_any_objects boolean := EXISTS (SELECT 1 FROM genroc._objects);
 BEGIN
 	IF p_limit IS NULL THEN
 		RAISE EXCEPTION 'p_limit must not be null' USING ERRCODE = '22004';
@@ -74,17 +76,25 @@ BEGIN
 	-- stores) keeps everything: now - retention would leave the timestamp
 	-- range
 	IF p_log_retention > interval '0' AND p_log_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
-		WITH d AS (DELETE FROM genroc._log l
-				   WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
-											 WHERE o.at < v_now - p_log_retention
-											 ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED))
-				   RETURNING l.detail)
-		SELECT (SELECT count(*)::int FROM d),
-			   (SELECT genroc._refs_of(array_agg(x.v))
-				FROM d CROSS JOIN LATERAL (VALUES (d.detail -> 'input'), (d.detail -> 'output'),
-												  (d.detail -> 'payload')) AS x(v))
-		INTO v_log_rows, v_more;
-		v_refs := v_refs || coalesce(v_more, ARRAY[]::text[]);
+		IF NOT v_any_objects THEN
+			DELETE FROM genroc._log l
+			WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
+									  WHERE o.at < v_now - p_log_retention
+									  ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED));
+			GET DIAGNOSTICS v_log_rows = ROW_COUNT;
+		ELSE
+			WITH d AS (DELETE FROM genroc._log l
+					   WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
+												 WHERE o.at < v_now - p_log_retention
+												 ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED))
+					   RETURNING l.detail)
+			SELECT (SELECT count(*)::int FROM d),
+				   (SELECT array_agg(x.v ->> 'genroc:object') FILTER (WHERE x.v ? 'genroc:object')
+					FROM d CROSS JOIN LATERAL (VALUES (d.detail -> 'input'), (d.detail -> 'output'),
+													  (d.detail -> 'payload')) AS x(v))
+			INTO v_log_rows, v_more;
+			v_refs := v_refs || coalesce(v_more, ARRAY[]::text[]);
+		END IF;
 	END IF;
 
 	IF p_instance_retention > interval '0'
@@ -103,20 +113,41 @@ BEGIN
 			v_tree := ARRAY(SELECT t.id FROM genroc._instances t
 							WHERE t.root_id = v_root OR t.id = v_root
 							ORDER BY t.id DESC LIMIT p_limit - v_instances);
-			WITH d AS (DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree) RETURNING l.detail)
-			SELECT genroc._refs_of(array_agg(x.v)) INTO v_more
-			FROM d CROSS JOIN LATERAL (VALUES (d.detail -> 'input'), (d.detail -> 'output'),
-											  (d.detail -> 'payload')) AS x(v);
-			v_refs := v_refs || coalesce(v_more, ARRAY[]::text[]);
+			IF NOT v_any_objects THEN
+				DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree);
+			ELSE
+				-- the references of the rows deleted, found by the reference
+				-- indexes' predicates (most rows have none)
+				WITH d AS (DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree)
+						   RETURNING CASE WHEN l.detail -> 'input' ? 'genroc:object'
+										   OR l.detail -> 'output' ? 'genroc:object'
+										   OR l.detail -> 'payload' ? 'genroc:object'
+										  THEN l.detail END AS detail)
+				SELECT array_agg(x.v ->> 'genroc:object') FILTER (WHERE x.v ? 'genroc:object') INTO v_more
+				FROM d CROSS JOIN LATERAL (VALUES (d.detail -> 'input'), (d.detail -> 'output'),
+												  (d.detail -> 'payload')) AS x(v)
+				WHERE d.detail IS NOT NULL;
+				v_refs := v_refs || coalesce(v_more, ARRAY[]::text[]);
+			END IF;
 			DELETE FROM genroc._events e WHERE e.instance_id = ANY (v_tree);
-			WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
-					   RETURNING i.queue, i.partition_key, i.input, i.state_input, i.task_input, i.output)
-			SELECT count(*)::int,
-				   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
-					   FILTER (WHERE d.partition_key IS NOT NULL),
-				   genroc._refs_of(array_agg(d.input) || array_agg(d.state_input)
-								   || array_agg(d.task_input) || array_agg(d.output))
-			INTO v_n, v_more, v_objects_due FROM d;
+			IF NOT v_any_objects THEN
+				WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
+						   RETURNING i.queue, i.partition_key)
+				SELECT count(*)::int,
+					   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
+						   FILTER (WHERE d.partition_key IS NOT NULL)
+				INTO v_n, v_more FROM d;
+			ELSE
+				WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
+						   RETURNING i.queue, i.partition_key,
+									 ARRAY[i.input ->> 'genroc:object', i.state_input ->> 'genroc:object',
+										   i.task_input ->> 'genroc:object', i.output ->> 'genroc:object'] AS refs)
+				SELECT count(*)::int,
+					   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
+						   FILTER (WHERE d.partition_key IS NOT NULL),
+					   (SELECT array_agg(r) FROM d d2, unnest(d2.refs) AS r WHERE r IS NOT NULL)
+				INTO v_n, v_more, v_objects_due FROM d;
+			END IF;
 			v_instances := v_instances + v_n;
 			v_marks := v_marks || coalesce(v_more, ARRAY[]::text[]);
 			v_refs := v_refs || coalesce(v_objects_due, ARRAY[]::text[]);
