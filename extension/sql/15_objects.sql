@@ -259,9 +259,9 @@ $$;
  * GET /api/objects/{ref}).  Semantics: the caller sees it when an instance
  * it may read (its own, or any with the operator capability) uses it in a
  * column or its log; an object no instance uses any more (within its
- * grace) only an operator sees.  RC003 otherwise, and when there is none
- * (never stored, or collected): the same answer, so a reference tells
- * nobody more than the value.
+ * grace) only an operator sees.  Another one the caller may not read is
+ * 42501 (as get_instance answers for another role's instance); none (never
+ * stored, or collected) is RC011.
  */
 CREATE FUNCTION genroc.get_object(p_ref text) RETURNS jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -304,7 +304,8 @@ BEGIN
 				WHERE l.detail -> 'payload' ? 'genroc:object'
 				  AND l.detail -> 'payload' ->> 'genroc:object' = p_ref) r
 			WHERE genroc._may(v_caller, r.owner, 'operator')) THEN
-		v_value := NULL;
+		-- as get_instance answers for another role's instance
+		RAISE EXCEPTION 'permission denied for stored value %', p_ref USING ERRCODE = '42501';
 	END IF;
 	IF v_value IS NULL THEN
 		RAISE EXCEPTION 'stored value % does not exist', p_ref
