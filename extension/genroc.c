@@ -122,6 +122,10 @@ static int	genroc_log_payload_max = 1024 * 1024;	/* bytes; 0 = no limit */
 static int	genroc_log_retention = 0;	/* seconds; 0 = tick prunes no log */
 static int	genroc_instance_retention = 0;	/* seconds; 0 = keep forever */
 
+/* Large values stored once (extension/sql/15_objects.sql; README "Large values") */
+static int	genroc_object_threshold = 8192;	/* bytes of a jsonb datum */
+static int	genroc_object_grace = 3600;	/* seconds */
+
 /*
  * The local transaction in which a flush was requested, so a later statement
  * of the same transaction never turns it off again.  InvalidLocalTransactionId
@@ -138,6 +142,7 @@ PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
 PG_FUNCTION_INFO_V1(genroc_log_detail_as_is);
+PG_FUNCTION_INFO_V1(genroc_object_threshold_fn);
 PG_FUNCTION_INFO_V1(genroc_caller);
 PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 PG_FUNCTION_INFO_V1(genroc_session_start);
@@ -228,6 +233,29 @@ _PG_init(void)
 							"0 (the default) keeps concluded instances forever.",
 							&genroc_instance_retention,
 							0,
+							0, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	/*
+	 * USERSET like the log settings: the threshold decides only how this
+	 * session's writes store a value (reading is the same either way), the
+	 * grace only what this session's tick or prune collects.
+	 */
+	DefineCustomIntVariable("genroc.object_threshold",
+							"Size above which a value is stored once in genroc._objects and referenced.",
+							"Measured as the value's jsonb size (pg_column_size).",
+							&genroc_object_threshold,
+							8192,
+							64, INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("genroc.object_grace",
+							"How long a stored value no instance or log row uses stays readable before tick or prune deletes it.",
+							NULL,
+							&genroc_object_grace,
+							3600,
 							0, INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_S,
@@ -328,13 +356,25 @@ Datum
 genroc_log_settings(PG_FUNCTION_ARGS)
 {
 	char	   *text = psprintf("{\"payloads\": %s, \"payload_max\": %d, "
-								"\"log_retention_s\": %d, \"instance_retention_s\": %d}",
+								"\"log_retention_s\": %d, \"instance_retention_s\": %d, "
+								"\"object_grace_s\": %d}",
 								genroc_log_payloads ? "true" : "false",
 								genroc_log_payload_max,
 								genroc_log_retention,
-								genroc_instance_retention);
+								genroc_instance_retention,
+								genroc_object_grace);
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+}
+
+/*
+ * genroc._object_threshold() → int: this session's genroc.object_threshold in
+ * bytes (current_setting would answer it with a unit, "8kB").
+ */
+Datum
+genroc_object_threshold_fn(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(genroc_object_threshold);
 }
 
 /*

@@ -235,7 +235,37 @@ static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 //                    pending), live, pending, succeeded, failed; a fan-out
 //                    without its row (begun before the table existed) gets
 //                    it from its children when it next moves
+//   objects          large values stored once, as the extension's
+//                    genroc._objects (15_objects.sql): hash (sha256 of the
+//                    JSON text, hex), value (that text), bytes, created_at,
+//                    check_at (collection's next look), unused_since; a
+//                    column or log payload holds {"genroc:object":"<hash>"}
+//                    instead, found by the *_obj_* indexes (an update only
+//                    evaluates their predicates)
 inline constexpr const char *LATER_INDEXES_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS objects (
+	hash         TEXT PRIMARY KEY,
+	value        TEXT NOT NULL,
+	bytes        INTEGER NOT NULL,
+	created_at   INTEGER NOT NULL,
+	check_at     INTEGER NOT NULL,
+	unused_since INTEGER
+);
+CREATE INDEX IF NOT EXISTS objects_check ON objects (check_at);
+CREATE INDEX IF NOT EXISTS instances_obj_input ON instances (substr(input, 19, 64))
+	WHERE substr(input, 1, 18) = '{"genroc:object":"';
+CREATE INDEX IF NOT EXISTS instances_obj_state_input ON instances (substr(state_input, 19, 64))
+	WHERE substr(state_input, 1, 18) = '{"genroc:object":"';
+CREATE INDEX IF NOT EXISTS instances_obj_task_input ON instances (substr(task_input, 19, 64))
+	WHERE substr(task_input, 1, 18) = '{"genroc:object":"';
+CREATE INDEX IF NOT EXISTS instances_obj_output ON instances (substr(output, 19, 64))
+	WHERE substr(output, 1, 18) = '{"genroc:object":"';
+CREATE INDEX IF NOT EXISTS log_obj_input ON log (json_extract(detail, '$.input."genroc:object"'))
+	WHERE instr(detail, '"genroc:object"') > 0;
+CREATE INDEX IF NOT EXISTS log_obj_output ON log (json_extract(detail, '$.output."genroc:object"'))
+	WHERE instr(detail, '"genroc:object"') > 0;
+CREATE INDEX IF NOT EXISTS log_obj_payload ON log (json_extract(detail, '$.payload."genroc:object"'))
+	WHERE instr(detail, '"genroc:object"') > 0;
 CREATE TABLE IF NOT EXISTS fanouts (
 	parent_id  INTEGER PRIMARY KEY REFERENCES instances (id),
 	gen        INTEGER NOT NULL,

@@ -580,7 +580,8 @@ class SqliteStore final : public Store {
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, idempotency_key, labels, "
 				  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue) "
 				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
-				  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *run_at : now, input, key, labels,
+				  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *run_at : now,
+				  store_value(input, "the input", now), key, labels,
 				  partition, exec_name, priority, delayed ? std::optional<std::string>("run_at") : std::nullopt,
 				  delayed ? run_at : std::nullopt, now, route(def_id, definition, labels))
 				.run();
@@ -674,7 +675,7 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	json get_instance(int64_t id) override {
+	json get_instance(int64_t id, bool refs) override {
 		return read([&](int64_t) {
 			json out;
 			json fanout;
@@ -683,6 +684,7 @@ class SqliteStore final : public Store {
 				if (!q.next()) throw not_found(id);
 				out = instance_json(q);
 			}
+			if (!refs) instance_values(out);
 			{
 				Query q(db_, "SELECT fanout FROM instances WHERE id = ?1", id);
 				q.next();
@@ -738,8 +740,9 @@ class SqliteStore final : public Store {
 		const json f = filter.is_null() ? json::object() : filter;
 		check_options(f,
 					  {"before", "created_after", "created_before", "definition", "label", "limit", "offset", "parent",
-					   "root", "status", "top"},
+					   "root", "status", "top", "values"},
 					  "list_instances filter");
+		const bool refs = values_refs(f);
 		std::optional<std::string> status, definition;
 		std::optional<json> label;
 		std::optional<int64_t> root, parent, before, after_at, before_at;
@@ -805,12 +808,52 @@ class SqliteStore final : public Store {
 			json out = json::array();
 			Query q(db_, parent ? INSTANCE_CHILDREN_SQL.c_str() : INSTANCE_LIST_SQL.c_str(), status, definition, label,
 					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at);
-			while (q.next()) out.push_back(instance_json(q));
+			while (q.next()) {
+				out.push_back(instance_json(q));
+				if (!refs) instance_values(out.back());
+			}
 			return out;
 		});
 	}
 
-	json history(int64_t id) override {
+	// genroc._values_refs: the option "values", "value" (the default) or
+	// "ref" (large values as references); 22023 otherwise.
+	static bool values_refs(const json &options) {
+		if (!options.is_object() || !options.contains("values")) return false;
+		const json &v = options.at("values");
+		if (v != "value" && v != "ref")
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"values\" must be \"value\" or \"ref\"");
+		return v == "ref";
+	}
+
+	// An instance as instance_json shows it, its values resolved.
+	void instance_values(json &inst) {
+		for (const char *k : {"input", "task_input", "output"}) inst[k] = load_value(std::move(inst[k]));
+	}
+
+	// genroc.get_object: a stored value by its reference; RC011 when there is none.
+	json get_object(const std::string &ref) override {
+		static const std::regex hex("^[0-9a-f]{64}$");
+		if (!std::regex_match(ref, hex))
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_ref must be a reference: 64 lowercase hex digits");
+		return read([&](int64_t) {
+			{
+				// a file opened read-only before this version wrote it has no objects
+				Query t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objects'");
+				if (!t.next()) throw object_not_found(ref);
+			}
+			Query q(db_, "SELECT value FROM objects WHERE hash = ?1", ref);
+			if (!q.next()) throw object_not_found(ref);
+			return q.js(0);
+		});
+	}
+
+	static Error object_not_found(const std::string &ref) {
+		return Error(sqlstate::OBJECT_NOT_FOUND, "stored value " + ref + " does not exist", "",
+					 "An object no instance uses any more is deleted --object-grace later.");
+	}
+
+	json history(int64_t id, bool refs) override {
 		return read([&](int64_t) {
 			{
 				Query q(db_, "SELECT 1 FROM instances WHERE id = ?1", id);
@@ -823,7 +866,7 @@ class SqliteStore final : public Store {
 							   {"at", iso(q.i64(1))},
 							   {"event", q.text(2)},
 							   {"state", text_or_null(q.otext(3))},
-							   {"detail", q.js(4)}});
+							   {"detail", refs ? q.js(4) : log_load(q.js(4))}});
 			return out;
 		});
 	}
@@ -1488,7 +1531,8 @@ class SqliteStore final : public Store {
 						{"timers", timers},
 						{"run_at", run_at},
 						{"pruned_log_rows", pruned.at("log_rows")},
-						{"pruned_instances", pruned.at("instances")}};
+						{"pruned_instances", pruned.at("instances")},
+						{"collected_objects", pruned.at("objects")}};
 		});
 	}
 
@@ -1588,11 +1632,21 @@ class SqliteStore final : public Store {
 								  {"running", q.i64(3)},
 								  {"workers", workers}});
 			}
+			json objects = {{"count", 0}, {"bytes", 0}, {"unused", 0}};
+			{
+				Query t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objects'");
+				if (t.next()) {
+					Query q(db_, "SELECT count(*), coalesce(sum(bytes), 0), count(unused_since) FROM objects");
+					q.next();
+					objects = {{"count", q.i64(0)}, {"bytes", q.i64(1)}, {"unused", q.i64(2)}};
+				}
+			}
 			return json{{"instances", instances},
 						{"by_definition", by_definition},
 						{"definitions_omitted", omitted},
 						{"queues", queues},
-						{"workers_alive", static_cast<int64_t>(live.size())}};
+						{"workers_alive", static_cast<int64_t>(live.size())},
+						{"objects", std::move(objects)}};
 		});
 	}
 
@@ -1859,10 +1913,18 @@ class SqliteStore final : public Store {
 		return out;
 	}
 
+	// The row with its values (references resolved: load_value).
 	Inst load(int64_t id) {
-		Query q(db_, INST_SELECT, id);
-		if (!q.next()) throw not_found(id);
-		return read_inst(q);
+		Inst inst;
+		{
+			Query q(db_, INST_SELECT, id);
+			if (!q.next()) throw not_found(id);
+			inst = read_inst(q);
+		}
+		inst.state_input = load_value(std::move(inst.state_input));
+		inst.task_input = load_value(std::move(inst.task_input));
+		inst.input = load_value(std::move(inst.input));
+		return inst;
 	}
 
 	// What claim reads of a chosen row: the task it hands out, no more
@@ -1890,7 +1952,7 @@ class SqliteStore final : public Store {
 		r.lease_epoch = q.i64(5);
 		r.attempt = q.i64(6);
 		r.only_once = q.i64(7) != 0;
-		r.task_input = q.js(8);
+		r.task_input = load_value(q.js(8));
 		return r;
 	}
 
@@ -1940,11 +2002,141 @@ class SqliteStore final : public Store {
 	}
 
 	// genroc._log: every log row is written here, through log_detail.
+	// Its large payloads become references (genroc._log_values).
 	void log(int64_t id, int64_t now, const std::string &event, const std::optional<std::string> &state,
 			 const json &detail) {
+		std::string text = log_text(detail);
+		if (detail.is_object() &&
+			(static_cast<int64_t>(text.size()) > log_options_.object_threshold ||
+			 std::any_of(std::begin(kPayloadKeys), std::end(kPayloadKeys),
+						 [&](const char *k) { return detail.contains(k) && is_ref(detail.at(k)); }))) {
+			json kept = json::parse(text);	// what the payload rules kept
+			for (const char *k : kPayloadKeys)
+				if (kept.contains(k)) kept[k] = store_value(kept.at(k), k, now);
+			text = kept.dump();
+		}
 		Query(db_, "INSERT INTO log (instance_id, at, event, state, detail) VALUES (?1, ?2, ?3, ?4, ?5)", id, now,
-			  event, state, log_text(detail))
+			  event, state, text)
 			.run();
+	}
+
+	// ---- large values (15_objects.sql) ----------------------------------
+
+	static constexpr const char *kPayloadKeys[] = {"input", "output", "payload"};
+	static constexpr const char *kRefKey = "genroc:object";
+	// A stored column's value is a reference: {"genroc:object": "<hash>"}.
+	static bool is_ref(const json &v) { return v.is_object() && v.contains(kRefKey); }
+
+	// genroc._store_value: a value as a column keeps it, itself or, when its
+	// JSON text is longer than the object threshold or it looks like a
+	// reference, the reference of its row in objects (written once per
+	// text: the same value again clears only collection's mark).  54000
+	// naming `field` over the limit value_bytes.
+	json store_value(const json &v, const char *field, int64_t now) {
+		const bool lookalike = is_ref(v);
+		if (!lookalike && !v.is_object() && !v.is_array() &&
+			!(v.is_string() && static_cast<int64_t>(v.get_ref<const std::string &>().size()) + 2 >
+								   log_options_.object_threshold))
+			return v;  // a number, a boolean, null, a short string
+		std::string text = v.dump();
+		if (!lookalike && static_cast<int64_t>(text.size()) <= log_options_.object_threshold) return v;
+		if (text.size() > limits::VALUE_BYTES)
+			throw Error(limits::PROGRAM_LIMIT_EXCEEDED, std::string(field) + " is " + std::to_string(text.size()) +
+															" bytes of JSON, more than " +
+															std::to_string(limits::VALUE_BYTES) + " (limit value_bytes)");
+		const std::string hash = sha256_hex(text);
+		Query(db_,
+			  "INSERT INTO objects (hash, value, bytes, created_at, check_at) VALUES (?1, ?2, ?3, ?4, ?4) "
+			  "ON CONFLICT (hash) DO UPDATE SET unused_since = NULL, check_at = ?4 WHERE unused_since IS NOT NULL",
+			  hash, text, static_cast<int64_t>(text.size()), now)
+			.run();
+		return {{kRefKey, hash}};
+	}
+
+	// genroc._load_value: a column's value, its reference resolved.
+	json load_value(json v) {
+		if (!is_ref(v)) return v;
+		const json &ref = v.at(kRefKey);
+		if (!ref.is_string()) throw Error("XX000", "a stored reference is not a hash: " + ref.dump());
+		Query q(db_, "SELECT value FROM objects WHERE hash = ?1", ref.get<std::string>());
+		if (!q.next()) throw Error("XX000", "stored value " + ref.get<std::string>() + " is missing");
+		return q.js(0);
+	}
+
+	// genroc._log_load: a log detail's payload references resolved.
+	json log_load(json detail) {
+		if (!detail.is_object()) return detail;
+		for (const char *k : kPayloadKeys)
+			if (detail.contains(k) && is_ref(detail.at(k))) detail[k] = load_value(detail.at(k));
+		return detail;
+	}
+
+	// The hashes referenced from a log detail's payloads / from columns.
+	static void refs_of(const json &v, std::vector<std::string> &out) {
+		if (is_ref(v) && v.at(kRefKey).is_string()) out.push_back(v.at(kRefKey).get<std::string>());
+	}
+
+	// genroc._object_used: an instance column or a log payload references it.
+	bool object_used(const std::string &hash) {
+		Query q(db_,
+				"SELECT EXISTS (SELECT 1 FROM instances WHERE substr(input, 1, 18) = '{\"genroc:object\":\"' "
+				"AND substr(input, 19, 64) = ?1) "
+				"OR EXISTS (SELECT 1 FROM instances WHERE substr(state_input, 1, 18) = '{\"genroc:object\":\"' "
+				"AND substr(state_input, 19, 64) = ?1) "
+				"OR EXISTS (SELECT 1 FROM instances WHERE substr(task_input, 1, 18) = '{\"genroc:object\":\"' "
+				"AND substr(task_input, 19, 64) = ?1) "
+				"OR EXISTS (SELECT 1 FROM instances WHERE substr(output, 1, 18) = '{\"genroc:object\":\"' "
+				"AND substr(output, 19, 64) = ?1) "
+				"OR EXISTS (SELECT 1 FROM log WHERE instr(detail, '\"genroc:object\"') > 0 "
+				"AND json_extract(detail, '$.input.\"genroc:object\"') = ?1) "
+				"OR EXISTS (SELECT 1 FROM log WHERE instr(detail, '\"genroc:object\"') > 0 "
+				"AND json_extract(detail, '$.output.\"genroc:object\"') = ?1) "
+				"OR EXISTS (SELECT 1 FROM log WHERE instr(detail, '\"genroc:object\"') > 0 "
+				"AND json_extract(detail, '$.payload.\"genroc:object\"') = ?1)",
+				hash);
+		q.next();
+		return q.i64(0) != 0;
+	}
+
+	// genroc._collect_objects: at most `limit` objects due for a look.  In
+	// use: unmarked, due again after its age (1 minute to 1 day); unused:
+	// marked (once) and due a grace later; unused a grace after its mark:
+	// deleted.  Returns how many were deleted.
+	int64_t collect_objects(int64_t grace_ms, int limit, int64_t now) {
+		struct Due {
+			std::string hash;
+			int64_t created_at;
+			std::optional<int64_t> unused_since;
+		};
+		std::vector<Due> due;
+		{
+			Query q(db_, "SELECT hash, created_at, unused_since FROM objects WHERE check_at <= ?1 ORDER BY check_at LIMIT ?2",
+					now, static_cast<int64_t>(limit));
+			while (q.next()) due.push_back({q.text(0), q.i64(1), q.oi64(2)});
+		}
+		int64_t deleted = 0;
+		for (const Due &o : due) {
+			if (object_used(o.hash)) {
+				const int64_t again = std::clamp<int64_t>(now - o.created_at, 60'000, 86'400'000);
+				Query(db_, "UPDATE objects SET unused_since = NULL, check_at = ?2 WHERE hash = ?1", o.hash, now + again)
+					.run();
+			} else if (o.unused_since && *o.unused_since <= now - grace_ms) {
+				Query(db_, "DELETE FROM objects WHERE hash = ?1", o.hash).run();
+				deleted++;
+			} else {
+				const int64_t mark = o.unused_since.value_or(now);
+				Query(db_, "UPDATE objects SET unused_since = ?2, check_at = ?3 WHERE hash = ?1", o.hash, mark,
+					  mark + grace_ms)
+					.run();
+			}
+		}
+		return deleted;
+	}
+
+	// genroc._objects_due: what prune deleted the last use of is looked at next.
+	void objects_due(const std::vector<std::string> &hashes, int64_t now) {
+		for (const std::string &h : hashes)
+			Query(db_, "UPDATE objects SET check_at = ?2 WHERE hash = ?1 AND check_at > ?2", h, now).run();
 	}
 
 	// log_detail(detail) as JSON text.  A payload's text is part of the
@@ -2006,7 +2198,20 @@ class SqliteStore final : public Store {
 	// first (and the top-level instance last) never breaks a foreign key.
 	json prune_rows(int64_t log_retention_ms, int64_t instance_retention_ms, int limit, int64_t now) {
 		int64_t log_rows = 0, instances = 0;
+		std::vector<std::string> refs;	// objects the deleted rows used
+		auto log_refs = [&](const char *where, const auto &...args) {
+			Query q(db_, (std::string("SELECT detail FROM log WHERE instr(detail, '\"genroc:object\"') > 0 AND ") + where).c_str(),
+					args...);
+			while (q.next()) {
+				const json d = q.js(0);
+				if (d.is_object())
+					for (const char *k : kPayloadKeys)
+						if (d.contains(k)) refs_of(d.at(k), refs);
+			}
+		};
 		if (log_retention_ms > 0) {
+			log_refs("seq IN (SELECT seq FROM log WHERE at < ?1 ORDER BY at LIMIT ?2)", now - log_retention_ms,
+					 static_cast<int64_t>(limit));
 			Query(db_, "DELETE FROM log WHERE seq IN (SELECT seq FROM log WHERE at < ?1 ORDER BY at LIMIT ?2)",
 				  now - log_retention_ms, limit)
 				.run();
@@ -2025,6 +2230,15 @@ class SqliteStore final : public Store {
 				for (int64_t id : ids("SELECT id FROM instances WHERE root_id = ?1 OR id = ?1 ORDER BY id DESC LIMIT ?2",
 									  root, static_cast<int64_t>(limit) - instances))
 					tree.push_back(id);
+				log_refs("instance_id IN (SELECT value FROM json_each(?1))", tree);
+				{
+					Query q(db_,
+							"SELECT input, state_input, task_input, output FROM instances "
+							"WHERE id IN (SELECT value FROM json_each(?1))",
+							tree);
+					while (q.next())
+						for (int c = 0; c < 4; c++) refs_of(q.js(c), refs);
+				}
 				Query(db_, "DELETE FROM log WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
 				Query(db_, "DELETE FROM events WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
 				Query(db_, "DELETE FROM fanouts WHERE parent_id IN (SELECT value FROM json_each(?1))", tree).run();
@@ -2032,7 +2246,9 @@ class SqliteStore final : public Store {
 				instances += sqlite3_changes(db_.handle());
 			}
 		}
-		return {{"log_rows", log_rows}, {"instances", instances}};
+		objects_due(refs, now);
+		const int64_t objects = collect_objects(log_options_.object_grace_ms, limit, now);
+		return {{"log_rows", log_rows}, {"instances", instances}, {"objects", objects}};
 	}
 
 	// genroc._context: the context object $$ as the store knows it.  A
@@ -2074,7 +2290,7 @@ class SqliteStore final : public Store {
 			if (with_input) {
 				Query q(db_, "SELECT input FROM instances WHERE id = ?1", id);
 				q.next();
-				ancestor_input = q.js(0);
+				ancestor_input = load_value(q.js(0));
 				input = &ancestor_input;
 			}
 		}
@@ -2173,7 +2389,8 @@ class SqliteStore final : public Store {
 				  "interruptions = 0, only_once = ?10, timeout_s = ?11, heartbeat_s = ?12, timeout_at = ?13, "
 				  "heartbeat_at = NULL, wait_kind = ?14, wait_until = NULL, activity = ?15, activity_token = ?16, "
 				  "activity_owner = NULL, updated_at = ?17 WHERE id = ?1",
-				  id, status, out.at("state").get<std::string>(), out.at("state_input"), out.at("task_input"), resource,
+				  id, status, out.at("state").get<std::string>(), store_value(out.at("state_input"), "the state input", now),
+				  store_value(out.at("task_input"), "the task input", now), resource,
 				  eligible, counts, attempt, only_once, timeout, heartbeat, timeout_at,
 				  activity ? std::optional<std::string>("activity") : std::nullopt,
 				  activity ? std::optional<std::string>(resource.substr(9)) : std::nullopt,
@@ -2194,7 +2411,8 @@ class SqliteStore final : public Store {
 				  "interruptions = 0, only_once = 0, timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, "
 				  "heartbeat_at = NULL, wait_kind = 'timer', wait_until = ?4, activity = NULL, activity_token = NULL, "
 				  "activity_owner = NULL, updated_at = ?5 WHERE id = ?1",
-				  id, out.at("state").get<std::string>(), out.at("state_input"), until, now)
+				  id, out.at("state").get<std::string>(), store_value(out.at("state_input"), "the state input", now), until,
+				  now)
 				.run();
 			log(id, now, "wait_started", out.at("state").get<std::string>(), {{"until", iso(until)}});
 		} else if (kind == "succeeded" || kind == "failed") {
@@ -2214,9 +2432,12 @@ class SqliteStore final : public Store {
 				  "timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL, wait_kind = NULL, "
 				  "wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
 				  "output = ?4, error = ?5, cause = ?6, updated_at = ?7, ended_at = ?7 WHERE id = ?1",
-				  id, status, last_state, ok ? std::optional<json>(out.value("output", json(nullptr))) : std::nullopt,
+				  id, status, last_state,
+				  ok ? std::optional<json>(store_value(out.value("output", json(nullptr)), "the output", now))
+					 : std::nullopt,
 				  ok ? std::nullopt : str("error"), ok ? std::nullopt : str("cause"), now,
-				  ok ? std::nullopt : std::optional<json>(out.value("state_input", json(nullptr))))
+				  ok ? std::nullopt
+					 : std::optional<json>(store_value(out.value("state_input", json(nullptr)), "the state input", now)))
 				.run();
 			if (inst.parent_id) child_ended(id, now);  // the last one wakes the parent
 			log(id, now, status, last_state,
@@ -2278,7 +2499,7 @@ class SqliteStore final : public Store {
 			}
 			if (error) {
 				Query(db_, "UPDATE instances SET state = ?2, state_input = ?3, retry_counts = ?4 WHERE id = ?1", parent,
-					  state, out.at("state_input"), counts)
+					  state, store_value(out.at("state_input"), "the state input", now), counts)
 					.run();
 				return fail_task(parent, *error, cause, now);
 			}
@@ -2315,8 +2536,8 @@ class SqliteStore final : public Store {
 			  "interruptions = 0, only_once = 0, timeout_s = ?9, timeout_at = ?10, heartbeat_s = NULL, "
 			  "heartbeat_at = NULL, wait_kind = 'children', wait_until = ?6, activity = NULL, "
 			  "activity_token = NULL, activity_owner = NULL, fanout = ?7, updated_at = ?8 WHERE id = ?1",
-			  parent, out.at("state").get<std::string>(), out.at("state_input"), counts, attempt,
-			  delay > 0 ? std::optional<int64_t>(now + delay) : std::nullopt, fanout, now,
+			  parent, out.at("state").get<std::string>(), store_value(out.at("state_input"), "the state input", now),
+			  counts, attempt, delay > 0 ? std::optional<int64_t>(now + delay) : std::nullopt, fanout, now,
 			  // a sync call's TimeoutSeconds counts from the child's start
 			  timeout.is_number() ? std::optional<int64_t>(timeout.get<int64_t>()) : std::nullopt,
 			  timeout.is_number() ? std::optional<int64_t>(now + delay + timeout.get<int64_t>() * 1000)
@@ -2340,7 +2561,7 @@ class SqliteStore final : public Store {
 				  "parent_id, root_id, child_index, child_gen, scope, name, labels, partition_key, created_at, "
 				  "updated_at) "
 				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2)",
-				  called_id.value_or(inst.definition_id), now, it.at("input"),
+				  called_id.value_or(inst.definition_id), now, store_value(it.at("input"), "an item's input", now),
 				  opt_text("queue").value_or(inst.queue), inst.priority, parent, inst.root_id.value_or(parent),
 				  it.at("index").get<int64_t>(), gen, opt_text("scope"), opt_text("name"),
 				  it.value("labels", json::object()), partition_key)
@@ -2413,8 +2634,8 @@ class SqliteStore final : public Store {
 			  "interruptions = 0, only_once = 0, timeout_s = ?6, timeout_at = ?7, heartbeat_s = NULL, "
 			  "heartbeat_at = NULL, wait_kind = 'event', wait_until = NULL, activity = ?8, activity_token = NULL, "
 			  "activity_owner = NULL, updated_at = ?9 WHERE id = ?1",
-			  id, out.at("state").get<std::string>(), out.at("state_input"), counts, attempt,
-			  has_timeout ? std::optional<int64_t>(timeout_s) : std::nullopt,
+			  id, out.at("state").get<std::string>(), store_value(out.at("state_input"), "the state input", now), counts,
+			  attempt, has_timeout ? std::optional<int64_t>(timeout_s) : std::nullopt,
 			  has_timeout ? std::optional<int64_t>(timeout_at.get<int64_t>()) : std::nullopt, name, now)
 			.run();
 		log(id, now, "event_waiting", out.at("state").get<std::string>(), {{"name", name}, {"timeout_s", timeout}});
@@ -2641,7 +2862,7 @@ class SqliteStore final : public Store {
 							parent_id, gen);
 					while (q.next()) {
 						if (q.text(0) == "succeeded") {
-							outputs.push_back(q.js(1));
+							outputs.push_back(load_value(q.js(1)));
 						} else {
 							json e = json::object();
 							if (!q.is_null(2)) e["Error"] = q.text(2);
@@ -2858,12 +3079,12 @@ class SqliteStore final : public Store {
 		q.next();
 		const std::string queue = q.text(0);
 		const auto partition = q.otext(1);
-		const json input = q.js(2);
+		const json input = load_value(q.js(2));
 		if (!partition) return apply_step(id, request.value_or(json{{"op", "start"}, {"input", input}}), now);
 		Query(db_,
 			  "UPDATE instances SET status = 'queued', wait_kind = NULL, wait_until = NULL, task_input = ?3, "
 			  "updated_at = ?2 WHERE id = ?1",
-			  id, now, request)
+			  id, now, request ? std::optional<json>(store_value(*request, "the state input", now)) : std::nullopt)
 			.run();
 		log(id, now, "queued", std::nullopt, {{"queue", queue}, {"partition_key", *partition}});
 		fill_slots(queue, *partition, now);
@@ -2899,10 +3120,10 @@ class SqliteStore final : public Store {
 					queue, partition);
 			if (!q.next()) break;
 			const int64_t id = q.i64(0);
-			const json input = q.js(1);
+			const json input = load_value(q.js(1));
 			// task_input of a queued instance: the step it runs with its slot
 			// (retry, resume); NULL: its start
-			const json pending = q.js(2);
+			const json pending = load_value(q.js(2));
 			Query(db_, "UPDATE instances SET status = 'ready', task_input = NULL, updated_at = ?2 WHERE id = ?1", id,
 				  now)
 				.run();

@@ -69,6 +69,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	};
 	std::string worker_id_flag, log_mode = "text", log_level;
 	std::string log_payload_max = "1MB", log_retention = "7d", instance_retention = "0";
+	std::string object_threshold = "8KB", object_grace = "1h";
 	std::string http_max_connections = "256", http_request_timeout = "30s";
 
 	auto common = [&](CLI::App *sub) {
@@ -115,6 +116,16 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"tick deletes concluded instances, with their children and logs, this long after "
 						"they ended (duration, e.g. 720h; 0 = keep forever)")
 			->envname("GENROC_INSTANCE_RETENTION")
+			->capture_default_str();
+		sub->add_option("--object-threshold", object_threshold,
+						"a value larger than this (an input, a state's or task's input, an output, a logged "
+						"payload) is stored once and referenced (size, at least 64; README \"Large values\")")
+			->envname("GENROC_OBJECT_THRESHOLD")
+			->capture_default_str();
+		sub->add_option("--object-grace", object_grace,
+						"a stored value no instance or log entry uses any more stays readable this long "
+						"(GET /api/objects/{ref}) before tick collects it (duration, 0 = at once)")
+			->envname("GENROC_OBJECT_GRACE")
 			->capture_default_str();
 		sub->add_flag("--pooled", cfg.pooled,
 					  "PostgreSQL is reached through a transaction pooler (pgbouncer pool_mode=transaction): "
@@ -283,6 +294,15 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 								   " seconds, not " + *text);
 			*target = *v;
 		}
+		auto threshold = parse_size(object_threshold);
+		if (!threshold || *threshold < 64 || *threshold > INT_MAX)
+			return usage_error("--object-threshold: invalid size \"" + object_threshold +
+							   "\" (use e.g. 8KB, 64KB, 1MB; at least 64 bytes)");
+		cfg.object_threshold = *threshold;
+		auto grace = parse_duration(object_grace);
+		if (!grace || grace->count() / 1000 > INT_MAX)
+			return usage_error("--object-grace: invalid duration \"" + object_grace + "\" (use e.g. 1h, 30m, 0)");
+		cfg.object_grace = *grace;
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		try {
@@ -360,6 +380,8 @@ StoreFactory store_factory(const Config &cfg, WriteLane lane) {
 	log_options.payload_max = cfg.log_payload_max;
 	log_options.log_retention_ms = cfg.log_retention.count();
 	log_options.instance_retention_ms = cfg.instance_retention.count();
+	log_options.object_threshold = cfg.object_threshold;
+	log_options.object_grace_ms = cfg.object_grace.count();
 	return [database, level, delay, log_options, lane, pooled] {
 		auto store = open_store(database, false, lane, pooled);
 		store->set_durability(level);

@@ -45,6 +45,8 @@ struct Config {
 	bool log_payloads = true;				// false: the log records no payloads
 	int64_t log_payload_max = 1 << 20;		// bytes; a longer payload is logged as a marker; 0 = no limit
 	Millis log_retention{7LL * 86'400'000};	// tick deletes older log rows; 0 = keep
+	int64_t object_threshold = 8192;		// bytes; a larger value is stored once and referenced
+	Millis object_grace{3600 * 1000};		// an unused stored value is collected this long after
 	Millis instance_retention{0};			// tick deletes concluded trees ended longer ago; 0 = keep
 
 	// --auth and its companions (serve, api; README "Authentication")

@@ -11,6 +11,7 @@
 //   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N] [--root ID | --all]
 //   genctl instances show ID [--page N] [--page-size N]
 //   genctl logs ID
+//   genctl object REF
 //   genctl cancel ID
 //   genctl retry ID
 //   genctl resume ID [--output JSON]
@@ -156,6 +157,7 @@ struct Options {
 	std::string database = "./genroc.db";
 	bool as_json = false;
 	bool pooled = false;	// --pooled: PostgreSQL through a transaction pooler
+	std::string object_ref;	// object REF
 	// instances
 	std::string status, definition;
 	std::vector<std::string> labels;
@@ -335,6 +337,10 @@ void cmd_logs(genroc::Store &store, const Options &o) {
 	if (o.as_json) return print_json({{"instance_id", o.id}, {"history", hist}});
 	print_history(hist);
 }
+
+// genctl object REF: one stored large value (genroc.get_object, GET
+// /api/objects/{ref}), as JSON whatever --json says.
+void cmd_object(genroc::Store &store, const Options &o) { print_json(store.get_object(o.object_ref)); }
 
 void cmd_emit(genroc::Store &store, const Options &o) {
 	json payload = parse_json_arg(o.payload, "--payload");
@@ -520,6 +526,9 @@ int main(int argc, char **argv) {
 	auto *logs = app.add_subcommand("logs", "the instance log of one instance, oldest first");
 	logs->add_option("ID", o.id_text, "instance id")->required();
 
+	auto *object = app.add_subcommand("object", "one stored large value by its reference (README \"Large values\")");
+	object->add_option("REF", o.object_ref, "the reference: 64 hex digits")->required();
+
 	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");
 	cancel->add_option("ID", o.id_text, "instance id")->required();
 
@@ -573,8 +582,8 @@ int main(int argc, char **argv) {
 		if (!o.page_text.empty()) o.page = positive_arg(o.page_text, "--page", INT_MAX / o.page_size);
 		// the commands that only read open a SQLite file read-only: a file
 		// the user may read but not write (0444) can still be listed
-		const bool reads_only = *definitions || *show || *instances || *logs || *workers || *tickers || *activity ||
-								*queues || *token_list;
+		const bool reads_only = *definitions || *show || *instances || *logs || *object || *workers || *tickers ||
+								*activity || *queues || *token_list;
 		auto store = genroc::open_store(o.database, reads_only, genroc::WriteLane::general, o.pooled);
 		if (*definitions) cmd_definitions(*store, o);
 		else if (*define) cmd_define(*store, o);
@@ -582,6 +591,7 @@ int main(int argc, char **argv) {
 		else if (*show) cmd_show(*store, o);
 		else if (*instances) cmd_instances(*store, o);
 		else if (*logs) cmd_logs(*store, o);
+		else if (*object) cmd_object(*store, o);
 		else if (*cancel) cmd_cancel(*store, o);
 		else if (*retry) cmd_run_again(*store, o, false);
 		else if (*resume) cmd_run_again(*store, o, true);

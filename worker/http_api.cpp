@@ -359,6 +359,8 @@ json get_instances(Call &c) {
 		} else if (key == "created_after" || key == "created_before") {
 			if (value.empty()) throw invalid("query parameter \"" + key + "\" must not be empty");
 			filter[key] = value;  // the store parses and checks the time (22007)
+		} else if (key == "values") {
+			filter["values"] = value;  // the store checks it (22023)
 		} else {
 			throw invalid("unknown query parameter \"" + shown(key) + "\"");
 		}
@@ -366,14 +368,36 @@ json get_instances(Call &c) {
 	return {{"instances", c.store().list_instances(filter)}};
 }
 
+// ?values=ref: large values as references (README "Large values"); the
+// only query parameter of an instance's and its history's routes.
+bool values_ref(const Call &c) {
+	for (const auto &[key, value] : c.req.params) {
+		if (key != "values") throw invalid("unknown query parameter \"" + shown(key) + "\"");
+		if (value != "value" && value != "ref")
+			throw invalid("query parameter \"values\" must be value or ref, got \"" + shown(value) + "\"");
+	}
+	return c.req.get_param_value("values") == "ref";
+}
+
 json get_instance(Call &c) {
 	int64_t id = instance_id(c);  // validated before the store is borrowed
-	return c.store().get_instance(id);
+	const bool refs = values_ref(c);
+	return c.store().get_instance(id, refs);
+}
+
+// GET /api/objects/{ref}: one stored value, as the store's get_object
+// (RC011, 404, when there is none or the caller's role may not read it).
+json get_object(Call &c) {
+	const std::string ref = c.req.matches[1];
+	static const std::regex hex("^[0-9a-f]{64}$");
+	if (!std::regex_match(ref, hex)) throw invalid("reference \"" + shown(ref) + "\" is not 64 lowercase hex digits");
+	return c.store().get_object(ref);
 }
 
 json get_history(Call &c) {
 	int64_t id = instance_id(c);
-	json h = c.store().history(id);
+	const bool refs = values_ref(c);
+	json h = c.store().history(id, refs);
 	// An instance always has at least its start in its log, so an empty log
 	// may mean an unknown id: let get_instance say so (RC003, 404).
 	if (h.empty()) c.store().get_instance(id);
@@ -1274,6 +1298,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			get("/api/instances", get_instances, need_read_instances());
 			get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
 			get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());
+			get(R"(/api/objects/([^/]+))", get_object, need_read_instances());
 			with_body("POST", R"(/api/instances/([^/]+)/cancel)", post_cancel, need_operate());
 			with_body("POST", R"(/api/instances/([^/]+)/retry)", post_retry, need_operate());
 			with_body("POST", R"(/api/instances/([^/]+)/resume)", post_resume, need_operate());
@@ -1362,7 +1387,9 @@ int http_status_for(const std::string &s) {
 	if (s == sqlstate::INVALID_DEFINITION || s.rfind("22", 0) == 0) return 400;
 	if (s == "28000") return 401;
 	if (s == "42501") return 403;
-	if (s == sqlstate::DEFINITION_NOT_FOUND || s == sqlstate::INSTANCE_NOT_FOUND || s == "42704") return 404;
+	if (s == sqlstate::DEFINITION_NOT_FOUND || s == sqlstate::INSTANCE_NOT_FOUND || s == sqlstate::OBJECT_NOT_FOUND ||
+		s == "42704")
+		return 404;
 	if (s == sqlstate::LEASE_LOST || s == sqlstate::WORKER_ID_IN_USE ||
 		s == sqlstate::WORKER_NOT_REGISTERED || s == sqlstate::TASK_TOKEN_INVALID ||
 		s == sqlstate::INSTANCE_ENDED || s == sqlstate::INSTANCE_NOT_FAILED || s == "23505")

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 namespace genroc::metrics {
@@ -193,6 +194,16 @@ std::string render(const json &snapshot, const json &tickers, bool with_definiti
 		MetricFamily alive = family("genroc_workers_alive", "Registered workers that are live (not stopped, heartbeat within their stale-after).");
 		alive.metric.push_back(gauge(number(snapshot, "workers_alive")));
 		out.push_back(std::move(alive));
+		if (snapshot.contains("objects") && snapshot.at("objects").is_object()) {
+			const json &o = snapshot.at("objects");
+			for (auto [name, help, key] : {std::tuple{"genroc_objects", "Large values stored once (README \"Large values\").", "count"},
+										   std::tuple{"genroc_object_bytes", "Bytes of the stored large values' JSON text.", "bytes"},
+										   std::tuple{"genroc_objects_unused", "Stored large values no instance or log entry uses, waiting out --object-grace.", "unused"}}) {
+				MetricFamily f = family(name, help);
+				f.metric.push_back(gauge(number(o, key)));
+				out.push_back(std::move(f));
+			}
+		}
 	}
 
 	if (tickers.is_array()) {

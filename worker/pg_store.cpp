@@ -190,8 +190,14 @@ class PgStore final : public Store {
 		return jsonb(r.get(), 0, 0);
 	}
 
-	json get_instance(int64_t id) override {
-		auto r = exec("SELECT genroc.get_instance($1)", {std::to_string(id)});
+	json get_instance(int64_t id, bool refs) override {
+		auto r = refs ? exec("SELECT genroc.get_instance($1, '{\"values\": \"ref\"}')", {std::to_string(id)})
+					  : exec("SELECT genroc.get_instance($1)", {std::to_string(id)});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	json get_object(const std::string &ref) override {
+		auto r = exec("SELECT genroc.get_object($1)", {ref});
 		return jsonb(r.get(), 0, 0);
 	}
 
@@ -199,8 +205,10 @@ class PgStore final : public Store {
 		return rows_as_json("SELECT genroc.list_instances($1::jsonb)", {param(filter, "the filter")});
 	}
 
-	json history(int64_t id) override {
-		return rows_as_json("SELECT to_jsonb(h) || jsonb_build_object('at', " ISO("h.at") ") FROM genroc.history($1) h",
+	json history(int64_t id, bool refs) override {
+		return rows_as_json(refs ? "SELECT to_jsonb(h) || jsonb_build_object('at', " ISO("h.at") ") "
+								   "FROM genroc.history($1, '{\"values\": \"ref\"}') h"
+								 : "SELECT to_jsonb(h) || jsonb_build_object('at', " ISO("h.at") ") FROM genroc.history($1) h",
 							{std::to_string(id)});
 	}
 
@@ -488,9 +496,11 @@ class PgStore final : public Store {
 		exec("SELECT genroc.durability()", {});
 		const LogOptions &o = *log_options_;
 		exec("SELECT set_config('genroc.log_payloads', $1, false), set_config('genroc.log_payload_max', $2, false), "
-			 "set_config('genroc.log_retention', $3, false), set_config('genroc.instance_retention', $4, false)",
+			 "set_config('genroc.log_retention', $3, false), set_config('genroc.instance_retention', $4, false), "
+			 "set_config('genroc.object_threshold', $5, false), set_config('genroc.object_grace', $6, false)",
 			 {o.payloads ? "on" : "off", std::to_string(o.payload_max),
-			  std::to_string(o.log_retention_ms) + "ms", std::to_string(o.instance_retention_ms) + "ms"});
+			  std::to_string(o.log_retention_ms) + "ms", std::to_string(o.instance_retention_ms) + "ms",
+			  std::to_string(o.object_threshold), std::to_string(o.object_grace_ms) + "ms"});
 	}
 
 	static std::string trim(std::string s) { return trimmed(std::move(s)); }
@@ -510,6 +520,8 @@ class PgStore final : public Store {
 			kv.emplace_back("genroc.log_payload_max", std::to_string(o.payload_max));
 			kv.emplace_back("genroc.log_retention", std::to_string(o.log_retention_ms) + "ms");
 			kv.emplace_back("genroc.instance_retention", std::to_string(o.instance_retention_ms) + "ms");
+			kv.emplace_back("genroc.object_threshold", std::to_string(o.object_threshold));
+			kv.emplace_back("genroc.object_grace", std::to_string(o.object_grace_ms) + "ms");
 		}
 		if (commit_delay_) kv.emplace_back("commit_delay", std::to_string(*commit_delay_));
 		settings_.clear();

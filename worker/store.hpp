@@ -84,6 +84,11 @@ struct LogOptions {
 	int64_t payload_max = 1024 * 1024;		// bytes of a payload's JSON text; 0 = no limit
 	int64_t log_retention_ms = 0;			// tick deletes older log rows; 0 = none
 	int64_t instance_retention_ms = 0;		// tick deletes concluded trees ended longer ago; 0 = none
+	// Large values (README "Large values"): a value larger than this is
+	// stored once and referenced (PostgreSQL: its jsonb size; SQLite: its
+	// JSON text); an unused one is collected this long after it was found unused
+	int64_t object_threshold = 8192;
+	int64_t object_grace_ms = 3600 * 1000;
 };
 
 class Store {
@@ -108,9 +113,12 @@ class Store {
 	// Both return the new status.
 	virtual std::string retry(int64_t instance_id) = 0;
 	virtual std::string resume(int64_t instance_id, const json &output) = 0;
-	virtual json get_instance(int64_t instance_id) = 0;		// throws RC003
-	virtual json list_instances(const json &filter) = 0;	// {status, definition, label, limit}
-	virtual json history(int64_t instance_id) = 0;			// the instance log, oldest first
+	// refs: large values as references {"genroc:object": "<hash>"} (get_object
+	// reads them); list_instances takes it as the filter key "values": "ref"
+	virtual json get_instance(int64_t instance_id, bool refs = false) = 0;	// throws RC003
+	virtual json list_instances(const json &filter) = 0;	// {status, definition, label, limit, values}
+	virtual json history(int64_t instance_id, bool refs = false) = 0;		// the instance log, oldest first
+	virtual json get_object(const std::string &ref) = 0;	// genroc.get_object; RC011 when there is none
 
 	// Workers and leases
 	virtual json worker_register(const std::string &worker, const json &options) = 0;

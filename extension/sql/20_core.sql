@@ -261,12 +261,14 @@ $$;
 -- A log entry's detail under the payload settings: only a detail with a
 -- payload key (genroc._log_detail's) needs its rules, and only when they
 -- would change it.  SQL, inlined where it is called.
+-- Large payloads then become references (genroc._log_values, 15_objects.sql).
 CREATE FUNCTION genroc._log_payloads(p_detail jsonb) RETURNS jsonb
-	LANGUAGE sql STABLE
-	RETURN CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
-					 AND NOT genroc._log_detail_as_is(p_detail)
-				THEN genroc._log_detail(p_detail)
-				ELSE p_detail END;
+	LANGUAGE sql VOLATILE
+	RETURN genroc._log_values(
+			CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
+					  AND NOT genroc._log_detail_as_is(p_detail)
+				 THEN genroc._log_detail(p_detail)
+				 ELSE p_detail END);
 
 -- Appends one entry to an instance's log.  Every log row with a payload key
 -- is written here or by genroc._apply_step (its p_first), both through
@@ -341,7 +343,7 @@ DECLARE
 	v_id bigint := p_instance.id;
 	v_scope text := p_instance.scope;
 	v_parent bigint := p_instance.parent_id;
-	v_input jsonb := p_instance.input;
+	v_input jsonb := genroc._load_value(p_instance.input);
 	v_name text := p_instance.name;
 	v_created timestamptz := p_instance.created_at;
 BEGIN
@@ -359,7 +361,7 @@ BEGIN
 		-- text has a context path other than the Map, State, Task and
 		-- StateMachine objects
 		IF p_def.definition::text ~ '\$\$(?!\.(Map|StateMachine|State|Task)\.)' THEN
-			SELECT i.input INTO STRICT v_input FROM genroc._instances i WHERE i.id = v_id;
+			SELECT genroc._load_value(i.input) INTO STRICT v_input FROM genroc._instances i WHERE i.id = v_id;
 		ELSE
 			v_input := NULL;
 		END IF;
@@ -468,8 +470,8 @@ BEGIN
 		UPDATE genroc._instances SET
 			status = v_status,
 			state = v_out ->> 'state',
-			state_input = v_out -> 'state_input',
-			task_input = v_out -> 'task_input',
+			state_input = genroc._store_value(v_out -> 'state_input', 'the state input'),
+			task_input = genroc._store_value(v_out -> 'task_input', 'the task input'),
 			resource = v_resource,
 			eligible_at = v_eligible,
 			lease_owner = NULL,
@@ -507,7 +509,7 @@ BEGIN
 		UPDATE genroc._instances SET
 			status = v_status,
 			state = v_out ->> 'state',
-			state_input = v_out -> 'state_input',
+			state_input = genroc._store_value(v_out -> 'state_input', 'the state input'),
 			task_input = NULL, resource = NULL,
 			lease_owner = NULL, lease_expires = NULL,
 			retry_counts = NULL, attempt = 0, interruptions = 0, only_once = false,
@@ -527,14 +529,16 @@ BEGIN
 		UPDATE genroc._instances SET
 			status = v_status,
 			state = v_last_state,
-			state_input = CASE WHEN v_status = 'failed' THEN v_out -> 'state_input' END,
+			state_input = CASE WHEN v_status = 'failed'
+							   THEN genroc._store_value(v_out -> 'state_input', 'the state input') END,
 			task_input = NULL, resource = NULL,
 			lease_owner = NULL, lease_expires = NULL,
 			retry_counts = NULL, only_once = false,
 			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
 			wait_kind = NULL, wait_until = NULL,
 			activity = NULL, activity_token = NULL, activity_owner = NULL,
-			output = CASE WHEN v_status = 'succeeded' THEN v_out -> 'output' END,
+			output = CASE WHEN v_status = 'succeeded'
+						  THEN genroc._store_value(v_out -> 'output', 'the output') END,
 			error = CASE WHEN v_status = 'failed' THEN v_out ->> 'error' END,
 			cause = CASE WHEN v_status = 'failed' THEN v_out ->> 'cause' END,
 			updated_at = v_now,
@@ -570,7 +574,8 @@ CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
 		'retry_counts', p_instance.retry_counts,
 		'error', p_error,
 		'cause', p_cause))
-		|| jsonb_build_object('state_input', coalesce(p_instance.state_input, 'null'::jsonb))
+		|| jsonb_build_object('state_input',
+							  coalesce(genroc._load_value(p_instance.state_input), 'null'::jsonb))
 		-- a failure without an error name (a Fail state without Error in a
 		-- branch or item) says so: "error": null
 		|| CASE WHEN p_op = 'task_failed' AND p_error IS NULL

@@ -178,7 +178,7 @@ BEGIN
 		labels, partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue)
 	VALUES (v_def.id,
 			CASE WHEN v_run_at > v_now THEN 'waiting' ELSE 'ready' END,
-			greatest(v_now, coalesce(v_run_at, v_now)), p_input, v_key,
+			greatest(v_now, coalesce(v_run_at, v_now)), genroc._store_value(p_input, 'the input'), v_key,
 			v_labels, v_partition, v_name, v_priority,
 			CASE WHEN v_run_at > v_now THEN 'run_at' END,
 			CASE WHEN v_run_at > v_now THEN v_run_at END,
@@ -336,14 +336,14 @@ BEGIN
 	FROM genroc._definitions d WHERE d.id = v_inst.definition_id;
 	IF p_output IS NULL THEN
 		v_request := jsonb_build_object('op', 'enter', 'state', v_inst.state,
-										'state_input', coalesce(v_inst.state_input, 'null'::jsonb));
+										'state_input', coalesce(genroc._load_value(v_inst.state_input), 'null'::jsonb));
 	ELSIF v_type IS DISTINCT FROM 'Task' THEN
 		RAISE EXCEPTION 'instance % failed in state "%", a % state: resume goes on after a Task only',
 			p_instance, v_inst.state, v_type
 			USING ERRCODE = '22023', HINT = 'genroc.retry runs that state again.';
 	ELSE
 		v_request := jsonb_build_object('op', 'task_succeeded', 'state', v_inst.state,
-										'state_input', coalesce(v_inst.state_input, 'null'::jsonb),
+										'state_input', coalesce(genroc._load_value(v_inst.state_input), 'null'::jsonb),
 										'result', p_output);
 	END IF;
 	-- Routed again with today's queues: an instance that failed where no
@@ -376,8 +376,10 @@ CREATE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAULT 'null') 
 COMMENT ON FUNCTION genroc.resume(bigint, jsonb) IS
 	'Continues a failed top-level instance after its failed Task as if it had returned p_output (RC009 when it is not failed).';
 
--- An instance as the API shows it (timestamps ISO-8601 UTC).
-CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS jsonb
+-- An instance as the API shows it (timestamps ISO-8601 UTC); its large
+-- values resolved, or with p_refs as references (15_objects.sql).
+CREATE FUNCTION genroc._instance_json(p_instance genroc._instances, p_refs boolean DEFAULT false)
+	RETURNS jsonb
 	LANGUAGE sql STABLE
 	BEGIN ATOMIC
 		SELECT jsonb_build_object(
@@ -389,9 +391,10 @@ CREATE FUNCTION genroc._instance_json(p_instance genroc._instances) RETURNS json
 			'resource', p_instance.resource,
 			'queue', p_instance.queue,
 			'priority', p_instance.priority,
-			'input', p_instance.input,
-			'task_input', p_instance.task_input,
-			'output', p_instance.output,
+			'input', CASE WHEN p_refs THEN p_instance.input ELSE genroc._load_value(p_instance.input) END,
+			'task_input', CASE WHEN p_refs THEN p_instance.task_input
+							   ELSE genroc._load_value(p_instance.task_input) END,
+			'output', CASE WHEN p_refs THEN p_instance.output ELSE genroc._load_value(p_instance.output) END,
 			'error', p_instance.error,
 			'cause', p_instance.cause,
 			'attempt', p_instance.attempt,
@@ -450,12 +453,32 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
+-- Semantics of the options of get_instance and history: {"values":
+-- "value"} (the default) shows every value; {"values": "ref"} shows a
+-- large value as its reference, {"genroc:object": "<hash>"}, which
+-- get_object reads (README "Large values").  Anything else is 22023.
+CREATE FUNCTION genroc._values_refs(p_options jsonb) RETURNS boolean
+	LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+	IF p_options IS NULL THEN
+		RETURN false;
+	END IF;
+	PERFORM genroc._check_options(p_options, ARRAY['values'], 'options');
+	IF p_options ? 'values' AND NOT (p_options -> 'values') <@ '["value", "ref"]'::jsonb THEN
+		RAISE EXCEPTION 'option "values" must be "value" or "ref"' USING ERRCODE = '22023';
+	END IF;
+	RETURN p_options ->> 'values' = 'ref';
+END;
+$$;
+
+CREATE FUNCTION genroc.get_instance(p_instance bigint, p_options jsonb) RETURNS jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
 	v_inst genroc._instances;
+	v_refs boolean := genroc._values_refs(p_options);
 BEGIN
 	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
@@ -465,13 +488,20 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
 	END IF;
-	RETURN genroc._instance_json(v_inst)
+	RETURN genroc._instance_json(v_inst, v_refs)
 		|| CASE WHEN v_inst.fanout IS NULL THEN '{}'::jsonb
 				ELSE jsonb_build_object('children', genroc._children_summary(v_inst.id, v_inst.fanout)) END;
 END;
 $$;
+CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
+	LANGUAGE sql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	RETURN genroc.get_instance(p_instance, '{}'::jsonb);
+
 COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 	'One instance as JSON (status, state, input, output, error, lease, timestamps); RC003 when there is none.';
+COMMENT ON FUNCTION genroc.get_instance(bigint, jsonb) IS
+	'get_instance with options: {"values": "ref"} shows large values as references (get_object reads them).';
 
 -- Semantics: filter keys status, definition, label ({"k":"v"}: every pair
 -- must be among the instance's labels), root (the instances below that
@@ -483,7 +513,8 @@ COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 -- (id descending), but a parent's children in the order they were made
 -- (fan-out by fan-out, item by item).  A keyset page (before) is a backward
 -- walk of the primary key (or of (status, id) with a status), so paging
--- stays as cheap on page 1000 as on page 1.
+-- stays as cheap on page 1000 as on page 1.  values: as get_instance's
+-- option (large values shown or as references).
 CREATE FUNCTION genroc.list_instances(p_filter jsonb DEFAULT '{}') RETURNS SETOF jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
@@ -503,10 +534,14 @@ DECLARE
 	v_limit int := 100;
 	v_me oid := genroc._caller();
 	v_all boolean := genroc._can(genroc._caller(), 'operator');
+	v_refs boolean;
 BEGIN
 	PERFORM genroc._check_options(v_filter, ARRAY['before', 'created_after', 'created_before', 'definition',
-												  'label', 'limit', 'offset', 'parent', 'root', 'status', 'top'],
+												  'label', 'limit', 'offset', 'parent', 'root', 'status', 'top',
+												  'values'],
 								  'list_instances filter');
+	v_refs := genroc._values_refs(CASE WHEN v_filter ? 'values'
+									   THEN jsonb_build_object('values', v_filter -> 'values') END);
 	IF v_filter ? 'status' THEN
 		v_status := genroc._text_option(v_filter -> 'status', 'status');
 		IF v_status NOT IN ('queued', 'ready', 'running', 'waiting', 'succeeded', 'failed', 'cancelled') THEN
@@ -571,7 +606,7 @@ BEGIN
 	IF v_parent IS NOT NULL THEN
 		-- a parent's children in order (the children index's order)
 		RETURN QUERY
-			SELECT genroc._instance_json(i)
+			SELECT genroc._instance_json(i, v_refs)
 			FROM genroc._instances i
 			JOIN genroc._definitions d ON d.id = i.definition_id
 			WHERE i.parent_id = v_parent
@@ -589,7 +624,7 @@ BEGIN
 		RETURN;
 	END IF;
 	RETURN QUERY
-		SELECT genroc._instance_json(i)
+		SELECT genroc._instance_json(i, v_refs)
 		FROM genroc._instances i
 		JOIN genroc._definitions d ON d.id = i.definition_id
 		WHERE (v_status IS NULL OR i.status = v_status)
@@ -608,11 +643,13 @@ $$;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
 	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, label ({"k":"v"}), root, parent, top, before (an id: the next page), created_after, created_before, limit (default 100), offset.';
 
-CREATE FUNCTION genroc.history(p_instance bigint)
+CREATE FUNCTION genroc.history(p_instance bigint, p_options jsonb)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	v_refs boolean := genroc._values_refs(p_options);
 BEGIN
 	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
@@ -621,9 +658,19 @@ BEGIN
 	IF NOT EXISTS (SELECT 1 FROM genroc._instances i WHERE i.id = p_instance) THEN
 		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
 	END IF;
-	RETURN QUERY SELECT l.seq, l.at, l.event, l.state, l.detail
+	RETURN QUERY SELECT l.seq, l.at, l.event, l.state, genroc._log_load(l.detail, v_refs)
 		FROM genroc._log l WHERE l.instance_id = p_instance ORDER BY l.seq;
 END;
 $$;
+CREATE FUNCTION genroc.history(p_instance bigint)
+	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)
+	LANGUAGE sql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+	BEGIN ATOMIC
+		SELECT * FROM genroc.history(p_instance, '{}'::jsonb);
+	END;
+
+COMMENT ON FUNCTION genroc.history(bigint, jsonb) IS
+	'history with options: {"values": "ref"} shows large payloads as references (get_object reads them).';
 COMMENT ON FUNCTION genroc.history(bigint) IS
 	'The log of one instance, oldest first: states entered, tasks scheduled, claimed, succeeded, failed, interrupted, waits, the end.';

@@ -429,7 +429,7 @@ BEGIN
 		epoch := v_row.lease_epoch;
 		state := v_row.state;
 		resource := v_row.resource;
-		input := v_row.task_input;
+		input := genroc._load_value(v_row.task_input);
 		only_once := v_row.only_once;
 		timeout_s := v_row.timeout_s;
 		attempt := v_row.attempt;

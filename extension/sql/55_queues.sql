@@ -277,8 +277,8 @@ BEGIN
 			jsonb_build_object('queue', p_queue, 'partition_key', p_partition));
 		-- task_input of a queued instance: the step it runs with its slot
 		-- (retry, resume); NULL: its start
-		PERFORM genroc._apply_step(v_inst.id, coalesce(v_inst.task_input,
-			jsonb_build_object('op', 'start', 'input', v_inst.input)));
+		PERFORM genroc._apply_step(v_inst.id, coalesce(genroc._load_value(v_inst.task_input),
+			jsonb_build_object('op', 'start', 'input', genroc._load_value(v_inst.input))));
 	END LOOP;
 	PERFORM set_config('genroc_queue.filling', coalesce(v_outer, ''), true);
 END;
@@ -301,10 +301,11 @@ BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
 	IF v_inst.partition_key IS NULL THEN
 		RETURN genroc._apply_step(p_instance, coalesce(p_request,
-			jsonb_build_object('op', 'start', 'input', v_inst.input)));
+			jsonb_build_object('op', 'start', 'input', genroc._load_value(v_inst.input))));
 	END IF;
 	UPDATE genroc._instances SET status = 'queued', wait_kind = NULL, wait_until = NULL,
-		task_input = p_request, updated_at = genroc.now() WHERE id = p_instance;
+		task_input = genroc._store_value(p_request, 'the state input'), updated_at = genroc.now()
+	WHERE id = p_instance;
 	PERFORM genroc._log(p_instance, 'queued', NULL,
 		jsonb_build_object('queue', v_inst.queue, 'partition_key', v_inst.partition_key));
 	PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);

@@ -64,7 +64,7 @@ BEGIN
 		token := v_row.activity_token;
 		instance_id := v_row.id;
 		activity := v_row.activity;
-		input := v_row.task_input;
+		input := genroc._load_value(v_row.task_input);
 		heartbeat_s := v_row.heartbeat_s;
 		timeout_s := v_row.timeout_s;
 		RETURN NEXT;

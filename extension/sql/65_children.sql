@@ -94,7 +94,8 @@ BEGIN
 				p_out ->> 'state', p_out ->> 'definition');
 		END IF;
 		IF v_error IS NOT NULL THEN
-			UPDATE genroc._instances SET state = p_out ->> 'state', state_input = p_out -> 'state_input',
+			UPDATE genroc._instances SET state = p_out ->> 'state',
+				state_input = genroc._store_value(p_out -> 'state_input', 'the state input'),
 				retry_counts = v_counts WHERE id = p_parent;
 			RETURN genroc._fail_task(p_parent, v_error, v_cause);
 		END IF;
@@ -107,7 +108,7 @@ BEGIN
 	UPDATE genroc._instances SET
 		status = 'waiting',
 		state = p_out ->> 'state',
-		state_input = p_out -> 'state_input',
+		state_input = genroc._store_value(p_out -> 'state_input', 'the state input'),
 		task_input = NULL, resource = NULL,
 		lease_owner = NULL, lease_expires = NULL,
 		retry_counts = v_counts,
@@ -136,7 +137,7 @@ BEGIN
 								   wait_kind, parent_id, root_id, child_index, child_gen, scope,
 								   name, labels, partition_key, created_at, updated_at, owner)
 	SELECT coalesce((it ->> 'definition_id')::bigint, v_inst.definition_id), 'waiting', v_now,
-		   it -> 'input', coalesce(it ->> 'queue', v_inst.queue), v_inst.priority,
+		   genroc._store_value(it -> 'input', 'an item''s input'), coalesce(it ->> 'queue', v_inst.queue), v_inst.priority,
 		   'pending', p_parent, coalesce(v_inst.root_id, p_parent), (it ->> 'index')::int, v_gen,
 		   it ->> 'scope', it ->> 'name', coalesce(it -> 'labels', '{}'), v_inst.partition_key,
 		   v_now, v_now, v_inst.owner
@@ -420,9 +421,9 @@ BEGIN
 			WHERE id = v_child.id;
 			PERFORM genroc._log(v_child.id, 'started', NULL,
 				jsonb_build_object('parent', p_parent, 'index', v_child.child_index,
-								   'scope', v_child.scope, 'input', v_child.input));
+								   'scope', v_child.scope, 'input', genroc._load_value(v_child.input)));
 			PERFORM genroc._apply_step(v_child.id,
-				jsonb_build_object('op', 'start', 'input', v_child.input));
+				jsonb_build_object('op', 'start', 'input', genroc._load_value(v_child.input)));
 			IF v_fanout ->> 'kind' = 'call' AND NOT (v_fanout ->> 'sync')::boolean THEN
 				-- an async call goes on as soon as its child has started
 				SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
@@ -437,7 +438,7 @@ BEGIN
 		IF v_live = 0 AND v_pending = 0 THEN
 			-- once per fan-out: the outputs in order, and the parent's row
 			SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
-			SELECT jsonb_agg(CASE WHEN status = 'succeeded' THEN coalesce(output, 'null'::jsonb)
+			SELECT jsonb_agg(CASE WHEN status = 'succeeded' THEN coalesce(genroc._load_value(output), 'null'::jsonb)
 								  ELSE jsonb_strip_nulls(jsonb_build_object('Error', error,
 																			'Cause', cause)) END
 							 ORDER BY child_index)
@@ -456,7 +457,7 @@ BEGIN
 			PERFORM genroc._apply_step(p_parent, jsonb_build_object(
 				'op', 'children_done',
 				'state', v_state,
-				'state_input', coalesce(v_parent.state_input, 'null'::jsonb),
+				'state_input', coalesce(genroc._load_value(v_parent.state_input), 'null'::jsonb),
 				'retry_counts', v_parent.retry_counts,
 				'outputs', coalesce(v_outputs, '[]'::jsonb)));
 		END IF;

@@ -50,7 +50,7 @@ BEGIN
 	UPDATE genroc._instances SET
 		status = 'waiting',
 		state = p_out ->> 'state',
-		state_input = p_out -> 'state_input',
+		state_input = genroc._store_value(p_out -> 'state_input', 'the state input'),
 		task_input = NULL, resource = 'genroc:event',
 		lease_owner = NULL, lease_expires = NULL,
 		retry_counts = v_counts,

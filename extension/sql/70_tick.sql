@@ -18,6 +18,10 @@
  *              children included; a tree larger than what is left of
  *              p_limit is deleted from its newest instances down over
  *              several calls, the top-level instance last.
+ * objects    stored values (15_objects.sql) no instance and no log row
+ *            uses, genroc.object_grace after collection found them unused
+ *            (genroc._collect_objects, at most p_limit looked at); the
+ *            objects of the rows deleted here are looked at first
  * A retention of 0 (or NULL) prunes nothing of that kind; a negative one
  * is 22023.  A deleted instance's id then answers RC003.
  * Foreign keys: a child's id is always larger than its parent's (children
@@ -36,7 +40,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION genroc.prune(interval, interval, int) IS
-	'Deletes log rows older than p_log_retention and concluded top-level instances (with their children, logs and kept events) that ended longer than p_instance_retention ago, at most p_limit of each; 0 keeps that kind; returns {"log_rows", "instances"}.';
+	'Deletes log rows older than p_log_retention and concluded top-level instances (with their children, logs and kept events) that ended longer than p_instance_retention ago, at most p_limit of each; 0 keeps that kind; collects stored values unused for genroc.object_grace; returns {"log_rows", "instances", "objects"}.';
 
 CREATE FUNCTION genroc._prune(p_log_retention interval, p_instance_retention interval,
 							  p_limit int) RETURNS jsonb
@@ -51,6 +55,11 @@ DECLARE
 	v_n int;
 	v_marks text[] := ARRAY[]::text[];	-- partitions of deleted instances
 	v_more text[];
+	v_refs text[] := ARRAY[]::text[];	-- objects the deleted rows used
+	v_objects int;
+	v_objects_due text[];
+	-- without any stored object, the deletes need not look for references
+	v_any_objects boolean := EXISTS (SELECT 1 FROM genroc._objects);
 BEGIN
 	IF p_limit IS NULL THEN
 		RAISE EXCEPTION 'p_limit must not be null' USING ERRCODE = '22004';
@@ -67,11 +76,25 @@ BEGIN
 	-- stores) keeps everything: now - retention would leave the timestamp
 	-- range
 	IF p_log_retention > interval '0' AND p_log_retention < v_now - timestamptz '1970-01-01 00:00:00+00' THEN
-		DELETE FROM genroc._log l
-		WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
-								  WHERE o.at < v_now - p_log_retention
-								  ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED));
-		GET DIAGNOSTICS v_log_rows = ROW_COUNT;
+		IF NOT v_any_objects THEN
+			DELETE FROM genroc._log l
+			WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
+									  WHERE o.at < v_now - p_log_retention
+									  ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED));
+			GET DIAGNOSTICS v_log_rows = ROW_COUNT;
+		ELSE
+			WITH d AS (DELETE FROM genroc._log l
+					   WHERE l.ctid = ANY (ARRAY(SELECT o.ctid FROM genroc._log o
+												 WHERE o.at < v_now - p_log_retention
+												 ORDER BY o.at LIMIT p_limit FOR UPDATE SKIP LOCKED))
+					   RETURNING l.detail)
+			SELECT (SELECT count(*)::int FROM d),
+				   (SELECT array_agg(x.v ->> 'genroc:object') FILTER (WHERE x.v ? 'genroc:object')
+					FROM d CROSS JOIN LATERAL (VALUES (d.detail -> 'input'), (d.detail -> 'output'),
+													  (d.detail -> 'payload')) AS x(v))
+			INTO v_log_rows, v_more;
+			v_refs := v_refs || coalesce(v_more, ARRAY[]::text[]);
+		END IF;
 	END IF;
 
 	IF p_instance_retention > interval '0'
@@ -90,16 +113,44 @@ BEGIN
 			v_tree := ARRAY(SELECT t.id FROM genroc._instances t
 							WHERE t.root_id = v_root OR t.id = v_root
 							ORDER BY t.id DESC LIMIT p_limit - v_instances);
-			DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree);
+			IF NOT v_any_objects THEN
+				DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree);
+			ELSE
+				-- the references of the rows deleted, found by the reference
+				-- indexes' predicates (most rows have none)
+				WITH d AS (DELETE FROM genroc._log l WHERE l.instance_id = ANY (v_tree)
+						   RETURNING CASE WHEN l.detail -> 'input' ? 'genroc:object'
+										   OR l.detail -> 'output' ? 'genroc:object'
+										   OR l.detail -> 'payload' ? 'genroc:object'
+										  THEN l.detail END AS detail)
+				SELECT array_agg(x.v ->> 'genroc:object') FILTER (WHERE x.v ? 'genroc:object') INTO v_more
+				FROM d CROSS JOIN LATERAL (VALUES (d.detail -> 'input'), (d.detail -> 'output'),
+												  (d.detail -> 'payload')) AS x(v)
+				WHERE d.detail IS NOT NULL;
+				v_refs := v_refs || coalesce(v_more, ARRAY[]::text[]);
+			END IF;
 			DELETE FROM genroc._events e WHERE e.instance_id = ANY (v_tree);
-			WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
-					   RETURNING i.queue, i.partition_key)
-			SELECT count(*)::int,
-				   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
-					   FILTER (WHERE d.partition_key IS NOT NULL)
-			INTO v_n, v_more FROM d;
+			IF NOT v_any_objects THEN
+				WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
+						   RETURNING i.queue, i.partition_key)
+				SELECT count(*)::int,
+					   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
+						   FILTER (WHERE d.partition_key IS NOT NULL)
+				INTO v_n, v_more FROM d;
+			ELSE
+				WITH d AS (DELETE FROM genroc._instances i WHERE i.id = ANY (v_tree)
+						   RETURNING i.queue, i.partition_key,
+									 ARRAY[i.input ->> 'genroc:object', i.state_input ->> 'genroc:object',
+										   i.task_input ->> 'genroc:object', i.output ->> 'genroc:object'] AS refs)
+				SELECT count(*)::int,
+					   array_agg(DISTINCT jsonb_build_array(d.queue, d.partition_key)::text)
+						   FILTER (WHERE d.partition_key IS NOT NULL),
+					   (SELECT array_agg(r) FROM d d2, unnest(d2.refs) AS r WHERE r IS NOT NULL)
+				INTO v_n, v_more, v_objects_due FROM d;
+			END IF;
 			v_instances := v_instances + v_n;
 			v_marks := v_marks || coalesce(v_more, ARRAY[]::text[]);
+			v_refs := v_refs || coalesce(v_objects_due, ARRAY[]::text[]);
 		END LOOP;
 		-- the lock rows (10_tables.sql) of those partitions left without an
 		-- instance; a partition used again makes them again
@@ -111,7 +162,13 @@ BEGIN
 								AND i.partition_key = o.key::jsonb ->> 1)
 			FOR UPDATE SKIP LOCKED));
 	END IF;
-	RETURN jsonb_build_object('log_rows', v_log_rows, 'instances', v_instances);
+	IF cardinality(v_refs) > 0 THEN
+		PERFORM genroc._objects_due(v_refs);
+	END IF;
+	v_objects := genroc._collect_objects(
+		(genroc._log_settings() ->> 'object_grace_s')::int * interval '1 second', p_limit);
+	RETURN jsonb_build_object('log_rows', v_log_rows, 'instances', v_instances,
+							  'objects', v_objects);
 END;
 $$;
 
@@ -135,9 +192,13 @@ $$;
  *               pruned), p_limit of each kind; only when the caller
  *               administers genroc (a worker's session settings never
  *               delete other roles' rows)
+ *   objects     stored values unused for genroc.object_grace
+ *               (genroc._collect_objects, by _prune); a role that does not
+ *               administer genroc collects too, with a grace of at least
+ *               one hour (the default) whatever its session sets
  * Retry back-off needs no tick: the row is ready with a later eligible_at.
  * Returns {"timeouts", "heartbeats", "lapsed", "timers", "run_at",
- * "pruned_log_rows", "pruned_instances"} counts.
+ * "pruned_log_rows", "pruned_instances", "collected_objects"} counts.
  */
 CREATE FUNCTION genroc.tick(p_limit int DEFAULT 1000) RETURNS jsonb
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -197,7 +258,7 @@ BEGIN
 		PERFORM genroc._log(v_inst.id, 'wait_ended', v_inst.state, NULL);
 		PERFORM genroc._apply_step(v_inst.id, jsonb_build_object(
 			'op', 'timer_fired', 'state', v_inst.state,
-			'state_input', coalesce(v_inst.state_input, 'null'::jsonb)));
+			'state_input', coalesce(genroc._load_value(v_inst.state_input), 'null'::jsonb)));
 		v_timers := v_timers + 1;
 	END LOOP;
 	-- a retried Parallel or Map whose back-off is over counts as a timer:
@@ -220,14 +281,17 @@ BEGIN
 								  (v_settings ->> 'instance_retention_s')::int * interval '1 second',
 								  p_limit);
 	ELSE
-		v_pruned := jsonb_build_object('log_rows', 0, 'instances', 0);
+		v_pruned := jsonb_build_object('log_rows', 0, 'instances', 0,
+			'objects', genroc._collect_objects(
+				greatest((v_settings ->> 'object_grace_s')::int, 3600) * interval '1 second', p_limit));
 	END IF;
 
 	PERFORM genroc._tick_record(v_now);		-- who ticks (75_metrics.sql)
 	RETURN jsonb_build_object('timeouts', v_timeouts, 'heartbeats', v_heartbeats,
 							  'lapsed', v_lapsed, 'timers', v_timers, 'run_at', v_run_at,
 							  'pruned_log_rows', v_pruned -> 'log_rows',
-							  'pruned_instances', v_pruned -> 'instances');
+							  'pruned_instances', v_pruned -> 'instances',
+							  'collected_objects', v_pruned -> 'objects');
 END;
 $$;
 COMMENT ON FUNCTION genroc.tick(int) IS

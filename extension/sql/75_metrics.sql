@@ -176,8 +176,12 @@ BEGIN
 
 	RETURN jsonb_build_object('instances', v_instances, 'by_definition', v_by_def,
 							  'definitions_omitted', v_omitted, 'queues', v_queues,
-							  'workers_alive', v_workers);
+							  'workers_alive', v_workers,
+							  -- stored large values (15_objects.sql), unused ones among them
+							  'objects', (SELECT jsonb_build_object('count', count(*), 'bytes', coalesce(sum(o.bytes), 0),
+																	'unused', count(o.unused_since))
+										  FROM genroc._objects o));
 END;
 $$;
 COMMENT ON FUNCTION genroc.metrics(int) IS
-	'The database figures of GET /metrics as one JSON object: instances by status, by definition and status for the p_max_definitions definitions with the most instances (how many were left out), genroc.queue_stats() per queue, and live workers.';
+	'The database figures of GET /metrics as one JSON object: instances by status, by definition and status for the p_max_definitions definitions with the most instances (how many were left out), genroc.queue_stats() per queue, live workers, and the stored large values (count, bytes, unused).';

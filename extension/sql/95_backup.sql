@@ -20,6 +20,7 @@ SELECT pg_catalog.pg_extension_config_dump('genroc._queue_starts', '');
 SELECT pg_catalog.pg_extension_config_dump('genroc._events', '');
 SELECT pg_catalog.pg_extension_config_dump('genroc._tokens', '');
 SELECT pg_catalog.pg_extension_config_dump('genroc._fanouts', '');
+SELECT pg_catalog.pg_extension_config_dump('genroc._objects', '');
 -- the identity sequences, so a restored database does not hand out ids
 -- again (one call per statement: each rewrites the pg_extension row)
 SELECT pg_catalog.pg_extension_config_dump(

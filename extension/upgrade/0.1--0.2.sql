@@ -14,7 +14,8 @@
  * (the column order must match): the session columns of _workers
  * (10_tables.sql), the table of lock rows genroc._locks (10_tables.sql),
  * the fan-out counts genroc._fanouts (10_tables.sql),
- * the owner columns and their index (12_roles.sql).  The rest of 0.2 (pg_dump
+ * the owner columns and their index (12_roles.sql), the objects table and
+ * its reference indexes (15_objects.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
  * their grants, the new helpers) is in the parts, which run after this.
  */
@@ -104,3 +105,33 @@ CREATE TABLE genroc._tickers (
 -- per queue): a changed return type is dropped and made again by
 -- 50_workers.sql, its grant by 99_privileges.sql.
 DROP FUNCTION genroc.claim(text, text[], int);
+
+-- Large values stored once (15_objects.sql; marked for pg_dump in
+-- 95_backup.sql): the table and the indexes that find a reference.  Rows
+-- 0.1 wrote keep their values inline, which reads the same.
+CREATE TABLE genroc._objects (
+	hash			text PRIMARY KEY,	-- sha256 of value::text, hex
+	value			jsonb NOT NULL,
+	bytes			bigint NOT NULL,	-- octet_length(value::text)
+	created_at		timestamptz NOT NULL,
+	check_at		timestamptz NOT NULL,	-- when collection looks at it next
+	unused_since	timestamptz			-- when collection found it unused; NULL: in use
+);
+CREATE INDEX _objects_check ON genroc._objects (check_at);
+
+-- Where references are: one partial index per column that can hold one,
+-- empty while no value is large (an update only evaluates the predicate).
+CREATE INDEX _instances_obj_input ON genroc._instances ((input ->> 'genroc:object'))
+	WHERE input ? 'genroc:object';
+CREATE INDEX _instances_obj_state_input ON genroc._instances ((state_input ->> 'genroc:object'))
+	WHERE state_input ? 'genroc:object';
+CREATE INDEX _instances_obj_task_input ON genroc._instances ((task_input ->> 'genroc:object'))
+	WHERE task_input ? 'genroc:object';
+CREATE INDEX _instances_obj_output ON genroc._instances ((output ->> 'genroc:object'))
+	WHERE output ? 'genroc:object';
+CREATE INDEX _log_obj_input ON genroc._log ((detail -> 'input' ->> 'genroc:object'))
+	WHERE detail -> 'input' ? 'genroc:object';
+CREATE INDEX _log_obj_output ON genroc._log ((detail -> 'output' ->> 'genroc:object'))
+	WHERE detail -> 'output' ? 'genroc:object';
+CREATE INDEX _log_obj_payload ON genroc._log ((detail -> 'payload' ->> 'genroc:object'))
+	WHERE detail -> 'payload' ? 'genroc:object';

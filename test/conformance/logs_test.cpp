@@ -114,7 +114,7 @@ TEST_P(StoreTest, LogRetentionPrunesOldRowsOldestFirstInBatches) {
 	const int64_t young = start("echo", {{"n", 3}});
 
 	// a retention of 0 prunes nothing
-	EXPECT_EQ(store().prune(0, 0, 1000), json({{"log_rows", 0}, {"instances", 0}}));
+	EXPECT_EQ(store().prune(0, 0, 1000), json({{"log_rows", 0}, {"instances", 0}, {"objects", 0}}));
 	// at most p_limit rows per call, the oldest first
 	EXPECT_EQ(store().prune(kHour / 2, 0, 4).at("log_rows"), 4);
 	EXPECT_EQ(store().history(old1).size(), 0u);
@@ -141,9 +141,9 @@ TEST_P(StoreTest, InstanceRetentionDeletesAConcludedTreeWithItsLogsAndEvents) {
 	store().cancel(kept);
 
 	at(23 * 3600);
-	EXPECT_EQ(store().prune(0, kDay, 1000), json({{"log_rows", 0}, {"instances", 0}}));
+	EXPECT_EQ(store().prune(0, kDay, 1000), json({{"log_rows", 0}, {"instances", 0}, {"objects", 0}}));
 	at(25 * 3600);
-	EXPECT_EQ(store().prune(0, kDay, 1000), json({{"log_rows", 0}, {"instances", 7}}));
+	EXPECT_EQ(store().prune(0, kDay, 1000), json({{"log_rows", 0}, {"instances", 7}, {"objects", 0}}));
 	for (int64_t id : tree) EXPECT_RAISES("RC003", "", store().get_instance(id));
 	EXPECT_RAISES("RC003", "", store().get_instance(root));
 	EXPECT_RAISES("RC003", "", store().history(root));

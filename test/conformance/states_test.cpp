@@ -316,9 +316,10 @@ TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {
 			  (std::vector<std::string>{"concurrency", "durability", "heartbeat_at", "host", "lease_duration_ms", "live",
 										"queues", "running", "stale_after_ms", "started_at", "stopped_at", "worker"}));
 	EXPECT_EQ(keys(store().list_definitions().at(0)), (std::vector<std::string>{"created_at", "name", "version"}));
-	EXPECT_EQ(keys(store().tick(10)), (std::vector<std::string>{"heartbeats", "lapsed", "pruned_instances",
-																"pruned_log_rows", "run_at", "timeouts", "timers"}));
-	EXPECT_EQ(keys(store().prune(0, 0, 10)), (std::vector<std::string>{"instances", "log_rows"}));
+	EXPECT_EQ(keys(store().tick(10)),
+			  (std::vector<std::string>{"collected_objects", "heartbeats", "lapsed", "pruned_instances", "pruned_log_rows",
+										"run_at", "timeouts", "timers"}));
+	EXPECT_EQ(keys(store().prune(0, 0, 10)), (std::vector<std::string>{"instances", "log_rows", "objects"}));
 	EXPECT_EQ(store().now(), time_at(0));
 	EXPECT_EQ(store().list_workers().at(0).at("queues"), json::array({"default"}));
 	EXPECT_TRUE(store().ping());

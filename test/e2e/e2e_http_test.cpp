@@ -464,6 +464,48 @@ TEST_P(HttpApiTest, ConcurrentRequests) {
 	EXPECT_EQ(get("/api/instances?limit=1000").body["instances"].size(), size_t(kThreads * kEach));
 }
 
+// README "Large values": a large input is the same value read back, and on
+// request a reference that GET /api/objects/{ref} serves.
+TEST_P(HttpApiTest, LargeValuesAsValuesOrReferences) {
+	const json kEcho = json::parse(R"({"StartAt":"E","States":{"E":{"Type":"Pass","End":true}}})");
+	define("echo", kEcho);
+	std::string blob;
+	for (int i = 0; blob.size() < 30000; i++) blob += std::to_string(i * 7919 % 10007) + ",";
+	const json big = {{"blob", blob}};
+	const int64_t id = start_instance("echo", big);
+	const std::string path = "/api/instances/" + std::to_string(id);
+
+	auto r = get(path);
+	ASSERT_EQ(r.status, 200) << r.raw.substr(0, 300);
+	EXPECT_EQ(r.body["input"], big);
+	EXPECT_EQ(r.body["output"], big);
+	r = get(path + "?values=ref");
+	ASSERT_EQ(r.status, 200) << r.raw.substr(0, 300);
+	ASSERT_TRUE(r.body["input"].is_object() && r.body["input"].contains("genroc:object")) << r.raw.substr(0, 300);
+	EXPECT_LT(r.raw.size(), 2000u);
+	const std::string ref = r.body["input"]["genroc:object"];
+	EXPECT_EQ(r.body["output"], r.body["input"]);  // the same value: one object
+
+	r = get("/api/objects/" + ref);
+	EXPECT_EQ(r.status, 200);
+	EXPECT_EQ(r.body, big);
+
+	r = get(path + "/history?values=ref");
+	ASSERT_EQ(r.status, 200) << r.raw.substr(0, 300);
+	EXPECT_EQ(r.body["history"][0]["detail"]["input"]["genroc:object"], ref);
+	r = get(path + "/history");
+	EXPECT_EQ(r.body["history"][0]["detail"]["input"], big);
+	r = get("/api/instances?values=ref&limit=1");
+	ASSERT_EQ(r.status, 200) << r.raw.substr(0, 300);
+	EXPECT_EQ(r.body["instances"][0]["input"]["genroc:object"], ref);
+
+	expect_error(get("/api/objects/" + std::string(64, '0')), 404, "RC011", "does not exist");
+	expect_error(get("/api/objects/nothex"), 400, "22023", "64 lowercase hex");
+	expect_error(get(path + "?values=both"), 400, "22023", "values");
+	expect_error(get(path + "?other=1"), 400, "22023", "unknown query parameter");
+	expect_error(get("/api/instances?values=both"), 400, "22023", "values");
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, HttpApiTest, ::testing::Values("postgres", "sqlite"),
 						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 

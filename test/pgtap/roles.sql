@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(95);
+SELECT plan(97);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -47,7 +47,9 @@ BEGIN
 	PERFORM genroc.worker_stop(v_s);
 	SELECT s.instance_id INTO v_failed FROM genroc.start(v_def, '{}') s;
 	PERFORM genroc.fail(c.instance_id, c.epoch, 'Boom') FROM genroc.claim(v_w, ARRAY['default'], 1) c;
-	SELECT s.instance_id INTO v_inst FROM genroc.start(v_def, '{"secret":1}') s;
+	-- its input large enough to be a stored object (README "Large values")
+	SELECT s.instance_id INTO v_inst
+	FROM genroc.start(v_def, jsonb_build_object('secret', 1, 'pad', repeat('x', 10000))) s;
 	SELECT c.epoch INTO v_epoch FROM genroc.claim(v_w, ARRAY['default'], 1) c;
 	v_ids := ARRAY[v_failed, v_inst, (SELECT s.instance_id FROM genroc.start(v_act, '{}') s)];
 	SELECT c.token INTO v_token FROM genroc.claim_activity('act_' || p_owner, v_w, 1) c;
@@ -56,7 +58,8 @@ BEGIN
 	UPDATE genroc._instances SET owner = p_owner::regrole WHERE id = ANY (v_ids);
 	RETURN jsonb_build_object('def', v_def, 'worker', v_w, 'stopped', v_s, 'act', 'act_' || p_owner,
 		'inst', v_inst, 'epoch', v_epoch, 'failed', v_failed, 'token', v_token,
-		'tokid', genroc.token_create('tap', ARRAY['reader'], 'tap') ->> 'id');
+		'tokid', genroc.token_create('tap', ARRAY['reader'], 'tap') ->> 'id',
+		'obj', (SELECT i.input ->> 'genroc:object' FROM genroc._instances i WHERE i.id = v_inst));
 END;
 $$;
 
@@ -96,6 +99,7 @@ INSERT INTO matrix VALUES
 	('retry', $$SELECT genroc.retry(:failed)$$, '{operator,admin}', '{operator,admin}'),
 	('resume', $$SELECT genroc.resume(:failed, '1')$$, '{operator,admin}', '{operator,admin}'),
 	('get_instance', $$SELECT genroc.get_instance(:inst)$$, '{user,operator,admin}', '{operator,admin}'),
+	('get_object', $$SELECT genroc.get_object(':obj')$$, '{user,operator,admin}', '{operator,admin}'),
 	('list_instances', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.list_instances() i WHERE (i ->> 'id')::bigint = :inst))$$,
 	 '{user,operator,admin}', '{operator,admin}'),
 	('history', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.history(:inst)))$$,

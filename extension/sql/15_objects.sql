@@ -1,0 +1,319 @@
+/*
+ * Large values stored once (README "Large values").
+ *
+ * A value (an instance's input, a state's input, a task's input, an
+ * output, a log entry's payload) larger than genroc.object_threshold is
+ * written once into genroc._objects, keyed by the sha256 of its jsonb text
+ * (jsonb::text is canonical: keys sorted, no duplicates), and the row that
+ * holds it keeps a reference instead: {"genroc:object": "<64 hex>"}.  The
+ * same value written again (a payload passed unchanged from state to state
+ * or into the log) finds its row and writes nothing but, when collection
+ * had marked it unused, the mark's removal.
+ *
+ * Semantics of a reference: a JSON object with the key "genroc:object" in
+ * a stored column is always a reference.  A value the caller or the
+ * interpreter hands over that has that shape (an object with that key) is
+ * therefore stored as an object whatever its size, so reading it back
+ * gives the value, never its look-alike resolved.  genroc._store_value is
+ * only ever given values, never a column read back (that would store the
+ * reference itself); genroc._load_value turns a column back into its value.
+ *
+ * Collection (genroc._collect_objects, from genroc._prune, so from tick and
+ * prune): an object no instance column and no log entry uses is deleted
+ * genroc.object_grace after collection first found it unused.  Objects are
+ * looked at when due (check_at): a new one at the next collection, one in
+ * use again after its own age (1 minute at least, 1 day at most), so a
+ * long-lived object costs a handful of checks; prune makes the objects of
+ * what it deletes due at once.  A write of the value (_put_object) clears
+ * the mark under the row's lock, so collection never deletes an object a
+ * transaction is about to reference: it skips locked rows and checks the
+ * mark again after the lock.
+ */
+
+CREATE TABLE genroc._objects (
+	hash			text PRIMARY KEY,	-- sha256 of value::text, hex
+	value			jsonb NOT NULL,
+	bytes			bigint NOT NULL,	-- octet_length(value::text)
+	created_at		timestamptz NOT NULL,
+	check_at		timestamptz NOT NULL,	-- when collection looks at it next
+	unused_since	timestamptz			-- when collection found it unused; NULL: in use
+);
+CREATE INDEX _objects_check ON genroc._objects (check_at);
+
+-- Where references are: one partial index per column that can hold one,
+-- empty while no value is large (an update only evaluates the predicate).
+CREATE INDEX _instances_obj_input ON genroc._instances ((input ->> 'genroc:object'))
+	WHERE input ? 'genroc:object';
+CREATE INDEX _instances_obj_state_input ON genroc._instances ((state_input ->> 'genroc:object'))
+	WHERE state_input ? 'genroc:object';
+CREATE INDEX _instances_obj_task_input ON genroc._instances ((task_input ->> 'genroc:object'))
+	WHERE task_input ? 'genroc:object';
+CREATE INDEX _instances_obj_output ON genroc._instances ((output ->> 'genroc:object'))
+	WHERE output ? 'genroc:object';
+CREATE INDEX _log_obj_input ON genroc._log ((detail -> 'input' ->> 'genroc:object'))
+	WHERE detail -> 'input' ? 'genroc:object';
+CREATE INDEX _log_obj_output ON genroc._log ((detail -> 'output' ->> 'genroc:object'))
+	WHERE detail -> 'output' ? 'genroc:object';
+CREATE INDEX _log_obj_payload ON genroc._log ((detail -> 'payload' ->> 'genroc:object'))
+	WHERE detail -> 'payload' ? 'genroc:object';
+
+-- This session's genroc.object_threshold in bytes (genroc.c).
+CREATE FUNCTION genroc._object_threshold() RETURNS int
+	AS 'MODULE_PATHNAME', 'genroc_object_threshold_fn'
+	LANGUAGE C STABLE PARALLEL SAFE;
+
+-- Whether a stored column value is a reference.
+CREATE FUNCTION genroc._is_ref(p_value jsonb) RETURNS boolean
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN jsonb_typeof(p_value) = 'object' AND p_value ? 'genroc:object';
+
+/*
+ * Stores p_value as an object and answers its reference.  Semantics: a
+ * value whose JSON text is longer than the limit value_bytes
+ * (core/limits.def: 67108864) is 54000 naming p_field; nothing is stored.
+ */
+CREATE FUNCTION genroc._put_object(p_value jsonb, p_field text) RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	c_value_bytes constant bigint := 67108864;	-- core/limits.def value_bytes
+	v_text text := p_value::text;
+	v_bytes bigint := octet_length(v_text);
+	v_hash text;
+	v_now timestamptz := genroc.now();
+BEGIN
+	IF v_bytes > c_value_bytes THEN
+		RAISE EXCEPTION '% is % bytes of JSON, more than % (limit value_bytes)',
+			p_field, v_bytes, c_value_bytes
+			USING ERRCODE = '54000';
+	END IF;
+	v_hash := encode(sha256(convert_to(v_text, 'UTF8')), 'hex');
+	INSERT INTO genroc._objects AS o (hash, value, bytes, created_at, check_at)
+	VALUES (v_hash, p_value, v_bytes, v_now, v_now)
+	ON CONFLICT (hash) DO UPDATE SET unused_since = NULL, check_at = v_now
+		WHERE o.unused_since IS NOT NULL;
+	RETURN jsonb_build_object('genroc:object', v_hash);
+END;
+$$;
+
+-- A value as a column keeps it: itself, or its reference when it is larger
+-- than genroc.object_threshold (its jsonb size) or looks like a reference.
+-- SQL, inlined where it is called: a small value costs two cheap tests.
+CREATE FUNCTION genroc._store_value(p_value jsonb, p_field text) RETURNS jsonb
+	LANGUAGE sql VOLATILE
+	RETURN CASE WHEN p_value IS NOT NULL
+					 AND (pg_column_size(p_value) > genroc._object_threshold()
+						  OR genroc._is_ref(p_value))
+				THEN genroc._put_object(p_value, p_field)
+				ELSE p_value END;
+
+-- The value of a stored object; XX000 when it is gone (a reference in a row
+-- always has its object: collection deletes only unused ones).
+CREATE FUNCTION genroc._object(p_hash text) RETURNS jsonb
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_value jsonb;
+BEGIN
+	SELECT o.value INTO v_value FROM genroc._objects o WHERE o.hash = p_hash;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'stored value % is missing', p_hash USING ERRCODE = 'XX000';
+	END IF;
+	RETURN v_value;
+END;
+$$;
+
+-- A column's value: the column itself, or the object it references.
+CREATE FUNCTION genroc._load_value(p_value jsonb) RETURNS jsonb
+	LANGUAGE sql STABLE
+	RETURN CASE WHEN genroc._is_ref(p_value)
+				THEN genroc._object(p_value ->> 'genroc:object')
+				ELSE p_value END;
+
+/*
+ * A log entry's detail as the log keeps it: each payload key (input,
+ * output, payload; genroc._log_detail's) through genroc._store_value.  Only
+ * a detail larger than the threshold, or with a payload that looks like a
+ * reference, needs the PL/pgSQL part.
+ */
+CREATE FUNCTION genroc._log_store(p_detail jsonb) RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_key text;
+	v_out jsonb := p_detail;
+BEGIN
+	FOREACH v_key IN ARRAY ARRAY['input', 'output', 'payload'] LOOP
+		IF p_detail ? v_key THEN
+			v_out := jsonb_set(v_out, ARRAY[v_key], genroc._store_value(p_detail -> v_key, v_key));
+		END IF;
+	END LOOP;
+	RETURN v_out;
+END;
+$$;
+
+CREATE FUNCTION genroc._log_values(p_detail jsonb) RETURNS jsonb
+	LANGUAGE sql VOLATILE
+	RETURN CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
+					 AND (pg_column_size(p_detail) > genroc._object_threshold()
+						  OR genroc._is_ref(p_detail -> 'input')
+						  OR genroc._is_ref(p_detail -> 'output')
+						  OR genroc._is_ref(p_detail -> 'payload'))
+				THEN genroc._log_store(p_detail)
+				ELSE p_detail END;
+
+-- A log entry's detail as history shows it: references resolved, or (p_refs)
+-- left as they are.
+CREATE FUNCTION genroc._log_load(p_detail jsonb, p_refs boolean DEFAULT false) RETURNS jsonb
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_key text;
+	v_out jsonb := p_detail;
+BEGIN
+	IF p_refs OR jsonb_typeof(p_detail) IS DISTINCT FROM 'object' THEN
+		RETURN p_detail;
+	END IF;
+	FOREACH v_key IN ARRAY ARRAY['input', 'output', 'payload'] LOOP
+		IF genroc._is_ref(p_detail -> v_key) THEN
+			v_out := jsonb_set(v_out, ARRAY[v_key], genroc._load_value(p_detail -> v_key));
+		END IF;
+	END LOOP;
+	RETURN v_out;
+END;
+$$;
+
+-- Whether an instance column or a log entry uses the object p_hash.
+CREATE FUNCTION genroc._object_used(p_hash text) RETURNS boolean
+	LANGUAGE sql STABLE
+	RETURN EXISTS (SELECT 1 FROM genroc._instances i
+				   WHERE i.input ? 'genroc:object' AND i.input ->> 'genroc:object' = p_hash)
+		OR EXISTS (SELECT 1 FROM genroc._instances i
+				   WHERE i.state_input ? 'genroc:object' AND i.state_input ->> 'genroc:object' = p_hash)
+		OR EXISTS (SELECT 1 FROM genroc._instances i
+				   WHERE i.task_input ? 'genroc:object' AND i.task_input ->> 'genroc:object' = p_hash)
+		OR EXISTS (SELECT 1 FROM genroc._instances i
+				   WHERE i.output ? 'genroc:object' AND i.output ->> 'genroc:object' = p_hash)
+		OR EXISTS (SELECT 1 FROM genroc._log l
+				   WHERE l.detail -> 'input' ? 'genroc:object'
+					 AND l.detail -> 'input' ->> 'genroc:object' = p_hash)
+		OR EXISTS (SELECT 1 FROM genroc._log l
+				   WHERE l.detail -> 'output' ? 'genroc:object'
+					 AND l.detail -> 'output' ->> 'genroc:object' = p_hash)
+		OR EXISTS (SELECT 1 FROM genroc._log l
+				   WHERE l.detail -> 'payload' ? 'genroc:object'
+					 AND l.detail -> 'payload' ->> 'genroc:object' = p_hash);
+
+/*
+ * Semantics of collection: at most p_limit objects due for a check (oldest
+ * check_at first; SKIP LOCKED, so concurrent collections share the work and
+ * skip an object a transaction is storing again).  One in use: unmarked,
+ * due again after its age (at least 1 minute, at most 1 day).  One unused:
+ * marked with now (unless marked already) and due at mark + p_grace; one
+ * unused and marked at least p_grace ago: deleted.  Returns how many were
+ * deleted.
+ */
+CREATE FUNCTION genroc._collect_objects(p_grace interval, p_limit int) RETURNS int
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_now timestamptz := genroc.now();
+	v_obj record;
+	v_deleted int := 0;
+BEGIN
+	FOR v_obj IN SELECT o.hash, o.created_at, o.unused_since FROM genroc._objects o
+				 WHERE o.check_at <= v_now
+				 ORDER BY o.check_at LIMIT p_limit
+				 FOR UPDATE SKIP LOCKED LOOP
+		IF genroc._object_used(v_obj.hash) THEN
+			UPDATE genroc._objects SET unused_since = NULL,
+				check_at = v_now + least(greatest(v_now - v_obj.created_at, interval '1 minute'),
+										 interval '1 day')
+			WHERE hash = v_obj.hash;
+		ELSIF v_obj.unused_since IS NOT NULL AND v_obj.unused_since <= v_now - p_grace THEN
+			DELETE FROM genroc._objects WHERE hash = v_obj.hash;
+			v_deleted := v_deleted + 1;
+		ELSE
+			UPDATE genroc._objects SET unused_since = coalesce(v_obj.unused_since, v_now),
+				check_at = coalesce(v_obj.unused_since, v_now) + p_grace
+			WHERE hash = v_obj.hash;
+		END IF;
+	END LOOP;
+	RETURN v_deleted;
+END;
+$$;
+
+-- Makes the objects p_hashes reference due for collection's next look (what
+-- prune deleted the last use of).
+CREATE FUNCTION genroc._objects_due(p_hashes text[]) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	UPDATE genroc._objects SET check_at = genroc.now()
+	WHERE hash = ANY (p_hashes) AND check_at > genroc.now();
+END;
+$$;
+
+/*
+ * get_object: one stored value by its reference (the HTTP API's
+ * GET /api/objects/{ref}).  Semantics: the caller sees it when an instance
+ * it may read (its own, or any with the operator capability) uses it in a
+ * column or its log; an object no instance uses any more (within its
+ * grace) only an operator sees.  Another one the caller may not read is
+ * 42501 (as get_instance answers for another role's instance); none (never
+ * stored, or collected) is RC011.
+ */
+CREATE FUNCTION genroc.get_object(p_ref text) RETURNS jsonb
+	LANGUAGE plpgsql STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_value jsonb;
+	v_caller oid := genroc._caller();
+BEGIN
+	IF p_ref IS NULL THEN
+		RAISE EXCEPTION 'p_ref must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_ref !~ '^[0-9a-f]{64}$' THEN
+		RAISE EXCEPTION 'p_ref must be a reference: 64 lowercase hex digits' USING ERRCODE = '22023';
+	END IF;
+	SELECT o.value INTO v_value FROM genroc._objects o WHERE o.hash = p_ref;
+	IF FOUND AND NOT genroc._can(v_caller, 'operator') AND NOT EXISTS (
+			SELECT 1 FROM (
+				SELECT i.owner FROM genroc._instances i
+				WHERE i.input ? 'genroc:object' AND i.input ->> 'genroc:object' = p_ref
+				UNION ALL
+				SELECT i.owner FROM genroc._instances i
+				WHERE i.state_input ? 'genroc:object' AND i.state_input ->> 'genroc:object' = p_ref
+				UNION ALL
+				SELECT i.owner FROM genroc._instances i
+				WHERE i.task_input ? 'genroc:object' AND i.task_input ->> 'genroc:object' = p_ref
+				UNION ALL
+				SELECT i.owner FROM genroc._instances i
+				WHERE i.output ? 'genroc:object' AND i.output ->> 'genroc:object' = p_ref
+				UNION ALL
+				SELECT i.owner FROM genroc._log l JOIN genroc._instances i ON i.id = l.instance_id
+				WHERE l.detail -> 'input' ? 'genroc:object'
+				  AND l.detail -> 'input' ->> 'genroc:object' = p_ref
+				UNION ALL
+				SELECT i.owner FROM genroc._log l JOIN genroc._instances i ON i.id = l.instance_id
+				WHERE l.detail -> 'output' ? 'genroc:object'
+				  AND l.detail -> 'output' ->> 'genroc:object' = p_ref
+				UNION ALL
+				SELECT i.owner FROM genroc._log l JOIN genroc._instances i ON i.id = l.instance_id
+				WHERE l.detail -> 'payload' ? 'genroc:object'
+				  AND l.detail -> 'payload' ->> 'genroc:object' = p_ref) r
+			WHERE genroc._may(v_caller, r.owner, 'operator')) THEN
+		-- as get_instance answers for another role's instance
+		RAISE EXCEPTION 'permission denied for stored value %', p_ref USING ERRCODE = '42501';
+	END IF;
+	IF v_value IS NULL THEN
+		RAISE EXCEPTION 'stored value % does not exist', p_ref
+			USING ERRCODE = 'RC011',
+				  HINT = 'An object no instance uses any more is deleted genroc.object_grace (--object-grace) later.';
+	END IF;
+	RETURN v_value;
+END;
+$$;
+COMMENT ON FUNCTION genroc.get_object(text) IS
+	'One stored large value by its reference (as get_instance / history with references show it); RC003 when there is none or the caller may not read it.';
