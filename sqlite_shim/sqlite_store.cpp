@@ -309,6 +309,7 @@ struct Inst {
 	std::optional<std::string> scope;
 	json fanout;
 	std::optional<std::string> partition_key;
+	json variables;	 // ASL variables (Assign); null: none
 
 	bool ended() const { return status == "succeeded" || status == "failed" || status == "cancelled"; }
 };
@@ -317,8 +318,8 @@ constexpr const char *INST_SELECT =
 	"SELECT id, definition_id, status, state, state_input, task_input, resource, queue, priority, eligible_at, "
 	"lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once, timeout_s, "
 	"timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity, activity_token, activity_owner, "
-	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout, partition_key "
-	"FROM instances WHERE id = ?1";
+	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout, partition_key, "
+	"variables FROM instances WHERE id = ?1";
 
 Inst read_inst(const Query &q) {
 	Inst i;
@@ -358,6 +359,7 @@ Inst read_inst(const Query &q) {
 	i.scope = q.otext(33);
 	i.fanout = q.js(34);
 	i.partition_key = q.otext(35);
+	i.variables = q.js(36);
 	return i;
 }
 
@@ -2139,7 +2141,12 @@ class SqliteStore final : public Store {
 		request["now_ms"] = now;
 		request["context"] = context(inst, token);
 		if (inst.scope) request["scope"] = *inst.scope;
+		if (!inst.variables.is_null()) request["variables"] = inst.variables;
 		const json answer = asl::step(*def, request);
+		// an Assign changed the variables: kept before the outcome's rows, so
+		// a fan-out's children copy them (as genroc._apply_step)
+		if (answer.contains("variables"))
+			Query(db_, "UPDATE instances SET variables = ?2 WHERE id = ?1", id, answer["variables"]).run();
 		const json &out = answer.at("outcome");
 		const json entered = answer.value("entered", json::array());
 		for (auto &e : entered)
@@ -2338,12 +2345,16 @@ class SqliteStore final : public Store {
 			Query(db_,
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, queue, priority, wait_kind, "
 				  "parent_id, root_id, child_index, child_gen, scope, name, labels, partition_key, created_at, "
-				  "updated_at) "
-				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2)",
+				  "updated_at, variables) "
+				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2, "
+				  "(SELECT variables FROM instances WHERE id = ?6 AND ?14))",
 				  called_id.value_or(inst.definition_id), now, it.at("input"),
 				  opt_text("queue").value_or(inst.queue), inst.priority, parent, inst.root_id.value_or(parent),
 				  it.at("index").get<int64_t>(), gen, opt_text("scope"), opt_text("name"),
-				  it.value("labels", json::object()), partition_key)
+				  it.value("labels", json::object()), partition_key,
+				  // a branch or item reads its parent's variables; a called
+				  // definition is an execution of its own
+				  static_cast<int64_t>(!called_id.has_value()))
 				.run();
 			child_id = sqlite3_last_insert_rowid(db_.handle());
 		}
