@@ -2100,9 +2100,9 @@ class SqliteStore final : public Store {
 		return state_machines_.emplace(definition_id, std::move(m)).first->second;
 	}
 
-	// Whether a definition may read $$.Execution.Input: its text has $$
-	// other than $$.Map. / $$.State. / $$.Task. / $$.StateMachine. (as
-	// genroc._context's test).  Kept per definition id.
+	// Whether a definition may read $$.Execution.Input: its text has $$ (or
+	// JSONata's $states.context) other than .Map. / .State. / .Task. /
+	// .StateMachine. after it (as genroc._context's test).  Kept per definition id.
 	bool reads_execution_input(int64_t definition_id) {
 		auto it = reads_input_.find(definition_id);
 		if (it != reads_input_.end()) return it->second;
@@ -2110,11 +2110,13 @@ class SqliteStore final : public Store {
 		q.next();
 		const std::string text = q.text(0);
 		bool reads = false;
-		for (size_t at = text.find("$$"); at != std::string::npos && !reads; at = text.find("$$", at + 2)) {
-			const std::string rest = text.substr(at + 2, 14);
-			reads = !(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
-					  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0);
-		}
+		// $$ in JSONPath, $states.context in JSONata
+		for (const std::string mark : {"$$", "$states.context"})
+			for (size_t at = text.find(mark); at != std::string::npos && !reads; at = text.find(mark, at + mark.size())) {
+				const std::string rest = text.substr(at + mark.size(), 14);
+				reads = !(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
+						  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0);
+			}
 		reads_input_.emplace(definition_id, reads);
 		return reads;
 	}

@@ -357,8 +357,8 @@ BEGIN
 		-- the execution's input (for a Map item, its parent's whole input,
 		-- items and all) only for a definition that may read it: one whose
 		-- text has a context path other than the Map, State, Task and
-		-- StateMachine objects
-		IF p_def.definition::text ~ '\$\$(?!\.(Map|StateMachine|State|Task)\.)' THEN
+		-- StateMachine objects (JSONPath's context paths, JSONata's $states.context)
+		IF p_def.definition::text ~ '(\$\$|\$states\.context)(?!\.(Map|StateMachine|State|Task)\.)' THEN
 			SELECT i.input INTO STRICT v_input FROM genroc._instances i WHERE i.id = v_id;
 		ELSE
 			v_input := NULL;

@@ -91,7 +91,8 @@ TEST_P(StoreTest, MapItemsAndParallelBranchesReadOuterVariables) {
 	  "P":{"Type":"Parallel","Arguments":{"p":"{% $states.input.products %}"},
 	       "Branches":[
 	         {"StartAt":"B1","States":{"B1":{"Type":"Pass",
-	            "Output":{"sum":"{% $sum($states.input.p) %}","f":"{% $factor %}"},"End":true}}},
+	            "Output":{"sum":"{% $sum($states.input.p) %}","f":"{% $factor %}",
+	                      "ef":"{% $states.context.Execution.Input.f %}"},"End":true}}},
 	         {"StartAt":"B2","States":{"B2":{"Type":"Pass","QueryLanguage":"JSONata",
 	            "Output":"{% $exists($mine) %}","End":true}}}],
 	       "End":true}}})"));
@@ -103,7 +104,7 @@ TEST_P(StoreTest, MapItemsAndParallelBranchesReadOuterVariables) {
 		store().complete(t.instance_id, t.epoch, t.input.at("x").get<int>() * 10);
 	}
 	EXPECT_EQ(status(id), "succeeded");
-	EXPECT_EQ(instance(id).at("output"), json::parse(R"([{"sum":60,"f":10},false])"));
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"([{"sum":60,"f":10,"ef":10},false])"));
 }
 
 TEST_P(StoreTest, JsonPathParallelBranchReadsAnOuterVariable) {
