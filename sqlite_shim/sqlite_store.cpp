@@ -2335,9 +2335,15 @@ class SqliteStore final : public Store {
 		// children carry the partition key (its rate limit counts their
 		// tasks), but hold no slot
 		std::optional<std::string> partition_key;
+		// a branch or item reads its parent's variables (as this step left
+		// them); a called definition is an execution of its own
+		json variables;
 		{
-			Query pq(db_, "SELECT partition_key FROM instances WHERE id = ?1", parent);
-			if (pq.next()) partition_key = pq.otext(0);
+			Query pq(db_, "SELECT partition_key, variables FROM instances WHERE id = ?1", parent);
+			if (pq.next()) {
+				partition_key = pq.otext(0);
+				if (!called_id) variables = pq.js(1);
+			}
 		}
 		for (const auto &it : items) {
 			auto opt_text = [&](const char *k) {
@@ -2348,15 +2354,12 @@ class SqliteStore final : public Store {
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, queue, priority, wait_kind, "
 				  "parent_id, root_id, child_index, child_gen, scope, name, labels, partition_key, created_at, "
 				  "updated_at, variables) "
-				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2, "
-				  "(SELECT variables FROM instances WHERE id = ?6 AND ?14))",
+				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2, ?14)",
 				  called_id.value_or(inst.definition_id), now, it.at("input"),
 				  opt_text("queue").value_or(inst.queue), inst.priority, parent, inst.root_id.value_or(parent),
 				  it.at("index").get<int64_t>(), gen, opt_text("scope"), opt_text("name"),
 				  it.value("labels", json::object()), partition_key,
-				  // a branch or item reads its parent's variables; a called
-				  // definition is an execution of its own
-				  static_cast<int64_t>(!called_id.has_value()))
+				  variables.is_null() ? std::optional<json>() : std::optional<json>(variables))
 				.run();
 			child_id = sqlite3_last_insert_rowid(db_.handle());
 		}
