@@ -22,6 +22,7 @@
 #include <tuple>
 
 #include "internal.hpp"
+#include "jsonata.hpp"
 
 namespace genroc::asl {
 
@@ -71,12 +72,35 @@ struct Template {
 	std::vector<Template> items;
 };
 
-// A value taken from a literal, a path, or an intrinsic (Fail's ErrorPath).
+// A field of a JSONata state: JSON in which every string of the form
+// "{% expression %}" is a JSONata expression, evaluated when the state runs
+// (Arguments, Output, Assign, Items, ItemSelector, ...).
+struct JTemplate {
+	enum Kind { Literal, Expr, Object, Array } kind = Literal;
+	json literal;
+	jsonata::ExpressionPtr expr;
+	std::vector<std::string> keys;
+	std::vector<JTemplate> values;
+	std::vector<JTemplate> items;
+};
+
+// Assign: the variables a state sets, in the state's query language
+// (JSONPath: a Parameters-like object, "name.$" keys take a path or an
+// intrinsic; JSONata: a JTemplate object).
+struct AssignSpec {
+	bool jsonata = false;
+	Template path_form;
+	JTemplate jsonata_form;
+};
+
+// A value taken from a literal, a path, or an intrinsic (Fail's ErrorPath),
+// or a JSONata expression (a JSONata Fail's Error / Cause).
 struct ValueSource {
 	std::optional<std::string> literal;
 	std::shared_ptr<const Path> path;
 	std::shared_ptr<const Call> call;
-	bool present() const { return literal || path || call; }
+	jsonata::ExpressionPtr expr;
+	bool present() const { return literal || path || call || expr; }
 };
 
 struct Retrier {
@@ -92,6 +116,8 @@ struct Catcher {
 	std::vector<std::string> errors;
 	std::string next;
 	ResultPathSpec result_path;
+	std::optional<AssignSpec> assign;
+	std::optional<JTemplate> output;  // JSONata
 };
 
 struct Rule {
@@ -115,6 +141,12 @@ struct Rule {
 	std::optional<Path> value_path;
 	std::vector<Rule> kids;
 	std::string next;
+	// JSONata: the rule is its Condition (a boolean or an expression)
+	jsonata::ExpressionPtr condition;
+	bool condition_value = false;
+	// a top-level rule's own Assign (both languages) and Output (JSONata)
+	std::optional<AssignSpec> assign;
+	std::optional<JTemplate> output;
 };
 
 struct State {
@@ -157,6 +189,13 @@ struct State {
 	int64_t batch_items = 0, batch_bytes = 0;
 	std::optional<Path> batch_items_path, batch_bytes_path;
 	std::optional<Template> batch_input;
+	// QueryLanguage JSONata: the fields below replace the JSONPath ones, and
+	// the numbers above may come from expressions (evaluated when needed)
+	bool jsonata = false;
+	std::optional<JTemplate> arguments, output, items, j_item_selector, j_batch_input;
+	jsonata::ExpressionPtr timeout_x, heartbeat_x, seconds_x, timestamp_x, max_concurrency_x,
+		tolerated_count_x, tolerated_pct_x;
+	std::optional<AssignSpec> assign;
 };
 
 // One state machine: the top of a definition, a Parallel branch, or a Map's
@@ -176,6 +215,12 @@ class Definition {
 	// Every state name of the machine and its branches and item processors:
 	// AWS wants each unique across the whole definition.
 	std::map<std::string, std::string> state_names;	 // name -> where it was first given
+	bool jsonata = false;  // the top-level QueryLanguage
+	// Variables: the names each machine's states assign (scope -> name ->
+	// where first), and each nested machine's enclosing one (scope ->
+	// parent scope), to refuse an inner Assign of an outer variable.
+	std::map<std::string, std::map<std::string, std::string>> assigned;
+	std::map<std::string, std::string> parent_scope;
 };
 
 namespace {
@@ -322,29 +367,119 @@ Template compile_template(const json &v, const std::string &where) {
 	return t;
 }
 
+// A string of the form "{% expression %}": a JSONata expression.
+bool is_expression(const json &v) {
+	if (!v.is_string())
+		return false;
+	const std::string &t = v.get_ref<const std::string &>();
+	return t.size() >= 4 && t.compare(0, 2, "{%") == 0 && t.compare(t.size() - 2, 2, "%}") == 0;
+}
+
+// Compiles the expression inside "{% ... %}" (once, here, at define time).
+jsonata::ExpressionPtr expression_of(const json &v, const std::string &where) {
+	const std::string &t = v.get_ref<const std::string &>();
+	try {
+		std::string body = t.substr(2, t.size() - 4);
+		const size_t b = body.find_first_not_of(" \t\r\n"), e = body.find_last_not_of(" \t\r\n");
+		body = b == std::string::npos ? std::string() : body.substr(b, e - b + 1);
+		return jsonata::compile(body);
+	} catch (const jsonata::JsonataError &e) {
+		if (e.code == "L0001")
+			over_limit(where, std::string(e.what()) + " (JSONata L0001)");
+		fault(where, "\"" + t + "\" is not a valid JSONata expression: " + e.what() + " (" + e.code +
+						 ")");
+	}
+}
+
+JTemplate compile_jtemplate(const json &v, const std::string &where) {
+	limits::RecursionGuard guard;
+	JTemplate t;
+	if (is_expression(v)) {
+		t.kind = JTemplate::Expr;
+		t.expr = expression_of(v, where);
+	} else if (v.is_object()) {
+		t.kind = JTemplate::Object;
+		for (auto it = v.begin(); it != v.end(); ++it) {
+			t.keys.push_back(it.key());
+			t.values.push_back(compile_jtemplate(*it, member(where, it.key())));
+		}
+	} else if (v.is_array()) {
+		t.kind = JTemplate::Array;
+		for (size_t i = 0; i < v.size(); i++)
+			t.items.push_back(compile_jtemplate(v[i], element(where, i)));
+	} else {
+		t.literal = v;
+	}
+	return t;
+}
+
+// A variable name: a letter or _, then letters, digits or _ (ASCII), at most
+// variable_name characters; "states" is JSONata's reserved $states.
+void check_variable_name(const std::string &name, const std::string &where) {
+	bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+	for (char c : name)
+		ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+	if (!ok)
+		fault(where, "\"" + name +
+						 "\" is not a valid variable name (a letter or _, then letters, digits or _)");
+	if (name.size() > limits::VARIABLE_NAME)
+		fault(where, "a variable name has at most " + std::to_string(limits::VARIABLE_NAME) +
+						 " characters" + limits::named("variable_name"));
+	if (name == "states")
+		fault(where, "\"states\" is reserved ($states is the state's input, result, error and context)");
+}
+
+// Assign, in either language; records the names the machine at `scope` sets.
+AssignSpec compile_assign(const json &v, const std::string &where, bool jsonata,
+						  const std::string &scope, Definition &d) {
+	if (!v.is_object())
+		fault(where, "must be an object of variable names and values");
+	AssignSpec a;
+	a.jsonata = jsonata;
+	for (auto it = v.begin(); it != v.end(); ++it) {
+		const std::string &key = it.key();
+		const bool dynamic = key.size() > 2 && key.compare(key.size() - 2, 2, ".$") == 0;
+		if (dynamic && jsonata)
+			fault(member(where, key), "a JSONata state's Assign takes {% %} expressions, not .$ fields");
+		const std::string name = dynamic ? key.substr(0, key.size() - 2) : key;
+		check_variable_name(name, member(where, key));
+		d.assigned[scope].emplace(name, member(where, key));
+	}
+	if (jsonata)
+		a.jsonata_form = compile_jtemplate(v, where);
+	else
+		a.path_form = compile_template(v, where);
+	return a;
+}
+
 // Fields each state type allows (besides Type and Comment).
 const std::map<std::string, std::set<std::string>> &allowed_fields() {
 	static const std::map<std::string, std::set<std::string>> fields = {
-		{"Pass", {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultPath", "Result"}},
+		{"Pass",
+		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultPath", "Result",
+		  "QueryLanguage", "Assign", "Output"}},
 		{"Task",
 		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultSelector", "ResultPath",
 		  "Retry", "Catch", "TimeoutSeconds", "TimeoutSecondsPath", "HeartbeatSeconds",
-		  "HeartbeatSecondsPath", "Resource", "OnlyOnce", "Credentials"}},
-		{"Choice", {"InputPath", "OutputPath", "Choices", "Default"}},
+		  "HeartbeatSecondsPath", "Resource", "OnlyOnce", "Credentials", "QueryLanguage",
+		  "Assign", "Output", "Arguments"}},
+		{"Choice",
+		 {"InputPath", "OutputPath", "Choices", "Default", "QueryLanguage", "Assign", "Output"}},
 		{"Wait",
 		 {"Next", "End", "InputPath", "OutputPath", "Seconds", "Timestamp", "SecondsPath",
-		  "TimestampPath"}},
-		{"Succeed", {"InputPath", "OutputPath"}},
-		{"Fail", {"Error", "Cause", "ErrorPath", "CausePath"}},
+		  "TimestampPath", "QueryLanguage", "Assign", "Output"}},
+		{"Succeed", {"InputPath", "OutputPath", "QueryLanguage", "Output"}},
+		{"Fail", {"Error", "Cause", "ErrorPath", "CausePath", "QueryLanguage"}},
 		{"Parallel",
 		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ResultSelector", "ResultPath",
-		  "Retry", "Catch", "Branches"}},
+		  "Retry", "Catch", "Branches", "QueryLanguage", "Assign", "Output", "Arguments"}},
 		{"Map",
 		 {"Next", "End", "InputPath", "OutputPath", "Parameters", "ItemSelector", "ItemsPath",
 		  "ItemProcessor", "Iterator", "MaxConcurrency", "MaxConcurrencyPath",
 		  "ToleratedFailureCount", "ToleratedFailureCountPath", "ToleratedFailurePercentage",
 		  "ToleratedFailurePercentagePath", "ItemBatcher", "Label", "ItemReader", "ResultWriter",
-		  "ResultSelector", "ResultPath", "Retry", "Catch"}},
+		  "ResultSelector", "ResultPath", "Retry", "Catch", "QueryLanguage", "Assign", "Output",
+		  "Items"}},
 	};
 	return fields;
 }
@@ -431,7 +566,8 @@ void check_next(const std::string &next, const std::string &where,
 }
 
 std::vector<Catcher> compile_catch(const json &v, const std::string &where,
-								   const std::map<std::string, json> &names) {
+								   const std::map<std::string, json> &names, bool jsonata,
+								   const std::string &scope, Definition &d) {
 	if (!v.is_array())
 		fault(where, "must be an array");
 	std::vector<Catcher> out;
@@ -440,7 +576,13 @@ std::vector<Catcher> compile_catch(const json &v, const std::string &where,
 		const json &c = v[i];
 		if (!c.is_object())
 			fault(at, "must be an object");
-		check_fields(c, {"ErrorEquals", "Next", "ResultPath", "Comment"}, at);
+		check_fields(c, {"ErrorEquals", "Next", "ResultPath", "Comment", "Assign", "Output"}, at);
+		if (jsonata && c.contains("ResultPath"))
+			fault(member(at, "ResultPath"), "is a JSONPath field: a JSONata catcher uses Output "
+											"($states.errorOutput) and Assign");
+		if (!jsonata && c.contains("Output"))
+			fault(member(at, "Output"), "is a JSONata field: it needs \"QueryLanguage\": \"JSONata\" "
+										"on the state or the state machine");
 		Catcher ct;
 		if (!c.contains("ErrorEquals"))
 			fault(member(at, "ErrorEquals"), "is required");
@@ -451,6 +593,10 @@ std::vector<Catcher> compile_catch(const json &v, const std::string &where,
 		ct.next = text_of(c["Next"], member(at, "Next"));
 		check_next(ct.next, member(at, "Next"), names);
 		ct.result_path = result_path_spec(c, at);
+		if (c.contains("Assign"))
+			ct.assign = compile_assign(c["Assign"], member(at, "Assign"), jsonata, scope, d);
+		if (c.contains("Output"))
+			ct.output = compile_jtemplate(c["Output"], member(at, "Output"));
 		out.push_back(std::move(ct));
 	}
 	return out;
@@ -581,12 +727,14 @@ Rule compile_rule(const json &r, const std::string &where, bool top,
 }
 
 ValueSource value_source(const json &st, const char *field, const char *path_field,
-						 const std::string &where) {
+						 const std::string &where, bool jsonata) {
 	ValueSource src;
 	const bool has = st.contains(field), has_path = st.contains(path_field);
 	if (has && has_path)
 		fault(member(where, path_field), std::string("cannot be used together with ") + field);
-	if (has)
+	if (has && jsonata && is_expression(st[field]))
+		src.expr = expression_of(st[field], member(where, field));
+	else if (has)
 		src.literal = text_of(st[field], member(where, field));
 	if (has_path) {
 		const std::string at = member(where, path_field);
@@ -661,6 +809,7 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 			fault(at, "must be a non-empty array of state machines");
 		for (size_t i = 0; i < b.size(); i++) {
 			s.branch_scopes.push_back(here + "/Branches/" + std::to_string(i));
+			d.parent_scope[s.branch_scopes.back()] = scope;
 			compile_machine(b[i], element(at, i), s.branch_scopes.back(), nesting + 1, d, {});
 		}
 		return;
@@ -690,6 +839,7 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 			text_of(cfg["ExecutionType"], member(cat, "ExecutionType"));
 	}
 	s.item_scope = here + "/" + pf;
+	d.parent_scope[s.item_scope] = scope;
 	compile_machine(p, pat, s.item_scope, nesting + 1, d, {"ProcessorConfig"});
 	if (st.contains("ItemsPath"))
 		s.items_path = reference_path_of(st["ItemsPath"], member(where, "ItemsPath"));
@@ -697,25 +847,40 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 		fault(member(where, "Parameters"), "cannot be used together with ItemSelector");
 	for (const char *f : {"ItemSelector", "Parameters"})
 		if (st.contains(f)) {
+			if (s.jsonata && is_expression(st[f])) {
+				s.j_item_selector = compile_jtemplate(st[f], member(where, f));
+				continue;
+			}
 			if (!st[f].is_object())
 				fault(member(where, f), "must be an object");
-			s.item_selector = compile_template(st[f], member(where, f));
+			if (s.jsonata)
+				s.j_item_selector = compile_jtemplate(st[f], member(where, f));
+			else
+				s.item_selector = compile_template(st[f], member(where, f));
 		}
-	if (st.contains("MaxConcurrency")) {
+	// JSONata: the three numbers may be expressions, read when the Map starts
+	const std::pair<const char *, jsonata::ExpressionPtr *> expr_forms[] = {
+		{"MaxConcurrency", &s.max_concurrency_x},
+		{"ToleratedFailureCount", &s.tolerated_count_x},
+		{"ToleratedFailurePercentage", &s.tolerated_pct_x}};
+	for (const auto &[f, target] : expr_forms)
+		if (s.jsonata && is_expression(st.value(f, json())))
+			*target = expression_of(st[f], member(where, f));
+	if (st.contains("MaxConcurrency") && !s.max_concurrency_x) {
 		const json &m = st["MaxConcurrency"];
 		if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
 			(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
 			fault(member(where, "MaxConcurrency"), "must be an integer >= 0 (0: no limit)");
 		s.max_concurrency = m.get<int64_t>();
 	}
-	if (st.contains("ToleratedFailureCount")) {
+	if (st.contains("ToleratedFailureCount") && !s.tolerated_count_x) {
 		const json &m = st["ToleratedFailureCount"];
 		if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
 			(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
 			fault(member(where, "ToleratedFailureCount"), "must be an integer >= 0");
 		s.tolerated_count = m.get<int64_t>();
 	}
-	if (st.contains("ToleratedFailurePercentage")) {
+	if (st.contains("ToleratedFailurePercentage") && !s.tolerated_pct_x) {
 		const json &m = st["ToleratedFailurePercentage"];
 		if (!m.is_number() || m.get<double>() < 0 || m.get<double>() > 100)
 			fault(member(where, "ToleratedFailurePercentage"), "must be a number from 0 to 100");
@@ -782,9 +947,16 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 		if (!s.batch_items && !s.batch_bytes && !s.batch_items_path && !s.batch_bytes_path)
 			fault(bw, "needs MaxItemsPerBatch or MaxInputBytesPerBatch (or their Path forms)");
 		if (b.contains("BatchInput")) {
-			if (!b["BatchInput"].is_object())
-				fault(member(bw, "BatchInput"), "must be an object");
-			s.batch_input = compile_template(b["BatchInput"], member(bw, "BatchInput"));
+			if (s.jsonata && is_expression(b["BatchInput"])) {
+				s.j_batch_input = compile_jtemplate(b["BatchInput"], member(bw, "BatchInput"));
+			} else {
+				if (!b["BatchInput"].is_object())
+					fault(member(bw, "BatchInput"), "must be an object");
+				if (s.jsonata)
+					s.j_batch_input = compile_jtemplate(b["BatchInput"], member(bw, "BatchInput"));
+				else
+					s.batch_input = compile_template(b["BatchInput"], member(bw, "BatchInput"));
+			}
 		}
 	}
 }
@@ -821,6 +993,48 @@ State compile_state(const std::string &name, const json &st, const std::string &
 	}
 	if (st.contains("Comment"))
 		text_of(st["Comment"], member(where, "Comment"));
+
+	// QueryLanguage: the state's own, else the state machine's.  A JSONPath
+	// machine may hold JSONata states; a JSONata machine no JSONPath state.
+	s.jsonata = d.jsonata;
+	if (st.contains("QueryLanguage")) {
+		const std::string at = member(where, "QueryLanguage");
+		const std::string &ql = text_of(st["QueryLanguage"], at);
+		if (ql != "JSONPath" && ql != "JSONata")
+			fault(at, "must be \"JSONPath\" or \"JSONata\", not \"" + ql + "\"");
+		if (d.jsonata && ql == "JSONPath")
+			fault(at, "a state of a JSONata state machine cannot use JSONPath (make the state "
+					  "machine JSONPath and set JSONata on the states that use it)");
+		s.jsonata = ql == "JSONata";
+	}
+	if (s.jsonata) {
+		for (const char *f :
+			 {"InputPath", "OutputPath", "Parameters", "ResultSelector", "ResultPath", "Result",
+			  "ItemsPath", "TimeoutSecondsPath", "HeartbeatSecondsPath", "SecondsPath",
+			  "TimestampPath", "ErrorPath", "CausePath", "MaxConcurrencyPath",
+			  "ToleratedFailureCountPath", "ToleratedFailurePercentagePath"})
+			if (st.contains(f))
+				fault(member(where, f), std::string(f) +
+											" is a JSONPath field: a JSONata state uses Arguments, "
+											"Output, Assign and {% %} expressions instead");
+		if (st.contains("Arguments"))
+			s.arguments = compile_jtemplate(st["Arguments"], member(where, "Arguments"));
+		if (st.contains("Output"))
+			s.output = compile_jtemplate(st["Output"], member(where, "Output"));
+		if (st.contains("Items")) {
+			if (!st["Items"].is_array() && !is_expression(st["Items"]))
+				fault(member(where, "Items"), "must be an array or a {% %} expression");
+			s.items = compile_jtemplate(st["Items"], member(where, "Items"));
+		}
+	} else {
+		for (const char *f : {"Arguments", "Output", "Items"})
+			if (st.contains(f))
+				fault(member(where, f), std::string(f) +
+											" is a JSONata field: it needs \"QueryLanguage\": "
+											"\"JSONata\" on the state or the state machine");
+	}
+	if (st.contains("Assign"))
+		s.assign = compile_assign(st["Assign"], member(where, "Assign"), s.jsonata, scope, d);
 
 	// Next / End: every type that may have them must have exactly one.
 	if (allowed->second.count("Next")) {
@@ -859,7 +1073,7 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		if (st.contains("Retry"))
 			s.retry = compile_retry(st["Retry"], member(where, "Retry"));
 		if (st.contains("Catch"))
-			s.catchers = compile_catch(st["Catch"], member(where, "Catch"), names);
+			s.catchers = compile_catch(st["Catch"], member(where, "Catch"), names, s.jsonata, scope, d);
 		if (s.type == StateType::Map)
 			s.parameters.reset();	// Map's Parameters is its item selector
 		break;
@@ -868,15 +1082,19 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		if (st.contains("Retry"))
 			s.retry = compile_retry(st["Retry"], member(where, "Retry"));
 		if (st.contains("Catch"))
-			s.catchers = compile_catch(st["Catch"], member(where, "Catch"), names);
+			s.catchers = compile_catch(st["Catch"], member(where, "Catch"), names, s.jsonata, scope, d);
 		if (st.contains("TimeoutSeconds") && st.contains("TimeoutSecondsPath"))
 			fault(member(where, "TimeoutSecondsPath"), "cannot be used together with TimeoutSeconds");
 		if (st.contains("HeartbeatSeconds") && st.contains("HeartbeatSecondsPath"))
 			fault(member(where, "HeartbeatSecondsPath"),
 				  "cannot be used together with HeartbeatSeconds");
-		if (st.contains("TimeoutSeconds"))
+		if (s.jsonata && is_expression(st.value("TimeoutSeconds", json())))
+			s.timeout_x = expression_of(st["TimeoutSeconds"], member(where, "TimeoutSeconds"));
+		else if (st.contains("TimeoutSeconds"))
 			s.timeout_s = positive_int(st["TimeoutSeconds"], member(where, "TimeoutSeconds"));
-		if (st.contains("HeartbeatSeconds"))
+		if (s.jsonata && is_expression(st.value("HeartbeatSeconds", json())))
+			s.heartbeat_x = expression_of(st["HeartbeatSeconds"], member(where, "HeartbeatSeconds"));
+		else if (st.contains("HeartbeatSeconds"))
 			s.heartbeat_s = positive_int(st["HeartbeatSeconds"], member(where, "HeartbeatSeconds"));
 		if (st.contains("TimeoutSecondsPath"))
 			s.timeout_path = reference_path_of(st["TimeoutSecondsPath"],
@@ -891,7 +1109,10 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		if (st.contains("Credentials")) {
 			if (!st["Credentials"].is_object())
 				fault(member(where, "Credentials"), "must be an object");
-			compile_template(st["Credentials"], member(where, "Credentials"));
+			if (s.jsonata)
+				compile_jtemplate(st["Credentials"], member(where, "Credentials"));
+			else
+				compile_template(st["Credentials"], member(where, "Credentials"));
 		}
 		if (st.contains("OnlyOnce")) {
 			if (!st["OnlyOnce"].is_boolean())
@@ -907,8 +1128,46 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		const std::string at = member(where, "Choices");
 		if (!choices.is_array() || choices.empty())
 			fault(at, "must be a non-empty array of rules");
-		for (size_t i = 0; i < choices.size(); i++)
-			s.choices.push_back(compile_rule(choices[i], element(at, i), true, names));
+		for (size_t i = 0; i < choices.size(); i++) {
+			const std::string rat = element(at, i);
+			if (!choices[i].is_object())
+				fault(rat, "a choice rule must be an object");
+			if (s.jsonata) {
+				const json &r = choices[i];
+				check_fields(r, {"Condition", "Next", "Assign", "Output", "Comment"}, rat);
+				Rule rule;
+				if (!r.contains("Condition"))
+					fault(member(rat, "Condition"), "is required in a JSONata choice rule");
+				if (r["Condition"].is_boolean())
+					rule.condition_value = r["Condition"].get<bool>();
+				else if (is_expression(r["Condition"]))
+					rule.condition = expression_of(r["Condition"], member(rat, "Condition"));
+				else
+					fault(member(rat, "Condition"), "must be true, false or a {% %} expression");
+				if (!r.contains("Next"))
+					fault(member(rat, "Next"), "is required in a top-level choice rule");
+				rule.next = text_of(r["Next"], member(rat, "Next"));
+				check_next(rule.next, member(rat, "Next"), names);
+				if (r.contains("Assign"))
+					rule.assign = compile_assign(r["Assign"], member(rat, "Assign"), true, scope, d);
+				if (r.contains("Output"))
+					rule.output = compile_jtemplate(r["Output"], member(rat, "Output"));
+				s.choices.push_back(std::move(rule));
+				continue;
+			}
+			if (choices[i].contains("Condition"))
+				fault(member(rat, "Condition"), "is a JSONata field: it needs \"QueryLanguage\": "
+												"\"JSONata\" on the state or the state machine");
+			// a top-level rule's Assign, then the rule itself
+			json r = choices[i];
+			std::optional<AssignSpec> assign;
+			if (r.contains("Assign")) {
+				assign = compile_assign(r["Assign"], member(rat, "Assign"), false, scope, d);
+				r.erase("Assign");
+			}
+			s.choices.push_back(compile_rule(r, rat, true, names));
+			s.choices.back().assign = std::move(assign);
+		}
 		if (st.contains("Default")) {
 			s.default_next = text_of(st["Default"], member(where, "Default"));
 			check_next(s.default_next, member(where, "Default"), names);
@@ -922,7 +1181,9 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		if (n != 1)
 			fault(where, "a Wait state needs exactly one of Seconds, Timestamp, SecondsPath, "
 						 "TimestampPath");
-		if (st.contains("Seconds")) {
+		if (s.jsonata && is_expression(st.value("Seconds", json()))) {
+			s.seconds_x = expression_of(st["Seconds"], member(where, "Seconds"));
+		} else if (st.contains("Seconds")) {
 			const json &v = st["Seconds"];
 			if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
 				(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) ||
@@ -931,7 +1192,9 @@ State compile_state(const std::string &name, const json &st, const std::string &
 													std::to_string(kMaxSeconds) + ")");
 			s.seconds = v.get<int64_t>();
 		}
-		if (st.contains("Timestamp")) {
+		if (s.jsonata && is_expression(st.value("Timestamp", json()))) {
+			s.timestamp_x = expression_of(st["Timestamp"], member(where, "Timestamp"));
+		} else if (st.contains("Timestamp")) {
 			int64_t ms;
 			const std::string &t = text_of(st["Timestamp"], member(where, "Timestamp"));
 			if (!parse_time(t, ms))
@@ -945,8 +1208,8 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		break;
 	}
 	case StateType::Fail:
-		s.error = value_source(st, "Error", "ErrorPath", where);
-		s.cause = value_source(st, "Cause", "CausePath", where);
+		s.error = value_source(st, "Error", "ErrorPath", where, s.jsonata);
+		s.cause = value_source(st, "Cause", "CausePath", where, s.jsonata);
 		break;
 	default:
 		break;
@@ -992,10 +1255,10 @@ void compile_machine(const json &def, const std::string &where, const std::strin
 	check_fields(def, allowed, root);
 	if (def.contains("QueryLanguage")) {
 		const std::string &ql = text_of(def["QueryLanguage"], member(root, "QueryLanguage"));
-		if (ql == "JSONata")
-			fault(member(root, "QueryLanguage"), "JSONata is not supported (only JSONPath)");
-		if (ql != "JSONPath")
-			fault(member(root, "QueryLanguage"), "must be \"JSONPath\", not \"" + ql + "\"");
+		if (ql != "JSONPath" && ql != "JSONata")
+			fault(member(root, "QueryLanguage"),
+				  "must be \"JSONPath\" or \"JSONata\", not \"" + ql + "\"");
+		d.jsonata = ql == "JSONata";
 	}
 	if (def.contains("Comment"))
 		text_of(def["Comment"], member(root, "Comment"));
@@ -1055,6 +1318,20 @@ DefinitionPtr compile(const json &def) {
 	limits::check_definition_depth(def);  // first, before anything recurses over it
 	auto d = std::make_shared<Definition>();
 	compile_machine(def, "$", "", 0, *d, {});
+	// A Parallel branch or Map item processor reads the variables of the
+	// machines around it but may not assign them (AWS refuses it too).
+	for (const auto &[scope, names] : d->assigned)
+		for (auto up = d->parent_scope.find(scope); up != d->parent_scope.end();
+			 up = d->parent_scope.find(up->second)) {
+			auto outer = d->assigned.find(up->second);
+			if (outer == d->assigned.end())
+				continue;
+			for (const auto &[name, where] : names)
+				if (auto o = outer->second.find(name); o != outer->second.end())
+					fault(where, "the variable \"" + name + "\" is assigned at " + o->second +
+									 ", outside this Parallel branch or Map item processor: inner "
+									 "states may read the variables around them but not assign them");
+		}
 	return d;
 }
 
@@ -1066,13 +1343,21 @@ namespace {
 	throw Error(sqlstate::INVALID_PARAMETER_VALUE, "invalid step request: " + what);
 }
 
-json select_or_fail(const Path &p, const json &input, const json &ctx, const char *field,
+// What a path reads besides the input: the context object and the variables.
+struct Ctx {
+	const json &obj;
+	const json &vars;
+};
+
+json select_or_fail(const Path &p, const json &input, const Ctx &ctx, const char *field,
 					const std::string &state) {
-	auto got = p.select(input, ctx);
+	auto got = p.select(input, ctx.obj, &ctx.vars);
 	if (!got)
 		throw Failure(ERR_RUNTIME, std::string("in state \"") + state + "\", " + field + " " +
 									   p.text() + " selects nothing from the " +
-									   (p.is_context() ? "context object" : "input"));
+									   (p.is_context()				? "context object"
+										: p.variable().empty() ? "input"
+															   : "variables"));
 	return std::move(*got);
 }
 
@@ -1089,7 +1374,7 @@ json bounded(json v, const std::string &what, const std::string &state) {
 	return v;
 }
 
-json build(const Template &t, const json &input, const json &ctx, const char *field,
+json build(const Template &t, const json &input, const Ctx &ctx, const char *field,
 		   const std::string &state) {
 	limits::RecursionGuard guard;
 	switch (t.kind) {
@@ -1099,7 +1384,7 @@ json build(const Template &t, const json &input, const json &ctx, const char *fi
 		return select_or_fail(*t.path, input, ctx, field, state);
 	case Template::Intrinsic:
 		try {
-			return eval_intrinsic(*t.call, input, ctx);
+			return eval_intrinsic(*t.call, input, ctx.obj, &ctx.vars);
 		} catch (const Failure &f) {
 			throw Failure(f.error, std::string("in state \"") + state + "\", " + field + ": " +
 									   f.what());
@@ -1120,12 +1405,12 @@ json build(const Template &t, const json &input, const json &ctx, const char *fi
 	return nullptr;
 }
 
-json eval_template(const Template &t, const json &input, const json &ctx, const char *field,
+json eval_template(const Template &t, const json &input, const Ctx &ctx, const char *field,
 				   const std::string &state) {
 	return bounded(build(t, input, ctx, field, state), field, state);
 }
 
-json apply_io(const IoPath &io, const json &input, const json &ctx, const char *field,
+json apply_io(const IoPath &io, const json &input, const Ctx &ctx, const char *field,
 			  const std::string &state) {
 	if (io.is_null)
 		return json::object();
@@ -1227,7 +1512,7 @@ bool cmp_result(Rule::Cmp cmp, int c) {
 	return false;
 }
 
-bool rule_true(const Rule &r, const json &input, const json &ctx) {
+bool rule_true(const Rule &r, const json &input, const Ctx &ctx) {
 	limits::RecursionGuard guard;
 	switch (r.op) {
 	case Rule::And:
@@ -1241,7 +1526,7 @@ bool rule_true(const Rule &r, const json &input, const json &ctx) {
 	default:
 		break;
 	}
-	const auto var = r.variable->select(input, ctx);
+	const auto var = r.variable->select(input, ctx.obj, &ctx.vars);
 	if (r.op == Rule::IsPresent)
 		return var.has_value() == r.value.get<bool>();
 	// As in Step Functions, every other test of a missing variable is a
@@ -1273,7 +1558,7 @@ bool rule_true(const Rule &r, const json &input, const json &ctx) {
 	// Compare
 	json rhs;
 	if (r.value_path) {
-		auto got = r.value_path->select(input, ctx);
+		auto got = r.value_path->select(input, ctx.obj, &ctx.vars);
 		if (!got)
 			throw Failure(ERR_RUNTIME, "a Choice rule's path " + r.value_path->text() +
 										   " selects nothing from the input");
@@ -1305,7 +1590,7 @@ bool rule_true(const Rule &r, const json &input, const json &ctx) {
 }
 
 // A positive whole number of seconds taken from the input at run time.
-int64_t seconds_from(const Path &p, const json &input, const json &ctx, const char *field,
+int64_t seconds_from(const Path &p, const json &input, const Ctx &ctx, const char *field,
 					 const std::string &state, bool allow_zero) {
 	const json v = select_or_fail(p, input, ctx, field, state);
 	const bool ok = v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) &&
@@ -1320,10 +1605,14 @@ int64_t seconds_from(const Path &p, const json &input, const json &ctx, const ch
 
 class Runner {
   public:
-	Runner(const Machine &d, int64_t now, json ctx) : def_(d), now_(now), ctx_(std::move(ctx)) {}
+	Runner(const Machine &d, int64_t now, json ctx, json vars)
+		: def_(d), now_(now), ctxj_(std::move(ctx)), vars_(std::move(vars)) {}
 
 	json answer(json outcome) {
-		return json{{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
+		json a = {{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
+		if (vars_changed_)
+			a["variables"] = std::move(vars_);
+		return a;
 	}
 
 	// A branch or item ended by a Fail state without Error: the fan-out
@@ -1366,15 +1655,27 @@ class Runner {
 				json out;
 				switch (st.type) {
 				case StateType::Pass: {
+					if (st.jsonata) {
+						const auto env = environment(input);
+						out = st.output ? jeval(*st.output, env, "Output", st.name) : input;
+						commit(assign_of(st.assign, input, &env, st.name));
+						break;
+					}
 					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
 					if (st.parameters)
 						eff = eval_template(*st.parameters, eff, ctx_, "Parameters", st.name);
 					json result = st.result ? *st.result : std::move(eff);
+					json vars = assign_of(st.assign, result, nullptr, st.name);
 					out = apply_result_path(st.result_path, input, std::move(result), st.name);
 					out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
+					commit(std::move(vars));
 					break;
 				}
 				case StateType::Succeed: {
+					if (st.jsonata)
+						return succeeded(st.output ? jeval(*st.output, environment(input), "Output",
+														   st.name)
+												   : input);
 					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
 					return succeeded(apply_io(st.output_path, eff, ctx_, "OutputPath", st.name));
 				}
@@ -1382,25 +1683,64 @@ class Runner {
 					return failed(fail_value(st.error, input, "ErrorPath", st.name),
 								  fail_value(st.cause, input, "CausePath", st.name), st.name, input);
 				case StateType::Choice: {
-					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
-					std::string next;
+					// the rule that matched, else the Default; a rule's own
+					// Assign / Output, else the state's
+					const json eff = st.jsonata ? input
+												: apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					std::optional<jsonata::Environment> env;
+					if (st.jsonata)
+						env = environment(input);
+					const Rule *hit = nullptr;
 					for (const auto &r : st.choices)
-						if (rule_true(r, eff, ctx_)) {
-							next = r.next;
+						if (st.jsonata ? condition_true(r, *env, st.name) : rule_true(r, eff, ctx_)) {
+							hit = &r;
 							break;
 						}
-					if (next.empty())
-						next = st.default_next;
+					const std::string next = hit ? hit->next : st.default_next;
 					if (next.empty())
 						return failed(ERR_NO_CHOICE,
 									  "in state \"" + st.name +
 										  "\", no choice rule matched and there is no Default",
 									  st.name, input);
-					input = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+					const auto &assign = hit && hit->assign ? hit->assign : st.assign;
+					const auto &output = hit && hit->output ? hit->output : st.output;
+					json vars = assign_of(assign, eff, env ? &*env : nullptr, st.name);
+					if (st.jsonata)
+						input = output ? jeval(*output, *env, "Output", st.name) : input;
+					else
+						input = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+					commit(std::move(vars));
 					name = next;
 					continue;
 				}
 				case StateType::Wait: {
+					if (st.jsonata) {
+						const auto env = environment(input);
+						int64_t until = now_;
+						if (st.seconds)
+							until = now_ + *st.seconds * 1000;
+						else if (st.timestamp_ms)
+							until = *st.timestamp_ms;
+						else if (st.seconds_x)
+							until = now_ + expr_int(*st.seconds_x, env, "Seconds", st.name, 0,
+													kMaxSeconds) * 1000;
+						else {
+							const json t = expr_value(*st.timestamp_x, env, "Timestamp", st.name);
+							if (!t.is_string() || !parse_time(t.get<std::string>(), until))
+								throw Failure(ERR_QUERY,
+											  "in state \"" + st.name + "\", Timestamp {% " +
+												  st.timestamp_x->text() +
+												  " %} must give an RFC 3339 timestamp, not " +
+												  t.dump(-1, ' ', false, json::error_handler_t::replace));
+						}
+						if (until > now_)
+							return json{{"kind", "wait"},
+										{"state", st.name},
+										{"state_input", input},
+										{"until_ms", until}};
+						out = wait_output(st, input);
+						break;
+					}
 					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
 					int64_t until = now_;
 					if (st.seconds)
@@ -1425,7 +1765,7 @@ class Runner {
 									{"state", st.name},
 									{"state_input", input},
 									{"until_ms", until}};
-					out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+					out = wait_output(st, input);
 					break;
 				}
 				case StateType::Task:
@@ -1448,17 +1788,25 @@ class Runner {
 	json task_succeeded(const State &st, const json &raw, const json &result,
 						std::vector<int64_t> counts) {
 		set_state(st, total(counts));
-		json out;
+		json out, vars;
 		try {
-			json sel = st.result_selector
-						   ? eval_template(*st.result_selector, result, ctx_, "ResultSelector", st.name)
-						   : result;
-			out = apply_result_path(st.result_path, raw, std::move(sel), st.name);
-			out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
+			if (st.jsonata) {
+				const auto env = environment(raw, &result);
+				out = st.output ? jeval(*st.output, env, "Output", st.name) : result;
+				vars = assign_of(st.assign, raw, &env, st.name);
+			} else {
+				json sel = st.result_selector ? eval_template(*st.result_selector, result, ctx_,
+															  "ResultSelector", st.name)
+											  : result;
+				vars = assign_of(st.assign, sel, nullptr, st.name);
+				out = apply_result_path(st.result_path, raw, std::move(sel), st.name);
+				out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
+			}
 			out = bounded(std::move(out), "the output", st.name);
 		} catch (const Failure &f) {
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), true);
 		}
+		commit(std::move(vars));
 		return leave(st, std::move(out));
 	}
 
@@ -1467,12 +1815,26 @@ class Runner {
 		set_state(st, 0);
 		json out;
 		try {
-			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
-			out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+			out = wait_output(st, raw);
 		} catch (const Failure &f) {
 			return failed(f.error, f.what(), st.name, raw);
 		}
 		return leave(st, std::move(out));
+	}
+
+	// A Wait's output when its time has come, and its Assign.
+	json wait_output(const State &st, const json &raw) {
+		if (st.jsonata) {
+			const auto env = environment(raw);
+			json out = st.output ? jeval(*st.output, env, "Output", st.name) : raw;
+			commit(assign_of(st.assign, raw, &env, st.name));
+			return out;
+		}
+		json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+		json vars = assign_of(st.assign, eff, nullptr, st.name);
+		json out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
+		commit(std::move(vars));
+		return out;
 	}
 
 	// The task (or this state's data processing) failed with `error`:
@@ -1501,12 +1863,20 @@ class Runner {
 			json info = {{"Error", error}};
 			if (!cause.is_null())
 				info["Cause"] = cause;
-			json out;
+			json out, vars;
 			try {
-				out = apply_result_path(c.result_path, raw, std::move(info), st.name);
+				if (st.jsonata) {
+					const auto env = environment(raw, nullptr, &info);
+					out = c.output ? jeval(*c.output, env, "Catch Output", st.name) : info;
+					vars = assign_of(c.assign, raw, &env, st.name);
+				} else {
+					vars = assign_of(c.assign, info, nullptr, st.name);
+					out = apply_result_path(c.result_path, raw, std::move(info), st.name);
+				}
 			} catch (const Failure &f) {
 				return failed(f.error, f.what(), st.name, raw);
 			}
+			commit(std::move(vars));
 			return jump(c.next, std::move(out));
 		}
 		return failed(error, cause, st.name, raw);
@@ -1533,6 +1903,8 @@ class Runner {
 					  int64_t delay_ms) {
 		json out = {{"state", st.name}, {"state_input", raw}};
 		try {
+			if (st.jsonata)
+				return jsonata_fanout(st, raw, std::move(counts), delay_ms);
 			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
 			if (st.type == StateType::Parallel) {
 				if (st.parameters)
@@ -1558,14 +1930,15 @@ class Runner {
 				for (size_t i = 0; i < items_v.size(); i++) {
 					json input = items_v[i];
 					if (st.item_selector) {
-						json ctx = ctx_;
+						json ctx = ctxj_;
 						ctx["Map"] = {{"Item", {{"Index", i}, {"Value", items_v[i]}}}};
-						input = eval_template(*st.item_selector, eff, ctx, "ItemSelector", st.name);
+						input = eval_template(*st.item_selector, eff, Ctx{ctx, vars_}, "ItemSelector",
+											  st.name);
 					}
 					inputs.push_back(std::move(input));
 				}
 				if (st.batched)
-					inputs = batches(st, std::move(inputs), eff);
+					inputs = batches(st, std::move(inputs), eff, nullptr);
 				json items = json::array();
 				for (size_t i = 0; i < inputs.size(); i++)
 					items.push_back(
@@ -1623,7 +1996,8 @@ class Runner {
 	// A batch closes before it would pass MaxItemsPerBatch items or
 	// MaxInputBytesPerBatch bytes of JSON; one item alone over the byte bound
 	// is States.Runtime.
-	std::vector<json> batches(const State &st, std::vector<json> items, const json &eff) {
+	std::vector<json> batches(const State &st, std::vector<json> items, const json &eff,
+							  const jsonata::Environment *env) {
 		int64_t most_items = st.batch_items, most_bytes = st.batch_bytes;
 		if (st.batch_items_path)
 			most_items = int_from(*st.batch_items_path, eff, "MaxItemsPerBatchPath", st.name,
@@ -1634,9 +2008,11 @@ class Runner {
 		json batch_input;
 		if (st.batch_input)
 			batch_input = eval_template(*st.batch_input, eff, ctx_, "BatchInput", st.name);
+		if (st.j_batch_input)
+			batch_input = jeval(*st.j_batch_input, *env, "BatchInput", st.name);
 		auto start = [&] {
 			json b = json::object();
-			if (st.batch_input)
+			if (st.batch_input || st.j_batch_input)
 				b["BatchInput"] = batch_input;
 			b["Items"] = json::array();
 			return b;
@@ -1675,6 +2051,20 @@ class Runner {
 		json task_input;
 		std::optional<int64_t> timeout = st.timeout_s, heartbeat = st.heartbeat_s;
 		try {
+			if (st.jsonata) {
+				const auto env = environment(raw);
+				if (st.timeout_x)
+					timeout = expr_int(*st.timeout_x, env, "TimeoutSeconds", st.name, 1, kMaxSeconds);
+				if (st.heartbeat_x)
+					heartbeat =
+						expr_int(*st.heartbeat_x, env, "HeartbeatSeconds", st.name, 1, kMaxSeconds);
+				if (timeout && heartbeat && *heartbeat >= *timeout)
+					throw Failure(ERR_RUNTIME, "in state \"" + st.name + "\", the heartbeat (" +
+												   std::to_string(*heartbeat) +
+												   "s) must be shorter than the timeout (" +
+												   std::to_string(*timeout) + "s)");
+				task_input = st.arguments ? jeval(*st.arguments, env, "Arguments", st.name) : raw;
+			} else {
 			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
 			if (st.timeout_path)
 				timeout = seconds_from(*st.timeout_path, eff, ctx_, "TimeoutSecondsPath", st.name, false);
@@ -1689,6 +2079,7 @@ class Runner {
 			task_input = st.parameters
 							 ? eval_template(*st.parameters, eff, ctx_, "Parameters", st.name)
 							 : std::move(eff);
+			}
 			if (st.resource == "genroc:event" &&
 				!(task_input.is_object() && task_input.contains("Name") &&
 				  task_input["Name"].is_string() && !task_input["Name"].get<std::string>().empty()))
@@ -1767,7 +2158,225 @@ class Runner {
 
 	const Machine &def_;
 	int64_t now_;
-	json ctx_;
+	json ctxj_;	 // the context object $$
+	json vars_;	 // the variables, as the step found them and Assign changed them
+	Ctx ctx_{ctxj_, vars_};
+	bool vars_changed_ = false;
+
+	// ---------------------------------------------------------- JSONata
+
+	// The variables and $states for a JSONata expression of a state with
+	// raw input `input` (and its result, or the error a catcher handles).
+	jsonata::Environment environment(const json &input, const json *result = nullptr,
+									 const json *error_output = nullptr) const {
+		jsonata::Environment e;
+		e.now_ms = now_;
+		for (auto it = vars_.begin(); it != vars_.end(); ++it)
+			e.vars.emplace(it.key(), *it);
+		json states = {{"input", input}, {"context", ctxj_}};
+		if (result)
+			states["result"] = *result;
+		if (error_output)
+			states["errorOutput"] = *error_output;
+		e.vars["states"] = std::move(states);
+		return e;
+	}
+
+	// One expression's value; an error or no value (undefined) is
+	// States.QueryEvaluationError, which Retry and Catch see.  `$` is the
+	// state input, as $states.input.
+	static json expr_value(const jsonata::Expression &x, const jsonata::Environment &env,
+						   const std::string &field, const std::string &state) {
+		const json &input = env.vars.at("states").at("input");
+		std::optional<json> v;
+		try {
+			v = jsonata::evaluate(x, &input, env);
+		} catch (const jsonata::JsonataError &e) {
+			throw Failure(ERR_QUERY, "in state \"" + state + "\", the JSONata expression {% " +
+										 x.text() + " %} in " + field + " failed: " + e.what() +
+										 " (" + e.code + ")");
+		}
+		if (!v)
+			throw Failure(ERR_QUERY, "in state \"" + state + "\", the JSONata expression {% " +
+										 x.text() + " %} in " + field +
+										 " returned nothing (undefined)");
+		return std::move(*v);
+	}
+
+	static json jbuild(const JTemplate &t, const jsonata::Environment &env, const char *field,
+					   const std::string &state) {
+		limits::RecursionGuard guard;
+		switch (t.kind) {
+		case JTemplate::Literal:
+			return t.literal;
+		case JTemplate::Expr:
+			return expr_value(*t.expr, env, field, state);
+		case JTemplate::Object: {
+			json out = json::object();
+			for (size_t i = 0; i < t.keys.size(); i++)
+				out[t.keys[i]] = jbuild(t.values[i], env, field, state);
+			return out;
+		}
+		case JTemplate::Array: {
+			json out = json::array();
+			for (const auto &sub : t.items)
+				out.push_back(jbuild(sub, env, field, state));
+			return out;
+		}
+		}
+		return nullptr;
+	}
+
+	static json jeval(const JTemplate &t, const jsonata::Environment &env, const char *field,
+					  const std::string &state) {
+		return bounded(jbuild(t, env, field, state), field, state);
+	}
+
+	// A whole number in least..most from an expression (TimeoutSeconds,
+	// Seconds, MaxConcurrency, ...).
+	static int64_t expr_int(const jsonata::Expression &x, const jsonata::Environment &env,
+							const char *field, const std::string &state, int64_t least,
+							int64_t most) {
+		const json v = expr_value(x, env, field, state);
+		const double d = v.is_number() ? v.get<double>() : 0.5;
+		if (!v.is_number() || std::floor(d) != d || d < static_cast<double>(least) ||
+			d > static_cast<double>(most))
+			throw Failure(ERR_QUERY, "in state \"" + state + "\", " + field + " {% " + x.text() +
+										 " %} must give an integer from " + std::to_string(least) +
+										 " to " + std::to_string(most) + ", not " +
+										 v.dump(-1, ' ', false, json::error_handler_t::replace));
+		return static_cast<int64_t>(d);
+	}
+
+	// A JSONata choice rule: its Condition must be true or false.
+	static bool condition_true(const Rule &r, const jsonata::Environment &env,
+							   const std::string &state) {
+		if (!r.condition)
+			return r.condition_value;
+		const json v = expr_value(*r.condition, env, "Condition", state);
+		if (!v.is_boolean())
+			throw Failure(ERR_QUERY, "in state \"" + state + "\", the Condition {% " +
+										 r.condition->text() + " %} must give true or false, not " +
+										 v.dump(-1, ' ', false, json::error_handler_t::replace));
+		return v.get<bool>();
+	}
+
+	// ---------------------------------------------------------- variables
+
+	// The variables after `assign`, evaluated against the values the state
+	// found (apply them with commit() once the state's output is known, so
+	// Output and Assign both see the old values); null when there is none.
+	// JSONPath: `$` is `input`; JSONata: the expressions see `env`.
+	json assign_of(const std::optional<AssignSpec> &assign, const json &input,
+				   const jsonata::Environment *env, const std::string &state) const {
+		if (!assign)
+			return nullptr;
+		json vals = assign->jsonata ? jbuild(assign->jsonata_form, *env, "Assign", state)
+									: build(assign->path_form, input, ctx_, "Assign", state);
+		vals = bounded(std::move(vals), "Assign", state);
+		size_t bytes = 0;
+		for (auto it = vals.begin(); it != vals.end(); ++it) {
+			const size_t n = it->dump(-1, ' ', false, json::error_handler_t::replace).size();
+			if (n > limits::VARIABLE_SIZE)
+				throw Failure(ERR_RUNTIME, "in state \"" + state + "\", the variable \"" + it.key() +
+											   "\" would hold " + std::to_string(n) +
+											   " bytes, more than " +
+											   std::to_string(limits::VARIABLE_SIZE) +
+											   limits::named("variable_size"));
+			bytes += n;
+		}
+		if (bytes > limits::ASSIGN_SIZE)
+			throw Failure(ERR_RUNTIME, "in state \"" + state + "\", Assign sets " +
+										   std::to_string(bytes) + " bytes of values, more than " +
+										   std::to_string(limits::ASSIGN_SIZE) +
+										   limits::named("assign_size"));
+		json merged = vars_.is_object() ? vars_ : json::object();
+		for (auto it = vals.begin(); it != vals.end(); ++it)
+			merged[it.key()] = std::move(*it);
+		const size_t all = merged.dump(-1, ' ', false, json::error_handler_t::replace).size();
+		if (all > limits::VARIABLES_SIZE)
+			throw Failure(ERR_RUNTIME, "in state \"" + state + "\", the variables would hold " +
+										   std::to_string(all) + " bytes, more than " +
+										   std::to_string(limits::VARIABLES_SIZE) +
+										   limits::named("variables_size"));
+		return merged;
+	}
+
+	void commit(json merged) {
+		if (merged.is_null())
+			return;
+		vars_ = std::move(merged);
+		vars_changed_ = true;
+	}
+
+	// Parallel and Map in a JSONata state: Arguments (a branch's input),
+	// Items, ItemSelector, the numbers from expressions.
+	json jsonata_fanout(const State &st, const json &raw, std::vector<int64_t> counts,
+						int64_t delay_ms) {
+		json out = {{"state", st.name}, {"state_input", raw}};
+		const auto env = environment(raw);
+		if (st.type == StateType::Parallel) {
+			const json input = st.arguments ? jeval(*st.arguments, env, "Arguments", st.name) : raw;
+			json branches = json::array();
+			for (const auto &scope : st.branch_scopes)
+				branches.push_back({{"scope", scope}, {"input", input}});
+			out["kind"] = "parallel";
+			out["branches"] = std::move(branches);
+		} else {
+			json items_v = st.items ? jeval(*st.items, env, "Items", st.name) : raw;
+			if (!items_v.is_array())
+				throw Failure(st.items ? ERR_QUERY : ERR_RUNTIME,
+							  "in state \"" + st.name + "\", " +
+								  (st.items ? "Items" : "the input of a Map without Items") +
+								  " must be an array, not " + items_v.type_name());
+			if (items_v.empty())
+				return task_succeeded(st, raw, json::array(), std::move(counts));
+			std::vector<json> inputs;
+			inputs.reserve(items_v.size());
+			for (size_t i = 0; i < items_v.size(); i++) {
+				if (!st.j_item_selector) {
+					inputs.push_back(items_v[i]);
+					continue;
+				}
+				jsonata::Environment item_env = env;
+				item_env.vars["states"]["context"]["Map"] = {
+					{"Item", {{"Index", i}, {"Value", items_v[i]}}}};
+				inputs.push_back(jeval(*st.j_item_selector, item_env, "ItemSelector", st.name));
+			}
+			if (st.batched)
+				inputs = batches(st, std::move(inputs), raw, &env);
+			json items = json::array();
+			for (size_t i = 0; i < inputs.size(); i++)
+				items.push_back(
+					{{"scope", st.item_scope}, {"input", std::move(inputs[i])}, {"index", i}});
+			json tol_count = st.tolerated_count ? json(*st.tolerated_count) : json(nullptr);
+			if (st.tolerated_count_x)
+				tol_count = expr_int(*st.tolerated_count_x, env, "ToleratedFailureCount", st.name, 0,
+									 INT32_MAX);
+			json tol_pct = st.tolerated_pct ? json(*st.tolerated_pct) : json(nullptr);
+			if (st.tolerated_pct_x) {
+				const json v = expr_value(*st.tolerated_pct_x, env, "ToleratedFailurePercentage",
+										  st.name);
+				if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100)
+					throw Failure(ERR_QUERY, "in state \"" + st.name +
+												 "\", ToleratedFailurePercentage must give a "
+												 "number from 0 to 100, not " +
+												 v.dump(-1, ' ', false, json::error_handler_t::replace));
+				tol_pct = v.get<double>();
+			}
+			out["kind"] = "map";
+			out["items"] = std::move(items);
+			out["max_concurrency"] = st.max_concurrency_x
+										 ? expr_int(*st.max_concurrency_x, env, "MaxConcurrency",
+													st.name, 0, INT32_MAX)
+										 : st.max_concurrency;
+			out["tolerated_count"] = std::move(tol_count);
+			out["tolerated_percentage"] = std::move(tol_pct);
+		}
+		out["retry_counts"] = counts;
+		out["delay_ms"] = delay_ms;
+		return out;
+	}
 	json entered_ = json::array();
 	// Where the step goes on (see drive); set by jump.
 	struct Pending {
@@ -1791,7 +2400,7 @@ class Runner {
 	}
 
 	void set_state(const State &st, int64_t retry_count) {
-		ctx_["State"] = {{"Name", st.name},
+		ctxj_["State"] = {{"Name", st.name},
 						 {"EnteredTime", format_time(now_)},
 						 {"RetryCount", retry_count}};
 	}
@@ -1807,10 +2416,18 @@ class Runner {
 		if (src.literal)
 			return *src.literal;
 		json v;
+		if (src.expr) {
+			v = expr_value(*src.expr, environment(input), field[0] == 'E' ? "Error" : "Cause", state);
+			if (!v.is_string())
+				throw Failure(ERR_QUERY, "in state \"" + state + "\", " +
+											 (field[0] == 'E' ? "Error" : "Cause") +
+											 " must give a string, not " + v.type_name());
+			return v;
+		}
 		if (src.path)
 			v = select_or_fail(*src.path, input, ctx_, field, state);
 		else if (src.call)
-			v = eval_intrinsic(*src.call, input, ctx_);
+			v = eval_intrinsic(*src.call, input, ctxj_, &vars_);
 		else
 			return nullptr;
 		if (!v.is_string())
@@ -1918,7 +2535,14 @@ json step(const Definition &d, const json &req) {
 	if (mit == d.machines.end())
 		bad_request("no scope \"" + scope + "\" in this definition");
 	const Machine &m = mit->second;
-	Runner runner(m, now_v.get<int64_t>(), std::move(ctx));
+	json vars = json::object();
+	if (auto it = req.find("variables"); it != req.end() && !it->is_null()) {
+		if (!it->is_object())
+			bad_request("\"variables\" must be an object");
+		limits::check_json_depth(*it, "the variables");
+		vars = *it;
+	}
+	Runner runner(m, now_v.get<int64_t>(), std::move(ctx), std::move(vars));
 	json outcome;
 	if (op == "start") {
 		auto it = req.find("input");

@@ -116,10 +116,16 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *                        its Retry and Catch decide.
  *   "retry_counts" is the array the previous outcome returned for that state
  *   (one count per Retry entry); absent means all zero.
+ *   "variables" optional object: the instance's variables (Assign) as the
+ *              store keeps them; absent or null: none.  A Parallel branch or
+ *              Map item starts with its parent's variables at the fan-out
+ *              (they read them; validation keeps them from assigning them).
  *
  * Response (an object):
  *   "entered"  array of {"state", "type"} for every state entered in this step,
  *              in order (for the instance log)
+ *   "variables" present only when an Assign changed them in this step: the
+ *              whole object, which the store keeps and hands to the next step
  *   "outcome"  exactly one of:
  *     {"kind": "task", "state", "resource", "state_input", "task_input",
  *      "timeout_s": int|null, "heartbeat_s": int|null, "only_once": bool,
@@ -201,4 +207,12 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *     "Cause" is left out when the failure had none.
  *   - "failed" has "error"/"cause" null when a Fail state names none.
  *   - now_ms must lie in the years 0000-9999 (22023 otherwise).
+ *   - JSONata states (QueryLanguage): an expression that fails or gives no
+ *     value (undefined) is States.QueryEvaluationError, which Retry and
+ *     Catch see like any States.* error but States.Runtime.
+ *   - Assign: every value is evaluated against the variables the state
+ *     found, and the state's Output / OutputPath too; the new values apply
+ *     when the state leaves (JSONPath: `$` in Assign is the state's result
+ *     after ResultSelector; for Pass its result, for Choice and Wait the
+ *     input after InputPath, in a catcher the error output).
  */

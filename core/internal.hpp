@@ -30,6 +30,7 @@ inline constexpr const char *ERR_RUNTIME = "States.Runtime";
 inline constexpr const char *ERR_INTRINSIC = "States.IntrinsicFailure";
 inline constexpr const char *ERR_RESULT_PATH = "States.ResultPathMatchFailure";
 inline constexpr const char *ERR_NO_CHOICE = "States.NoChoiceMatched";
+inline constexpr const char *ERR_QUERY = "States.QueryEvaluationError";
 
 // An ASL runtime error with its error name and cause.
 struct Failure : std::runtime_error {
@@ -73,6 +74,8 @@ class Path {
 
 	const std::string &text() const { return text_; }
 	bool is_context() const { return context_; }
+	// `$name...`: a path into the variable `name` (Assign); "" otherwise
+	const std::string &variable() const { return variable_; }
 	bool is_definite() const { return definite_; }
 	// Only names and indices, rooted at `$` (not `$$`).
 	bool is_reference() const;
@@ -81,7 +84,8 @@ class Path {
 	// Selects from `input` (or from `context` for a `$$` path).  A definite
 	// path yields its node or nothing; any other path yields the array of
 	// every node it matches (possibly empty).
-	std::optional<json> select(const json &input, const json &context) const;
+	std::optional<json> select(const json &input, const json &context,
+							   const json *vars = nullptr) const;
 	std::optional<json> select(const json &root) const;
 
 	// Writes `value` at this reference path inside `target`, creating the
@@ -95,6 +99,7 @@ class Path {
   private:
 	std::string text_;
 	bool context_ = false;
+	std::string variable_;
 	bool definite_ = true;
 	std::vector<Segment> segments_;
 	friend Path parse_path_prefix(const std::string &, size_t &, const std::string &);
@@ -130,7 +135,8 @@ std::shared_ptr<const Call> parse_intrinsic(const std::string &text);
 
 // Evaluates a call; throws Failure{States.IntrinsicFailure} for bad arguments
 // and Failure{States.Runtime} for a path that selects nothing.
-json eval_intrinsic(const Call &call, const json &input, const json &context);
+json eval_intrinsic(const Call &call, const json &input, const json &context,
+					const json *vars = nullptr);
 
 // ---------------------------------------------------------------- helpers
 

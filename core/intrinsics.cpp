@@ -500,7 +500,7 @@ std::shared_ptr<const Call> parse_intrinsic(const std::string &text) {
 	return call;
 }
 
-json eval_intrinsic(const Call &call, const json &input, const json &context) {
+json eval_intrinsic(const Call &call, const json &input, const json &context, const json *vars) {
 	limits::RecursionGuard guard;
 	const Signature &sig = *find_signature(call.name);
 	const std::string &fn = call.name;
@@ -511,14 +511,16 @@ json eval_intrinsic(const Call &call, const json &input, const json &context) {
 		if (a.kind == Arg::Literal) {
 			v.push_back(a.literal);
 		} else if (a.kind == Arg::PathRef) {
-			auto got = a.path->select(input, context);
+			auto got = a.path->select(input, context, vars);
 			if (!got)
 				throw Failure(ERR_RUNTIME, fn + ": the path " + a.path->text() +
 											   " selects nothing in the " +
-											   (a.path->is_context() ? "context object" : "input"));
+											   (a.path->is_context() ? "context object"
+												: a.path->variable().empty() ? "input"
+																			 : "variables"));
 			v.push_back(std::move(*got));
 		} else {
-			v.push_back(eval_intrinsic(*a.call, input, context));
+			v.push_back(eval_intrinsic(*a.call, input, context, vars));
 		}
 		const char t = arg_type(sig, i);
 		if (!type_fits(t, v.back()))

@@ -382,6 +382,11 @@ Path parse_path_prefix(const std::string &text, size_t &pos, const std::string &
 		pp.fail("a path starts with '$'");
 	pp.p++;
 	path.context_ = pp.eat('$');
+	// `$name`: a variable (Assign), then the usual segments inside its value
+	if (!path.context_ && (std::isalpha(static_cast<unsigned char>(pp.peek())) || pp.peek() == '_')) {
+		while (std::isalnum(static_cast<unsigned char>(pp.peek())) || pp.peek() == '_')
+			path.variable_ += pp.s[pp.p++];
+	}
 	pp.segments(path.segments_, path.definite_);
 	if (pp.p - pos > limits::PATH_LENGTH)
 		path_too_long(pp.p - pos);
@@ -402,7 +407,7 @@ Path Path::parse(const std::string &text) {
 }
 
 bool Path::is_reference() const {
-	if (context_)
+	if (context_ || !variable_.empty())
 		return false;
 	return std::all_of(segments_.begin(), segments_.end(), [](const Segment &s) {
 		return s.kind == Segment::Name || s.kind == Segment::Index;
@@ -603,7 +608,15 @@ std::optional<json> Path::select(const json &root) const {
 	return all;
 }
 
-std::optional<json> Path::select(const json &input, const json &context) const {
+std::optional<json> Path::select(const json &input, const json &context, const json *vars) const {
+	if (!variable_.empty()) {
+		if (!vars || !vars->is_object())
+			return std::nullopt;
+		auto it = vars->find(variable_);
+		if (it == vars->end())
+			return std::nullopt;
+		return select(*it);
+	}
 	return select(context_ ? context : input);
 }
 

@@ -59,7 +59,14 @@ SELECT error FROM genroc.instances ORDER BY id DESC LIMIT 1;
 
 -- refused definitions name the path
 SELECT * FROM genroc.define('bad', '{"StartAt":"M","States":{"M":{"Type":"Map","End":true,"ItemProcessor":{"ProcessorConfig":{"Mode":"DISTRIBUTED"},"StartAt":"X","States":{"X":{"Type":"Pass","End":true}}}}}}');
-SELECT * FROM genroc.define('bad', '{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}');
+SELECT * FROM genroc.define('bad', '{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","InputPath":"$.x","End":true}}}');
 SELECT * FROM genroc.define('bad', '{"StartAt":"P","States":{"P":{"Type":"Parallel","End":true,"Branches":[{"StartAt":"X","States":{"X":{"Type":"Pass","Next":"Nope"}}}]}}}');
+
+-- variables (Assign): read by a later state and by the Map's items, which
+-- start with a copy of their parent's; an item's own Assign stays its own
+SELECT version FROM genroc.define('vars', '{"StartAt":"S","States":{"S":{"Type":"Pass","Assign":{"k.$":"$.k"},"Next":"M"},"M":{"Type":"Map","ItemsPath":"$.xs","ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","Assign":{"mine.$":"$"},"Parameters":{"v.$":"$","k.$":"$k"},"End":true}}},"ResultPath":"$.out","Next":"E"},"E":{"Type":"Pass","Parameters":{"out.$":"$.out","k.$":"$k"},"End":true}}}');
+SELECT instance_id AS vroot FROM genroc.start('vars', '{"k":"K","xs":[1,2]}') \gset
+SELECT status, genroc.get_instance(id) -> 'output' AS output FROM genroc.instances WHERE id = :vroot;
+SELECT child_index, variables FROM genroc._instances WHERE parent_id = :vroot ORDER BY child_index;
 
 DROP EXTENSION genroc;

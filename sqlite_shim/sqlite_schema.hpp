@@ -17,7 +17,8 @@ namespace genroc::sqlite {
 //   3  + tokens (API tokens, README "Authentication")
 //   4  + workers.session_pid (the process holding the worker's lock file)
 //   5  + tickers (who ticks, as the extension's genroc._tickers)
-inline constexpr int SCHEMA_VERSION = 5;
+//   6  + instances.variables (ASL Assign, as the extension's column)
+inline constexpr int SCHEMA_VERSION = 6;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -88,7 +89,8 @@ CREATE TABLE IF NOT EXISTS instances (
 	child_index     INTEGER,
 	child_gen       INTEGER,
 	scope           TEXT,
-	fanout          TEXT
+	fanout          TEXT,
+	variables       TEXT
 );
 CREATE INDEX IF NOT EXISTS instances_parent ON instances (parent_id, child_gen, child_index)
 	WHERE parent_id IS NOT NULL;
@@ -219,6 +221,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	// 3 -> 4: a worker's lock file
 	"ALTER TABLE workers ADD COLUMN session_pid INTEGER;",
 	TICKERS_SQL,  // 4 -> 5
+	// 5 -> 6: the ASL variables
+	"ALTER TABLE instances ADD COLUMN variables TEXT;",
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

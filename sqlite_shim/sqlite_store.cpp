@@ -309,6 +309,7 @@ struct Inst {
 	std::optional<std::string> scope;
 	json fanout;
 	std::optional<std::string> partition_key;
+	json variables;	 // ASL variables (Assign); null: none
 
 	bool ended() const { return status == "succeeded" || status == "failed" || status == "cancelled"; }
 };
@@ -317,8 +318,8 @@ constexpr const char *INST_SELECT =
 	"SELECT id, definition_id, status, state, state_input, task_input, resource, queue, priority, eligible_at, "
 	"lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once, timeout_s, "
 	"timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity, activity_token, activity_owner, "
-	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout, partition_key "
-	"FROM instances WHERE id = ?1";
+	"input, name, created_at, parent_id, root_id, child_index, child_gen, scope, fanout, partition_key, "
+	"variables FROM instances WHERE id = ?1";
 
 Inst read_inst(const Query &q) {
 	Inst i;
@@ -358,6 +359,7 @@ Inst read_inst(const Query &q) {
 	i.scope = q.otext(33);
 	i.fanout = q.js(34);
 	i.partition_key = q.otext(35);
+	i.variables = q.js(36);
 	return i;
 }
 
@@ -2314,9 +2316,9 @@ class SqliteStore final : public Store {
 		return state_machines_.emplace(definition_id, std::move(m)).first->second;
 	}
 
-	// Whether a definition may read $$.Execution.Input: its text has $$
-	// other than $$.Map. / $$.State. / $$.Task. / $$.StateMachine. (as
-	// genroc._context's test).  Kept per definition id.
+	// Whether a definition may read $$.Execution.Input: its text has $$ (or
+	// JSONata's $states.context) other than .Map. / .State. / .Task. /
+	// .StateMachine. after it (as genroc._context's test).  Kept per definition id.
 	bool reads_execution_input(int64_t definition_id) {
 		auto it = reads_input_.find(definition_id);
 		if (it != reads_input_.end()) return it->second;
@@ -2324,11 +2326,13 @@ class SqliteStore final : public Store {
 		q.next();
 		const std::string text = q.text(0);
 		bool reads = false;
-		for (size_t at = text.find("$$"); at != std::string::npos && !reads; at = text.find("$$", at + 2)) {
-			const std::string rest = text.substr(at + 2, 14);
-			reads = !(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
-					  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0);
-		}
+		// $$ in JSONPath, $states.context in JSONata
+		for (const std::string mark : {"$$", "$states.context"})
+			for (size_t at = text.find(mark); at != std::string::npos && !reads; at = text.find(mark, at + mark.size())) {
+				const std::string rest = text.substr(at + mark.size(), 14);
+				reads = !(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
+						  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0);
+			}
 		reads_input_.emplace(definition_id, reads);
 		return reads;
 	}
@@ -2355,7 +2359,12 @@ class SqliteStore final : public Store {
 		request["now_ms"] = now;
 		request["context"] = context(inst, token);
 		if (inst.scope) request["scope"] = *inst.scope;
+		if (!inst.variables.is_null()) request["variables"] = inst.variables;
 		const json answer = asl::step(*def, request);
+		// an Assign changed the variables: kept before the outcome's rows, so
+		// a fan-out's children copy them (as genroc._apply_step)
+		if (answer.contains("variables"))
+			Query(db_, "UPDATE instances SET variables = ?2 WHERE id = ?1", id, answer["variables"]).run();
 		const json &out = answer.at("outcome");
 		const json entered = answer.value("entered", json::array());
 		for (auto &e : entered)
@@ -2547,9 +2556,15 @@ class SqliteStore final : public Store {
 		// children carry the partition key (its rate limit counts their
 		// tasks), but hold no slot
 		std::optional<std::string> partition_key;
+		// a branch or item reads its parent's variables (as this step left
+		// them); a called definition is an execution of its own
+		json variables;
 		{
-			Query pq(db_, "SELECT partition_key FROM instances WHERE id = ?1", parent);
-			if (pq.next()) partition_key = pq.otext(0);
+			Query pq(db_, "SELECT partition_key, variables FROM instances WHERE id = ?1", parent);
+			if (pq.next()) {
+				partition_key = pq.otext(0);
+				if (!called_id) variables = pq.js(1);
+			}
 		}
 		for (const auto &it : items) {
 			auto opt_text = [&](const char *k) {
@@ -2559,12 +2574,13 @@ class SqliteStore final : public Store {
 			Query(db_,
 				  "INSERT INTO instances (definition_id, status, eligible_at, input, queue, priority, wait_kind, "
 				  "parent_id, root_id, child_index, child_gen, scope, name, labels, partition_key, created_at, "
-				  "updated_at) "
-				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2)",
+				  "updated_at, variables) "
+				  "VALUES (?1, 'waiting', ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?2, ?2, ?14)",
 				  called_id.value_or(inst.definition_id), now, store_value(it.at("input"), "an item's input", now),
 				  opt_text("queue").value_or(inst.queue), inst.priority, parent, inst.root_id.value_or(parent),
 				  it.at("index").get<int64_t>(), gen, opt_text("scope"), opt_text("name"),
-				  it.value("labels", json::object()), partition_key)
+				  it.value("labels", json::object()), partition_key,
+				  variables.is_null() ? std::optional<json>() : std::optional<json>(variables))
 				.run();
 			child_id = sqlite3_last_insert_rowid(db_.handle());
 		}

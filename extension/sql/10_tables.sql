@@ -36,6 +36,7 @@ CREATE TABLE genroc._definitions (
 --                    activity_owner (who claimed it; NULL = not handed out)
 --   composition      parent_id, root_id, child_index, child_gen, scope,
 --                    fanout (see below)
+--   variables        the ASL variables (Assign), see below
 CREATE TABLE genroc._instances (
 	id				bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	definition_id	bigint NOT NULL REFERENCES genroc._definitions (id),
@@ -88,7 +89,12 @@ CREATE TABLE genroc._instances (
 	child_index		int,
 	child_gen		int,
 	scope			text,
-	fanout			jsonb
+	fanout			jsonb,
+	-- The variables (ASL Assign) where the instance stands: NULL until a
+	-- state assigns one; written by _apply_step when the interpreter's
+	-- answer carries them, handed to every step; a Parallel branch or Map
+	-- item starts with a copy of its parent's (65_children.sql).
+	variables		jsonb
 );
 
 -- The two unique keys, partial: most rows have neither (NULL), and an index

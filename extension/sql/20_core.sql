@@ -359,8 +359,8 @@ BEGIN
 		-- the execution's input (for a Map item, its parent's whole input,
 		-- items and all) only for a definition that may read it: one whose
 		-- text has a context path other than the Map, State, Task and
-		-- StateMachine objects
-		IF p_def.definition::text ~ '\$\$(?!\.(Map|StateMachine|State|Task)\.)' THEN
+		-- StateMachine objects (JSONPath's context paths, JSONata's $states.context)
+		IF p_def.definition::text ~ '(\$\$|\$states\.context)(?!\.(Map|StateMachine|State|Task)\.)' THEN
 			SELECT genroc._load_value(i.input) INTO STRICT v_input FROM genroc._instances i WHERE i.id = v_id;
 		ELSE
 			v_input := NULL;
@@ -400,6 +400,7 @@ $$;
  *          'waiting', wait_kind 'children', the children created here
  *   succeeded / failed → that status, output or error+cause, ended_at; a
  *          failed one keeps state and state_input of the state it failed in
+ *   variables: written when the answer carries them (an Assign ran)
  *   log: p_first when given ({"event", "state", "detail"}: the report that
  *   led to this step, e.g. complete's task_succeeded), one 'entered' row per
  *   state entered, then one row for the outcome
@@ -436,8 +437,15 @@ BEGIN
 		'now_ms', genroc._ms(v_now),
 		'context', genroc._context(v_inst, v_def, v_token))
 		|| CASE WHEN v_inst.scope IS NOT NULL
-				THEN jsonb_build_object('scope', v_inst.scope) ELSE '{}'::jsonb END;
+				THEN jsonb_build_object('scope', v_inst.scope) ELSE '{}'::jsonb END
+		|| CASE WHEN v_inst.variables IS NOT NULL
+				THEN jsonb_build_object('variables', v_inst.variables) ELSE '{}'::jsonb END;
 	v_answer := genroc._step(v_def.hash, v_def.definition, v_request);
+	-- an Assign changed the variables: kept before the outcome's rows, so a
+	-- fan-out's children copy them (65_children.sql)
+	IF v_answer ? 'variables' THEN
+		UPDATE genroc._instances SET variables = v_answer -> 'variables' WHERE id = p_instance;
+	END IF;
 	v_out := v_answer -> 'outcome';
 	v_entered := coalesce(v_answer -> 'entered', '[]');
 

@@ -135,12 +135,16 @@ BEGIN
 	WHERE id = p_parent;
 	INSERT INTO genroc._instances (definition_id, status, eligible_at, input, queue, priority,
 								   wait_kind, parent_id, root_id, child_index, child_gen, scope,
-								   name, labels, partition_key, created_at, updated_at, owner)
+								   name, labels, partition_key, created_at, updated_at, owner,
+								   variables)
 	SELECT coalesce((it ->> 'definition_id')::bigint, v_inst.definition_id), 'waiting', v_now,
 		   genroc._store_value(it -> 'input', 'an item''s input'), coalesce(it ->> 'queue', v_inst.queue), v_inst.priority,
 		   'pending', p_parent, coalesce(v_inst.root_id, p_parent), (it ->> 'index')::int, v_gen,
 		   it ->> 'scope', it ->> 'name', coalesce(it -> 'labels', '{}'), v_inst.partition_key,
-		   v_now, v_now, v_inst.owner
+		   v_now, v_now, v_inst.owner,
+		   -- a branch or item reads its parent's variables; a called
+		   -- definition is an execution of its own
+		   CASE WHEN v_kind <> 'call' THEN v_inst.variables END
 	FROM jsonb_array_elements(v_items) AS it
 	ORDER BY (it ->> 'index')::int;
 	INSERT INTO genroc._fanouts AS f (parent_id, gen, total, next_index, live, pending, succeeded, failed)

@@ -13,7 +13,8 @@
  * The tables of 0.2 against 0.1, in the order a fresh install makes them
  * (the column order must match): the session columns of _workers
  * (10_tables.sql), the table of lock rows genroc._locks (10_tables.sql),
- * the fan-out counts genroc._fanouts (10_tables.sql),
+ * the fan-out counts genroc._fanouts (10_tables.sql), the variables column
+ * of _instances (10_tables.sql),
  * the owner columns and their index (12_roles.sql), the objects table and
  * its reference indexes (15_objects.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
@@ -61,6 +62,9 @@ CREATE FUNCTION genroc._caller() RETURNS oid
 	LANGUAGE C STABLE PARALLEL SAFE;
 DROP FUNCTION genroc._task_request(genroc._instances, text, jsonb, text, text),
 	genroc._instance_json(genroc._instances), genroc._depth(genroc._instances);
+-- the ASL variables (Assign; 10_tables.sql), before owner as a fresh
+-- install orders them: none for the instances 0.1 ran
+ALTER TABLE genroc._instances ADD COLUMN variables jsonb;
 ALTER TABLE genroc._definitions ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._instances ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._workers ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();

@@ -97,6 +97,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "DROP TABLE tokens;"
 						   "ALTER TABLE workers DROP COLUMN session_pid;"
 						   "DROP TABLE tickers;"
+						   "ALTER TABLE instances DROP COLUMN variables;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
 			  SQLITE_OK)
@@ -119,13 +120,20 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 		EXPECT_EQ(s->token_verify(t.at("token")).at("name"), "w");
 		s->tick(10);	// 4 -> 5: who ticks
 		EXPECT_EQ(s->tickers().size(), 1u);
+		// 5 -> 6: the variables of an instance (ASL Assign)
+		s->define("vars", json::parse(R"({"StartAt":"A","States":{
+		    "A":{"Type":"Pass","Assign":{"v":7},"Next":"B"},
+		    "B":{"Type":"Pass","Parameters":{"v.$":"$v"},"End":true}}})"));
+		EXPECT_EQ(s->get_instance(s->start("vars", json::object(), json::object()).instance_id)
+					  .at("output"),
+				  json({{"v", 7}}));
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
 	sqlite3_stmt *st = nullptr;
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "5");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "6");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }

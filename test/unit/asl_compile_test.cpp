@@ -140,8 +140,9 @@ TEST(Compile, StateShape) {
 		 "invalid definition at $.States.A.ItemReader: reading items from or writing results to "
 		 "Amazon S3 is not supported: genroc's Map takes its items from the state input "
 		 "(ItemsPath) and returns its results as the state output"},
-		{R"({"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","End":true}}})",
-		 "invalid definition at $.QueryLanguage: JSONata is not supported (only JSONPath)"},
+		{R"({"QueryLanguage":"JSONPath ","StartAt":"A","States":{"A":{"Type":"Pass","End":true}}})",
+		 "invalid definition at $.QueryLanguage: must be \"JSONPath\" or \"JSONata\", not "
+		 "\"JSONPath \""},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Pass","Next":"B"}}})",
 		 "invalid definition at $.States.A.Next: unknown state \"B\""},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Pass"}}})",

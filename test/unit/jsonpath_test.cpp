@@ -139,7 +139,8 @@ TEST(JsonPath, SyntaxErrors) {
 	EXPECT_EQ(parse_error("a.b"), "a path starts with '$' at offset 0");
 	EXPECT_EQ(parse_error("$."), "expected a field name at offset 2");
 	EXPECT_EQ(parse_error("$.a."), "expected a field name at offset 4");
-	EXPECT_EQ(parse_error("$a"), "unexpected 'a' at offset 1");
+	EXPECT_EQ(parse_error("$1"), "unexpected '1' at offset 1");
+	EXPECT_EQ(parse_error("$a-b"), "unexpected '-' at offset 2");
 	EXPECT_EQ(parse_error("$.a["), "expected an index, a quoted name, '*', a slice or a filter at offset 4");
 	EXPECT_EQ(parse_error("$.a[1"), "expected ']' at offset 5");
 	EXPECT_EQ(parse_error("$['a"), "unterminated quoted name at offset 4");
@@ -173,4 +174,22 @@ TEST(JsonPath, AssignAtReferencePaths) {
 	EXPECT_FALSE(Path::parse("$.a").assign(scalar, 1));
 	EXPECT_TRUE(Path::parse("$").assign(scalar, 6));
 	EXPECT_EQ(scalar, 6);
+}
+
+TEST(JsonPath, VariablePaths) {
+	const json vars = J(R"({"order":{"lines":[{"sku":"a"},{"sku":"b"}]},"n":3})");
+	const json input = J(R"({"n":"input"})");
+	auto v = [&](const std::string &p) {
+		auto got = Path::parse(p).select(input, json::object(), &vars);
+		return got ? *got : json("<nothing>");
+	};
+	EXPECT_EQ(v("$n"), 3);
+	EXPECT_EQ(v("$order.lines[1].sku"), "b");
+	EXPECT_EQ(v("$order.lines[*].sku"), J(R"(["a","b"])"));
+	EXPECT_EQ(v("$missing"), "<nothing>");
+	EXPECT_EQ(v("$.n"), "input");
+	EXPECT_EQ(Path::parse("$order.x").variable(), "order");
+	EXPECT_FALSE(Path::parse("$order").is_reference());	 // not a place ResultPath may write
+	// without variables, a variable path selects nothing
+	EXPECT_FALSE(Path::parse("$n").select(input, json::object()).has_value());
 }
