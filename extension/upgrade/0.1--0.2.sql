@@ -14,7 +14,8 @@
  * (the column order must match): the session columns of _workers
  * (10_tables.sql), the table of lock rows genroc._locks (10_tables.sql),
  * the fan-out counts genroc._fanouts (10_tables.sql),
- * the owner columns and their index (12_roles.sql).  The rest of 0.2 (pg_dump
+ * the owner columns and their index (12_roles.sql), the drain request of
+ * _workers (50_workers.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
  * their grants, the new helpers) is in the parts, which run after this.
  */
@@ -104,3 +105,12 @@ CREATE TABLE genroc._tickers (
 -- per queue): a changed return type is dropped and made again by
 -- 50_workers.sql, its grant by 99_privileges.sql.
 DROP FUNCTION genroc.claim(text, text[], int);
+
+-- Drain requests (50_workers.sql, after owner): the column, and the
+-- functions whose result changed with it: worker_heartbeat answers whether
+-- to drain, list_workers (and the view genroc.workers over it) has a
+-- draining column.  The parts that follow make them again with their grants.
+ALTER TABLE genroc._workers ADD COLUMN drain_requested_at timestamptz;
+DROP FUNCTION genroc.worker_heartbeat(text);
+DROP VIEW genroc.workers;
+DROP FUNCTION genroc.list_workers();

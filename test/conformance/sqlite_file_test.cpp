@@ -96,6 +96,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE queues DROP COLUMN partition_rate_period_ms;"
 						   "DROP TABLE tokens;"
 						   "ALTER TABLE workers DROP COLUMN session_pid;"
+						   "ALTER TABLE workers DROP COLUMN drain_requested_at;"
 						   "DROP TABLE tickers;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
@@ -119,13 +120,15 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 		EXPECT_EQ(s->token_verify(t.at("token")).at("name"), "w");
 		s->tick(10);	// 4 -> 5: who ticks
 		EXPECT_EQ(s->tickers().size(), 1u);
+		EXPECT_EQ(s->worker_drain("w1").at("draining"), true);	// 5 -> 6: drain requests
+		EXPECT_EQ(s->worker_heartbeat("w1"), json({{"drain", true}}));
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
 	sqlite3_stmt *st = nullptr;
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "5");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "6");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
