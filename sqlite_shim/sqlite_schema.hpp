@@ -18,7 +18,8 @@ namespace genroc::sqlite {
 //   4  + workers.session_pid (the process holding the worker's lock file)
 //   5  + tickers (who ticks, as the extension's genroc._tickers)
 //   6  + instances.variables (ASL Assign, as the extension's column)
-inline constexpr int SCHEMA_VERSION = 6;
+//   7  + workers.drain_requested_at (worker_drain)
+inline constexpr int SCHEMA_VERSION = 7;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -130,7 +131,8 @@ CREATE TABLE IF NOT EXISTS workers (
 	started_at     INTEGER NOT NULL,
 	heartbeat_at   INTEGER NOT NULL,
 	stopped_at     INTEGER,
-	session_pid    INTEGER
+	session_pid    INTEGER,
+	drain_requested_at INTEGER		-- worker_drain; cleared when the id registers again
 );
 
 -- Each instance's history, oldest first by seq (one sequence for all, as
@@ -223,6 +225,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	TICKERS_SQL,  // 4 -> 5
 	// 5 -> 6: the ASL variables
 	"ALTER TABLE instances ADD COLUMN variables TEXT;",
+	// 6 -> 7: drain requests
+	"ALTER TABLE workers ADD COLUMN drain_requested_at INTEGER;",
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

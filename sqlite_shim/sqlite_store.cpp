@@ -971,7 +971,7 @@ class SqliteStore final : public Store {
 				  "stale_after_ms = excluded.stale_after_ms, queues = excluded.queues, concurrency = excluded.concurrency, "
 				  "durability = excluded.durability, "
 				  "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL, "
-				  "session_pid = excluded.session_pid",
+				  "session_pid = excluded.session_pid, drain_requested_at = NULL",
 				  worker, host, lease_ms, stale_ms, queues, concurrency, now, std::string(durability_name(level_)),
 				  session)
 				.run();
@@ -991,11 +991,25 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	void worker_heartbeat(const std::string &worker) override {
-		write(durability_for(Commit::progress), [&](int64_t now) {
+	json worker_heartbeat(const std::string &worker) override {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
 			require_worker(worker);
 			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
-			return 0;
+			return json{{"drain", draining(worker)}};
+		});
+	}
+
+	// genroc.worker_drain: claim hands the worker nothing more, its
+	// heartbeat says drain (no notification on SQLite).
+	json worker_drain(const std::string &worker) override {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
+			require_worker(worker);
+			Query(db_, "UPDATE workers SET drain_requested_at = coalesce(drain_requested_at, ?2) WHERE id = ?1",
+				  worker, now)
+				.run();
+			Query q(db_, "SELECT count(*) FROM instances WHERE status = 'running' AND lease_owner = ?1", worker);
+			q.next();
+			return json{{"worker", worker}, {"draining", true}, {"running", q.i64(0)}};
 		});
 	}
 
@@ -1023,7 +1037,7 @@ class SqliteStore final : public Store {
 					"SELECT w.id, w.host, w.queues, w.concurrency, w.lease_ms, w.stale_after_ms, w.started_at, "
 					"w.heartbeat_at, w.stopped_at, "
 					"(SELECT count(*) FROM instances i WHERE i.status = 'running' AND i.lease_owner = w.id), "
-					"w.durability FROM workers w ORDER BY w.id");
+					"w.durability, w.drain_requested_at FROM workers w ORDER BY w.id");
 			while (q.next()) {
 				const bool stopped = !q.is_null(8);
 				const bool live = !stopped && q.i64(7) + q.i64(5) > now;
@@ -1038,9 +1052,34 @@ class SqliteStore final : public Store {
 							   {"stopped_at", iso_or_null(q.oi64(8))},
 							   {"live", live},
 							   {"running", q.i64(9)},
-							   {"durability", q.text(10)}});
+							   {"durability", q.text(10)},
+							   {"draining", !stopped && !q.is_null(11)}});
 			}
 			return out;
+		});
+	}
+
+	// genroc.claim_wake (55_queues.sql)
+	std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) override {
+		return read([&](int64_t now) -> std::optional<int64_t> {
+			std::optional<int64_t> wake;
+			for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
+				const QueueSettings s = queue_settings(queue);
+				if (!s.rate) continue;
+				Query ready(db_, "SELECT 1 FROM instances WHERE queue = ?1 AND status = 'ready' AND eligible_at <= ?2 LIMIT 1",
+							queue, now);
+				if (!ready.next()) continue;
+				Query n(db_, "SELECT count(*) FROM queue_starts WHERE queue = ?1 AND at > ?2", queue, now - *s.period_ms);
+				n.next();
+				if (n.i64(0) < *s.rate) continue;
+				Query at(db_, "SELECT at FROM queue_starts WHERE queue = ?1 AND at > ?2 ORDER BY at LIMIT 1 OFFSET ?3",
+						 queue, now - *s.period_ms, n.i64(0) - *s.rate);
+				if (!at.next()) continue;
+				const int64_t t = at.i64(0) + *s.period_ms;
+				wake = wake ? std::min(*wake, t) : t;
+			}
+			if (!wake) return std::nullopt;
+			return *wake - now;
 		});
 	}
 
@@ -1049,13 +1088,14 @@ class SqliteStore final : public Store {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			auto [lease_ms, concurrency] = require_worker(worker);
 			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
+			std::vector<Task> out;
+			if (draining(worker)) return out;	// worker_drain: nothing more
 			int64_t room = n;
 			if (concurrency) {
 				Query q(db_, "SELECT count(*) FROM instances WHERE status = 'running' AND lease_owner = ?1", worker);
 				q.next();
 				room = std::min<int64_t>(room, std::max<int64_t>(0, *concurrency - q.i64(0)));
 			}
-			std::vector<Task> out;
 			if (room <= 0 || queues.empty()) return out;
 			// queue limits: full queues are left out, the batch is bounded by
 			// the smallest room (genroc._claim_room)
@@ -1981,6 +2021,12 @@ class SqliteStore final : public Store {
 			throw Error(sqlstate::TASK_TOKEN_INVALID, "task token is not valid",
 						"No activity is waiting with that token: it is unknown, already reported, timed out or cancelled.");
 		return load(q.i64(0));
+	}
+
+	// Whether a drain was requested for the worker (worker_drain).
+	bool draining(const std::string &worker) {
+		Query q(db_, "SELECT drain_requested_at IS NOT NULL FROM workers WHERE id = ?1", worker);
+		return q.next() && q.i64(0) != 0;
 	}
 
 	// Lease duration and concurrency of a registered, not stopped worker.

@@ -17,6 +17,7 @@
 //   genctl resume ID [--output JSON]
 //   genctl emit ID NAME [--payload JSON]
 //   genctl workers
+//   genctl workers drain ID
 //   genctl tickers
 //   genctl activity
 //   genctl queues
@@ -181,6 +182,7 @@ struct Options {
 	std::string queue_name, queue_options = "{}";
 	// token revoke
 	std::string token_id;
+	std::string worker_id;	// workers drain
 };
 
 void cmd_definitions(genroc::Store &store, const Options &o) {
@@ -367,6 +369,7 @@ void cmd_run_again(genroc::Store &store, const Options &o, bool resume) {
 std::string worker_state(const json &w) {
 	if (w.contains("status")) return cell(w, "status");
 	if (w.contains("stopped_at") && !w["stopped_at"].is_null()) return "stopped";
+	if (w.value("draining", false) && w.value("live", false)) return "draining";
 	if (w.contains("live")) return w["live"] == true ? "live" : "stale";
 	return "-";
 }
@@ -379,6 +382,15 @@ void cmd_workers(genroc::Store &store, const Options &o) {
 		rows.push_back({cell(w, "worker"), cell(w, "host"), worker_state(w), cell(w, "heartbeat_at"),
 						cell(w, "running"), cell(w, "durability"), cell(w, "queues")});
 	print_table({"WORKER", "HOST", "STATE", "LAST HEARTBEAT", "RUNNING", "DURABILITY", "QUEUES"}, rows);
+}
+
+// genroc.worker_drain: the worker stops claiming and exits once its
+// running tasks end (within its --shutdown-grace).
+void cmd_workers_drain(genroc::Store &store, const Options &o) {
+	json r = store.worker_drain(o.worker_id);
+	if (o.as_json) return print_json(r);
+	std::cout << "worker " << o.worker_id << " draining: " << r.value("running", 0)
+			  << " running task(s) to finish, then it stops\n";
 }
 
 // Who ticks (genroc.tickers): the in-database ticker, genroc workers and
@@ -544,6 +556,10 @@ int main(int argc, char **argv) {
 	emit->add_option("--payload", o.payload, "event payload (JSON)")->capture_default_str();
 
 	auto *workers = app.add_subcommand("workers", "workers: state, last heartbeat, running instances");
+	workers->require_subcommand(0, 1);
+	auto *workers_drain = workers->add_subcommand(
+		"drain", "ask a worker to stop claiming, finish its running tasks within its grace and exit");
+	workers_drain->add_option("ID", o.worker_id, "worker id")->required();
 	auto *tickers = app.add_subcommand("tickers", "who ticks: the in-database ticker and binaries, with their last tick");
 	auto *activity = app.add_subcommand("activity", "which worker runs what (running instances)");
 
@@ -582,8 +598,8 @@ int main(int argc, char **argv) {
 		if (!o.page_text.empty()) o.page = positive_arg(o.page_text, "--page", INT_MAX / o.page_size);
 		// the commands that only read open a SQLite file read-only: a file
 		// the user may read but not write (0444) can still be listed
-		const bool reads_only = *definitions || *show || *instances || *logs || *object || *workers || *tickers ||
-								*activity || *queues || *token_list;
+		const bool reads_only = *definitions || *show || *instances || *logs || *object ||
+								(*workers && !*workers_drain) || *tickers || *activity || *queues || *token_list;
 		auto store = genroc::open_store(o.database, reads_only, genroc::WriteLane::general, o.pooled);
 		if (*definitions) cmd_definitions(*store, o);
 		else if (*define) cmd_define(*store, o);
@@ -596,6 +612,7 @@ int main(int argc, char **argv) {
 		else if (*retry) cmd_run_again(*store, o, false);
 		else if (*resume) cmd_run_again(*store, o, true);
 		else if (*emit) cmd_emit(*store, o);
+		else if (*workers_drain) cmd_workers_drain(*store, o);
 		else if (*workers) cmd_workers(*store, o);
 		else if (*tickers) cmd_tickers(*store, o);
 		else if (*activity) cmd_activity(*store, o);

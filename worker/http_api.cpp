@@ -472,6 +472,14 @@ json post_heartbeat(Call &c) {
 
 json get_workers(Call &c) { return {{"workers", c.store().list_workers()}}; }
 
+// genroc.worker_drain: the worker claims nothing more and stops once its
+// running tasks end (README "Draining a worker").
+json post_drain(Call &c) {
+	const std::string id = c.req.matches[1];
+	only_fields(c.body(true), {});
+	return c.store().worker_drain(id);
+}
+
 // The queues as list_queues shows them, and the ones holding ready tasks
 // that no live worker serves (they would wait forever), with who would.
 json get_queues(Call &c) {
@@ -1308,6 +1316,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			with_body("POST", "/api/activities/heartbeat", post_heartbeat, need_work());
 			with_body("POST", R"(/api/activities/([^/]+)/claim)", post_claim, need_work());
 			get("/api/workers", get_workers, need_read());
+			with_body("POST", R"(/api/workers/([^/]+)/drain)", post_drain, need_operate());
 			get(R"(/api/definitions/([^/]+))", get_definition, need_read());
 			get("/api/queues", get_queues, need_read());
 			get("/api/whoami", get_whoami, need_any());

@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -217,9 +218,17 @@ class PgStore final : public Store {
 		return jsonb(r.get(), 0, 0);
 	}
 
-	void worker_heartbeat(const std::string &worker) override {
-		exec("SELECT genroc.worker_heartbeat($1)", {worker});
+	json worker_heartbeat(const std::string &worker) override {
+		auto r = exec("SELECT genroc.worker_heartbeat($1)", {worker});
+		return jsonb(r.get(), 0, 0);
 	}
+
+	json worker_drain(const std::string &worker) override {
+		auto r = exec("SELECT genroc.worker_drain($1)", {worker});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	bool drain_notified(const std::string &worker) override { return drains_notified_.erase(worker) > 0; }
 
 	void worker_stop(const std::string &worker) override {
 		exec("SELECT genroc.worker_stop($1)", {worker});
@@ -265,6 +274,13 @@ class PgStore final : public Store {
 	}
 
 	void token_revoke(const std::string &id) override { exec("SELECT genroc.token_revoke($1)", {id}); }
+
+	std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) override {
+		auto r = exec("SELECT genroc.claim_wake(ARRAY(SELECT jsonb_array_elements_text($1::jsonb)))",
+					  {json(queues).dump()});
+		if (PQgetisnull(r.get(), 0, 0)) return std::nullopt;
+		return int64(r.get(), 0, 0);
+	}
 
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
 							int n) override {
@@ -435,6 +451,7 @@ class PgStore final : public Store {
 		}
 		if (!listening_) {
 			exec("LISTEN genroc", {});
+			exec("LISTEN genroc_drain", {});
 			listening_ = true;
 		}
 		if (drain_notifications()) return true;
@@ -465,6 +482,7 @@ class PgStore final : public Store {
 	bool pooled_;				// --pooled, or a transaction pooler detected
 	Conn conn_;
 	bool listening_ = false;
+	std::set<std::string> drains_notified_;	// worker ids named by NOTIFY genroc_drain
 	// Pooled: the settings every statement carries, as set_config parameters
 	// (name, value, ...), and the statement that applies them.
 	std::vector<std::string> settings_;
@@ -572,6 +590,7 @@ class PgStore final : public Store {
 		if (commit_delay_) exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(*commit_delay_)});
 		if (was_listening) {
 			exec("LISTEN genroc", {});
+			exec("LISTEN genroc_drain", {});
 			listening_ = true;
 		}
 	}
@@ -622,6 +641,7 @@ class PgStore final : public Store {
 		bool any = false;
 		while (PGnotify *n = PQnotifies(conn_.get())) {
 			any = true;
+			if (std::strcmp(n->relname, "genroc_drain") == 0 && n->extra) drains_notified_.insert(n->extra);
 			PQfreemem(n);
 		}
 		return any;

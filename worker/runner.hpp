@@ -85,7 +85,12 @@ class Runner {
 	void report(Slot &slot, const TaskResult &result);
 	void reap();
 	void drain();
-	void warn_unserved(Store &store);
+	// Reads list_queues: warns about unserved queues (when `warn`) and
+	// notes whether a queue this worker serves has a rate_limit.
+	void look_at_queues(Store &store, bool warn);
+	// A served queue has a rate_limit (look_at_queues): before waiting, ask
+	// claim_wake when its window opens.  True until the first look.
+	bool rate_limited_ = true;
 	std::string id_in_use_hint() const;
 	void summarize();
 
@@ -106,6 +111,10 @@ class Runner {
 	StopFlag renewer_stop_;
 	std::thread renewer_;
 	std::atomic<bool> need_register_{false};
+	// worker_drain asked this worker to drain (its heartbeat or NOTIFY
+	// genroc_drain): claim nothing more, finish, stop
+	std::atomic<bool> drain_requested_{false};
+	void note_drain(const char *how);
 	bool registered_ = false;	// the id is ours: worker_stop it at the end
 	std::atomic<int64_t> tasks_succeeded_{0}, tasks_failed_{0};	// reported, in all
 	int64_t summarized_succeeded_ = 0, summarized_failed_ = 0;	// as of the last summary (the loop's)

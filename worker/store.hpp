@@ -122,9 +122,15 @@ class Store {
 
 	// Workers and leases
 	virtual json worker_register(const std::string &worker, const json &options) = 0;
-	virtual void worker_heartbeat(const std::string &worker) = 0;
+	// {"drain": bool}: true once worker_drain asked this worker to drain
+	virtual json worker_heartbeat(const std::string &worker) = 0;
+	// genroc.worker_drain: {worker, draining, running}
+	virtual json worker_drain(const std::string &worker) = 0;
 	virtual void worker_stop(const std::string &worker) = 0;
 	virtual json list_workers() = 0;
+	// genroc.claim_wake: milliseconds until a rate_limit of these queues
+	// that holds back a ready task has room again; nullopt when none does
+	virtual std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) = 0;
 	virtual std::vector<Task> claim(const std::string &worker,
 									const std::vector<std::string> &queues, int n) = 0;
 	virtual std::vector<int64_t> renew(const std::string &worker,
@@ -222,6 +228,13 @@ class Store {
 	// LISTEN genroc; pooled: a sleep, as no notification can arrive; SQLite: a
 	// short poll).  True when woken by a signal.
 	virtual bool wait_for_work(int timeout_ms) = 0;
+	// True (once) when a notification that `worker` is to drain arrived
+	// while waiting (PostgreSQL: NOTIFY genroc_drain from worker_drain);
+	// false without notifications (pooled, SQLite): the heartbeat tells.
+	virtual bool drain_notified(const std::string &worker) {
+		(void)worker;
+		return false;
+	}
 	// True when the database answers (GET /healthz).
 	virtual bool ping() = 0;
 	// True when the connection goes through a transaction pooler (--pooled,

@@ -2,6 +2,12 @@
  * Workers and leases: the registry, claim, renew, release, complete, fail.
  */
 
+-- A drain request (worker_drain): when it was asked for; cleared when the
+-- id registers again.  Added here rather than in 10_tables.sql so the
+-- column follows owner (12_roles.sql), where ALTER TABLE puts it on an
+-- upgrade (extension/upgrade/0.1--0.2.sql).
+ALTER TABLE genroc._workers ADD COLUMN drain_requested_at timestamptz;
+
 -- A registered, not stopped worker, locked; RC006 otherwise.
 CREATE FUNCTION genroc._live_worker(p_worker text) RETURNS genroc._workers
 	LANGUAGE plpgsql VOLATILE
@@ -159,7 +165,8 @@ BEGIN
 		concurrency = excluded.concurrency, durability = excluded.durability,
 		started_at = excluded.started_at,
 		heartbeat_at = excluded.heartbeat_at, stopped_at = NULL,
-		session_pid = excluded.session_pid, session_start = excluded.session_start;
+		session_pid = excluded.session_pid, session_start = excluded.session_start,
+		drain_requested_at = NULL;
 
 	FOR v_id IN SELECT i.id FROM genroc._instances i
 				WHERE i.status = 'running' AND i.lease_owner = p_worker
@@ -173,10 +180,15 @@ $$;
 COMMENT ON FUNCTION genroc.worker_register(text, jsonb) IS
 	'Registers a worker id (options host, lease_duration, stale_after, queues, concurrency, pooled); RC005 when a live worker holds it, RC010 when one may; takes back the instances still leased to that id.';
 
-CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS void
+-- Returns {"drain": true} once a drain was requested (worker_drain): the
+-- worker then stops claiming, lets its running tasks finish within its
+-- grace, and stops.
+CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS jsonb
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+	v_drain timestamptz;
 BEGIN
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
@@ -184,11 +196,46 @@ BEGIN
 	UPDATE genroc._workers SET heartbeat_at = genroc.now(),
 		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
 		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
-	WHERE id = p_worker;
+	WHERE id = p_worker
+	RETURNING drain_requested_at INTO v_drain;
+	RETURN jsonb_build_object('drain', v_drain IS NOT NULL);
 END;
 $$;
 COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
-	'Records that the worker is alive; RC006 when it is not registered or stopped.';
+	'Records that the worker is alive and returns {"drain": true|false} (a drain was requested); RC006 when it is not registered or stopped.';
+
+/*
+ * Semantics of worker_drain:
+ *   the worker's owner (or an operator or admin) asks a registered, not
+ *   stopped worker to drain: from now on claim hands it nothing, its
+ *   heartbeat answers {"drain": true}, and NOTIFY genroc_drain carries its
+ *   id, so the binary stops claiming, lets its running tasks finish within
+ *   its --shutdown-grace and stops (worker_stop), as at SIGTERM
+ *   asking again changes nothing (the first request's time is kept);
+ *   RC006 for an id that is not registered or already stopped
+ *   returns {worker, draining: true, running: tasks it still holds}
+ */
+CREATE FUNCTION genroc.worker_drain(p_worker text) RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	v_owner oid;
+BEGIN
+	SELECT w.owner INTO v_owner FROM genroc._workers w WHERE w.id = p_worker;
+	PERFORM genroc._check_owner(v_owner, 'operator', format('worker "%s"', p_worker));
+	PERFORM genroc._flush_commit('progress');
+	PERFORM genroc._live_worker(p_worker);
+	UPDATE genroc._workers SET drain_requested_at = coalesce(drain_requested_at, genroc.now())
+	WHERE id = p_worker;
+	PERFORM pg_notify('genroc_drain', p_worker);
+	RETURN jsonb_build_object('worker', p_worker, 'draining', true,
+		'running', (SELECT count(*) FROM genroc._instances i
+					WHERE i.status = 'running' AND i.lease_owner = p_worker));
+END;
+$$;
+COMMENT ON FUNCTION genroc.worker_drain(text) IS
+	'Asks a worker to drain: claim hands it nothing more, and it stops once its running tasks end (within its grace); its owner, an operator or an admin; RC006 when it is not registered or stopped.';
 
 -- Gives running instances of a worker back (release, worker_stop).
 CREATE FUNCTION genroc._release(p_worker text, p_instances bigint[], p_reason text) RETURNS int
@@ -230,7 +277,7 @@ CREATE FUNCTION genroc.list_workers()
 	RETURNS TABLE (worker text, host text, queues text[], concurrency int,
 				   lease_duration_ms bigint, stale_after_ms bigint,
 				   started_at timestamptz, heartbeat_at timestamptz, stopped_at timestamptz,
-				   live boolean, running bigint, durability text)
+				   live boolean, running bigint, durability text, draining boolean)
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
@@ -241,13 +288,14 @@ CREATE FUNCTION genroc.list_workers()
 			   w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after,
 			   (SELECT count(*) FROM genroc._instances i
 				WHERE i.status = 'running' AND i.lease_owner = w.id),
-			   w.durability
+			   w.durability,
+			   w.stopped_at IS NULL AND w.drain_requested_at IS NOT NULL
 		FROM genroc._workers w
 		WHERE genroc._sees(w.owner, 'operator')
 		ORDER BY w.id;
 	END;
 COMMENT ON FUNCTION genroc.list_workers() IS
-	'Every registered worker the caller may see (its own; operators every one): settings, timestamps, whether it is live, and how many tasks it holds.';
+	'Every registered worker the caller may see (its own; operators every one): settings, timestamps, whether it is live or draining, and how many tasks it holds.';
 
 -- A new lease epoch: random, never 0, never the previous one (genroc.c says
 -- why a counter is not enough).
@@ -321,6 +369,10 @@ BEGIN
 	RETURNING w.* INTO v_worker;
 	IF NOT FOUND THEN
 		PERFORM genroc._live_worker(p_worker);
+	END IF;
+	-- a draining worker takes nothing more (worker_drain)
+	IF v_worker.drain_requested_at IS NOT NULL THEN
+		RETURN;
 	END IF;
 	v_n := p_n;
 	IF v_worker.concurrency IS NOT NULL THEN

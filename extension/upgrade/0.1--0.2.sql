@@ -16,7 +16,8 @@
  * the fan-out counts genroc._fanouts (10_tables.sql), the variables column
  * of _instances (10_tables.sql),
  * the owner columns and their index (12_roles.sql), the objects table and
- * its reference indexes (15_objects.sql).  The rest of 0.2 (pg_dump
+ * its reference indexes (15_objects.sql), the drain request of _workers
+ * (50_workers.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
  * their grants, the new helpers) is in the parts, which run after this.
  */
@@ -139,3 +140,12 @@ CREATE INDEX _log_obj_output ON genroc._log ((detail -> 'output' ->> 'genroc:obj
 	WHERE detail -> 'output' ? 'genroc:object';
 CREATE INDEX _log_obj_payload ON genroc._log ((detail -> 'payload' ->> 'genroc:object'))
 	WHERE detail -> 'payload' ? 'genroc:object';
+
+-- Drain requests (50_workers.sql, after owner): the column, and the
+-- functions whose result changed with it: worker_heartbeat answers whether
+-- to drain, list_workers (and the view genroc.workers over it) has a
+-- draining column.  The parts that follow make them again with their grants.
+ALTER TABLE genroc._workers ADD COLUMN drain_requested_at timestamptz;
+DROP FUNCTION genroc.worker_heartbeat(text);
+DROP VIEW genroc.workers;
+DROP FUNCTION genroc.list_workers();

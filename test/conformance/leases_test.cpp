@@ -452,3 +452,51 @@ TEST_P(StoreTest, RenewAndClaimKeepTheWorkerAlive) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// worker_drain: the drained worker is handed nothing more and its heartbeat
+// says drain, while the other keeps claiming; the running task it holds is
+// its to finish; list_workers shows it draining until it stops; a new
+// registration of the id starts afresh.
+TEST_P(StoreTest, ADrainedWorkerClaimsNothingMoreAndFinishesWhatItHolds) {
+	define("job", one_task());
+	worker("w1");
+	worker("w2");
+	int64_t a = start("job");
+	int64_t b = start("job");
+	Task held = claim_one("w1");
+	EXPECT_EQ(held.instance_id, a);
+	EXPECT_EQ(store().worker_heartbeat("w1"), json({{"drain", false}}));
+
+	json r = store().worker_drain("w1");
+	EXPECT_EQ(r, json({{"worker", "w1"}, {"draining", true}, {"running", 1}}));
+	EXPECT_EQ(store().worker_drain("w1").at("draining"), true);	// asked again: the same
+	EXPECT_EQ(store().worker_heartbeat("w1"), json({{"drain", true}}));
+	EXPECT_EQ(store().worker_heartbeat("w2"), json({{"drain", false}}));
+	EXPECT_TRUE(store().claim("w1", {"default"}, 5).empty());
+	auto draining = [&](const std::string &id) {
+		for (const auto &w : store().list_workers())
+			if (w.at("worker") == id) return w.at("draining").get<bool>();
+		ADD_FAILURE() << "no worker " << id;
+		return false;
+	};
+	EXPECT_TRUE(draining("w1"));
+	EXPECT_FALSE(draining("w2"));
+	Task other = claim_one("w2");
+	EXPECT_EQ(other.instance_id, b);
+	// its running task is still its own to report
+	EXPECT_EQ(store().renew("w1", {a}), std::vector<int64_t>({a}));
+	EXPECT_EQ(store().complete(a, held.epoch, {{"done", true}}), "succeeded");
+	store().worker_stop("w1");
+	EXPECT_FALSE(draining("w1"));
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "w1", store().worker_drain("w1"));
+	EXPECT_RAISES(sqlstate::WORKER_NOT_REGISTERED, "ghost", store().worker_drain("ghost"));
+	// registered again: not draining, it claims
+	worker("w1");
+	EXPECT_FALSE(draining("w1"));
+	start("job");
+	EXPECT_EQ(store().claim("w1", {"default"}, 5).size(), 1u);
+}
+
+}  // namespace genroc::conformance

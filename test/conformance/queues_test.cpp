@@ -367,6 +367,36 @@ TEST_P(StoreTest, RateLimitMakesTasksWaitInsteadOfFailing) {
 	EXPECT_EQ(store().claim("w1", {"default.eu"}, 10).size(), 2u);
 }
 
+// claim_wake: when the rate window of a queue holding back a ready task
+// has room again (the worker sleeps that long at most, not --poll-interval).
+TEST_P(StoreTest, ClaimWakeSaysWhenARateWindowOpens) {
+	define("build", handler_def("build"));
+	worker("w1");
+	start("build");
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);	// no queue has a rate limit
+	store().queue_set("default", {{"rate_limit", {{"count", 2}, {"period", "10s"}}}});
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);	// room in the window
+	for (int i = 0; i < 3; i++) start("build");
+	EXPECT_EQ(store().claim("w1", {"default"}, 1).size(), 1u);
+	at(3);
+	EXPECT_EQ(store().claim("w1", {"default"}, 1).size(), 1u);
+	// full, with ready tasks: the first start leaves the window at 10s
+	EXPECT_EQ(store().claim_wake({"default", "other"}), 7000);
+	at(9.5);
+	EXPECT_EQ(store().claim_wake({"default"}), 500);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 5).empty());
+	at(10);
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);	// room again
+	EXPECT_EQ(store().claim("w1", {"default"}, 5).size(), 1u);
+	// full again (starts at 3 and 10): the one at 3 leaves at 13
+	EXPECT_EQ(store().claim_wake({"default"}), 3000);
+	EXPECT_EQ(store().claim("w1", {"default"}, 5).size(), 0u);
+	at(13);
+	EXPECT_EQ(store().claim("w1", {"default"}, 5).size(), 1u);
+	// full, but nothing ready: nothing to wake for
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);
+}
+
 namespace {
 std::map<std::string, int> by_partition(Store &s, const std::vector<Task> &tasks) {
 	std::map<std::string, int> out;

@@ -96,6 +96,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE queues DROP COLUMN partition_rate_period_ms;"
 						   "DROP TABLE tokens;"
 						   "ALTER TABLE workers DROP COLUMN session_pid;"
+						   "ALTER TABLE workers DROP COLUMN drain_requested_at;"
 						   "DROP TABLE tickers;"
 						   "ALTER TABLE instances DROP COLUMN variables;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
@@ -127,13 +128,15 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 		EXPECT_EQ(s->get_instance(s->start("vars", json::object(), json::object()).instance_id)
 					  .at("output"),
 				  json({{"v", 7}}));
+		EXPECT_EQ(s->worker_drain("w1").at("draining"), true);	// 6 -> 7: drain requests
+		EXPECT_EQ(s->worker_heartbeat("w1"), json({{"drain", true}}));
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
 	sqlite3_stmt *st = nullptr;
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "6");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "7");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }

@@ -313,8 +313,9 @@ TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {
 										"wait_kind", "wait_until"}));
 	EXPECT_EQ(keys(store().history(id).at(0)), (std::vector<std::string>{"at", "detail", "event", "seq", "state"}));
 	EXPECT_EQ(keys(store().list_workers().at(0)),
-			  (std::vector<std::string>{"concurrency", "durability", "heartbeat_at", "host", "lease_duration_ms", "live",
-										"queues", "running", "stale_after_ms", "started_at", "stopped_at", "worker"}));
+			  (std::vector<std::string>{"concurrency", "draining", "durability", "heartbeat_at", "host",
+										"lease_duration_ms", "live", "queues", "running", "stale_after_ms", "started_at",
+										"stopped_at", "worker"}));
 	EXPECT_EQ(keys(store().list_definitions().at(0)), (std::vector<std::string>{"created_at", "name", "version"}));
 	EXPECT_EQ(keys(store().tick(10)),
 			  (std::vector<std::string>{"collected_objects", "heartbeats", "lapsed", "pruned_instances", "pruned_log_rows",

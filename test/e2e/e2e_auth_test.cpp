@@ -147,6 +147,8 @@ TEST_P(HttpAuthTest, EachPermissionReachesItsRoutesOnly) {
 	const std::string id = std::to_string(started.body["instance_id"].get<int64_t>());
 	EXPECT_EQ(get("/api/instances/" + id, reader).status, 200);
 	expect_error(post("/api/instances/" + id + "/cancel", reader), 403, "42501", "operator");
+	expect_error(post("/api/workers/w-none/drain", reader), 403, "42501", "\"operator\" permission");
+	expect_error(post("/api/workers/w-none/drain", oper), 409, "RC006", "w-none");	// allowed: no such worker
 	expect_error(post("/api/activities/x/claim", oper, {{"worker", "w"}}), 403, "42501", "\"worker\" permission");
 	expect_error(get("/api/tokens", oper), 403, "42501", "\"admin\" permission");
 	expect_error(post("/api/tokens", reader, {{"name", "z"}, {"permissions", {"admin"}}}), 403, "42501", "admin");

@@ -407,6 +407,24 @@ TEST_P(HttpApiTest, WorkersAreListed) {
 	EXPECT_EQ(r.body["workers"][0]["host"], "box-1");
 }
 
+// POST /api/workers/{id}/drain: genroc.worker_drain; GET /api/workers shows
+// the worker draining; an unknown id is 409 (RC006, as for every call naming a worker).
+TEST_P(HttpApiTest, AWorkerIsDrainedOverHttp) {
+	auto store = open_store(db_.url());	// kept open: on SQLite its lock keeps the worker live
+	store->worker_register("w-drained", {{"host", "box-1"}});
+	store->worker_register("w-kept", {{"host", "box-2"}});
+	auto r = post("/api/workers/w-drained/drain", json::object());
+	EXPECT_EQ(r.status, 200) << r.raw;
+	EXPECT_EQ(r.body, (json{{"worker", "w-drained"}, {"draining", true}, {"running", 0}})) << r.raw;
+	auto list = get("/api/workers");
+	ASSERT_EQ(list.body["workers"].size(), 2u) << list.raw;
+	EXPECT_EQ(list.body["workers"][0]["draining"], true) << list.raw;
+	EXPECT_EQ(list.body["workers"][1]["draining"], false) << list.raw;
+	EXPECT_EQ(store->worker_heartbeat("w-drained"), json({{"drain", true}}));
+	expect_error(post("/api/workers/ghost/drain", json::object()), 409, "RC006", "ghost");
+	expect_error(post("/api/workers/w-kept/drain", json{{"now", true}}), 400, "22023", "now");
+}
+
 // GET /api/queues: list_queues, and the queues with ready tasks that no live
 // worker serves, each with who would serve it (issue 19).
 TEST_P(HttpApiTest, QueuesListTheOnesNoWorkerServes) {

@@ -4,7 +4,7 @@
 -- line runs in a subtransaction that is rolled back, so a line that got
 -- through could not hide from the next one.
 BEGIN;
-SELECT plan(66);
+SELECT plan(69);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 CREATE ROLE tap_alice IN ROLE genroc_user, genroc_worker;
@@ -80,6 +80,7 @@ INSERT INTO lines VALUES
 	('release her lease', $$SELECT genroc.release('alice-w1', ARRAY[:payroll]::bigint[])$$),
 	('worker_stop her worker', $$SELECT genroc.worker_stop('alice-w1')$$),
 	('worker_heartbeat her worker', $$SELECT genroc.worker_heartbeat('alice-w1')$$),
+	('worker_drain her worker', $$SELECT genroc.worker_drain('alice-w1')$$),
 	('register her stopped worker id again', $$SELECT genroc.worker_register('alice-w2')$$),
 	('the workers view shows her workers', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.workers))$$),
 	('emit to her instance', $$SELECT genroc.emit(:waiting, 'approve', '{"by":"mallory"}')$$),

@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(97);
+SELECT plan(101);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -110,11 +110,14 @@ INSERT INTO matrix VALUES
 	('worker_register', $$SELECT genroc.worker_register(':stopped')$$, '{worker,admin}', '{admin}'),
 	('worker_heartbeat', $$SELECT genroc.worker_heartbeat(':worker')$$, '{worker,admin}', '{admin}'),
 	('worker_stop', $$SELECT genroc.worker_stop(':worker')$$, '{worker,admin}', '{admin}'),
+	-- a drain request: the worker's owner, or an operator (genctl workers drain)
+	('worker_drain', $$SELECT genroc.worker_drain(':worker')$$, '{operator,worker,admin}', '{operator,admin}'),
 	('list_workers', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.list_workers() w WHERE w.worker = ':worker'))$$,
 	 '{operator,worker,admin}', '{operator,admin}'),
 	('view workers', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.workers w WHERE w.worker = ':worker'))$$,
 	 '{operator,worker,admin}', '{operator,admin}'),
 	('claim', $$SELECT genroc.claim(':worker', '{default}', 1)$$, '{worker,admin}', '{admin}'),
+	('claim_wake', $$SELECT genroc.claim_wake('{default}')$$, '{worker,admin}', '{worker,admin}'),
 	('renew', $$SELECT genroc.renew(':worker', ARRAY[:inst]::bigint[])$$, '{worker,admin}', '{admin}'),
 	('release', $$SELECT genroc.release(':worker', ARRAY[:inst]::bigint[])$$, '{worker,admin}', '{admin}'),
 	('complete', $$SELECT genroc.complete(:inst, :epoch, '{"ok":1}')$$, '{worker,admin}', '{admin}'),

@@ -1,0 +1,140 @@
+// e2e_drain_test.cpp — issue 19: `genctl workers drain ID` on a real
+// `genroc worker` (both stores).  The drained worker stops claiming, lets
+// its running task finish and exits 0; the other keeps working; `genctl
+// workers` shows "draining" meanwhile and "stopped" after.
+//
+// Bounds are generous (a loaded machine); nothing asserts a duration.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "e2e_worker_support.hpp"
+
+namespace genroc::e2e_worker {
+namespace {
+
+class Drain : public WorkerTest, public ::testing::WithParamInterface<std::string> {
+  protected:
+	void SetUp() override {
+		WorkerTest::SetUp();
+		if (GetParam() == "postgres") {
+			use_postgres();
+			if (IsSkipped() || HasFatalFailure()) return;
+		} else {
+			db_url_ = dir_ + "/genroc.db";
+		}
+		standard_handlers();
+	}
+	// `genctl --database DB ARGS`: {exit code, stdout and stderr}.  As the
+	// test's own role (an operator's rights: it owns the workers' database).
+	std::pair<int, std::string> genctl(const std::string &args) {
+		const std::string out = dir_ + "/genctl.out";
+		const std::string cmd = "timeout 60 '" + std::string(GENCTL_PATH) + "' --database '" + db_url_ + "' " + args +
+								" >'" + out + "' 2>&1";
+		int st = std::system(cmd.c_str());
+		std::ifstream in(out);
+		std::stringstream ss;
+		ss << in.rdbuf();
+		return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, ss.str()};
+	}
+	json worker_row(const std::string &id) {
+		for (const auto &w : store()->list_workers())
+			if (w.at("worker") == id) return w;
+		return json::object();
+	}
+	// The STATE cell of the worker's line in `genctl workers`.
+	std::string state_shown(const std::string &id) {
+		auto [rc, text] = genctl("workers");
+		std::istringstream is(text);
+		std::string line;
+		while (std::getline(is, line)) {
+			std::istringstream cells(line);
+			std::string who, host, state;
+			cells >> who >> host >> state;
+			if (who == id) return state;
+		}
+		return "(no line for " + id + " in: " + text + ")";
+	}
+};
+
+json one_step(const json &params) {
+	return {{"StartAt", "Step"},
+			{"States",
+			 {{"Step", {{"Type", "Task"}, {"Resource", "handler:step"}, {"Parameters", params}, {"Next", "Done"}}},
+			  {"Done", {{"Type", "Succeed"}}}}}};
+}
+
+TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) {
+	auto a = worker("wa", {"--shutdown-grace", "60s"});
+	auto b = worker("wb", {"--shutdown-grace", "60s"});
+	ASSERT_TRUE(eventually([&] { return worker_row("wa").value("live", false) && worker_row("wb").value("live", false); },
+						   30s))
+		<< a->log() << b->log();
+	EXPECT_EQ(state_shown("wa"), "live");
+
+	auto s = store();
+	s->define("slow", one_step({{"sleep", 4}}));
+	s->define("quick", one_step(json::object()));
+	const int64_t slow = s->start("slow", json::object(), json::object()).instance_id;
+	std::string holder;
+	ASSERT_TRUE(eventually(
+		[&] {
+			json i = s->get_instance(slow);
+			if (i.value("status", "") != "running") return false;
+			holder = i.value("lease_owner", "");
+			return !holder.empty();
+		},
+		30s))
+		<< s->get_instance(slow).dump();
+	const std::string other = holder == "wa" ? "wb" : "wa";
+	Proc &drained = holder == "wa" ? *a : *b;
+	Proc &keeps = holder == "wa" ? *b : *a;
+
+	auto [rc, said] = genctl("workers drain " + holder);
+	ASSERT_EQ(rc, 0) << said;
+	EXPECT_NE(said.find("draining"), std::string::npos) << said;
+	EXPECT_EQ(worker_row(holder).value("draining", false), true) << worker_row(holder).dump();
+	// shown while its task still runs (it sleeps 4s; the drain waits for it)
+	EXPECT_EQ(state_shown(holder), "draining");
+	EXPECT_EQ(state_shown(other), "live");
+
+	// new work goes to the other worker only
+	std::vector<int64_t> quick;
+	for (int i = 0; i < 3; i++) quick.push_back(s->start("quick", json::object(), json::object()).instance_id);
+	for (int64_t id : quick) {
+		json i = wait_status(id, {"succeeded", "failed"}, 60s);
+		ASSERT_EQ(i.value("status", ""), "succeeded") << i.dump() << keeps.log();
+		EXPECT_EQ(i.at("output").at("who"), other) << i.dump();
+	}
+	// the held task was finished by its worker, which then exited 0
+	json done = wait_status(slow, {"succeeded", "failed"}, 60s);
+	ASSERT_EQ(done.value("status", ""), "succeeded") << done.dump() << drained.log();
+	EXPECT_EQ(done.at("output").at("who"), holder);
+	EXPECT_EQ(done.value("interruptions", -1), 0) << done.dump();
+	auto st = drained.wait(60s);
+	ASSERT_TRUE(st.has_value()) << drained.log();
+	EXPECT_TRUE(WIFEXITED(*st) && WEXITSTATUS(*st) == 0) << drained.log();
+	EXPECT_NE(drained.log().find("drain requested"), std::string::npos) << drained.log();
+	EXPECT_EQ(state_shown(holder), "stopped");
+	EXPECT_TRUE(keeps.running()) << keeps.log();
+	EXPECT_EQ(state_shown(other), "live");
+
+	// and it still works alone
+	const int64_t after = s->start("quick", json::object(), json::object()).instance_id;
+	json last = wait_status(after, {"succeeded", "failed"}, 60s);
+	EXPECT_EQ(last.value("status", ""), "succeeded") << last.dump() << keeps.log();
+	EXPECT_EQ(last.at("output").at("who"), other);
+
+	// a worker that is not there: RC006, exit 1
+	auto [bad_rc, bad] = genctl("workers drain ghost");
+	EXPECT_EQ(bad_rc, 1) << bad;
+	EXPECT_NE(bad.find("RC006"), std::string::npos) << bad;
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, Drain, ::testing::Values("postgres", "sqlite"),
+						 [](const auto &info) { return info.param; });
+
+}  // namespace
+}  // namespace genroc::e2e_worker
