@@ -82,7 +82,9 @@ class Runner {
 	bool register_worker(Store &store, const StopFlag &stop, bool first);
 	void renew_loop();
 	void run_task(std::shared_ptr<Slot> slot);
-	void report(Slot &slot, const TaskResult &result);
+	// Reports the result; the instance's next task when the store handed it
+	// back to this worker (Store::complete_and_claim), to run in the same slot.
+	std::optional<Task> report(Slot &slot, const TaskResult &result);
 	void reap();
 	void drain();
 	void warn_unserved(Store &store);
@@ -106,6 +108,7 @@ class Runner {
 	StopFlag renewer_stop_;
 	std::thread renewer_;
 	std::atomic<bool> need_register_{false};
+	std::atomic<bool> stopping_{false};	// draining: reports take no next task
 	bool registered_ = false;	// the id is ours: worker_stop it at the end
 	std::atomic<int64_t> tasks_succeeded_{0}, tasks_failed_{0};	// reported, in all
 	int64_t summarized_succeeded_ = 0, summarized_failed_ = 0;	// as of the last summary (the loop's)

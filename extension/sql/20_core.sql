@@ -403,8 +403,15 @@ $$;
  *   state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
  *   NOTIFY genroc with the queue name when a task is ready at once
+ *   p_handback_owner / p_handback_lease (complete_and_claim, fail_and_claim:
+ *   the caller checked that this worker may take the next task): a handler
+ *   task ready at once is leased to that worker in the same update, as
+ *   claim leases it (status 'running', a new epoch, lease_expires = now +
+ *   p_handback_lease, timeout_at from now), claim's 'task_started' row
+ *   follows 'task_scheduled', no NOTIFY; returns 'running'
  */
-CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL)
+CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
+	p_handback_owner text DEFAULT NULL, p_handback_lease interval DEFAULT NULL)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -426,6 +433,8 @@ DECLARE
 	v_heartbeat int;
 	v_counts jsonb;
 	v_attempt int;
+	v_handback boolean;
+	v_epoch bigint;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
 	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
@@ -465,15 +474,20 @@ BEGIN
 		v_counts := coalesce(v_out -> 'retry_counts', '[]');
 		v_attempt := (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c);
 		v_status := CASE WHEN v_resource LIKE 'activity:%' THEN 'waiting' ELSE 'ready' END;
+		-- the report hands the next task back to its worker (complete_and_claim,
+		-- fail_and_claim, which checked that the worker may take it): leased
+		-- here as claim leases it, in this one update
+		v_handback := p_handback_owner IS NOT NULL AND v_status = 'ready' AND v_delay = 0;
 		UPDATE genroc._instances SET
-			status = v_status,
+			status = CASE WHEN v_handback THEN 'running' ELSE v_status END,
 			state = v_out ->> 'state',
 			state_input = v_out -> 'state_input',
 			task_input = v_out -> 'task_input',
 			resource = v_resource,
 			eligible_at = v_eligible,
-			lease_owner = NULL,
-			lease_expires = NULL,
+			lease_owner = CASE WHEN v_handback THEN p_handback_owner END,
+			lease_epoch = CASE WHEN v_handback THEN genroc._fencing_epoch(lease_epoch) ELSE lease_epoch END,
+			lease_expires = CASE WHEN v_handback THEN v_now + p_handback_lease END,
 			retry_counts = v_counts,
 			attempt = v_attempt,
 			interruptions = 0,
@@ -482,7 +496,9 @@ BEGIN
 			heartbeat_s = v_heartbeat,
 			-- handler tasks: TimeoutSeconds counts from the claim (set there)
 			timeout_at = CASE WHEN v_status = 'waiting' AND v_timeout IS NOT NULL
-						 THEN v_eligible + v_timeout * interval '1 second' END,
+							  THEN v_eligible + v_timeout * interval '1 second'
+							  WHEN v_handback AND v_timeout IS NOT NULL
+							  THEN v_now + v_timeout * interval '1 second' END,
 			heartbeat_at = NULL,
 			wait_kind = CASE WHEN v_status = 'waiting' THEN 'activity' END,
 			wait_until = NULL,
@@ -490,12 +506,19 @@ BEGIN
 			activity_token = CASE WHEN v_status = 'waiting' THEN v_token END,
 			activity_owner = NULL,
 			updated_at = v_now
-		WHERE id = p_instance;
+		WHERE id = p_instance
+		RETURNING lease_epoch INTO v_epoch;
 		PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
 			jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
 							   'attempt', v_attempt,
 							   'delay_ms', v_delay));
-		IF v_status = 'ready' AND v_delay = 0 THEN
+		IF v_handback THEN
+			-- claim's entry, as claim writes it
+			INSERT INTO genroc._log (instance_id, at, event, state, detail)
+			VALUES (p_instance, v_now, 'task_started', v_out ->> 'state',
+					jsonb_build_object('worker', p_handback_owner, 'epoch', v_epoch, 'attempt', v_attempt));
+			v_status := 'running';
+		ELSIF v_status = 'ready' AND v_delay = 0 THEN
 			PERFORM pg_notify('genroc', v_inst.queue);
 		END IF;
 	WHEN 'parallel', 'map', 'call' THEN
