@@ -508,18 +508,24 @@ BEGIN
 			updated_at = v_now
 		WHERE id = p_instance
 		RETURNING lease_epoch INTO v_epoch;
-		PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
-			jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
-							   'attempt', v_attempt,
-							   'delay_ms', v_delay));
 		IF v_handback THEN
-			-- claim's entry, as claim writes it
+			-- task_scheduled (genroc._log's row) and claim's task_started, as
+			-- claim writes it, in one insert
 			INSERT INTO genroc._log (instance_id, at, event, state, detail)
-			VALUES (p_instance, v_now, 'task_started', v_out ->> 'state',
+			VALUES (p_instance, v_now, 'task_scheduled', v_out ->> 'state',
+					genroc._log_payloads(jsonb_build_object('resource', v_resource,
+						'input', v_out -> 'task_input', 'attempt', v_attempt, 'delay_ms', v_delay))),
+				   (p_instance, v_now, 'task_started', v_out ->> 'state',
 					jsonb_build_object('worker', p_handback_owner, 'epoch', v_epoch, 'attempt', v_attempt));
 			v_status := 'running';
-		ELSIF v_status = 'ready' AND v_delay = 0 THEN
-			PERFORM pg_notify('genroc', v_inst.queue);
+		ELSE
+			PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
+				jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
+								   'attempt', v_attempt,
+								   'delay_ms', v_delay));
+			IF v_status = 'ready' AND v_delay = 0 THEN
+				PERFORM pg_notify('genroc', v_inst.queue);
+			END IF;
 		END IF;
 	WHEN 'parallel', 'map', 'call' THEN
 		v_status := genroc._fan_out(p_instance, v_out);

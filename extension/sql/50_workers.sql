@@ -550,7 +550,13 @@ BEGIN
 		-- task would come back running and end only_once.interrupted
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	PERFORM genroc._room_freed(v_inst.queue);
+	-- _room_freed wakes claimers of a limited queue; with no limit set on
+	-- any queue (the common case) its call and lookups are skipped
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
 	-- the task_succeeded entry goes in with the step's first log rows
 	RETURN genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
@@ -579,7 +585,11 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	PERFORM genroc._room_freed(v_inst.queue);
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
 	RETURN genroc._fail_task(p_instance, p_error, p_cause);
 END;
 $$;
@@ -613,7 +623,10 @@ COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
  */
 -- The lease duration under which p_worker may take p_inst's next task, or
 -- NULL when it may not.  The caller holds the instance's row lock.
-CREATE FUNCTION genroc._handback_lease(p_inst genroc._instances, p_worker text, p_queues text[])
+-- p_limited: some queue sets a limit (the caller asked once, for
+-- genroc._room_freed too); without, no queue settings are read.
+CREATE FUNCTION genroc._handback_lease(p_inst genroc._instances, p_worker text, p_queues text[],
+									   p_limited boolean)
 	RETURNS interval
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -635,9 +648,7 @@ BEGIN
 	IF v_lease IS NULL THEN
 		RETURN NULL;
 	END IF;
-	IF EXISTS (SELECT 1 FROM genroc._queues q
-			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-				  OR q.partition_rate_limit IS NOT NULL) THEN
+	IF p_limited THEN
 		v_s := genroc._queue_settings(p_inst.queue);
 		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
 			RETURN NULL;
@@ -667,6 +678,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 	v_lease interval;
+	v_limited boolean;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
@@ -678,14 +690,21 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	v_lease := genroc._handback_lease(v_inst, p_worker, p_queues);
-	PERFORM genroc._room_freed(v_inst.queue);
+	v_limited := EXISTS (SELECT 1 FROM genroc._queues q
+						 WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+							OR q.partition_rate_limit IS NOT NULL);
+	v_lease := genroc._handback_lease(v_inst, p_worker, p_queues, v_limited);
 	status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
 		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
 			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
 										 'epoch', p_epoch)),
 		CASE WHEN v_lease IS NOT NULL THEN p_worker END, v_lease);
+	IF v_limited AND status <> 'running' THEN
+		-- a limited queue's running task ended without a hand-back: wake
+		-- its claimers (after the step, in the same transaction as before)
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
 	IF status = 'running' THEN
 		SELECT i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once, i.timeout_s,
 			   i.attempt, i.lease_expires, i.queue
@@ -714,6 +733,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 	v_lease interval;
+	v_limited boolean;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
@@ -724,14 +744,21 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	v_lease := genroc._handback_lease(v_inst, p_worker, p_queues);
-	PERFORM genroc._room_freed(v_inst.queue);
+	v_limited := EXISTS (SELECT 1 FROM genroc._queues q
+						 WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+							OR q.partition_rate_limit IS NOT NULL);
+	v_lease := genroc._handback_lease(v_inst, p_worker, p_queues, v_limited);
 	-- genroc._fail_task's two statements, with the hand-back
 	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
 		jsonb_build_object('error', p_error, 'cause', p_cause));
 	status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause), NULL,
 		CASE WHEN v_lease IS NOT NULL THEN p_worker END, v_lease);
+	IF v_limited AND status <> 'running' THEN
+		-- a limited queue's running task ended without a hand-back: wake
+		-- its claimers (after the step, in the same transaction as before)
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
 	IF status = 'running' THEN
 		SELECT i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once, i.timeout_s,
 			   i.attempt, i.lease_expires, i.queue
