@@ -1114,13 +1114,13 @@ class SqliteStore final : public Store {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			if (inst.only_once) flush_on_commit(Commit::only_once_report);
-			std::optional<Handback> hb = handback_lease(inst, worker, queues, now);
+			Handback hb{worker, queues, 0, std::nullopt};
 			log(id, now, "task_succeeded", inst.state,
 				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
 			json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
 			Report r;
-			r.status = apply_step(inst, std::move(request), now, hb ? &*hb : nullptr);
-			if (hb) r.next = std::move(hb->task);
+			r.status = apply_step(inst, std::move(request), now, &hb);
+			r.next = std::move(hb.task);
 			return r;
 		});
 	}
@@ -1130,13 +1130,13 @@ class SqliteStore final : public Store {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			if (inst.only_once) flush_on_commit(Commit::only_once_report);
-			std::optional<Handback> hb = handback_lease(inst, worker, queues, now);
+			Handback hb{worker, queues, 0, std::nullopt};
 			// fail_task's two steps, with the hand-back
 			log(id, now, "task_failed", inst.state, {{"error", error}, {"cause", cause}});
 			json request = task_request(inst, "task_failed", nullptr, error, cause);
 			Report r;
-			r.status = apply_step(inst, std::move(request), now, hb ? &*hb : nullptr);
-			if (hb) r.next = std::move(hb->task);
+			r.status = apply_step(inst, std::move(request), now, &hb);
+			r.next = std::move(hb.task);
 			return r;
 		});
 	}
@@ -1959,28 +1959,30 @@ class SqliteStore final : public Store {
 	// registered and not stopped; the queue has no rate limits and, with a
 	// global_concurrency, the other running tasks are fewer.  The worker
 	// keeps its one slot, so no count grows.  apply_step leases the task.
+	// Asked only when the step leaves a handler task ready at once (a step
+	// that ends the instance reads nothing more).
 	struct Handback {
-		std::string worker;
+		const std::string &worker;
+		const std::vector<std::string> &queues;
 		int64_t lease_ms = 0;
 		std::optional<Task> task;	// set by apply_step when it leased one
 	};
-	std::optional<Handback> handback_lease(const Inst &inst, const std::string &worker,
-										   const std::vector<std::string> &queues, int64_t now) {
-		(void)now;
-		if (inst.lease_owner != worker || std::find(queues.begin(), queues.end(), inst.queue) == queues.end())
-			return std::nullopt;
-		Query w(db_, "SELECT lease_ms FROM workers WHERE id = ?1 AND stopped_at IS NULL", worker);
-		if (!w.next()) return std::nullopt;
-		Handback hb{worker, w.i64(0), std::nullopt};
+	bool handback_lease(const Inst &inst, Handback &hb) {
+		if (inst.lease_owner != hb.worker ||
+			std::find(hb.queues.begin(), hb.queues.end(), inst.queue) == hb.queues.end())
+			return false;
+		Query w(db_, "SELECT lease_ms FROM workers WHERE id = ?1 AND stopped_at IS NULL", hb.worker);
+		if (!w.next()) return false;
+		hb.lease_ms = w.i64(0);
 		const QueueSettings s = queue_settings(inst.queue);
-		if (s.rate || s.partition_rate) return std::nullopt;
+		if (s.rate || s.partition_rate) return false;
 		if (s.global > 0) {
 			Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = 'running' AND id <> ?2",
 					inst.queue, inst.id);
 			q.next();
-			if (q.i64(0) >= s.global) return std::nullopt;
+			if (q.i64(0) >= s.global) return false;
 		}
-		return hb;
+		return true;
 	}
 
 	// Lease duration and concurrency of a registered, not stopped worker.
@@ -2231,7 +2233,7 @@ class SqliteStore final : public Store {
 			for (auto &c : counts) attempt += c.get<int64_t>();
 			const bool activity = resource.rfind("activity:", 0) == 0;
 			status = activity ? "waiting" : "ready";
-			const bool handback = hb && !activity && delay == 0;
+			const bool handback = hb && !activity && delay == 0 && handback_lease(inst, *hb);
 			std::optional<int64_t> timeout_at;
 			if (activity && timeout) timeout_at = eligible + *timeout * 1000;
 			if (handback && timeout) timeout_at = now + *timeout * 1000;	 // from the claim

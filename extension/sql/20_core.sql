@@ -403,15 +403,15 @@ $$;
  *   state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
  *   NOTIFY genroc with the queue name when a task is ready at once
- *   p_handback_owner / p_handback_lease (complete_and_claim, fail_and_claim:
- *   the caller checked that this worker may take the next task): a handler
- *   task ready at once is leased to that worker in the same update, as
- *   claim leases it (status 'running', a new epoch, lease_expires = now +
- *   p_handback_lease, timeout_at from now), claim's 'task_started' row
- *   follows 'task_scheduled', no NOTIFY; returns 'running'
+ *   p_handback_worker / p_handback_queues (complete_and_claim,
+ *   fail_and_claim): a handler task ready at once that this worker may take
+ *   (genroc._handback_lease, asked only then) is leased to it in the same
+ *   update, as claim leases it (status 'running', a new epoch,
+ *   lease_expires = now + its lease_duration, timeout_at from now), claim's
+ *   'task_started' row follows 'task_scheduled', no NOTIFY; returns 'running'
  */
 CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
-	p_handback_owner text DEFAULT NULL, p_handback_lease interval DEFAULT NULL)
+	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -434,6 +434,7 @@ DECLARE
 	v_counts jsonb;
 	v_attempt int;
 	v_handback boolean;
+	v_lease interval;
 	v_epoch bigint;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
@@ -477,7 +478,10 @@ BEGIN
 		-- the report hands the next task back to its worker (complete_and_claim,
 		-- fail_and_claim, which checked that the worker may take it): leased
 		-- here as claim leases it, in this one update
-		v_handback := p_handback_owner IS NOT NULL AND v_status = 'ready' AND v_delay = 0;
+		IF p_handback_worker IS NOT NULL AND v_status = 'ready' AND v_delay = 0 THEN
+			v_lease := genroc._handback_lease(v_inst, p_handback_worker, p_handback_queues);
+		END IF;
+		v_handback := v_lease IS NOT NULL;
 		UPDATE genroc._instances SET
 			status = CASE WHEN v_handback THEN 'running' ELSE v_status END,
 			state = v_out ->> 'state',
@@ -485,9 +489,9 @@ BEGIN
 			task_input = v_out -> 'task_input',
 			resource = v_resource,
 			eligible_at = v_eligible,
-			lease_owner = CASE WHEN v_handback THEN p_handback_owner END,
+			lease_owner = CASE WHEN v_handback THEN p_handback_worker END,
 			lease_epoch = CASE WHEN v_handback THEN genroc._fencing_epoch(lease_epoch) ELSE lease_epoch END,
-			lease_expires = CASE WHEN v_handback THEN v_now + p_handback_lease END,
+			lease_expires = CASE WHEN v_handback THEN v_now + v_lease END,
 			retry_counts = v_counts,
 			attempt = v_attempt,
 			interruptions = 0,
@@ -516,7 +520,7 @@ BEGIN
 					genroc._log_payloads(jsonb_build_object('resource', v_resource,
 						'input', v_out -> 'task_input', 'attempt', v_attempt, 'delay_ms', v_delay))),
 				   (p_instance, v_now, 'task_started', v_out ->> 'state',
-					jsonb_build_object('worker', p_handback_owner, 'epoch', v_epoch, 'attempt', v_attempt));
+					jsonb_build_object('worker', p_handback_worker, 'epoch', v_epoch, 'attempt', v_attempt));
 			v_status := 'running';
 		ELSE
 			PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',

@@ -604,7 +604,7 @@ COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
  * leased to p_worker in the same transaction, as claim would lease it (a
  * new random epoch, lease_expires = now + the worker's lease_duration,
  * timeout_at from now, claim's task_started row), provided (checked before
- * the step by genroc._handback_lease):
+ * the step, by genroc._handback_lease, from _apply_step):
  *   p_worker holds the lease being reported (lease_owner), and is
  *   registered and not stopped
  *   the instance's queue is one of p_queues (the queues the worker serves)
@@ -623,10 +623,9 @@ COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
  */
 -- The lease duration under which p_worker may take p_inst's next task, or
 -- NULL when it may not.  The caller holds the instance's row lock.
--- p_limited: some queue sets a limit (the caller asked once, for
--- genroc._room_freed too); without, no queue settings are read.
-CREATE FUNCTION genroc._handback_lease(p_inst genroc._instances, p_worker text, p_queues text[],
-									   p_limited boolean)
+-- (genroc._apply_step asks, when the step leaves a handler task ready at
+-- once; p_inst is the row before the step.)
+CREATE FUNCTION genroc._handback_lease(p_inst genroc._instances, p_worker text, p_queues text[])
 	RETURNS interval
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -634,12 +633,6 @@ DECLARE
 	v_lease interval;
 	v_s record;
 BEGIN
-	IF p_worker IS NULL THEN
-		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_queues IS NULL THEN
-		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
-	END IF;
 	IF p_inst.lease_owner IS DISTINCT FROM p_worker OR NOT (p_inst.queue = ANY (p_queues)) THEN
 		RETURN NULL;
 	END IF;
@@ -648,7 +641,9 @@ BEGIN
 	IF v_lease IS NULL THEN
 		RETURN NULL;
 	END IF;
-	IF p_limited THEN
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
 		v_s := genroc._queue_settings(p_inst.queue);
 		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
 			RETURN NULL;
@@ -677,8 +672,6 @@ AS $$
 #variable_conflict use_column
 DECLARE
 	v_inst genroc._instances;
-	v_lease interval;
-	v_limited boolean;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
@@ -686,21 +679,25 @@ BEGIN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
 			USING ERRCODE = '22004';
 	END IF;
+	IF p_worker IS NULL THEN
+		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_queues IS NULL THEN
+		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
+	END IF;
 	v_inst := genroc._leased(p_instance, p_epoch);
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	v_limited := EXISTS (SELECT 1 FROM genroc._queues q
-						 WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-							OR q.partition_rate_limit IS NOT NULL);
-	v_lease := genroc._handback_lease(v_inst, p_worker, p_queues, v_limited);
 	status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
 		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
 			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
 										 'epoch', p_epoch)),
-		CASE WHEN v_lease IS NOT NULL THEN p_worker END, v_lease);
-	IF v_limited AND status <> 'running' THEN
+		p_worker, p_queues);
+	IF status <> 'running' AND EXISTS (SELECT 1 FROM genroc._queues q
+			WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+			   OR q.partition_rate_limit IS NOT NULL) THEN
 		-- a limited queue's running task ended without a hand-back: wake
 		-- its claimers (after the step, in the same transaction as before)
 		PERFORM genroc._room_freed(v_inst.queue);
@@ -732,29 +729,31 @@ AS $$
 #variable_conflict use_column
 DECLARE
 	v_inst genroc._instances;
-	v_lease interval;
-	v_limited boolean;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
 	END IF;
+	IF p_worker IS NULL THEN
+		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_queues IS NULL THEN
+		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
+	END IF;
 	v_inst := genroc._leased(p_instance, p_epoch);
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	v_limited := EXISTS (SELECT 1 FROM genroc._queues q
-						 WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-							OR q.partition_rate_limit IS NOT NULL);
-	v_lease := genroc._handback_lease(v_inst, p_worker, p_queues, v_limited);
 	-- genroc._fail_task's two statements, with the hand-back
 	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
 		jsonb_build_object('error', p_error, 'cause', p_cause));
 	status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause), NULL,
-		CASE WHEN v_lease IS NOT NULL THEN p_worker END, v_lease);
-	IF v_limited AND status <> 'running' THEN
+		p_worker, p_queues);
+	IF status <> 'running' AND EXISTS (SELECT 1 FROM genroc._queues q
+			WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+			   OR q.partition_rate_limit IS NOT NULL) THEN
 		-- a limited queue's running task ended without a hand-back: wake
 		-- its claimers (after the step, in the same transaction as before)
 		PERFORM genroc._room_freed(v_inst.queue);
