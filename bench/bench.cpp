@@ -20,7 +20,10 @@
 //   genroc_bench --pg URL --pgdata DIR --sqlite-dir DIR [--json FILE]
 //                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
 //                [--workers 1,4,16] [--stores postgres,sqlite]
-//                [--levels none,essential,terminal,strict]
+//                [--levels none,essential,terminal,strict] [--no-handback]
+// Workers report with complete_and_claim (the next task of a 3-task process
+// comes back with the report, as in the genroc binary); --no-handback:
+// complete, and every task through claim.
 #include <libpq-fe.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -30,6 +33,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <dirent.h>
 #include <filesystem>
 #include <fstream>
@@ -51,6 +55,7 @@ namespace {
 struct Options {
 	std::string pg_url, pgdata, sqlite_dir, json_path = "bench-results.json";
 	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
+	bool handback = true;
 	std::vector<int> workers = {1, 4, 16};
 	std::vector<std::string> stores = {"postgres", "sqlite"};
 	std::vector<std::string> levels = {"none", "essential", "terminal", "strict"};
@@ -203,15 +208,27 @@ class Bench {
 			threads.emplace_back([&, w] {
 				Store &s = *stores[w];
 				const std::string id = "bench-" + std::to_string(w);
+				// with hand-back (the binary's way): a report may return the
+				// instance's next task, run before the next claim
+				std::deque<Task> work;
 				while (done.load() < tasks) {
-					auto batch = s.claim(id, {"default"}, 8);
-					calls++;
-					for (auto &t : batch) {
-						s.complete(t.instance_id, t.epoch, json::object());
+					if (work.empty()) {
+						auto batch = s.claim(id, {"default"}, 8);
 						calls++;
-						done++;
+						if (batch.empty()) std::this_thread::yield();
+						for (auto &t : batch) work.push_back(std::move(t));
+						continue;
 					}
-					if (batch.empty()) std::this_thread::yield();
+					Task t = std::move(work.front());
+					work.pop_front();
+					if (o_.handback) {
+						auto rep = s.complete_and_claim(t.instance_id, t.epoch, json::object(), id, {"default"});
+						if (rep.next) work.push_back(std::move(*rep.next));
+					} else {
+						s.complete(t.instance_id, t.epoch, json::object());
+					}
+					calls++;
+					done++;
 				}
 			});
 		for (auto &t : threads) t.join();
@@ -391,6 +408,7 @@ int main(int argc, char **argv) {
 		else if (a == "--repeat") o.repeat = std::stoi(val());
 		else if (a == "--latency") o.latency = std::stoi(val());
 		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
+		else if (a == "--no-handback") o.handback = false;
 		else if (a == "--workers") o.workers = int_list(val());
 		else if (a == "--stores") {
 			o.stores.clear();

@@ -1191,6 +1191,41 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.complete_and_claim / fail_and_claim: the report as above, and
+	// the next task handed back to the worker when it may take it.
+	Report complete_and_claim(int64_t id, int64_t epoch, const json &output, const std::string &worker,
+							  const std::vector<std::string> &queues) override {
+		limits::check_json_depth(output, "the task result");
+		return write(durability_for(Commit::progress), [&](int64_t now) {
+			Inst inst = leased(id, epoch);
+			if (inst.only_once) flush_on_commit(Commit::only_once_report);
+			Handback hb{worker, queues, 0, std::nullopt};
+			log(id, now, "task_succeeded", inst.state,
+				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
+			json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
+			Report r;
+			r.status = apply_step(inst, std::move(request), now, &hb);
+			r.next = std::move(hb.task);
+			return r;
+		});
+	}
+
+	Report fail_and_claim(int64_t id, int64_t epoch, const std::string &error, const std::string &cause,
+						  const std::string &worker, const std::vector<std::string> &queues) override {
+		return write(durability_for(Commit::progress), [&](int64_t now) {
+			Inst inst = leased(id, epoch);
+			if (inst.only_once) flush_on_commit(Commit::only_once_report);
+			Handback hb{worker, queues, 0, std::nullopt};
+			// fail_task's two steps, with the hand-back
+			log(id, now, "task_failed", inst.state, {{"error", error}, {"cause", cause}});
+			json request = task_request(inst, "task_failed", nullptr, error, cause);
+			Report r;
+			r.status = apply_step(inst, std::move(request), now, &hb);
+			r.next = std::move(hb.task);
+			return r;
+		});
+	}
+
 	// ---- activities -----------------------------------------------------
 
 	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker, int n) override {
@@ -2029,6 +2064,37 @@ class SqliteStore final : public Store {
 		return q.next() && q.i64(0) != 0;
 	}
 
+	// A worker that may take the next task of the instance it reports
+	// (genroc._handback_lease): it holds the lease, serves the queue, is
+	// registered, not stopped and not draining; the queue has no rate limits and, with a
+	// global_concurrency, the other running tasks are fewer.  The worker
+	// keeps its one slot, so no count grows.  apply_step leases the task.
+	// Asked only when the step leaves a handler task ready at once (a step
+	// that ends the instance reads nothing more).
+	struct Handback {
+		const std::string &worker;
+		const std::vector<std::string> &queues;
+		int64_t lease_ms = 0;
+		std::optional<Task> task;	// set by apply_step when it leased one
+	};
+	bool handback_lease(const Inst &inst, Handback &hb) {
+		if (inst.lease_owner != hb.worker ||
+			std::find(hb.queues.begin(), hb.queues.end(), inst.queue) == hb.queues.end())
+			return false;
+		Query w(db_, "SELECT lease_ms FROM workers WHERE id = ?1 AND stopped_at IS NULL AND drain_requested_at IS NULL", hb.worker);
+		if (!w.next()) return false;
+		hb.lease_ms = w.i64(0);
+		const QueueSettings s = queue_settings(inst.queue);
+		if (s.rate || s.partition_rate) return false;
+		if (s.global > 0) {
+			Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = 'running' AND id <> ?2",
+					inst.queue, inst.id);
+			q.next();
+			if (q.i64(0) >= s.global) return false;
+		}
+		return true;
+	}
+
 	// Lease duration and concurrency of a registered, not stopped worker.
 	std::pair<int64_t, std::optional<int64_t>> require_worker(const std::string &worker) {
 		Query q(db_, "SELECT lease_ms, concurrency, stopped_at FROM workers WHERE id = ?1", worker);
@@ -2398,7 +2464,10 @@ class SqliteStore final : public Store {
 	// genroc._apply_step: one interpreter step, and the row where it stops.
 	std::string apply_step(int64_t id, json request, int64_t now) { return apply_step(load(id), std::move(request), now); }
 	// The same with the instance's row as just read in this transaction.
-	std::string apply_step(const Inst &inst, json request, int64_t now) {
+	// hb (complete_and_claim, fail_and_claim): a handler task ready at once
+	// is leased to hb->worker in the same update, as claim leases it, with
+	// claim's task_started row; hb->task is set and the status is "running".
+	std::string apply_step(const Inst &inst, json request, int64_t now, Handback *hb = nullptr) {
 		const int64_t id = inst.id;
 		auto def = compiled(inst.definition_id);
 		const std::string token = new_token();
@@ -2435,24 +2504,52 @@ class SqliteStore final : public Store {
 			for (auto &c : counts) attempt += c.get<int64_t>();
 			const bool activity = resource.rfind("activity:", 0) == 0;
 			status = activity ? "waiting" : "ready";
+			const bool handback = hb && !activity && delay == 0 && handback_lease(inst, *hb);
 			std::optional<int64_t> timeout_at;
 			if (activity && timeout) timeout_at = eligible + *timeout * 1000;
+			if (handback && timeout) timeout_at = now + *timeout * 1000;	 // from the claim
 			const bool only_once = out.value("only_once", json(false)).is_boolean() && out["only_once"].get<bool>();
+			const int64_t epoch = handback ? new_epoch(inst.lease_epoch) : inst.lease_epoch;
+			std::optional<std::string> owner;
+			std::optional<int64_t> expires;
+			if (handback) {
+				owner = hb->worker;
+				expires = now + hb->lease_ms;
+			}
 			Query(db_,
 				  "UPDATE instances SET status = ?2, state = ?3, state_input = ?4, task_input = ?5, resource = ?6, "
-				  "eligible_at = ?7, lease_owner = NULL, lease_expires = NULL, retry_counts = ?8, attempt = ?9, "
-				  "interruptions = 0, only_once = ?10, timeout_s = ?11, heartbeat_s = ?12, timeout_at = ?13, "
-				  "heartbeat_at = NULL, wait_kind = ?14, wait_until = NULL, activity = ?15, activity_token = ?16, "
-				  "activity_owner = NULL, updated_at = ?17 WHERE id = ?1",
-				  id, status, out.at("state").get<std::string>(), store_value(out.at("state_input"), "the state input", now),
-				  store_value(out.at("task_input"), "the task input", now), resource,
-				  eligible, counts, attempt, only_once, timeout, heartbeat, timeout_at,
-				  activity ? std::optional<std::string>("activity") : std::nullopt,
+				  "eligible_at = ?7, lease_owner = ?18, lease_epoch = ?19, lease_expires = ?20, retry_counts = ?8, "
+				  "attempt = ?9, interruptions = 0, only_once = ?10, timeout_s = ?11, heartbeat_s = ?12, "
+				  "timeout_at = ?13, heartbeat_at = NULL, wait_kind = ?14, wait_until = NULL, activity = ?15, "
+				  "activity_token = ?16, activity_owner = NULL, updated_at = ?17 WHERE id = ?1",
+				  id, handback ? std::string("running") : status, out.at("state").get<std::string>(),
+				  store_value(out.at("state_input"), "the state input", now),
+				  store_value(out.at("task_input"), "the task input", now), resource, eligible, counts, attempt, only_once, timeout,
+				  heartbeat, timeout_at, activity ? std::optional<std::string>("activity") : std::nullopt,
 				  activity ? std::optional<std::string>(resource.substr(9)) : std::nullopt,
-				  activity ? std::optional<std::string>(token) : std::nullopt, now)
+				  activity ? std::optional<std::string>(token) : std::nullopt, now, owner, epoch, expires)
 				.run();
 			log(id, now, "task_scheduled", out.at("state").get<std::string>(),
 				{{"resource", resource}, {"input", out.at("task_input")}, {"attempt", attempt}, {"delay_ms", delay}});
+			if (handback) {
+				log(id, now, "task_started", out.at("state").get<std::string>(),
+					{{"worker", hb->worker}, {"epoch", epoch}, {"attempt", attempt}});
+				status = "running";
+				Task t;
+				t.instance_id = id;
+				t.epoch = epoch;
+				t.state = out.at("state").get<std::string>();
+				t.resource = resource;
+				t.input = out.at("task_input");
+				t.only_once = only_once;
+				// on disk before its handler runs
+				if (only_once) flush_on_commit(Commit::only_once_claim);
+				if (timeout) t.timeout_s = static_cast<int>(*timeout);
+				t.attempt = static_cast<int>(attempt);
+				t.lease_expires = iso(*expires);
+				t.queue = inst.queue;
+				hb->task = std::move(t);
+			}
 		} else if (kind == "parallel" || kind == "map" || kind == "call") {
 			status = fan_out(id, out, now);
 		} else if (kind == "event") {

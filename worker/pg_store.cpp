@@ -329,6 +329,28 @@ class PgStore final : public Store {
 					  {std::to_string(id), std::to_string(epoch), error, cause});
 	}
 
+	Report complete_and_claim(int64_t id, int64_t epoch, const json &output, const std::string &worker,
+							  const std::vector<std::string> &queues) override {
+		if (!handback_) return {complete(id, epoch, output), std::nullopt};
+		return handback_report(
+			"SELECT status, instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO(
+				"lease_expires") ", queue FROM genroc.complete_and_claim($1, $2, $3::jsonb, $4, "
+								 "ARRAY(SELECT jsonb_array_elements_text($5::jsonb)))",
+			{std::to_string(id), std::to_string(epoch), param(output, "the task result"), worker, json(queues).dump()},
+			[&] { return complete(id, epoch, output); });
+	}
+
+	Report fail_and_claim(int64_t id, int64_t epoch, const std::string &error, const std::string &cause,
+						  const std::string &worker, const std::vector<std::string> &queues) override {
+		if (!handback_) return {fail(id, epoch, error, cause), std::nullopt};
+		return handback_report(
+			"SELECT status, instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO(
+				"lease_expires") ", queue FROM genroc.fail_and_claim($1, $2, $3, $4, $5, "
+								 "ARRAY(SELECT jsonb_array_elements_text($6::jsonb)))",
+			{std::to_string(id), std::to_string(epoch), error, cause, worker, json(queues).dump()},
+			[&] { return fail(id, epoch, error, cause); });
+	}
+
 	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker,
 											 int n) override {
 		auto r = exec("SELECT token, instance_id, activity, input, heartbeat_s, timeout_s"
@@ -483,6 +505,7 @@ class PgStore final : public Store {
 	Conn conn_;
 	bool listening_ = false;
 	std::set<std::string> drains_notified_;	// worker ids named by NOTIFY genroc_drain
+	bool handback_ = true;	// complete_and_claim is there (false after 42883)
 	// Pooled: the settings every statement carries, as set_config parameters
 	// (name, value, ...), and the statement that applies them.
 	std::vector<std::string> settings_;
@@ -753,6 +776,38 @@ class PgStore final : public Store {
 							"roles their genroc_* group; README \"Running on PostgreSQL\".");
 		throw Error(state.empty() ? "XX000" : state, message, field(PG_DIAG_MESSAGE_DETAIL),
 					field(PG_DIAG_MESSAGE_HINT));
+	}
+
+	// complete_and_claim / fail_and_claim's row; an extension without them
+	// (undefined_function: an older server, e.g. bench/ab.sh's base side)
+	// gets the plain report from here on.
+	template <class Plain>
+	Report handback_report(const char *sql, std::initializer_list<Param> params, Plain plain) {
+		Result r;
+		try {
+			r = exec(sql, params);
+		} catch (const Error &e) {
+			if (e.sqlstate != "42883") throw;
+			handback_ = false;
+			return {plain(), std::nullopt};
+		}
+		Report out;
+		out.status = text(r.get(), 0, 0);
+		if (!PQgetisnull(r.get(), 0, 1)) {
+			Task t;
+			t.instance_id = int64(r.get(), 0, 1);
+			t.epoch = int64(r.get(), 0, 2);
+			t.state = text(r.get(), 0, 3);
+			t.resource = text(r.get(), 0, 4);
+			t.input = jsonb(r.get(), 0, 5);
+			t.only_once = boolean(r.get(), 0, 6);
+			t.timeout_s = opt_int(r.get(), 0, 7);
+			t.attempt = static_cast<int>(int64(r.get(), 0, 8));
+			t.lease_expires = text(r.get(), 0, 9);
+			t.queue = text(r.get(), 0, 10);
+			out.next = std::move(t);
+		}
+		return out;
 	}
 
 	std::string scalar(const char *sql, std::initializer_list<Param> params) {

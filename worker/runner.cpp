@@ -204,7 +204,7 @@ void Runner::renew_loop() {
 	}
 }
 
-void Runner::report(Slot &slot, const TaskResult &result_in) {
+std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 	const Task &t = slot.task;
 	TaskResult result = result_in;
 	bool ok = result.kind == TaskResult::Kind::succeeded;
@@ -214,8 +214,18 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 		std::unique_ptr<Store> store;
 		try {
 			store = pool_->take();
-			std::string status = ok ? store->complete(t.instance_id, t.epoch, result.output)
-									: store->fail(t.instance_id, t.epoch, result.error, result.cause);
+			// While running, the report may hand back the instance's next
+			// task (no claim round trip); while draining it takes none.
+			Store::Report rep;
+			if (stopping_ || drain_requested_)
+				rep.status = ok ? store->complete(t.instance_id, t.epoch, result.output)
+								: store->fail(t.instance_id, t.epoch, result.error, result.cause);
+			else
+				rep = ok ? store->complete_and_claim(t.instance_id, t.epoch, result.output, opt_.worker_id,
+													 opt_.queues)
+						 : store->fail_and_claim(t.instance_id, t.epoch, result.error, result.cause,
+												 opt_.worker_id, opt_.queues);
+			const std::string &status = rep.status;
 			pool_->give(std::move(store));
 			if (ok)
 				metrics::task_succeeded(t.queue);
@@ -231,7 +241,7 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 			// (summarize()), so a Map of thousands is not thousands of lines.
 			log::debug(ok ? "task succeeded" : "task failed", f);
 			(ok ? tasks_succeeded_ : tasks_failed_)++;
-			return;
+			return std::move(rep.next);
 		} catch (const Error &e) {
 			pool_->give(std::move(store));	// it reconnects on its next call
 			if (e.sqlstate == sqlstate::LEASE_LOST || e.sqlstate == sqlstate::INSTANCE_ENDED) {
@@ -240,7 +250,7 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 				metrics::lease_lost(t.queue);
 				log::warn("lease lost", {{"instance", t.instance_id}, {"epoch", t.epoch},
 										 {"state", t.state}, {"error", e.what()}});
-				return;
+				return std::nullopt;
 			}
 			if (ok && e.sqlstate == limits::PROGRAM_LIMIT_EXCEEDED) {
 				// The store refuses this result (over a limit, e.g. nested too
@@ -264,7 +274,7 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 			} else if (!is_transient(e) && !is_busy(e)) {
 				log::error("cannot report the task result",
 						   {{"instance", t.instance_id}, {"sqlstate", e.sqlstate}, {"error", e.what()}});
-				return;
+				return std::nullopt;
 			} else {
 				// Away or busy (a SQLite file another process holds past
 				// busy_timeout, a full disk): dropping the result would run
@@ -277,34 +287,48 @@ void Runner::report(Slot &slot, const TaskResult &result_in) {
 			}
 		} catch (const std::exception &e) {
 			log::error("cannot report the task result", {{"instance", t.instance_id}, {"error", e.what()}});
-			return;
+			return std::nullopt;
 		}
 		// Shutdown grace over while the database is away: give up; the
 		// lease is released (or lapses) and the task runs again elsewhere.
 		if (slot.cancel.wait_until(Clock::now() + backoff.next())) {
 			slot.abandoned = true;
-			return;
+			return std::nullopt;
 		}
 	}
 }
 
 void Runner::run_task(std::shared_ptr<Slot> slot) {
+	// slot->task is written only here (under m_: the renewer and drain read
+	// its id); a task handed back by the report runs next in this slot.
 	const Task &t = slot->task;
-	TaskContext ctx;
-	ctx.instance_id = t.instance_id;
-	ctx.state = t.state;
-	ctx.resource = t.resource;
-	ctx.attempt = t.attempt;
-	if (t.timeout_s && *t.timeout_s > 0) ctx.timeout = std::chrono::seconds(*t.timeout_s);
-	ctx.cancel = &slot->cancel;
-	log::debug("task started", {{"instance", t.instance_id}, {"state", t.state},
-								{"resource", t.resource}, {"attempt", t.attempt}});
-	TaskResult r = handlers_.run(t.resource, t.input, ctx);
-	if (r.kind == TaskResult::Kind::abandoned) {
-		slot->abandoned = true;
-		log::info("task stopped at shutdown", {{"instance", t.instance_id}, {"state", t.state}});
-	} else {
-		report(*slot, r);
+	for (;;) {
+		TaskContext ctx;
+		ctx.instance_id = t.instance_id;
+		ctx.state = t.state;
+		ctx.resource = t.resource;
+		ctx.attempt = t.attempt;
+		if (t.timeout_s && *t.timeout_s > 0) ctx.timeout = std::chrono::seconds(*t.timeout_s);
+		ctx.cancel = &slot->cancel;
+		log::debug("task started", {{"instance", t.instance_id}, {"state", t.state},
+									{"resource", t.resource}, {"attempt", t.attempt}});
+		TaskResult r = handlers_.run(t.resource, t.input, ctx);
+		if (r.kind == TaskResult::Kind::abandoned) {
+			slot->abandoned = true;
+			log::info("task stopped at shutdown", {{"instance", t.instance_id}, {"state", t.state}});
+			break;
+		}
+		std::optional<Task> next = report(*slot, r);
+		if (!next) break;
+		metrics::task_claimed(next->queue, next->attempt);
+		{
+			std::lock_guard<std::mutex> g(m_);
+			slot->task = std::move(*next);
+			slot->claimed_at = Clock::now();
+			slot->lost = false;
+		}
+		log::debug("claimed", {{"instance", t.instance_id}, {"epoch", t.epoch}, {"state", t.state},
+							   {"handed_back", true}});
 	}
 	{
 		std::lock_guard<std::mutex> g(m_);
@@ -331,6 +355,7 @@ void Runner::reap() {
 }
 
 void Runner::drain() {
+	stopping_ = true;
 	const auto deadline = Clock::now() + opt_.shutdown_grace;
 	int n = running();
 	if (n > 0)

@@ -82,7 +82,9 @@ class Runner {
 	bool register_worker(Store &store, const StopFlag &stop, bool first);
 	void renew_loop();
 	void run_task(std::shared_ptr<Slot> slot);
-	void report(Slot &slot, const TaskResult &result);
+	// Reports the result; the instance's next task when the store handed it
+	// back to this worker (Store::complete_and_claim), to run in the same slot.
+	std::optional<Task> report(Slot &slot, const TaskResult &result);
 	void reap();
 	void drain();
 	// Reads list_queues: warns about unserved queues (when `warn`) and
@@ -115,6 +117,7 @@ class Runner {
 	// genroc_drain): claim nothing more, finish, stop
 	std::atomic<bool> drain_requested_{false};
 	void note_drain(const char *how);
+	std::atomic<bool> stopping_{false};	// draining: reports take no next task
 	bool registered_ = false;	// the id is ours: worker_stop it at the end
 	std::atomic<int64_t> tasks_succeeded_{0}, tasks_failed_{0};	// reported, in all
 	int64_t summarized_succeeded_ = 0, summarized_failed_ = 0;	// as of the last summary (the loop's)

@@ -139,6 +139,21 @@ class Store {
 	virtual std::string complete(int64_t instance_id, int64_t epoch, const json &output) = 0;
 	virtual std::string fail(int64_t instance_id, int64_t epoch, const std::string &error,
 							 const std::string &cause) = 0;
+	// The same report, and when the step leaves the instance with a handler
+	// task ready at once that this worker may take (its lease, one of
+	// `queues`, no queue limit in the way), that task leased to it in the
+	// same transaction (genroc.complete_and_claim / fail_and_claim): no
+	// second claim round trip.  status is the instance's status after the
+	// call ("running" with `next` when handed back).
+	struct Report {
+		std::string status;
+		std::optional<Task> next;
+	};
+	virtual Report complete_and_claim(int64_t instance_id, int64_t epoch, const json &output,
+									  const std::string &worker, const std::vector<std::string> &queues) = 0;
+	virtual Report fail_and_claim(int64_t instance_id, int64_t epoch, const std::string &error,
+								  const std::string &cause, const std::string &worker,
+								  const std::vector<std::string> &queues) = 0;
 
 	// Activities (work from outside)
 	virtual std::vector<ActivityTask> claim_activity(const std::string &activity,

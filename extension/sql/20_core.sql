@@ -406,8 +406,15 @@ $$;
  *   state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
  *   NOTIFY genroc with the queue name when a task is ready at once
+ *   p_handback_worker / p_handback_queues (complete_and_claim,
+ *   fail_and_claim): a handler task ready at once that this worker may take
+ *   (genroc._handback_lease, asked only then) is leased to it in the same
+ *   update, as claim leases it (status 'running', a new epoch,
+ *   lease_expires = now + its lease_duration, timeout_at from now), claim's
+ *   'task_started' row follows 'task_scheduled', no NOTIFY; returns 'running'
  */
-CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL)
+CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
+	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -429,6 +436,9 @@ DECLARE
 	v_heartbeat int;
 	v_counts jsonb;
 	v_attempt int;
+	v_handback boolean;
+	v_lease interval;
+	v_epoch bigint;
 BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
 	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
@@ -475,15 +485,23 @@ BEGIN
 		v_counts := coalesce(v_out -> 'retry_counts', '[]');
 		v_attempt := (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c);
 		v_status := CASE WHEN v_resource LIKE 'activity:%' THEN 'waiting' ELSE 'ready' END;
+		-- the report hands the next task back to its worker (complete_and_claim,
+		-- fail_and_claim, which checked that the worker may take it): leased
+		-- here as claim leases it, in this one update
+		IF p_handback_worker IS NOT NULL AND v_status = 'ready' AND v_delay = 0 THEN
+			v_lease := genroc._handback_lease(v_inst, p_handback_worker, p_handback_queues);
+		END IF;
+		v_handback := v_lease IS NOT NULL;
 		UPDATE genroc._instances SET
-			status = v_status,
+			status = CASE WHEN v_handback THEN 'running' ELSE v_status END,
 			state = v_out ->> 'state',
 			state_input = genroc._store_value(v_out -> 'state_input', 'the state input'),
 			task_input = genroc._store_value(v_out -> 'task_input', 'the task input'),
 			resource = v_resource,
 			eligible_at = v_eligible,
-			lease_owner = NULL,
-			lease_expires = NULL,
+			lease_owner = CASE WHEN v_handback THEN p_handback_worker END,
+			lease_epoch = CASE WHEN v_handback THEN genroc._fencing_epoch(lease_epoch) ELSE lease_epoch END,
+			lease_expires = CASE WHEN v_handback THEN v_now + v_lease END,
 			retry_counts = v_counts,
 			attempt = v_attempt,
 			interruptions = 0,
@@ -492,7 +510,9 @@ BEGIN
 			heartbeat_s = v_heartbeat,
 			-- handler tasks: TimeoutSeconds counts from the claim (set there)
 			timeout_at = CASE WHEN v_status = 'waiting' AND v_timeout IS NOT NULL
-						 THEN v_eligible + v_timeout * interval '1 second' END,
+							  THEN v_eligible + v_timeout * interval '1 second'
+							  WHEN v_handback AND v_timeout IS NOT NULL
+							  THEN v_now + v_timeout * interval '1 second' END,
 			heartbeat_at = NULL,
 			wait_kind = CASE WHEN v_status = 'waiting' THEN 'activity' END,
 			wait_until = NULL,
@@ -500,13 +520,26 @@ BEGIN
 			activity_token = CASE WHEN v_status = 'waiting' THEN v_token END,
 			activity_owner = NULL,
 			updated_at = v_now
-		WHERE id = p_instance;
-		PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
-			jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
-							   'attempt', v_attempt,
-							   'delay_ms', v_delay));
-		IF v_status = 'ready' AND v_delay = 0 THEN
-			PERFORM pg_notify('genroc', v_inst.queue);
+		WHERE id = p_instance
+		RETURNING lease_epoch INTO v_epoch;
+		IF v_handback THEN
+			-- task_scheduled (genroc._log's row) and claim's task_started, as
+			-- claim writes it, in one insert
+			INSERT INTO genroc._log (instance_id, at, event, state, detail)
+			VALUES (p_instance, v_now, 'task_scheduled', v_out ->> 'state',
+					genroc._log_payloads(jsonb_build_object('resource', v_resource,
+						'input', v_out -> 'task_input', 'attempt', v_attempt, 'delay_ms', v_delay))),
+				   (p_instance, v_now, 'task_started', v_out ->> 'state',
+					jsonb_build_object('worker', p_handback_worker, 'epoch', v_epoch, 'attempt', v_attempt));
+			v_status := 'running';
+		ELSE
+			PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
+				jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
+								   'attempt', v_attempt,
+								   'delay_ms', v_delay));
+			IF v_status = 'ready' AND v_delay = 0 THEN
+				PERFORM pg_notify('genroc', v_inst.queue);
+			END IF;
 		END IF;
 	WHEN 'parallel', 'map', 'call' THEN
 		v_status := genroc._fan_out(p_instance, v_out);

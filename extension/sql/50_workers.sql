@@ -602,7 +602,13 @@ BEGIN
 		-- task would come back running and end only_once.interrupted
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	PERFORM genroc._room_freed(v_inst.queue);
+	-- _room_freed wakes claimers of a limited queue; with no limit set on
+	-- any queue (the common case) its call and lookups are skipped
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
 	-- the task_succeeded entry goes in with the step's first log rows
 	RETURN genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
@@ -631,9 +637,191 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	PERFORM genroc._room_freed(v_inst.queue);
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
 	RETURN genroc._fail_task(p_instance, p_error, p_cause);
 END;
 $$;
 COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
 	'Reports a task''s error under its lease epoch; Retry and Catch decide in this transaction; returns the new status; RC004 for a stale epoch.';
+
+/*
+ * Semantics of a report that hands back the next task (complete_and_claim,
+ * fail_and_claim): the report exactly as complete / fail makes it (same
+ * checks, errors, log rows and durability), and when the step leaves the
+ * same instance with a handler task ready at once (no retry delay), it is
+ * leased to p_worker in the same transaction, as claim would lease it (a
+ * new random epoch, lease_expires = now + the worker's lease_duration,
+ * timeout_at from now, claim's task_started row), provided (checked before
+ * the step, by genroc._handback_lease, from _apply_step):
+ *   p_worker holds the lease being reported (lease_owner), and is
+ *   registered, not stopped and not draining (worker_drain)
+ *   the instance's queue is one of p_queues (the queues the worker serves)
+ *   the queue has no rate_limit or partition_rate_limit (those count starts
+ *   in a window: claim decides), and with a global_concurrency the other
+ *   running tasks of the queue are fewer than it (the worker keeps the
+ *   one slot it held, so the queue's count never grows)
+ * Otherwise the next task stays ready for any claim, as after complete.
+ * The worker's concurrency is not exceeded: it gives one task back and takes
+ * one.  The handed-back task goes ahead of the queue's order (it continues
+ * the instance the worker just ran).  Not a heartbeat (renew is).  An
+ * OnlyOnce next task: its claim is flushed as claim flushes it.
+ * Result: one row; status is the instance's status after the call
+ * ('running' when the task was handed back, with its columns as claim
+ * returns them; NULL columns otherwise).
+ */
+-- The lease duration under which p_worker may take p_inst's next task, or
+-- NULL when it may not.  The caller holds the instance's row lock.
+-- (genroc._apply_step asks, when the step leaves a handler task ready at
+-- once; p_inst is the row before the step.)
+CREATE FUNCTION genroc._handback_lease(p_inst genroc._instances, p_worker text, p_queues text[])
+	RETURNS interval
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_lease interval;
+	v_s record;
+BEGIN
+	IF p_inst.lease_owner IS DISTINCT FROM p_worker OR NOT (p_inst.queue = ANY (p_queues)) THEN
+		RETURN NULL;
+	END IF;
+	SELECT w.lease_duration INTO v_lease FROM genroc._workers w
+	WHERE w.id = p_worker AND w.stopped_at IS NULL AND w.drain_requested_at IS NULL;
+	IF v_lease IS NULL THEN
+		RETURN NULL;
+	END IF;
+	IF EXISTS (SELECT 1 FROM genroc._queues q
+			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+				  OR q.partition_rate_limit IS NOT NULL) THEN
+		v_s := genroc._queue_settings(p_inst.queue);
+		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
+			RETURN NULL;
+		END IF;
+		-- no queue lock needed: this instance counts as running before and
+		-- after, so what other claimers count does not change
+		IF v_s.global_concurrency > 0
+		   AND (SELECT count(*) FROM genroc._instances i
+				WHERE i.queue = p_inst.queue AND i.status = 'running' AND i.id <> p_inst.id)
+			   >= v_s.global_concurrency THEN
+			RETURN NULL;
+		END IF;
+	END IF;
+	RETURN v_lease;
+END;
+$$;
+
+CREATE FUNCTION genroc.complete_and_claim(p_instance bigint, p_epoch bigint, p_output jsonb,
+										  p_worker text, p_queues text[])
+	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	PERFORM genroc._check_lease(p_instance, p_epoch);
+	PERFORM genroc._flush_commit('progress');
+	IF p_output IS NULL THEN
+		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
+			USING ERRCODE = '22004';
+	END IF;
+	IF p_worker IS NULL THEN
+		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_queues IS NULL THEN
+		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
+	END IF;
+	v_inst := genroc._leased(p_instance, p_epoch);
+	IF v_inst.only_once THEN
+		PERFORM genroc._flush_commit('only_once_report');
+	END IF;
+	status := genroc._apply_step(p_instance,
+		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
+		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
+			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
+										 'epoch', p_epoch)),
+		p_worker, p_queues);
+	IF status <> 'running' AND EXISTS (SELECT 1 FROM genroc._queues q
+			WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+			   OR q.partition_rate_limit IS NOT NULL) THEN
+		-- a limited queue's running task ended without a hand-back: wake
+		-- its claimers (after the step, in the same transaction as before)
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
+	IF status = 'running' THEN
+		SELECT i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once, i.timeout_s,
+			   i.attempt, i.lease_expires, i.queue
+		INTO instance_id, epoch, state, resource, input, only_once, timeout_s, attempt,
+			 lease_expires, queue
+		FROM genroc._instances i WHERE i.id = p_instance;
+		IF only_once THEN
+			PERFORM genroc._flush_commit('only_once_claim');
+		END IF;
+	END IF;
+	RETURN NEXT;
+END;
+$$;
+COMMENT ON FUNCTION genroc.complete_and_claim(bigint, bigint, jsonb, text, text[]) IS
+	'complete, and the instance''s next task leased to the reporting worker in the same transaction when it may take it (its queue, no limit in the way); one row: the new status and the task as claim returns it, or NULLs.';
+
+CREATE FUNCTION genroc.fail_and_claim(p_instance bigint, p_epoch bigint, p_error text, p_cause text,
+									  p_worker text, p_queues text[])
+	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	v_inst genroc._instances;
+BEGIN
+	PERFORM genroc._check_lease(p_instance, p_epoch);
+	PERFORM genroc._flush_commit('progress');
+	IF p_error IS NULL THEN
+		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_worker IS NULL THEN
+		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_queues IS NULL THEN
+		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
+	END IF;
+	v_inst := genroc._leased(p_instance, p_epoch);
+	IF v_inst.only_once THEN
+		PERFORM genroc._flush_commit('only_once_report');
+	END IF;
+	-- genroc._fail_task's two statements, with the hand-back
+	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
+		jsonb_build_object('error', p_error, 'cause', p_cause));
+	status := genroc._apply_step(p_instance,
+		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause), NULL,
+		p_worker, p_queues);
+	IF status <> 'running' AND EXISTS (SELECT 1 FROM genroc._queues q
+			WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
+			   OR q.partition_rate_limit IS NOT NULL) THEN
+		-- a limited queue's running task ended without a hand-back: wake
+		-- its claimers (after the step, in the same transaction as before)
+		PERFORM genroc._room_freed(v_inst.queue);
+	END IF;
+	IF status = 'running' THEN
+		SELECT i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once, i.timeout_s,
+			   i.attempt, i.lease_expires, i.queue
+		INTO instance_id, epoch, state, resource, input, only_once, timeout_s, attempt,
+			 lease_expires, queue
+		FROM genroc._instances i WHERE i.id = p_instance;
+		IF only_once THEN
+			PERFORM genroc._flush_commit('only_once_claim');
+		END IF;
+	END IF;
+	RETURN NEXT;
+END;
+$$;
+COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text[]) IS
+	'fail, and the instance''s next task (a Retry without delay, a Catch''s task) leased to the reporting worker in the same transaction when it may take it; one row as complete_and_claim.';

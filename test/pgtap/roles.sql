@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(101);
+SELECT plan(105);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -122,6 +122,10 @@ INSERT INTO matrix VALUES
 	('release', $$SELECT genroc.release(':worker', ARRAY[:inst]::bigint[])$$, '{worker,admin}', '{admin}'),
 	('complete', $$SELECT genroc.complete(:inst, :epoch, '{"ok":1}')$$, '{worker,admin}', '{admin}'),
 	('fail', $$SELECT genroc.fail(:inst, :epoch, 'E')$$, '{worker,admin}', '{admin}'),
+	('complete_and_claim', $$SELECT genroc.complete_and_claim(:inst, :epoch, '{"ok":1}', ':worker', '{default}')$$,
+	 '{worker,admin}', '{admin}'),
+	('fail_and_claim', $$SELECT genroc.fail_and_claim(:inst, :epoch, 'E', NULL, ':worker', '{default}')$$,
+	 '{worker,admin}', '{admin}'),
 	('claim_activity', $$SELECT genroc.claim_activity(':act', ':worker', 1)$$, '{worker,admin}', '{admin}'),
 	('activity_succeed', $$SELECT genroc.activity_succeed(':token', '1')$$, '{worker,admin}', '{admin}'),
 	('activity_fail', $$SELECT genroc.activity_fail(':token', 'E')$$, '{worker,admin}', '{admin}'),
