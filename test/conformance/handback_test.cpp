@@ -2,7 +2,7 @@
 // (complete_and_claim, fail_and_claim): what the worker gets, the same log
 // and fencing as complete + claim, and when the task is NOT handed back
 // (a queue the worker does not serve, queue limits, another worker's id, a
-// stopped worker, a retry delay, no handler task next).
+// stopped or draining worker, a retry delay, no handler task next).
 #include "fixture.hpp"
 
 namespace genroc::conformance {
@@ -161,6 +161,22 @@ TEST_P(StoreTest, OnlyTheLeaseHolderWhileRegisteredGetsTheNextTask) {
 	store().worker_stop("w1");
 	EXPECT_RAISES(sqlstate::LEASE_LOST, "", store().complete_and_claim(id, b.epoch, "x", "w1", {"default"}));
 	EXPECT_EQ(status(id), "ready");
+}
+
+// A worker asked to drain finishes what it holds and takes nothing more:
+// its report counts, the next task stays ready for another worker.
+TEST_P(StoreTest, ADrainingWorkerIsHandedNothingBack) {
+	define("three", three_tasks());
+	worker("w1");
+	worker("w2");
+	int64_t id = start("three");
+	Task a = claim_one("w1");
+	store().worker_drain("w1");
+	Store::Report r = store().complete_and_claim(id, a.epoch, "x", "w1", {"default"});
+	EXPECT_EQ(r.status, "ready");
+	EXPECT_FALSE(r.next.has_value());
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	EXPECT_EQ(claim_one("w2").state, "B");
 }
 
 TEST_P(StoreTest, FailAndClaimHandsBackACatchButNotARetryBackOff) {
