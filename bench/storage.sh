@@ -15,7 +15,7 @@
 # With PRUNE_N > 0 it then fills PRUNE_N concluded 3-task instances with a small payload and reports
 # genroc.prune's rows/s and the table sizes before and after.
 #
-#   GENROC_PG_ROOT=/work/pgroot-me bash bench/storage.sh
+#   GENROC_PG_ROOT=/some/dir bash bench/storage.sh
 #   N=20 PAYLOAD=1000000 PRUNE_N=100000 bash bench/storage.sh
 #   N=0 PRUNE_N=20000 GENROC_PG_ROOT=... bash bench/storage.sh   # prune only
 #   (PRUNE_OBJECTS=1: with one stored object, so prune collects references)
