@@ -602,13 +602,7 @@ BEGIN
 		-- task would come back running and end only_once.interrupted
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	-- _room_freed wakes claimers of a limited queue; with no limit set on
-	-- any queue (the common case) its call and lookups are skipped
-	IF EXISTS (SELECT 1 FROM genroc._queues q
-			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-				  OR q.partition_rate_limit IS NOT NULL) THEN
-		PERFORM genroc._room_freed(v_inst.queue);
-	END IF;
+	PERFORM genroc._room_freed(v_inst.queue);
 	-- the task_succeeded entry goes in with the step's first log rows
 	RETURN genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
@@ -637,11 +631,7 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	IF EXISTS (SELECT 1 FROM genroc._queues q
-			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-				  OR q.partition_rate_limit IS NOT NULL) THEN
-		PERFORM genroc._room_freed(v_inst.queue);
-	END IF;
+	PERFORM genroc._room_freed(v_inst.queue);
 	RETURN genroc._fail_task(p_instance, p_error, p_cause);
 END;
 $$;
@@ -713,6 +703,35 @@ BEGIN
 END;
 $$;
 
+-- What complete_and_claim and fail_and_claim return after their step: the
+-- task handed back, as claim returns it (its input's reference resolved,
+-- an OnlyOnce claim flushed), when the step left the instance running;
+-- NULLs otherwise, and then the task that ended frees room in its queue.
+CREATE FUNCTION genroc._report_result(p_instance bigint, p_queue text, p_status text)
+	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	LANGUAGE plpgsql VOLATILE
+AS $$
+#variable_conflict use_column
+BEGIN
+	status := p_status;
+	IF p_status <> 'running' THEN
+		PERFORM genroc._room_freed(p_queue);
+	ELSE
+		SELECT i.id, i.lease_epoch, i.state, i.resource, genroc._load_value(i.task_input), i.only_once,
+			   i.timeout_s, i.attempt, i.lease_expires, i.queue
+		INTO instance_id, epoch, state, resource, input, only_once, timeout_s, attempt,
+			 lease_expires, queue
+		FROM genroc._instances i WHERE i.id = p_instance;
+		IF only_once THEN
+			PERFORM genroc._flush_commit('only_once_claim');
+		END IF;
+	END IF;
+	RETURN NEXT;
+END;
+$$;
+
 CREATE FUNCTION genroc.complete_and_claim(p_instance bigint, p_epoch bigint, p_output jsonb,
 										  p_worker text, p_queues text[])
 	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
@@ -724,6 +743,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
 	v_inst genroc._instances;
+	v_status text;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
@@ -741,30 +761,13 @@ BEGIN
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
-	status := genroc._apply_step(p_instance,
+	v_status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
 		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
 			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
 										 'epoch', p_epoch)),
 		p_worker, p_queues);
-	IF status <> 'running' AND EXISTS (SELECT 1 FROM genroc._queues q
-			WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-			   OR q.partition_rate_limit IS NOT NULL) THEN
-		-- a limited queue's running task ended without a hand-back: wake
-		-- its claimers (after the step, in the same transaction as before)
-		PERFORM genroc._room_freed(v_inst.queue);
-	END IF;
-	IF status = 'running' THEN
-		SELECT i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once, i.timeout_s,
-			   i.attempt, i.lease_expires, i.queue
-		INTO instance_id, epoch, state, resource, input, only_once, timeout_s, attempt,
-			 lease_expires, queue
-		FROM genroc._instances i WHERE i.id = p_instance;
-		IF only_once THEN
-			PERFORM genroc._flush_commit('only_once_claim');
-		END IF;
-	END IF;
-	RETURN NEXT;
+	RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
 END;
 $$;
 COMMENT ON FUNCTION genroc.complete_and_claim(bigint, bigint, jsonb, text, text[]) IS
@@ -781,6 +784,7 @@ AS $$
 #variable_conflict use_column
 DECLARE
 	v_inst genroc._instances;
+	v_status text;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
@@ -800,27 +804,10 @@ BEGIN
 	-- genroc._fail_task's two statements, with the hand-back
 	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
 		jsonb_build_object('error', p_error, 'cause', p_cause));
-	status := genroc._apply_step(p_instance,
+	v_status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause), NULL,
 		p_worker, p_queues);
-	IF status <> 'running' AND EXISTS (SELECT 1 FROM genroc._queues q
-			WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-			   OR q.partition_rate_limit IS NOT NULL) THEN
-		-- a limited queue's running task ended without a hand-back: wake
-		-- its claimers (after the step, in the same transaction as before)
-		PERFORM genroc._room_freed(v_inst.queue);
-	END IF;
-	IF status = 'running' THEN
-		SELECT i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once, i.timeout_s,
-			   i.attempt, i.lease_expires, i.queue
-		INTO instance_id, epoch, state, resource, input, only_once, timeout_s, attempt,
-			 lease_expires, queue
-		FROM genroc._instances i WHERE i.id = p_instance;
-		IF only_once THEN
-			PERFORM genroc._flush_commit('only_once_claim');
-		END IF;
-	END IF;
-	RETURN NEXT;
+	RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
 END;
 $$;
 COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text[]) IS

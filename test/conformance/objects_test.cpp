@@ -42,6 +42,23 @@ LogOptions options(int64_t threshold, int64_t grace_ms, bool payloads = true) {
 
 }  // namespace
 
+// A report that hands back the next task (complete_and_claim) gives its
+// input as claim does: the value, not its reference.
+TEST_P(StoreTest, AHandedBackTaskGetsItsLargeInputAsTheValue) {
+	store().set_log_options(options(1024, 3'600'000));
+	define("three", json::parse(kThree));
+	worker("w1");
+	const json big = payload(50'000);
+	const int64_t id = start("three", big);
+	Task a = claim_one("w1");
+	Store::Report r = store().complete_and_claim(id, a.epoch, a.input, "w1", {"default"});
+	ASSERT_TRUE(r.next.has_value());
+	EXPECT_EQ(r.next->state, "B");
+	EXPECT_EQ(r.next->input, big);
+	r = store().fail_and_claim(id, r.next->epoch, "States.TaskFailed", "no", "w1", {"default"});
+	EXPECT_EQ(r.status, "failed");
+}
+
 TEST_P(StoreTest, LargeValueIsStoredOnceAndReadBackIdentical) {
 	store().set_log_options(options(1024, 3'600'000));
 	define("three", json::parse(kThree));
