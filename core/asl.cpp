@@ -18,6 +18,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -1714,17 +1715,19 @@ class Runner {
 					continue;
 				}
 				case StateType::Wait: {
-					if (st.jsonata) {
+					// JSONPath: InputPath first, as on entering any state
+					std::optional<json> eff;
+					if (!st.jsonata) eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					int64_t until = now_;
+					if (st.seconds) {
+						until = now_ + *st.seconds * 1000;
+					} else if (st.timestamp_ms) {
+						until = *st.timestamp_ms;
+					} else if (st.jsonata) {
 						const auto env = environment(input);
-						int64_t until = now_;
-						if (st.seconds)
-							until = now_ + *st.seconds * 1000;
-						else if (st.timestamp_ms)
-							until = *st.timestamp_ms;
-						else if (st.seconds_x)
-							until = now_ + expr_int(*st.seconds_x, env, "Seconds", st.name, 0,
-													kMaxSeconds) * 1000;
-						else {
+						if (st.seconds_x) {
+							until = now_ + expr_int(*st.seconds_x, env, "Seconds", st.name, 0, kMaxSeconds) * 1000;
+						} else {
 							const json t = expr_value(*st.timestamp_x, env, "Timestamp", st.name);
 							if (!t.is_string() || !parse_time(t.get<std::string>(), until))
 								throw Failure(ERR_QUERY,
@@ -1733,26 +1736,10 @@ class Runner {
 												  " %} must give an RFC 3339 timestamp, not " +
 												  t.dump(-1, ' ', false, json::error_handler_t::replace));
 						}
-						if (until > now_)
-							return json{{"kind", "wait"},
-										{"state", st.name},
-										{"state_input", input},
-										{"until_ms", until}};
-						out = wait_output(st, input);
-						break;
-					}
-					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
-					int64_t until = now_;
-					if (st.seconds)
-						until = now_ + *st.seconds * 1000;
-					else if (st.timestamp_ms)
-						until = *st.timestamp_ms;
-					else if (st.seconds_path)
-						until = now_ + seconds_from(*st.seconds_path, eff, ctx_, "SecondsPath",
-													st.name, true) * 1000;
-					else {
-						const json t = select_or_fail(*st.timestamp_path, eff, ctx_,
-													  "TimestampPath", st.name);
+					} else if (st.seconds_path) {
+						until = now_ + seconds_from(*st.seconds_path, *eff, ctx_, "SecondsPath", st.name, true) * 1000;
+					} else {
+						const json t = select_or_fail(*st.timestamp_path, *eff, ctx_, "TimestampPath", st.name);
 						if (!t.is_string() || !parse_time(t.get<std::string>(), until))
 							throw Failure(ERR_RUNTIME,
 										  "in state \"" + st.name + "\", TimestampPath " +
