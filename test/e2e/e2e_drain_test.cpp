@@ -15,18 +15,8 @@
 namespace genroc::e2e_worker {
 namespace {
 
-class Drain : public WorkerTest, public ::testing::WithParamInterface<std::string> {
+class Drain : public EachStoreWorkerTest {
   protected:
-	void SetUp() override {
-		WorkerTest::SetUp();
-		if (GetParam() == "postgres") {
-			use_postgres();
-			if (IsSkipped() || HasFatalFailure()) return;
-		} else {
-			db_url_ = dir_ + "/genroc.db";
-		}
-		standard_handlers();
-	}
 	// `genctl --database DB ARGS`: {exit code, stdout and stderr}.  As the
 	// test's own role (an operator's rights: it owns the workers' database).
 	std::pair<int, std::string> genctl(const std::string &args) {

@@ -33,18 +33,8 @@ int runs_of_step(const std::string &dir) {
 	return n;
 }
 
-class RestartById : public WorkerTest, public ::testing::WithParamInterface<std::string> {
+class RestartById : public EachStoreWorkerTest {
   protected:
-	void SetUp() override {
-		WorkerTest::SetUp();
-		if (GetParam() == "postgres") {
-			use_postgres();
-			if (IsSkipped() || HasFatalFailure()) return;
-		} else {
-			db_url_ = dir_ + "/genroc.db";
-		}
-		standard_handlers();
-	}
 	int64_t start_one_step(const json &params) {
 		json def = {{"StartAt", "Step"},
 					{"States",

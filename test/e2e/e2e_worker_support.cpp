@@ -215,6 +215,11 @@ void WorkerTest::use_postgres() {
 	db_url_ = with_database(pg.admin_url(), db_name_);
 }
 
+void WorkerTest::use_store(const std::string &store) {
+	if (store == "postgres") use_postgres();
+	else db_url_ = dir_ + "/genroc.db";
+}
+
 void WorkerTest::TearDown() {
 	procs_.clear();	// SIGKILL whatever still runs
 	// Handler commands record their pid; their groups must not outlive the test.

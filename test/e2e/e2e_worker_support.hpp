@@ -78,6 +78,8 @@ class WorkerTest : public ::testing::Test {
 
 	// Needs PostgreSQL: skips (or fails with GENROC_TEST_REQUIRE_PG=1) without it.
 	void use_postgres();
+	// "postgres": use_postgres(); otherwise a SQLite file in dir_.
+	void use_store(const std::string &store);
 	// Writes an executable script into dir_ and returns its path.
 	std::string script(const std::string &name, const std::string &body);
 	// A handlers file for the scripts name -> path (sha256 computed here).
@@ -98,6 +100,18 @@ class WorkerTest : public ::testing::Test {
 	std::string db_name_;
 	std::string handlers_;
 	std::vector<std::unique_ptr<Proc>> procs_;
+};
+
+// A test run on each store (its parameter: "postgres" or "sqlite"), with the
+// standard handlers.
+class EachStoreWorkerTest : public WorkerTest, public ::testing::WithParamInterface<std::string> {
+  protected:
+	void SetUp() override {
+		WorkerTest::SetUp();
+		use_store(GetParam());
+		if (IsSkipped() || HasFatalFailure()) return;
+		standard_handlers();
+	}
 };
 
 }  // namespace genroc::e2e_worker

@@ -41,11 +41,7 @@ void FaultBase::SetUp() {
 void FaultTest::SetUp() {
 	FaultBase::SetUp();
 	if (HasFatalFailure() || IsSkipped()) return;
-	if (GetParam() == "postgres") {
-		use_postgres();
-	} else {
-		db_url_ = dir_ + "/genroc.db";
-	}
+	use_store(GetParam());
 }
 
 void FaultBase::fault_handlers() {
