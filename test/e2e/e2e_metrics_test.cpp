@@ -197,14 +197,6 @@ void promtool_check(const std::string &dir, const std::string &text) {
 	EXPECT_EQ(rc, 0) << "promtool check metrics: " << ss.str();
 }
 
-int port_in_log(const Proc &p, const std::string &message) {
-	const std::string log = p.log();
-	auto at = log.find(message);
-	if (at == std::string::npos) return 0;
-	at = log.find("listen=127.0.0.1:", at);
-	return at == std::string::npos ? 0 : std::atoi(log.c_str() + at + 17);
-}
-
 class Metrics : public WorkerTest {
   protected:
 	// A definition that succeeds (a built-in, no handler file), and one

@@ -215,6 +215,14 @@ void WorkerTest::use_postgres() {
 	db_url_ = with_database(pg.admin_url(), db_name_);
 }
 
+int port_in_log(const Proc &p, const std::string &message) {
+	const std::string log = p.log();
+	auto at = log.find(message);
+	if (at == std::string::npos) return 0;
+	at = log.find("listen=127.0.0.1:", at);
+	return at == std::string::npos ? 0 : std::atoi(log.c_str() + at + 17);
+}
+
 void WorkerTest::use_store(const std::string &store) {
 	if (store == "postgres") use_postgres();
 	else db_url_ = dir_ + "/genroc.db";

@@ -67,6 +67,10 @@ class Proc {
 bool eventually(const std::function<bool()> &pred, std::chrono::milliseconds timeout);
 
 std::vector<std::string> read_lines(const std::string &path);
+
+// The port a process listening on 127.0.0.1:0 logged with `message` (e.g.
+// "HTTP API listening"), or 0 while it has not.
+int port_in_log(const Proc &p, const std::string &message);
 std::string genroc_bin();
 std::string source_dir();
 

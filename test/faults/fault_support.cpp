@@ -1,9 +1,6 @@
 // fault_support.cpp — see fault_support.hpp.
 #include "fault_support.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,22 +128,6 @@ void Load::run() {
 	}
 }
 
-// The kernel's pick for port 0, closed again: free now (a small race with
-// other programs, acceptable in tests).
-int free_port() {
-	int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-	sockaddr_in a{};
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = 0;
-	socklen_t len = sizeof a;
-	int port = -1;
-	if (::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0 &&
-		::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0)
-		port = ntohs(a.sin_port);
-	::close(fd);
-	return port;
-}
 
 std::vector<std::string> warnings_in(const std::string &log) {
 	static const std::regex text(R"re(^\S+ (warn|error)\b)re"), js(R"re("level":"(warn|error)")re");

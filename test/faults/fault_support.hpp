@@ -86,9 +86,6 @@ class Load {
 	std::vector<std::thread> threads_;
 };
 
-// A TCP port on 127.0.0.1 that nobody listens on now.
-int free_port();
-
 // Log lines at level warn or error (text or JSON log mode), for "no error
 // leaks": the caller filters the expected ones.
 std::vector<std::string> warnings_in(const std::string &log);

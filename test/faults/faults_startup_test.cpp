@@ -53,27 +53,29 @@ TEST_P(Startup, TenWorkersAndTenApisAtOnceOnAFreshDatabaseAllComeUp) {
 								"--poll-interval", "200ms", "--handlers", i % 2 ? queued_handlers : plain_handlers},
 							   {{"E2E_WHO", id}, {"E2E_DIR", dir_}, {"GENROC_WORKER_ID", id}},
 							   dir_ + "/" + id + ".log"));
-		int port = free_port();
-		ASSERT_GT(port, 0);
-		ports.push_back(port);
-		apis.push_back(gated({e2e_worker::genroc_bin(), "api", "--database", db_url_, "--listen",
-							  "127.0.0.1:" + std::to_string(port)},
+		// port 0: each picks its own (a port found free and closed again
+		// was taken by another test's server in between)
+		apis.push_back(gated({e2e_worker::genroc_bin(), "api", "--database", db_url_, "--listen", "127.0.0.1:0"},
 							 {}, dir_ + "/api" + std::to_string(i) + ".log"));
 	}
 	std::this_thread::sleep_for(200ms);	// every shell at the gate
 	::close(::open(gate.c_str(), O_CREAT | O_WRONLY, 0644));
 
 	for (int i = 0; i < n; i++) {
-		httplib::Client c("127.0.0.1", ports[i]);
-		c.set_connection_timeout(2);
-		int status = 0;
+		int status = 0, port = 0;
 		bool up = eventually(
 			[&] {
+				if (!apis[i]->running()) return true;
+				if (port == 0) port = e2e_worker::port_in_log(*apis[i], "HTTP API listening");
+				if (port == 0) return false;
+				httplib::Client c("127.0.0.1", port);
+				c.set_connection_timeout(2);
 				auto r = c.Get("/healthz");
 				status = r ? r->status : 0;
-				return status == 200 || !apis[i]->running();
+				return status == 200;
 			},
 			60s);
+		ports.push_back(port);
 		EXPECT_TRUE(up && status == 200) << "api " << i << " /healthz " << status << ":\n" << apis[i]->log();
 	}
 	json workers;

@@ -79,10 +79,11 @@ bool fiu_ctrl(pid_t pid, const std::vector<std::string> &commands) {
 class Storage : public FaultBase {
   protected:
 	// `genroc api` on db_url_, optionally under `prefix` (fiu-run -x).
-	std::unique_ptr<Proc> api(int port, const std::vector<std::string> &prefix = {}) {
+	// `genroc api` on a port the kernel picks (up() reads it from the log).
+	std::unique_ptr<Proc> api(const std::vector<std::string> &prefix = {}) {
 		std::vector<std::string> argv = prefix;
 		for (std::string a : {e2e_worker::genroc_bin(), std::string("api"), std::string("--database"), db_url_,
-							  std::string("--listen"), "127.0.0.1:" + std::to_string(port)})
+							  std::string("--listen"), std::string("127.0.0.1:0")})
 			argv.push_back(a);
 		return std::make_unique<Proc>(argv, std::map<std::string, std::string>{},
 									  dir_ + "/api." + std::to_string(procs_.size()) + ".log");
@@ -92,9 +93,15 @@ class Storage : public FaultBase {
 		auto r = c.Get("/healthz");
 		return r && r->status == 200;
 	}
-	// Up, or ended (no point waiting then).
-	bool up(int port, Proc &p) {
-		return eventually([&] { return healthy(port) || !p.running(); }, 30s) && p.running();
+	// Up (*port: where it listens), or ended (no point waiting then).
+	bool up(int *port, Proc &p) {
+		return eventually(
+				   [&] {
+					   *port = e2e_worker::port_in_log(p, "HTTP API listening");
+					   return (*port > 0 && healthy(*port)) || !p.running();
+				   },
+				   30s) &&
+			   p.running();
 	}
 	// POST /api/instances: the id when acknowledged (2xx); else checks the
 	// answer is a clean error (a 5xx with a SQLSTATE and a message) and
@@ -132,9 +139,9 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 	db_url_ = disk.dir() + "/genroc.db";
 	define_job();
 	procs_.push_back(worker("full-w1"));
-	int port = free_port();
-	procs_.push_back(api(port));
-	ASSERT_TRUE(up(port, *procs_[1])) << procs_[1]->log();
+	int port = 0;
+	procs_.push_back(api());
+	ASSERT_TRUE(up(&port, *procs_[1])) << procs_[1]->log();
 
 	// Starts with a 2 KB input until the disk is full, and some more; their
 	// first tasks take 0.5s, so the worker reports onto the full disk too.
@@ -225,9 +232,9 @@ TEST_F(Storage, InjectedWriteAndFsyncErrorsAreReportedAndLoseNothing) {
 	if (fiu.empty()) GTEST_SKIP() << "SKIP: fiu-run not installed (Debian package fiu-utils, scripts/deps.sh)";
 	db_url_ = dir_ + "/genroc.db";
 	define_job();
-	int port = free_port();
-	procs_.push_back(api(port, {fiu, "-x"}));
-	ASSERT_TRUE(up(port, *procs_[0])) << procs_[0]->log();
+	int port = 0;
+	procs_.push_back(api({fiu, "-x"}));
+	ASSERT_TRUE(up(&port, *procs_[0])) << procs_[0]->log();
 	const pid_t pid = procs_[0]->pid();
 	const std::vector<std::string> points = {"posix/io/rw/pwrite", "posix/io/sync/fdatasync", "posix/io/sync/fsync"};
 	std::vector<std::string> on, off;
