@@ -85,9 +85,9 @@ export GENROC_TEST_TEMPLATE=genroc_template GENROC_TEST_REQUIRE_PG=1
 
 # The builds suite compiles the product once per CMake build type: minutes of
 # CPU with nothing to wait for.  It runs in the background at the lowest CPU
-# priority from the end of ctest (the suite that keeps both cores busy) on,
-# beside the suites that mostly wait (fuzz runs one process, ops, newcomer
-# and console wait on servers and a browser), and is counted at the end.
+# priority from here on, so it takes what the suites leave idle while they
+# wait (ctest's process and crash tests, fuzz's one process, ops, newcomer,
+# console), and is counted at the end.
 builds_pid="" builds_start=0
 start_builds() {
   [ -n "$builds_pid" ] && return
@@ -104,7 +104,7 @@ finish_builds() {
   [ "$f" -gt 0 ] && echo "$out" >&2
   count builds "$p" "$f" $((SECONDS - builds_start))
 }
-[[ " $SUITES " == *" builds "* && " $SUITES " != *" ctest "* ]] && start_builds
+[[ " $SUITES " == *" builds "* ]] && start_builds
 
 for suite in $SUITES; do
   suite_start=$SECONDS
@@ -144,8 +144,7 @@ for suite in $SUITES; do
         p=0; f=1
       fi
       [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
-      count ctest "$p" "$f"
-      [[ " $SUITES " == *" builds "* ]] && start_builds ;;
+      count ctest "$p" "$f" ;;
     sqlfuzz)
       # every genroc function called by an unprivileged role with random
       # arguments: no backend may die, every error a clean SQLSTATE
