@@ -242,17 +242,37 @@ std::unique_ptr<Store> pg_crash_after(OwnCluster &cluster, const std::function<v
 	};
 	const int walwriter = pid_of("walwriter"), bgwriter = pid_of("background writer"),
 			  checkpointer = pid_of("checkpointer");
-	PQfinish(admin);
 	if (walwriter <= 0 || bgwriter <= 0 || checkpointer <= 0) {
 		ADD_FAILURE() << "cannot find the WAL writer, background writer and checkpointer";
+		PQfinish(admin);
 		return nullptr;
 	}
 
 	auto x = at_t0(open_pg_store(cluster.url()));
 	warm(*x);  // the catalog is warm before the writers stop
 	// From here on nothing writes WAL out of wal_buffers but a flushed commit.
-	for (int pid : {walwriter, bgwriter, checkpointer})
-		if (::kill(pid, SIGSTOP) != 0) ADD_FAILURE() << "cannot stop " << pid;
+	// Each must be stopped in its idle wait: one stopped while it writes WAL
+	// holds WALWriteLock, and every later flush waits on it forever.
+	const std::string idle =
+		"SELECT count(*) FROM pg_stat_activity WHERE pid IN (" + std::to_string(walwriter) + ", " +
+		std::to_string(bgwriter) + ", " + std::to_string(checkpointer) +
+		") AND wait_event IN ('WalWriterMain', 'BgWriterMain', 'BgWriterHibernate', 'CheckpointerMain')";
+	bool stopped_idle = false;
+	for (int attempt = 0; attempt < 200 && !stopped_idle; attempt++) {
+		for (int pid : {walwriter, bgwriter, checkpointer})
+			if (::kill(pid, SIGSTOP) != 0) ADD_FAILURE() << "cannot stop " << pid;
+		stopped_idle = one_value(admin, idle.c_str()) == "3";
+		if (!stopped_idle) {
+			for (int pid : {walwriter, bgwriter, checkpointer}) ::kill(pid, SIGCONT);
+			std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		}
+	}
+	PQfinish(admin);
+	if (!stopped_idle) {
+		ADD_FAILURE() << "the WAL writer, background writer and checkpointer were never idle together";
+		for (int pid : {walwriter, bgwriter, checkpointer}) ::kill(pid, SIGKILL);
+		return nullptr;
+	}
 	before(*x);
 	// The crash: the postmaster sees its WAL writer die, kills every backend
 	// and recovers from the WAL on disk.  (The stopped ones get SIGKILL too,
