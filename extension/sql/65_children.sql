@@ -356,6 +356,7 @@ DECLARE
 	v_fails boolean;
 	v_cause text;
 	v_child genroc._instances;
+	v_input jsonb;
 	v_outputs jsonb;
 	v_active text := coalesce(current_setting('genroc_fanout.active', true), '');
 BEGIN
@@ -421,13 +422,17 @@ BEGIN
 			UPDATE genroc._fanouts f SET next_index = v_child.child_index + 1,
 				live = f.live + 1, pending = f.pending - 1
 			WHERE f.parent_id = p_parent;
-			UPDATE genroc._instances SET status = 'ready', wait_kind = NULL
-			WHERE id = v_child.id;
-			PERFORM genroc._log(v_child.id, 'started', NULL,
-				jsonb_build_object('parent', p_parent, 'index', v_child.child_index,
-								   'scope', v_child.scope, 'input', genroc._load_value(v_child.input)));
+			-- the child's first step: its one update sets status and wait_kind
+			-- whatever the outcome (a second update of the row before it, to
+			-- 'ready', cost an index entry per index and the foreign key checks
+			-- of a row updated twice); its 'started' row goes in with the step's
+			v_input := genroc._load_value(v_child.input);
 			PERFORM genroc._apply_step(v_child.id,
-				jsonb_build_object('op', 'start', 'input', genroc._load_value(v_child.input)));
+				jsonb_build_object('op', 'start', 'input', v_input),
+				jsonb_build_object('event', 'started', 'state', NULL,
+					'detail', jsonb_build_object('parent', p_parent, 'index', v_child.child_index,
+												 'scope', v_child.scope, 'input', v_input)),
+				NULL, NULL, v_child);
 			IF v_fanout ->> 'kind' = 'call' AND NOT (v_fanout ->> 'sync')::boolean THEN
 				-- an async call goes on as soon as its child has started
 				SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;
