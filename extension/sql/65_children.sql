@@ -360,15 +360,21 @@ DECLARE
 	v_outputs jsonb;
 	v_active text := coalesce(current_setting('genroc_fanout.active', true), '');
 BEGIN
+	-- the parent's columns once: while this loop runs, only the loop
+	-- itself changes the parent's row (a child that ends at once counts its
+	-- end in _fanouts and leaves the rest to this loop), and it leaves the
+	-- loop when it does
+	SELECT i.status, i.wait_kind, i.state, i.wait_until, i.fanout
+	INTO STRICT v_status, v_wait, v_state, v_wait_until, v_fanout
+	FROM genroc._instances i WHERE i.id = p_parent;
+	IF v_status <> 'waiting' OR v_wait IS DISTINCT FROM 'children' THEN
+		RETURN;
+	END IF;
+	v_gen := (v_fanout ->> 'gen')::int;
+	v_max := coalesce((v_fanout ->> 'max_concurrency')::int, 0);
+	v_total := (v_fanout ->> 'total')::int;
 	PERFORM set_config('genroc_fanout.active', v_active || ',' || p_parent, true);
 	LOOP
-		SELECT i.status, i.wait_kind, i.state, i.wait_until, i.fanout
-		INTO STRICT v_status, v_wait, v_state, v_wait_until, v_fanout
-		FROM genroc._instances i WHERE i.id = p_parent;
-		EXIT WHEN v_status <> 'waiting' OR v_wait IS DISTINCT FROM 'children';
-		v_gen := (v_fanout ->> 'gen')::int;
-		v_max := coalesce((v_fanout ->> 'max_concurrency')::int, 0);
-		v_total := (v_fanout ->> 'total')::int;
 		SELECT f.live, f.pending, f.failed, f.next_index INTO v_live, v_pending, v_failed, v_next
 		FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = v_gen;
 		IF NOT FOUND THEN
