@@ -42,8 +42,9 @@ CREATE TABLE genroc._instances (
 	definition_id	bigint NOT NULL REFERENCES genroc._definitions (id),
 	-- the two CHECKs below compare with one array constant, not an IN list:
 	-- PostgreSQL reads a table's CHECK expressions from their stored text in
-	-- every statement that writes a row, and an IN list of seven strings cost
-	-- ~31,000 instructions to read, each time (three per task)
+	-- every statement that writes a row, and the IN lists took a quarter
+	-- more instructions to read, each time (README "A task and a Map item in
+	-- the server")
 	status			text NOT NULL
 					CHECK (status = ANY ('{queued,ready,running,waiting,succeeded,failed,cancelled}'::text[])),
 	state			text,
