@@ -19,7 +19,8 @@ namespace genroc::sqlite {
 //   5  + tickers (who ticks, as the extension's genroc._tickers)
 //   6  + instances.variables (ASL Assign, as the extension's column)
 //   7  + workers.drain_requested_at (worker_drain)
-inline constexpr int SCHEMA_VERSION = 7;
+//   8  instances: the same columns, the large values last (REORDER_INSTANCES)
+inline constexpr int SCHEMA_VERSION = 8;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -45,14 +46,18 @@ CREATE TABLE IF NOT EXISTS definitions (
 --   deadlines        timeout_s/timeout_at, heartbeat_s/heartbeat_at,
 --                    wait_kind/wait_until (timer or delayed start)
 --   activity         activity (NAME), activity_token, activity_owner
+-- The small columns come first and the values that may be large last
+-- (schema 8): SQLite reads a row's columns in order, and a column stored
+-- after a value that spilled onto overflow pages is reached by walking
+-- those pages.  A Map parent's input and state_input hold its items (each
+-- item's end reads its parent's status, wait_kind and fanout): before, at
+-- 100,000 items, every end walked some 150 pages of them.
 CREATE TABLE IF NOT EXISTS instances (
 	id              INTEGER PRIMARY KEY AUTOINCREMENT,
 	definition_id   INTEGER NOT NULL REFERENCES definitions (id),
 	status          TEXT NOT NULL CHECK (status IN ('queued', 'ready', 'running', 'waiting',
 												   'succeeded', 'failed', 'cancelled')),
 	state           TEXT,
-	state_input     TEXT,
-	task_input      TEXT,
 	resource        TEXT,
 	queue           TEXT NOT NULL DEFAULT 'default',
 	priority        INTEGER NOT NULL DEFAULT 0,
@@ -73,12 +78,7 @@ CREATE TABLE IF NOT EXISTS instances (
 	activity        TEXT,
 	activity_token  TEXT UNIQUE,
 	activity_owner  TEXT,
-	input           TEXT NOT NULL,
-	output          TEXT,
-	error           TEXT,
-	cause           TEXT,
 	idempotency_key TEXT UNIQUE,
-	labels          TEXT NOT NULL DEFAULT '{}',
 	partition_key   TEXT,
 	name            TEXT,
 	created_at      INTEGER NOT NULL,
@@ -91,7 +91,15 @@ CREATE TABLE IF NOT EXISTS instances (
 	child_gen       INTEGER,
 	scope           TEXT,
 	fanout          TEXT,
-	variables       TEXT
+	-- the values, last: each may be large
+	labels          TEXT NOT NULL DEFAULT '{}',
+	error           TEXT,
+	cause           TEXT,
+	variables       TEXT,
+	task_input      TEXT,
+	output          TEXT,
+	state_input     TEXT,
+	input           TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS instances_parent ON instances (parent_id, child_gen, child_index)
 	WHERE parent_id IS NOT NULL;
@@ -207,6 +215,43 @@ CREATE TABLE IF NOT EXISTS tickers (
 );
 )SQL";
 
+// 7 -> 8: the instances table again, its columns in the order above.
+// SQLite cannot move a column, so the table is made anew: the old one is
+// renamed (legacy_alter_table: the references to "instances" in log,
+// events, fanouts and in its own parent_id / root_id keep that name instead
+// of following the rename), the new one made by SCHEMA_SQL (its CREATE
+// INDEX statements are skipped while the old table holds those names), the
+// rows copied by name with the AUTOINCREMENT counter (an id of a pruned
+// instance is never given again), the old table dropped with its indexes,
+// and the indexes made again by SCHEMA_SQL and LATER_INDEXES_SQL.
+// SqliteStore::migrate runs it with foreign keys off (a DROP TABLE would
+// otherwise delete the log rows through their ON DELETE CASCADE) and checks
+// them (PRAGMA foreign_key_check) before the commit.
+inline constexpr const char *REORDER_INSTANCES = "-- rebuild: see REORDER_INSTANCES";
+inline constexpr const char *REORDER_INSTANCES_BEFORE = R"SQL(
+PRAGMA legacy_alter_table = ON;
+ALTER TABLE instances RENAME TO instances_v7;
+PRAGMA legacy_alter_table = OFF;
+)SQL";
+inline constexpr const char *REORDER_INSTANCES_COPY = R"SQL(
+INSERT INTO instances (id, definition_id, status, state, resource, queue, priority, eligible_at,
+	lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once,
+	timeout_s, timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity,
+	activity_token, activity_owner, idempotency_key, partition_key, name, created_at, updated_at,
+	ended_at, parent_id, root_id, child_index, child_gen, scope, fanout, labels, error, cause,
+	variables, task_input, output, state_input, input)
+SELECT id, definition_id, status, state, resource, queue, priority, eligible_at,
+	lease_owner, lease_epoch, lease_expires, retry_counts, attempt, interruptions, only_once,
+	timeout_s, timeout_at, heartbeat_s, heartbeat_at, wait_kind, wait_until, activity,
+	activity_token, activity_owner, idempotency_key, partition_key, name, created_at, updated_at,
+	ended_at, parent_id, root_id, child_index, child_gen, scope, fanout, labels, error, cause,
+	variables, task_input, output, state_input, input
+FROM instances_v7 ORDER BY id;
+DELETE FROM sqlite_sequence WHERE name = 'instances';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'instances', seq FROM sqlite_sequence WHERE name = 'instances_v7';
+DROP TABLE instances_v7;
+)SQL";
+
 // MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
 // tables above are what a new file gets; these change an existing one to
 // match them).
@@ -227,6 +272,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	"ALTER TABLE instances ADD COLUMN variables TEXT;",
 	// 6 -> 7: drain requests
 	"ALTER TABLE workers ADD COLUMN drain_requested_at INTEGER;",
+	// 7 -> 8: the instances table in its new column order
+	REORDER_INSTANCES,
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

@@ -446,8 +446,10 @@ class SqliteStore final : public Store {
 			return;
 		}
 		db_.exec("PRAGMA journal_mode=WAL");
-		db_.exec("PRAGMA foreign_keys=ON");
+		// foreign keys on after the migration: schema 8 remakes the instances
+		// table, which SQLite allows only with them off (sqlite_schema.hpp)
 		migrate();
+		db_.exec("PRAGMA foreign_keys=ON");
 	}
 	~SqliteStore() override {
 		for (auto &[_, fd] : worker_locks_) ::close(fd);
@@ -1941,7 +1943,21 @@ class SqliteStore final : public Store {
 				if (version == 0)
 					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + found +
 											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
-				for (; version < sqlite::SCHEMA_VERSION; version++) db_.exec(sqlite::MIGRATIONS[version - 1]);
+				for (; version < sqlite::SCHEMA_VERSION; version++) {
+					if (sqlite::MIGRATIONS[version - 1] != sqlite::REORDER_INSTANCES) {
+						db_.exec(sqlite::MIGRATIONS[version - 1]);
+						continue;
+					}
+					db_.exec(sqlite::REORDER_INSTANCES_BEFORE);
+					db_.exec(sqlite::SCHEMA_SQL);
+					db_.exec(sqlite::REORDER_INSTANCES_COPY);
+					db_.exec(sqlite::SCHEMA_SQL);  // the indexes, now that their names are free
+					Query fk(db_, "PRAGMA foreign_key_check");
+					if (fk.next())
+						throw Error("55000", "SQLite database \"" + path_ +
+												 "\": a foreign key does not hold after the instances table was remade (table " +
+												 fk.text(0) + ")");
+				}
 				Query(db_, "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
 					  std::to_string(sqlite::SCHEMA_VERSION))
 					.run();

@@ -152,15 +152,26 @@ BEGIN
 END;
 $$;
 
+-- PL/pgSQL, not SQL: its callers pass an expression (genroc._log_payloads'
+-- CASE), which a SQL function that names its parameter five times is not
+-- inlined with, and a SQL function that is not inlined has its body parsed
+-- and planned again in every statement that calls it (~0.24 ms per log row,
+-- a third of a one-task job's server time; bench/profile.sh); PL/pgSQL
+-- keeps its expressions for the session.
 CREATE FUNCTION genroc._log_values(p_detail jsonb) RETURNS jsonb
-	LANGUAGE sql VOLATILE
-	RETURN CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
-					 AND (pg_column_size(p_detail) > genroc._object_threshold()
-						  OR genroc._is_ref(p_detail -> 'input')
-						  OR genroc._is_ref(p_detail -> 'output')
-						  OR genroc._is_ref(p_detail -> 'payload'))
-				THEN genroc._log_store(p_detail)
-				ELSE p_detail END;
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	IF p_detail ?| ARRAY['input', 'output', 'payload']
+	   AND (pg_column_size(p_detail) > genroc._object_threshold()
+			OR genroc._is_ref(p_detail -> 'input')
+			OR genroc._is_ref(p_detail -> 'output')
+			OR genroc._is_ref(p_detail -> 'payload')) THEN
+		RETURN genroc._log_store(p_detail);
+	END IF;
+	RETURN p_detail;
+END;
+$$;
 
 -- A log entry's detail as history shows it: references resolved, or (p_refs)
 -- left as they are.

@@ -262,13 +262,14 @@ $$;
 -- payload key (genroc._log_detail's) needs its rules, and only when they
 -- would change it.  SQL, inlined where it is called.
 -- Large payloads then become references (genroc._log_values, 15_objects.sql).
+-- A detail without a payload key is kept as it is without a call.
 CREATE FUNCTION genroc._log_payloads(p_detail jsonb) RETURNS jsonb
 	LANGUAGE sql VOLATILE
-	RETURN genroc._log_values(
-			CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
-					  AND NOT genroc._log_detail_as_is(p_detail)
-				 THEN genroc._log_detail(p_detail)
-				 ELSE p_detail END);
+	RETURN CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
+				THEN genroc._log_values(
+					CASE WHEN genroc._log_detail_as_is(p_detail) THEN p_detail
+						 ELSE genroc._log_detail(p_detail) END)
+				ELSE p_detail END;
 
 -- Appends one entry to an instance's log.  Every log row with a payload key
 -- is written here or by genroc._apply_step (its p_first), both through
@@ -351,11 +352,13 @@ BEGIN
 	-- function's would be made again on every step.  Only the columns it
 	-- needs: an ancestor's state_input may hold a Map's items.
 	IF v_scope IS NOT NULL AND v_parent IS NOT NULL THEN
+		-- each ancestor's name and start with it: the last one read is the
+		-- execution's (one statement per ancestor, a Map item's parent alone)
 		WHILE v_scope IS NOT NULL AND v_parent IS NOT NULL LOOP
-			SELECT i.id, i.scope, i.parent_id INTO STRICT v_id, v_scope, v_parent
+			SELECT i.id, i.scope, i.parent_id, i.name, i.created_at
+			INTO STRICT v_id, v_scope, v_parent, v_name, v_created
 			FROM genroc._instances i WHERE i.id = v_parent;
 		END LOOP;
-		SELECT i.name, i.created_at INTO STRICT v_name, v_created FROM genroc._instances i WHERE i.id = v_id;
 		-- the execution's input (for a Map item, its parent's whole input,
 		-- items and all) only for a definition that may read it: one whose
 		-- text has a context path other than the Map, State, Task and
@@ -412,9 +415,13 @@ $$;
  *   update, as claim leases it (status 'running', a new epoch,
  *   lease_expires = now + its lease_duration, timeout_at from now), claim's
  *   'task_started' row follows 'task_scheduled', no NOTIFY; returns 'running'
+ *   p_row: the instance's row as the caller read it under its lock in this
+ *   transaction and left it (or changed only in status and wait_kind, which
+ *   the step sets), so that it is not read again; NULL: read here
  */
 CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
-	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL)
+	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL,
+	p_row genroc._instances DEFAULT NULL)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -439,8 +446,15 @@ DECLARE
 	v_handback boolean;
 	v_lease interval;
 	v_epoch bigint;
+	-- the outcome's log rows ({"event", "state", "detail"}), written with
+	-- p_first and the 'entered' rows in one insert at the end
+	v_rows jsonb := '[]';
 BEGIN
-	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	IF p_row.id = p_instance THEN
+		v_inst := p_row;
+	ELSE
+		SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	END IF;
 	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
 
 	v_request := p_request || jsonb_build_object(
@@ -461,8 +475,11 @@ BEGIN
 
 	-- the caller's entry (p_first) and the 'entered' rows in one insert, in
 	-- that order (the 'entered' rows have no payload key: the payload rules
-	-- would leave them as they are)
-	IF p_first IS NOT NULL OR jsonb_array_length(v_entered) > 0 THEN
+	-- would leave them as they are); here, before the rows a fan-out or an
+	-- event wait writes itself; after the outcome's update, with the
+	-- outcome's rows, for the other outcomes (one insert per step)
+	IF v_out ->> 'kind' IN ('parallel', 'map', 'call', 'event')
+	   AND (p_first IS NOT NULL OR jsonb_array_length(v_entered) > 0) THEN
 		INSERT INTO genroc._log (instance_id, at, event, state, detail)
 		SELECT p_instance, v_now, l.event, l.state, l.detail
 		FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
@@ -522,24 +539,18 @@ BEGIN
 			updated_at = v_now
 		WHERE id = p_instance
 		RETURNING lease_epoch INTO v_epoch;
+		v_rows := jsonb_build_array(jsonb_build_object('event', 'task_scheduled',
+			'state', v_out ->> 'state',
+			'detail', jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
+										 'attempt', v_attempt, 'delay_ms', v_delay)));
 		IF v_handback THEN
-			-- task_scheduled (genroc._log's row) and claim's task_started, as
-			-- claim writes it, in one insert
-			INSERT INTO genroc._log (instance_id, at, event, state, detail)
-			VALUES (p_instance, v_now, 'task_scheduled', v_out ->> 'state',
-					genroc._log_payloads(jsonb_build_object('resource', v_resource,
-						'input', v_out -> 'task_input', 'attempt', v_attempt, 'delay_ms', v_delay))),
-				   (p_instance, v_now, 'task_started', v_out ->> 'state',
-					jsonb_build_object('worker', p_handback_worker, 'epoch', v_epoch, 'attempt', v_attempt));
+			-- claim's task_started row, as claim writes it
+			v_rows := v_rows || jsonb_build_object('event', 'task_started', 'state', v_out ->> 'state',
+				'detail', jsonb_build_object('worker', p_handback_worker, 'epoch', v_epoch,
+											 'attempt', v_attempt));
 			v_status := 'running';
-		ELSE
-			PERFORM genroc._log(p_instance, 'task_scheduled', v_out ->> 'state',
-				jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
-								   'attempt', v_attempt,
-								   'delay_ms', v_delay));
-			IF v_status = 'ready' AND v_delay = 0 THEN
-				PERFORM pg_notify('genroc', v_inst.queue);
-			END IF;
+		ELSIF v_status = 'ready' AND v_delay = 0 THEN
+			PERFORM pg_notify('genroc', v_inst.queue);
 		END IF;
 	WHEN 'parallel', 'map', 'call' THEN
 		v_status := genroc._fan_out(p_instance, v_out);
@@ -560,8 +571,8 @@ BEGIN
 			activity = NULL, activity_token = NULL, activity_owner = NULL,
 			updated_at = v_now
 		WHERE id = p_instance;
-		PERFORM genroc._log(p_instance, 'wait_started', v_out ->> 'state',
-			jsonb_build_object('until', genroc._iso(genroc._from_ms((v_out ->> 'until_ms')::bigint))));
+		v_rows := jsonb_build_array(jsonb_build_object('event', 'wait_started', 'state', v_out ->> 'state',
+			'detail', jsonb_build_object('until', genroc._iso(genroc._from_ms((v_out ->> 'until_ms')::bigint)))));
 	WHEN 'succeeded', 'failed' THEN
 		v_status := v_out ->> 'kind';
 		-- a failed instance keeps where it failed and that state's input
@@ -585,10 +596,32 @@ BEGIN
 			updated_at = v_now,
 			ended_at = v_now
 		WHERE id = p_instance;
-		PERFORM genroc._log(p_instance, v_status, v_last_state,
-			CASE WHEN v_status = 'succeeded'
-				 THEN jsonb_build_object('output', v_out -> 'output')
-				 ELSE jsonb_build_object('error', v_out -> 'error', 'cause', v_out -> 'cause') END);
+		v_rows := jsonb_build_array(jsonb_build_object('event', v_status, 'state', v_last_state,
+			'detail', CASE WHEN v_status = 'succeeded'
+						   THEN jsonb_build_object('output', v_out -> 'output')
+						   ELSE jsonb_build_object('error', v_out -> 'error', 'cause', v_out -> 'cause') END));
+	ELSE
+		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
+			USING ERRCODE = 'XX000';
+	END CASE;
+	IF v_out ->> 'kind' IN ('parallel', 'map', 'call', 'event') THEN
+		RETURN v_status;
+	END IF;
+	-- p_first, the 'entered' rows and the outcome's rows, in that order, in
+	-- one insert (the payload rules apply to every row with a payload key)
+	INSERT INTO genroc._log (instance_id, at, event, state, detail)
+	SELECT p_instance, v_now, l.event, l.state, l.detail
+	FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
+				 genroc._log_payloads(p_first -> 'detail') AS detail
+		  WHERE p_first IS NOT NULL
+		  UNION ALL
+		  SELECT t.n, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
+		  FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)
+		  UNION ALL
+		  SELECT 1000000 + t.n, t.e ->> 'event', t.e ->> 'state', genroc._log_payloads(t.e -> 'detail')
+		  FROM jsonb_array_elements(v_rows) WITH ORDINALITY AS t(e, n)) l
+	ORDER BY l.n;
+	IF v_status IN ('succeeded', 'failed') THEN
 		IF v_inst.parent_id IS NOT NULL THEN
 			PERFORM genroc._child_ended(p_instance);	-- the last one wakes the parent
 		END IF;
@@ -596,10 +629,7 @@ BEGIN
 		IF v_inst.partition_key IS NOT NULL THEN
 			PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
 		END IF;
-	ELSE
-		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
-			USING ERRCODE = 'XX000';
-	END CASE;
+	END IF;
 	RETURN v_status;
 END;
 $$;

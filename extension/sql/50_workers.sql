@@ -608,7 +608,8 @@ BEGIN
 		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
 		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
 			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
-										 'epoch', p_epoch)));
+										 'epoch', p_epoch)),
+		NULL, NULL, v_inst);
 END;
 $$;
 COMMENT ON FUNCTION genroc.complete(bigint, bigint, jsonb) IS
@@ -766,7 +767,7 @@ BEGIN
 		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
 			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
 										 'epoch', p_epoch)),
-		p_worker, p_queues);
+		p_worker, p_queues, v_inst);
 	RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
 END;
 $$;
@@ -806,7 +807,7 @@ BEGIN
 		jsonb_build_object('error', p_error, 'cause', p_cause));
 	v_status := genroc._apply_step(p_instance,
 		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause), NULL,
-		p_worker, p_queues);
+		p_worker, p_queues, v_inst);
 	RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
 END;
 $$;

@@ -356,18 +356,25 @@ DECLARE
 	v_fails boolean;
 	v_cause text;
 	v_child genroc._instances;
+	v_input jsonb;
 	v_outputs jsonb;
 	v_active text := coalesce(current_setting('genroc_fanout.active', true), '');
 BEGIN
+	-- the parent's columns once: while this loop runs, only the loop
+	-- itself changes the parent's row (a child that ends at once counts its
+	-- end in _fanouts and leaves the rest to this loop), and it leaves the
+	-- loop when it does
+	SELECT i.status, i.wait_kind, i.state, i.wait_until, i.fanout
+	INTO STRICT v_status, v_wait, v_state, v_wait_until, v_fanout
+	FROM genroc._instances i WHERE i.id = p_parent;
+	IF v_status <> 'waiting' OR v_wait IS DISTINCT FROM 'children' THEN
+		RETURN;
+	END IF;
+	v_gen := (v_fanout ->> 'gen')::int;
+	v_max := coalesce((v_fanout ->> 'max_concurrency')::int, 0);
+	v_total := (v_fanout ->> 'total')::int;
 	PERFORM set_config('genroc_fanout.active', v_active || ',' || p_parent, true);
 	LOOP
-		SELECT i.status, i.wait_kind, i.state, i.wait_until, i.fanout
-		INTO STRICT v_status, v_wait, v_state, v_wait_until, v_fanout
-		FROM genroc._instances i WHERE i.id = p_parent;
-		EXIT WHEN v_status <> 'waiting' OR v_wait IS DISTINCT FROM 'children';
-		v_gen := (v_fanout ->> 'gen')::int;
-		v_max := coalesce((v_fanout ->> 'max_concurrency')::int, 0);
-		v_total := (v_fanout ->> 'total')::int;
 		SELECT f.live, f.pending, f.failed, f.next_index INTO v_live, v_pending, v_failed, v_next
 		FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = v_gen;
 		IF NOT FOUND THEN
@@ -421,13 +428,17 @@ BEGIN
 			UPDATE genroc._fanouts f SET next_index = v_child.child_index + 1,
 				live = f.live + 1, pending = f.pending - 1
 			WHERE f.parent_id = p_parent;
-			UPDATE genroc._instances SET status = 'ready', wait_kind = NULL
-			WHERE id = v_child.id;
-			PERFORM genroc._log(v_child.id, 'started', NULL,
-				jsonb_build_object('parent', p_parent, 'index', v_child.child_index,
-								   'scope', v_child.scope, 'input', genroc._load_value(v_child.input)));
+			-- the child's first step: its one update sets status and wait_kind
+			-- whatever the outcome (a second update of the row before it, to
+			-- 'ready', cost an index entry per index and the foreign key checks
+			-- of a row updated twice); its 'started' row goes in with the step's
+			v_input := genroc._load_value(v_child.input);
 			PERFORM genroc._apply_step(v_child.id,
-				jsonb_build_object('op', 'start', 'input', genroc._load_value(v_child.input)));
+				jsonb_build_object('op', 'start', 'input', v_input),
+				jsonb_build_object('event', 'started', 'state', NULL,
+					'detail', jsonb_build_object('parent', p_parent, 'index', v_child.child_index,
+												 'scope', v_child.scope, 'input', v_input)),
+				NULL, NULL, v_child);
 			IF v_fanout ->> 'kind' = 'call' AND NOT (v_fanout ->> 'sync')::boolean THEN
 				-- an async call goes on as soon as its child has started
 				SELECT * INTO STRICT v_parent FROM genroc._instances WHERE id = p_parent;

@@ -81,6 +81,15 @@ CREATE UNIQUE INDEX _instances_activity_token ON genroc._instances (activity_tok
 CREATE UNIQUE INDEX _instances_idempotency_key ON genroc._instances (idempotency_key)
 	WHERE idempotency_key IS NOT NULL;
 
+-- The CHECKs of status and wait_kind compare with an array constant
+-- (10_tables.sql says why); same names a fresh install gives them.
+ALTER TABLE genroc._instances DROP CONSTRAINT _instances_status_check,
+	DROP CONSTRAINT _instances_wait_kind_check,
+	ADD CONSTRAINT _instances_status_check
+		CHECK (status = ANY ('{queued,ready,running,waiting,succeeded,failed,cancelled}'::text[])),
+	ADD CONSTRAINT _instances_wait_kind_check
+		CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event}'::text[]));
+
 -- The log has no primary key (10_tables.sql): one index entry fewer per
 -- entry; seq stays its identity, NOT NULL.
 ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;

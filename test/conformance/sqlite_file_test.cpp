@@ -136,8 +136,106 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "7");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "8");
 	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+namespace {
+// The first row's first column of sql, as text ("" when none).
+std::string one_text(sqlite3 *db, const char *sql) {
+	sqlite3_stmt *st = nullptr;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return "error: " + std::string(sqlite3_errmsg(db));
+	std::string out;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		out = reinterpret_cast<const char *>(sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}
+}  // namespace
+
+// Version 8 remade the instances table with the large values last: a
+// version 7 file (fanout after input, as then) gets the new column order
+// and keeps its rows, their log (whose ON DELETE CASCADE would have emptied
+// it, had the old table been dropped with foreign keys on), a Map's parent
+// and children, the indexes, and the AUTOINCREMENT counter (the id of a
+// deleted newest instance is not given again).
+TEST_F(SqliteFile, AVersion7FileGetsTheLargeValuesLast) {
+	const json map = json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,
+	    "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}},
+	    "End":true}}})");
+	int64_t done, parent, gone;
+	size_t done_log = 0;
+	std::string indexes;
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:00Z");
+		s->define("job", kJob);
+		s->define("map", map);
+		s->worker_register("w1", json::object());
+		done = s->start("job", {{"k", 1}}, json::object()).instance_id;
+		auto t = s->claim("w1", {"default"}, 1);
+		ASSERT_EQ(t.size(), 1u);
+		EXPECT_EQ(s->complete(t[0].instance_id, t[0].epoch, json({{"r", 2}})), "succeeded");
+		parent = s->start("map", json::array({1, 2}), json::object()).instance_id;
+		gone = s->start("job", json::object(), json::object()).instance_id;
+		done_log = s->history(done).size();
+		EXPECT_GE(done_log, 4u);
+	}
+	sqlite3 *db = nullptr;
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	indexes = one_text(db, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master "
+						   "WHERE type = 'index' AND tbl_name = 'instances' ORDER BY name)");
+	const std::string fanout = one_text(db, ("SELECT fanout FROM instances WHERE id = " + std::to_string(parent)).c_str());
+	ASSERT_FALSE(fanout.empty());
+	// version 7's order for the column that matters here: fanout after input
+	ASSERT_EQ(sqlite3_exec(db,
+						   ("ALTER TABLE instances DROP COLUMN fanout;"
+							"ALTER TABLE instances ADD COLUMN fanout TEXT;"
+							"UPDATE instances SET fanout = '" + fanout + "' WHERE id = " + std::to_string(parent) + ";"
+							"DELETE FROM log WHERE instance_id = " + std::to_string(gone) + ";"
+							"DELETE FROM instances WHERE id = " + std::to_string(gone) + ";"
+							"UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+							   .c_str(),
+						   nullptr, nullptr, nullptr),
+			  SQLITE_OK)
+		<< sqlite3_errmsg(db);
+	EXPECT_LT(std::stoi(one_text(db, "SELECT cid FROM pragma_table_info('instances') WHERE name = 'input'")),
+			  std::stoi(one_text(db, "SELECT cid FROM pragma_table_info('instances') WHERE name = 'fanout'")));
+	const std::string log_rows = one_text(db, "SELECT count(*) FROM log");
+	sqlite3_close(db);
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:01Z");
+		EXPECT_EQ(s->get_instance(done).at("output"), json({{"r", 2}}));
+		EXPECT_EQ(s->history(done).size(), done_log);
+		EXPECT_GT(s->start("job", json::object(), json::object()).instance_id, gone);
+		// the Map goes on from where it stood: its two items one after the other
+		for (int i = 0; i < 2; i++) {
+			auto t = s->claim("w1", {"default"}, 5);
+			ASSERT_GE(t.size(), 1u);
+			for (auto &task : t)
+				if (task.state == "T") s->complete(task.instance_id, task.epoch, task.input);
+		}
+		EXPECT_EQ(s->get_instance(parent).at("status"), "succeeded");
+		EXPECT_EQ(s->get_instance(parent).at("output"), json::array({1, 2}));
+	}
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "8");
+	const int input_at = std::stoi(one_text(db, "SELECT cid FROM pragma_table_info('instances') WHERE name = 'input'"));
+	for (const char *hot : {"status", "wait_kind", "fanout", "parent_id", "lease_epoch"})
+		EXPECT_LT(std::stoi(one_text(db, ("SELECT cid FROM pragma_table_info('instances') WHERE name = '" +
+										  std::string(hot) + "'")
+											 .c_str())),
+				  input_at)
+			<< hot;
+	EXPECT_EQ(one_text(db, "SELECT count(*) FROM pragma_table_info('instances')"), "44");
+	EXPECT_EQ(one_text(db, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master "
+						   "WHERE type = 'index' AND tbl_name = 'instances' ORDER BY name)"),
+			  indexes);
+	EXPECT_EQ(one_text(db, "SELECT count(*) FROM sqlite_master WHERE name = 'instances_v7'"), "0");
+	EXPECT_EQ(one_text(db, "SELECT count(*) FROM pragma_foreign_key_check"), "0");
+	EXPECT_GE(std::stoll(one_text(db, "SELECT count(*) FROM log")), std::stoll(log_rows));
 	sqlite3_close(db);
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# pg_callgrind.sh — instructions per task in the PostgreSQL server, counted
+# by callgrind (the same count on a loaded machine, where CPU times are
+# not): a throwaway cluster gets the workload's instances, then a
+# single-user backend runs the SQL driver under callgrind (collecting from
+# the DO block's start to its end), and the count is divided by the tasks.
+#
+#   bash bench/pg_callgrind.sh onetask [N]   # N one-task jobs (default 300):
+#                                            # claim 1, complete_and_claim
+#   bash bench/pg_callgrind.sh map [N]       # a Map of N genroc:noop items
+#                                            # (default 200), MaxConcurrency 50:
+#                                            # claims of 8, complete
+#
+# Prints instructions per task (or item) and WAL bytes per task (the insert
+# LSN's advance across the single-user run, a shutdown checkpoint
+# included).  Needs valgrind and the extension installed (make install;
+# with GENROC_PG_ROOT, a private PostgreSQL copy: scripts/private-pg.sh).
+# CALLGRIND_OUT=FILE keeps callgrind's output (callgrind_annotate reads it).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WHAT=${1:?usage: pg_callgrind.sh onetask|map [N]}
+export PGBIN=${GENROC_PG_ROOT:-}$(pg_config --bindir)
+as_owner() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/genroc-callgrind.XXXXXX")
+chmod 755 "$W"
+eval "$(bash "$ROOT/test/pgcluster.sh" start "$W/pg")"
+cleanup() { bash "$ROOT/test/pgcluster.sh" stop "$W/pg" >/dev/null 2>&1 || true; rm -rf "$W"; }
+trap cleanup EXIT
+psql -X -q -c "CREATE DATABASE bench"
+psql -X -q -d bench -c "CREATE EXTENSION genroc" >/dev/null
+case "$WHAT" in
+  onetask)
+    N=${2:-300}
+    psql -X -q -d bench >/dev/null <<SQL
+SELECT genroc.define('one', '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}}');
+SELECT genroc.worker_register('w1', '{"queues":["default"]}');
+SELECT count(*) FROM generate_series(1, $N) g, genroc.start('one', jsonb_build_object('i', g));
+SQL
+    # one statement a line: the single-user backend reads a line at a time
+    cat >"$W/do.sql" <<'SQL'
+DO $$ DECLARE r record; c record; BEGIN LOOP SELECT * INTO r FROM genroc.claim('w1', '{default}', 1); EXIT WHEN r.instance_id IS NULL; COMMIT; SELECT * INTO c FROM genroc.complete_and_claim(r.instance_id, r.epoch, '{}', 'w1', '{default}'); COMMIT; END LOOP; END $$;
+SQL
+    ;;
+  map)
+    N=${2:-200}
+    psql -X -q -d bench >/dev/null <<SQL
+SELECT genroc.define('m', '{"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$.items","MaxConcurrency":50,"ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}},"End":true}}}');
+SELECT genroc.worker_register('w1', '{"queues":["default"]}');
+SELECT instance_id FROM genroc.start('m', jsonb_build_object('items', (SELECT jsonb_agg(g) FROM generate_series(1, $N) g)));
+SQL
+    cat >"$W/do.sql" <<'SQL'
+DO $$ DECLARE r record; n int; BEGIN LOOP n := 0; FOR r IN SELECT * FROM genroc.claim('w1', '{default}', 8) LOOP n := n + 1; PERFORM genroc.complete(r.instance_id, r.epoch, r.input); COMMIT; END LOOP; EXIT WHEN n = 0; COMMIT; END LOOP; END $$;
+SQL
+    ;;
+  *) echo "pg_callgrind.sh: onetask or map" >&2; exit 2 ;;
+esac
+L0=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
+as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -w stop >/dev/null
+mkdir -p "$W/cg"
+[ "$(id -u)" -eq 0 ] && chown postgres "$W/cg"
+as_owner valgrind --tool=callgrind --callgrind-out-file="$W/cg/out" --toggle-collect=ExecuteDoStmt \
+  "$PGBIN/postgres" --single -D "$GENROC_PGDATA" bench <"$W/do.sql" >"$W/single.log" 2>&1
+if grep -q ERROR "$W/single.log"; then grep ERROR "$W/single.log" >&2; exit 1; fi
+as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -l "$W/pg/server.log" -w start >/dev/null
+L1=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
+left=$(psql -X -Atq -d bench -c "SELECT count(*) FROM genroc._instances WHERE status <> 'succeeded'")
+[ "$left" = 0 ] || { echo "pg_callgrind.sh: $left instances did not succeed" >&2; exit 1; }
+ir=$(sed -n 's/^summary: *//p' "$W/cg/out" | head -1)
+wal=$(psql -X -Atq -d bench -c "SELECT '$L1'::pg_lsn - '$L0'::pg_lsn")
+echo "$WHAT N=$N instructions=$ir per_task=$((ir / N)) wal_bytes_per_task=$((wal / N))"
+if [ -n "${CALLGRIND_OUT:-}" ]; then cp "$W/cg/out" "$CALLGRIND_OUT"; fi
