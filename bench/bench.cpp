@@ -32,7 +32,8 @@
 // instances in the tables); what earlier runs leave (their concluded
 // instances) stays.
 // --prune-sqlite FILE: no benchmark; prunes the SQLite file FILE with
-// Store::prune (instance retention MS, default one day; log retention off),
+// Store::prune (instance retention MS, default one day; log retention off;
+// an object grace of 1 s),
 // 1000 per call until a call deletes no instance, and prints one JSON line:
 // the summed counts of the calls' results, the seconds they took and rows/s.
 #include <libpq-fe.h>
@@ -408,6 +409,11 @@ int prune_sqlite(const Options &o) {
 	if (!std::filesystem::exists(o.prune_sqlite))
 		throw std::runtime_error("--prune-sqlite: no file " + o.prune_sqlite);
 	auto s = open_sqlite_store(o.prune_sqlite);
+	// as storage.sh's PostgreSQL prune: the objects of what is pruned are
+	// deleted at collection's next look
+	LogOptions lo;
+	lo.object_grace_ms = 1000;
+	s->set_log_options(lo);
 	int64_t log_rows = 0, instances = 0, objects = 0, calls = 0;
 	const auto t0 = Clock::now();
 	for (;;) {

@@ -12,14 +12,18 @@
 # runs) and table bytes (instances, log, objects, with TOAST and indexes),
 # each also as a multiple of the payload, and the full-page images in that
 # WAL (pg_stat_wal.wal_fpi: pages written whole after the checkpoint).
-# With PRUNE_N > 0 it then fills PRUNE_N concluded 3-task instances with a small payload and reports
-# genroc.prune's rows/s and the table sizes before and after.
+# With PRUNE_N > 0 it then fills PRUNE_N concluded 3-task instances
+# (fill_concluded.sql; PRUNE_OBJECTS=1: every 100th with a large value) and
+# reports genroc.prune's rows/s and the table sizes before and after.
+# MILLION=N and SQLITE_MILLION=N: storage, autovacuum and prune at a million
+# concluded instances on PostgreSQL and on a SQLite file (their sections
+# below say what they measure).
 #
 #   GENROC_PG_ROOT=/some/dir bash bench/storage.sh
 #   N=20 PAYLOAD=1000000 PRUNE_N=100000 bash bench/storage.sh
 #   N=0 PRUNE_N=20000 GENROC_PG_ROOT=... bash bench/storage.sh   # prune only
-#   (PRUNE_OBJECTS=1: with one stored object, so prune collects references)
-#                               (also against an extension without objects)
+#   N=0 MILLION=1000000 BENCH=1 nice -n 5 bash bench/storage.sh
+#   N=0 SQLITE_MILLION=1000000 nice -n 5 bash bench/storage.sh
 #
 # Needs the extension installed where PGBIN's PostgreSQL finds it
 # (GENROC_PG_ROOT: a private copy, scripts/private-pg.sh, with
@@ -267,20 +271,41 @@ bad=$(fill_check $DB)
 q -d $DB -c "VACUUM ANALYZE genroc._instances, genroc._log, genroc._objects" >/dev/null
 sizes "filled, vacuumed" | tee "$OUT/sizes.txt"
 
-bench() { # label database
+# genroc_bench on PostgreSQL at essential, 1 and 4 workers, 1-task (600
+# instances) and 3-task (100) runs, in an empty database and in this one
+# (--keep-db), BENCH_ROUNDS times (default 5) in turn, one run each, so that
+# both sides meet the same load on a shared machine: medians of the rounds
+# and the ratio million / empty (throughput, and the server's CPU per task
+# of the 3-task runs, which a busy machine disturbs less)
+bench_one() { # label database round
   "$ROOT/${BUILD:-build}/bench/genroc_bench" --pg "postgresql://postgres@127.0.0.1:$PGPORT/$2" \
-    --pgdata "$GENROC_PGDATA" --stores postgres --levels essential --workers 1,4 --w3 250 --w1 600 \
-    --repeat 3 --latency 200 --keep-db --json "$OUT/bench-$1.json" | sed "s/^/$1: /"
+    --pgdata "$GENROC_PGDATA" --stores postgres --levels essential --workers 1,4 --w3 100 --w1 600 \
+    --repeat 1 --latency 20 --commit-delay 0 --keep-db --json "$OUT/bench-$1-$3.json" |
+    awk -v L="$1" '$1 == "postgres" { sub("us", "", $15); print L, $4, $9, $7, $15, $17 }'
 }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 if [ "${BENCH:-0}" = 1 ] && [ ! -x "$ROOT/${BUILD:-build}/bench/genroc_bench" ]; then
   echo "BENCH=1: no ${BUILD:-build}/bench/genroc_bench (cmake --build build --target genroc_bench): skipped"
 elif [ "${BENCH:-0}" = 1 ]; then
   q -d postgres -c "CREATE DATABASE bench_empty" && q -d bench_empty -c "CREATE EXTENSION genroc"
   echo "load average before the benchmarks: $(cut -d' ' -f1-3 /proc/loadavg)"
-  bench empty bench_empty | tee -a "$OUT/bench.txt"
-  bench million $DB | tee -a "$OUT/bench.txt"
+  for (( r = 1; r <= ${BENCH_ROUNDS:-5}; r++ )); do
+    bench_one empty bench_empty $r
+    bench_one million $DB $r
+  done >"$OUT/bench-runs.txt"  # label workers w1_inst/s w3_task/s cpu_db_us/task WAL/task
   echo "load average after the benchmarks: $(cut -d' ' -f1-3 /proc/loadavg)"
+  printf "%-8s %3s | %10s %10s %12s %8s   (medians of %d rounds)\n" "" wk "w1 inst/s" "w3 task/s" "db CPU/task" "WAL/task" "${BENCH_ROUNDS:-5}"
+  for wk in 1 4; do
+    for side in empty million; do
+      m() { awk -v S=$side -v W=$wk -v C="$1" '$1 == S && $2 == W { print $C }' "$OUT/bench-runs.txt" | median; }
+      printf "%-8s %3d | %10.0f %10.0f %10.0fus %8.0f\n" $side $wk "$(m 3)" "$(m 4)" "$(m 5)" "$(m 6)"
+    done
+  done | tee "$OUT/bench.txt"
+  awk '{ k = $2; if ($1 == "empty") { e1[k] = $4; e3[k] = $5; ec[k] = $6 } else { m1[k] = $4; m3[k] = $5; mc[k] = $6 } }
+       END { for (k in e1) printf "ratio million/empty, %d workers: w1 %.3f, w3 %.3f, db CPU per task %.3f\n", k, m1[k] / e1[k], m3[k] / e3[k], mc[k] / ec[k] }' \
+    <(sed 's/us / /' "$OUT/bench.txt") | sort | tee -a "$OUT/bench.txt"
 fi
+if [ "${PRUNE:-1}" != 1 ]; then touch "$OUT/stop-sampler"; wait $SAMPLER; exit 0; fi
 
 # prune_day label retention: prunes with instance retention RETENTION until a
 # call deletes nothing, and prints: instances, log rows (the table's own
@@ -385,6 +410,95 @@ done
 sizes "end (+${w}s)" | tee -a "$OUT/sizes.txt"
 touch "$OUT/stop-sampler"; wait $SAMPLER
 grep -c "automatic vacuum of table \"$DB.genroc._log\"" "$GENROC_PGDIR/server.log" | sed 's/^/autovacuum runs on the log: /'
-grep -A3 "automatic vacuum of table \"$DB.genroc._log\"" "$GENROC_PGDIR/server.log" >"$OUT/autovacuum-log.txt" || true
+grep -A10 "automatic vacuum of table \"$DB.genroc._log\"" "$GENROC_PGDIR/server.log" >"$OUT/autovacuum-log.txt" || true
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+
+# ---------------------------------------------------------------------------
+# SQLITE_MILLION=N: the same on a SQLite file (needs build/genroc and
+# build/bench/genroc_bench): a 3-task process of genroc:noop tasks run twice
+# by `genroc run` (a small input and a LARGE_BYTES one), copied N times
+# (fill_concluded_sqlite.sql, one day's worth N / DAYS per day, every
+# LARGE_EVERY-th with its own large value); the file's size and its tables'
+# (dbstat); the oldest day pruned (genroc_bench --prune-sqlite: Store::prune
+# timed in-process, the database being in it; log rows from the table's
+# count before and after); then CYCLES times a new day filled and the oldest
+# pruned, the file's size and free pages after each.
+#   SQLITE_MILLION=1000000 N=0 nice -n 5 bash bench/storage.sh
+# ---------------------------------------------------------------------------
+SQLITE_MILLION=${SQLITE_MILLION:-0}
+if [ "$SQLITE_MILLION" -gt 0 ]; then
+DAYS=${DAYS:-10}
+CYCLES=${CYCLES:-4}
+LARGE_EVERY=${LARGE_EVERY:-100}
+LARGE_BYTES=${LARGE_BYTES:-16000}
+PER_DAY=$(( SQLITE_MILLION / DAYS ))
+STEP_MS=$(( 86400000 / PER_DAY ))
+GENROC=$ROOT/${BUILD:-build}/genroc
+BENCHBIN=$ROOT/${BUILD:-build}/bench/genroc_bench
+F=$WORK/million.db
+echo "sqlite: $SQLITE_MILLION concluded 3-task instances, every ${LARGE_EVERY}th with a ${LARGE_BYTES}-byte value"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+cat >"$WORK/three.json" <<'JSON'
+{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","Next":"B"},
+ "B":{"Type":"Task","Resource":"genroc:noop","Next":"C"},"C":{"Type":"Task","Resource":"genroc:noop","End":true}}}
+JSON
+head -c $(( (LARGE_BYTES - 11) / 2 )) /dev/urandom | od -An -tx1 | tr -d ' \n' | sed 's/^/{"blob":"/; s/$/"}/' >"$WORK/big.json"
+"$GENROC" run "$WORK/three.json" --name three --input '{"n":0}' --database "$F" >/dev/null 2>&1
+"$GENROC" run "$WORK/three.json" --name three --input @"$WORK/big.json" --database "$F" >/dev/null 2>&1
+s3() { sqlite3 -bail "$F" "$@"; }
+SMALL=$(s3 "SELECT id FROM instances WHERE input = '{\"n\":0}'")
+LARGE=$(s3 "SELECT id FROM instances WHERE substr(input, 1, 18) = '{\"genroc:object\":\"'")
+NOWMS=$(( $(date +%s) * 1000 ))
+T0MS=$(( NOWMS - (DAYS + CYCLES + 1) * 86400000 ))
+sfill() { # n ended_from_ms
+  s3 <<SQL
+.parameter set :n $1
+.parameter set :large_every $LARGE_EVERY
+.parameter set :large_bytes $LARGE_BYTES
+.parameter set :ended_from $2
+.parameter set :step_ms $STEP_MS
+.parameter set :small $SMALL
+.parameter set :large $LARGE
+.read $ROOT/bench/fill_concluded_sqlite.sql
+SQL
+}
+ssizes() { # label
+  local pages free size
+  read -r pages free size < <(s3 "SELECT (SELECT page_count FROM pragma_page_count), (SELECT freelist_count FROM pragma_freelist_count), (SELECT page_size FROM pragma_page_size)" | tr '|' ' ')
+  printf "%-16s file %12d bytes (+WAL %d), %d pages of %d, %d free; instances %s, log %s, objects %s rows\n" "$1" \
+    "$(stat -c %s "$F")" "$(stat -c %s "$F-wal" 2>/dev/null || echo 0)" "$pages" "$size" "$free" \
+    "$(s3 'SELECT count(*) FROM instances')" "$(s3 'SELECT count(*) FROM log')" "$(s3 'SELECT count(*) FROM objects')"
+}
+sprune() { # label days pruned so far: the oldest days go
+  local cut=$(( T0MS + $2 * 86400000 )) l0 l1 out
+  l0=$(s3 'SELECT count(*) FROM log')
+  out=$("$BENCHBIN" --prune-sqlite "$F" --prune-retention-ms $(( $(date +%s) * 1000 - cut + 60000 )))
+  l1=$(s3 'SELECT count(*) FROM log')
+  echo "$1 $out" | sed "s/}\$/,\"log_rows_deleted\":$(( l0 - l1 )),\"all_log_rows_per_s\":$(echo "$out" | sed 's/.*"seconds":\([0-9.e+-]*\).*/\1/' | awk -v d=$(( l0 - l1 )) '{ printf "%.0f", d / $1 }')}/"
+}
+t=$(date +%s.%N)
+for (( done = 0; done < SQLITE_MILLION; done += 100000 )); do
+  k=$(( SQLITE_MILLION - done < 100000 ? SQLITE_MILLION - done : 100000 ))
+  sfill $k $(( T0MS + done * STEP_MS ))
+done
+echo "filled in $(echo "$(date +%s.%N) - $t" | bc) s"
+# the copies' log rows: as the template's, event for event
+bad=$(s3 "SELECT count(*) FROM (SELECT l.event, l.state, (SELECT group_concat(key) FROM json_each(l.detail)) FROM log l
+  WHERE l.instance_id = (SELECT min(id) FROM instances WHERE id > $LARGE AND substr(input, 1, 18) = '{\"genroc:object\":\"')
+  EXCEPT SELECT l.event, l.state, (SELECT group_concat(key) FROM json_each(l.detail)) FROM log l WHERE l.instance_id = $LARGE)")
+[ "$bad" = 0 ] || { echo "fill_concluded_sqlite.sql: the copies' log differs from the template's"; exit 1; }
+s3 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+ssizes "filled"
+s3 "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC LIMIT 12" | sed 's/^/  dbstat: /'
+echo "pruned: $(sprune quiet 1)"
+s3 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+ssizes "after prune"
+for (( c = 1; c <= CYCLES; c++ )); do
+  sfill $PER_DAY $(( T0MS + (DAYS + c - 1) * 86400000 ))
+  echo "cycle $c pruned: $(sprune cycle$c $(( c + 1 )))"
+  s3 "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null
+  ssizes "cycle $c"
+done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
