@@ -199,8 +199,9 @@ fi
 #   sizes     heap, TOAST and index bytes of instances, log and objects
 #   bench     (BENCH=1, needs build/bench/genroc_bench) genroc_bench's
 #             1-task and 3-task throughput on PostgreSQL at essential, 1 and
-#             4 workers, medians of 3, in an empty database and in this one
-#             (--keep-db)
+#             4 workers, in an empty database and in this one (--keep-db),
+#             BENCH_ROUNDS rounds in turn, medians and their ratio
+#   (PRUNE=0 stops here)
 #   prune     the oldest day (N / DAYS instances and their log), alone:
 #             rows/s from prune's own results and the time of each call
 #             measured in the database (clock_timestamp around each call;
