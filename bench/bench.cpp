@@ -21,9 +21,21 @@
 //                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
 //                [--workers 1,4,16] [--stores postgres,sqlite]
 //                [--levels none,essential,terminal,strict] [--no-handback]
+//                [--keep-db]
+//   genroc_bench --prune-sqlite FILE [--prune-retention-ms MS]
 // Workers report with complete_and_claim (the next task of a 3-task process
 // comes back with the report, as in the genroc binary); --no-handback:
 // complete, and every task through claim.
+// --keep-db: PostgreSQL runs in the database as it is (the extension is not
+// dropped and created again between runs), for a database filled beforehand
+// (bench/storage.sh MILLION=1: the same figures with a million concluded
+// instances in the tables); what earlier runs leave (their concluded
+// instances) stays.
+// --prune-sqlite FILE: no benchmark; prunes the SQLite file FILE with
+// Store::prune (instance retention MS, default one day; log retention off;
+// an object grace of 1 s),
+// 1000 per call until a call deletes no instance, and prints one JSON line:
+// the summed counts of the calls' results, the seconds they took and rows/s.
 #include <libpq-fe.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -56,6 +68,9 @@ struct Options {
 	std::string pg_url, pgdata, sqlite_dir, json_path = "bench-results.json";
 	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
 	bool handback = true;
+	bool keep_db = false;
+	std::string prune_sqlite;
+	int64_t prune_retention_ms = 86400000;
 	std::vector<int> workers = {1, 4, 16};
 	std::vector<std::string> stores = {"postgres", "sqlite"};
 	std::vector<std::string> levels = {"none", "essential", "terminal", "strict"};
@@ -158,8 +173,10 @@ class Bench {
 	std::string fresh(const Config &c, int run) {
 		if (c.store == "postgres") {
 			Pq p(o_.pg_url);
-			p.q("DROP EXTENSION IF EXISTS genroc CASCADE");
-			p.q("CREATE EXTENSION genroc");
+			if (!o_.keep_db) {
+				p.q("DROP EXTENSION IF EXISTS genroc CASCADE");
+				p.q("CREATE EXTENSION genroc");
+			}
 			p.q("CHECKPOINT");
 			return "";
 		}
@@ -386,6 +403,41 @@ std::vector<int> int_list(const std::string &s) {
 	return v;
 }
 
+// --prune-sqlite: retention on a filled SQLite file, timed in this process
+// (the database runs in it), the counts from prune's own results.
+int prune_sqlite(const Options &o) {
+	if (!std::filesystem::exists(o.prune_sqlite))
+		throw std::runtime_error("--prune-sqlite: no file " + o.prune_sqlite);
+	auto s = open_sqlite_store(o.prune_sqlite);
+	// as storage.sh's PostgreSQL prune: the objects of what is pruned are
+	// deleted at collection's next look
+	LogOptions lo;
+	lo.object_grace_ms = 1000;
+	s->set_log_options(lo);
+	int64_t log_rows = 0, instances = 0, objects = 0, calls = 0;
+	const auto t0 = Clock::now();
+	for (;;) {
+		json r = s->prune(0, o.prune_retention_ms, 1000);
+		calls++;
+		log_rows += r.value("log_rows", 0);
+		objects += r.value("objects", 0);
+		const int n = r.value("instances", 0);
+		instances += n;
+		if (n == 0) break;
+	}
+	const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+	std::printf("%s\n", json{{"calls", calls},
+							 {"instances", instances},
+							 {"log_rows", log_rows},
+							 {"objects", objects},
+							 {"seconds", secs},
+							 {"instances_per_s", instances / secs},
+							 {"log_rows_per_s", log_rows / secs}}
+							.dump()
+							.c_str());
+	return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -409,6 +461,9 @@ int main(int argc, char **argv) {
 		else if (a == "--latency") o.latency = std::stoi(val());
 		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
 		else if (a == "--no-handback") o.handback = false;
+		else if (a == "--keep-db") o.keep_db = true;
+		else if (a == "--prune-sqlite") o.prune_sqlite = val();
+		else if (a == "--prune-retention-ms") o.prune_retention_ms = std::stoll(val());
 		else if (a == "--workers") o.workers = int_list(val());
 		else if (a == "--stores") {
 			o.stores.clear();
@@ -421,6 +476,14 @@ int main(int argc, char **argv) {
 		} else {
 			std::fprintf(stderr, "unknown argument %s\n", a.c_str());
 			return 2;
+		}
+	}
+	if (!o.prune_sqlite.empty()) {
+		try {
+			return prune_sqlite(o);
+		} catch (const std::exception &e) {
+			std::fprintf(stderr, "genroc_bench: %s\n", e.what());
+			return 1;
 		}
 	}
 	if (o.sqlite_dir.empty()) o.sqlite_dir = std::filesystem::temp_directory_path().string();
