@@ -14,6 +14,14 @@ fresh_db ops_src && q -d ops_src -f "$OPS_DIR/fill.sql" >"$WORK/fill.log" 2>&1 &
     -c "SELECT genroc.define('mine', '{\"StartAt\":\"D\",\"States\":{\"D\":{\"Type\":\"Pass\",\"End\":true}}}')" \
     >>"$WORK/fill.log" 2>&1 ||
   { cat "$WORK/fill.log"; not_ok "fill a database"; finish; exit 1; }
+# A value over genroc.object_threshold, stored once in genroc._objects and
+# referenced from the instance row and its log (fill.sql keeps to 0.1's API,
+# which had no stored values, so it is added here).
+BIG="{\"blob\": \"$(head -c 15000 /dev/zero | tr '\0' 'x')\"}"
+q -d ops_src -c "SET genroc.test_clock = '2030-01-01 00:00:00Z'" \
+  -c "SELECT genroc.start('done', '$BIG', '{\"name\": \"big\"}')" >>"$WORK/fill.log" 2>&1 ||
+  { cat "$WORK/fill.log"; not_ok "start an instance with a large input"; finish; exit 1; }
+CARRY_EXTRA_SUCCEEDED=1
 snapshot ops_src "$WORK/src.rows"
 
 # Tables and sequences whose rows pg_dump may leave out: NOT_DATA (lib.sh),
@@ -68,6 +76,17 @@ check "the default queue keeps its settings, once" \
   test "$(qv ops_dst "SELECT count(*) || ' ' || global_concurrency FROM genroc._queues WHERE name = 'default' GROUP BY global_concurrency")" = "1 50"
 check "the token still verifies after the restore" \
   test "$(qv ops_dst "SELECT genroc.token_verify('grt_ops0test_AbCdEfGhIjKlMnOpQrStUvWxYz012345') ->> 'name'")" = ann
+
+big_value() { # db: the large input is in _objects, referenced, and reads back whole
+  local ref
+  ref=$(qv "$1" "SELECT input ->> 'genroc:object' FROM genroc._instances WHERE name = 'big'")
+  [ "$(qv "$1" "SELECT count(*) FROM genroc._objects")" -ge 1 ] &&
+    [ "$(qv "$1" "SELECT genroc.get_object('$ref') = '$BIG'::jsonb")" = t ] &&
+    [ "$(qv "$1" "SELECT (genroc.get_instance(id) -> 'input') = '$BIG'::jsonb FROM genroc._instances WHERE name = 'big'")" = t ] || {
+      echo "ref: $ref"; qv "$1" "SELECT left(input::text, 80) FROM genroc._instances WHERE name = 'big'"; return 1; }
+}
+check "a stored large value reads back whole after the restore (custom format)" big_value ops_dst
+check "a stored large value reads back whole after the restore (plain format)" big_value ops_dst_plain
 
 owned() { # db
   test "$(qv "$1" "SELECT owner::text || ' ' || (owner = 'ops_owner'::regrole) FROM genroc._definitions WHERE name = 'mine'")" = "ops_owner true" &&
