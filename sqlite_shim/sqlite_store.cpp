@@ -1061,24 +1061,33 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// genroc.claim_wake (55_queues.sql)
+	// genroc.claim_wake (55_queues.sql): the first full window (a queue's
+	// rate_limit, a partition's partition_rate_limit) holding back a ready
+	// task opens when its limit-th newest start leaves it.
 	std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) override {
 		return read([&](int64_t now) -> std::optional<int64_t> {
 			std::optional<int64_t> wake;
+			auto earliest = [&](int64_t t) { wake = wake ? std::min(*wake, t) : t; };
 			for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
 				const QueueSettings s = queue_settings(queue);
-				if (!s.rate) continue;
+				if (!s.rate && !s.partition_rate) continue;
 				Query ready(db_, "SELECT 1 FROM instances WHERE queue = ?1 AND status = 'ready' AND eligible_at <= ?2 LIMIT 1",
 							queue, now);
 				if (!ready.next()) continue;
-				Query n(db_, "SELECT count(*) FROM queue_starts WHERE queue = ?1 AND at > ?2", queue, now - *s.period_ms);
-				n.next();
-				if (n.i64(0) < *s.rate) continue;
-				Query at(db_, "SELECT at FROM queue_starts WHERE queue = ?1 AND at > ?2 ORDER BY at LIMIT 1 OFFSET ?3",
-						 queue, now - *s.period_ms, n.i64(0) - *s.rate);
-				if (!at.next()) continue;
-				const int64_t t = at.i64(0) + *s.period_ms;
-				wake = wake ? std::min(*wake, t) : t;
+				if (s.rate) {
+					Query at(db_, "SELECT at FROM queue_starts WHERE queue = ?1 AND at > ?2 ORDER BY at DESC LIMIT 1 OFFSET ?3",
+							 queue, now - *s.period_ms, *s.rate - 1);
+					if (at.next()) earliest(at.i64(0) + *s.period_ms);
+				}
+				if (s.partition_rate) {
+					Query at(db_,
+							 "SELECT min((SELECT s.at FROM queue_starts s WHERE s.queue = ?1 AND s.partition_key = p.partition_key "
+							 "AND s.at > ?3 ORDER BY s.at DESC LIMIT 1 OFFSET ?4)) "
+							 "FROM (SELECT DISTINCT partition_key FROM instances WHERE queue = ?1 AND status = 'ready' "
+							 "AND eligible_at <= ?2 AND partition_key IS NOT NULL) AS p",
+							 queue, now, now - *s.partition_period_ms, *s.partition_rate - 1);
+					if (at.next() && !at.is_null(0)) earliest(at.i64(0) + *s.partition_period_ms);
+				}
 			}
 			if (!wake) return std::nullopt;
 			return *wake - now;

@@ -136,7 +136,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	};
 	auto worker_flags = [&](CLI::App *sub) {
 		sub->add_option("--worker-id", worker_id_flag,
-						"this worker's stable, unique id (default: the host name; GENROC_WORKER_ID wins)");
+						"this worker's stable, unique id (default: the host name and a suffix per store and --queue/--region/--exclusive; GENROC_WORKER_ID wins)");
 		for (auto &d : durations)
 			sub->add_option(d.flag, d.text, std::string(d.help) + " (duration: 10s, 500ms, 1h30m)")
 				->envname(d.env)
@@ -264,7 +264,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		const char *env_id = std::getenv("GENROC_WORKER_ID");
 		if (env_id && *env_id) cfg.worker_id = env_id;
 		else if (!worker_id_flag.empty()) cfg.worker_id = worker_id_flag;
-		else cfg.worker_id = cfg.host;
+		else cfg.worker_id = default_worker_id(cfg, store_identity(cfg.database));
 		if (cfg.exclusive && cfg.queues.empty())
 			return usage_error("--exclusive: give at least one --queue to serve");
 		for (auto &q : cfg.queues)

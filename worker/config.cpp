@@ -1,6 +1,7 @@
 // config.cpp — derived settings (queues, host name); see config.hpp.
 #include "config.hpp"
 
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,24 @@ std::string host_name() {
 	char buf[HOST_NAME_MAX + 1] = {0};
 	if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "localhost";
 	return buf;
+}
+
+std::string default_worker_id(const Config &config, const std::string &store) {
+	const std::set<std::string> queues(config.queues.begin(), config.queues.end());
+	std::string what = store + "\n" + config.command + "\nregion=" + config.region +
+					   "\nexclusive=" + (config.exclusive ? "1" : "0") + "\nqueues=";
+	for (auto &q : queues) what += q + ",";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	if (EVP_Digest(what.data(), what.size(), md, &len, EVP_sha256(), nullptr) != 1 || len < 4)
+		return config.host;	// no digest (never seen): the host name alone
+	static const char hex[] = "0123456789abcdef";
+	std::string suffix;
+	for (int i = 0; i < 4; i++) {
+		suffix += hex[md[i] >> 4];
+		suffix += hex[md[i] & 15];
+	}
+	return config.host + "-" + suffix;
 }
 
 }  // namespace genroc

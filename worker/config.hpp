@@ -3,7 +3,7 @@
 // Every flag has an environment variable named after it (--lease-duration ->
 // GENROC_LEASE_DURATION); a flag on the command line beats the variable.  The
 // one exception is the worker id: GENROC_WORKER_ID wins over --worker-id and
-// over the host-name default (DESIGN §3), so an orchestrator that sets it per
+// over the default (host name and a suffix per store and queues, DESIGN §3), so an orchestrator that sets it per
 // pod (a StatefulSet's pod name) cannot be overridden by a baked-in flag.
 #pragma once
 
@@ -19,7 +19,7 @@ namespace genroc {
 struct Config {
 	std::string command;					// serve | worker | api | run | token create
 	std::string database = "./genroc.db";	// PostgreSQL URL / conninfo, or a SQLite path
-	std::string worker_id;					// resolved: GENROC_WORKER_ID, flag, host name
+	std::string worker_id;					// resolved: GENROC_WORKER_ID, flag, default_worker_id
 	std::string host;						// this machine's host name
 	Millis lease_duration{10'000};
 	Millis stale_after{30'000};
@@ -78,5 +78,17 @@ std::vector<std::string> worker_queues(const Config &config,
 
 // The machine's host name ("localhost" if it has none).
 std::string host_name();
+
+// The worker id when neither GENROC_WORKER_ID nor --worker-id gives one:
+// the host name, "-", and 8 hex digits of the sha256 of what makes this
+// worker a service of its own on the host: the store (`store`, as
+// store_identity() names it), the command (worker, serve), --region,
+// --exclusive and the --queue set (sorted, unique).  The same command line
+// gives the same id at every restart, so a restart takes its work back at
+// once; two workers of one host on different stores, or serving different
+// queues, get different ids.  What the database decides (tenant queues,
+// handler queues, the handlers file) is left out: it changes without the
+// worker becoming another one.
+std::string default_worker_id(const Config &config, const std::string &store);
 
 }  // namespace genroc

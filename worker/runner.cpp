@@ -94,7 +94,8 @@ int Runner::running() const {
 std::string Runner::id_in_use_hint() const {
 	return "Each worker needs an id of its own, stable across its restarts: start this one with --worker-id (or "
 		   "GENROC_WORKER_ID), e.g. --worker-id " +
-		   opt_.worker_id + "-2; the default is the host name, the same for every worker on this host.";
+		   opt_.worker_id + "-2; the default (the host name and a suffix per store, command and --queue/--region/"
+							"--exclusive) is the same for two such workers of one host on one store.";
 }
 
 bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
@@ -454,8 +455,9 @@ void Runner::summarize() {
 
 // A ready task that no live worker serves waits forever; the only other
 // clue is an empty WORKERS column in `genctl queues` (issue 19).  The same
-// list says whether a queue this worker serves has a rate_limit, so an idle
-// worker asks claim_wake only then (one statement fewer per wait otherwise).
+// list says whether a queue this worker serves has a rate_limit or a
+// partition_rate_limit, so an idle worker asks claim_wake only then (one
+// statement fewer per wait otherwise).
 void Runner::look_at_queues(Store &store, bool warn) {
 	json list;
 	try {
@@ -466,8 +468,9 @@ void Runner::look_at_queues(Store &store, bool warn) {
 		return;
 	}
 	bool rated = false;
+	auto limited = [](const json &q, const char *limit) { return q.contains(limit) && !q[limit].is_null(); };
 	for (const auto &q : list)
-		if (q.is_object() && q.contains("rate_limit") && !q["rate_limit"].is_null() &&
+		if (q.is_object() && (limited(q, "rate_limit") || limited(q, "partition_rate_limit")) &&
 			std::find(opt_.queues.begin(), opt_.queues.end(), q.value("name", std::string())) != opt_.queues.end())
 			rated = true;
 	rate_limited_ = rated;

@@ -88,10 +88,11 @@ class Runner {
 	void reap();
 	void drain();
 	// Reads list_queues: warns about unserved queues (when `warn`) and
-	// notes whether a queue this worker serves has a rate_limit.
+	// notes whether a queue this worker serves has a rate_limit or a
+	// partition_rate_limit.
 	void look_at_queues(Store &store, bool warn);
-	// A served queue has a rate_limit (look_at_queues): before waiting, ask
-	// claim_wake when its window opens.  True until the first look.
+	// A served queue has a rate_limit or a partition_rate_limit
+	// (look_at_queues): before waiting, ask claim_wake when a window opens.  True until the first look.
 	bool rate_limited_ = true;
 	std::string id_in_use_hint() const;
 	void summarize();

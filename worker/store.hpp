@@ -128,8 +128,9 @@ class Store {
 	virtual json worker_drain(const std::string &worker) = 0;
 	virtual void worker_stop(const std::string &worker) = 0;
 	virtual json list_workers() = 0;
-	// genroc.claim_wake: milliseconds until a rate_limit of these queues
-	// that holds back a ready task has room again; nullopt when none does
+	// genroc.claim_wake: milliseconds until a rate_limit or
+	// partition_rate_limit window of these queues that holds back a ready
+	// task has room again; nullopt when none does
 	virtual std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) = 0;
 	virtual std::vector<Task> claim(const std::string &worker,
 									const std::vector<std::string> &queues, int n) = 0;
@@ -276,5 +277,12 @@ enum class WriteLane : unsigned { general = 0, worker = 1 };
 std::unique_ptr<Store> open_store(const std::string &database, bool read_only = false,
 								  WriteLane lane = WriteLane::general, bool pooled = false);
 std::unique_ptr<Store> open_pg_store(const std::string &conninfo, bool pooled = false);
+
+// What --database names, the same text however it is spelled: for
+// PostgreSQL "postgresql USER@HOST:PORT/DBNAME" as the conninfo gives them
+// (no password, no other option); for SQLite "sqlite " and the file's
+// absolute path with symbolic links resolved.  The default worker id is
+// made from it (README "Worker ids").
+std::string store_identity(const std::string &database);
 
 }  // namespace genroc

@@ -408,6 +408,50 @@ std::map<std::string, int> by_partition(Store &s, const std::vector<Task> &tasks
 }
 }  // namespace
 
+// claim_wake for partition_rate_limit windows: the first full partition
+// holding a ready task says when the worker looks again; a partition with
+// nothing ready, or a queue rate window, is counted on its own.
+TEST_P(StoreTest, ClaimWakeSaysWhenAPartitionRateWindowOpens) {
+	define("build", handler_def("build"));
+	store().queue_set("default",
+					  {{"partition_concurrency", 10}, {"partition_rate_limit", {{"count", 2}, {"period", "10s"}}}});
+	worker("w1");
+	for (int i = 0; i < 3; i++) start("build", json::object(), {{"partition_key", "a"}});
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);	// room in every window
+	EXPECT_EQ(store().claim("w1", {"default"}, 1).size(), 1u);
+	at(2);
+	for (int i = 0; i < 3; i++) start("build", json::object(), {{"partition_key", "b"}});
+	EXPECT_EQ(store().claim("w1", {"default"}, 10).size(), 3u);	// a's second, b's two
+	// a full since 2s (starts 0s, 2s), b full (2s, 2s): a's start at 0s leaves first
+	EXPECT_EQ(store().claim_wake({"default"}), 8000);
+	EXPECT_EQ(store().claim_wake({"other"}), std::nullopt);	// not a queue it asked about
+	at(9);
+	EXPECT_EQ(store().claim_wake({"default"}), 1000);
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	at(10);
+	// a has room (one start in its window); b is full until 12s
+	EXPECT_EQ(store().claim_wake({"default"}), 2000);
+	EXPECT_EQ(by_partition(store(), store().claim("w1", {"default"}, 10)), (std::map<std::string, int>{{"a", 1}}));
+	// a has nothing ready any more: only b's window counts
+	EXPECT_EQ(store().claim_wake({"default"}), 2000);
+	at(12);
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);
+	EXPECT_EQ(by_partition(store(), store().claim("w1", {"default"}, 10)), (std::map<std::string, int>{{"b", 1}}));
+	EXPECT_EQ(store().claim_wake({"default"}), std::nullopt);	// nothing ready: nothing to wake for
+	// with a queue rate window as well, the earlier of the two
+	store().queue_set("default", {{"partition_concurrency", 10},
+								  {"rate_limit", {{"count", 3}, {"period", "5s"}}},
+								  {"partition_rate_limit", {{"count", 1}, {"period", "20s"}}}});
+	at(30);
+	for (int i = 0; i < 2; i++) start("build", json::object(), {{"partition_key", "c"}});
+	start("build");
+	EXPECT_EQ(by_partition(store(), store().claim("w1", {"default"}, 10)), (std::map<std::string, int>{{"-", 1}, {"c", 1}}));
+	EXPECT_EQ(store().claim_wake({"default"}), 20000);	// c's window; the queue's has room
+	for (int i = 0; i < 2; i++) start("build");
+	EXPECT_EQ(store().claim("w1", {"default"}, 10).size(), 1u);	// the queue's third start
+	EXPECT_EQ(store().claim_wake({"default"}), 5000);	// the queue's window opens first
+}
+
 TEST_P(StoreTest, PartitionRateLimitMakesOnlyThatPartitionWait) {
 	define("build", handler_def("build"));
 	store().queue_set("default",

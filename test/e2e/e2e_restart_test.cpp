@@ -97,6 +97,57 @@ TEST_P(RestartById, ASecondLiveWorkerWithTheSameIdIsRefusedAtOnceNamingTheHost) 
 	EXPECT_TRUE(a->running()) << a->log();
 }
 
+// The default worker id (issue 19, item 6): two workers of one host on
+// different stores both start without --worker-id; a restart of one with
+// the same command line gets the same id back at once; an alike second
+// worker on the same store is refused with a hint to give --worker-id.
+TEST_P(RestartById, TheDefaultIdIsTheHostWithASuffixPerStore) {
+	auto plain = [&](const std::string &database, const std::string &log) {
+		const std::string url = GetParam() == "postgres" && database == db_url_ ? binary_url(db_url_, "worker") : database;
+		return std::make_unique<Proc>(
+			std::vector<std::string>{genroc_bin(), "worker", "--database", url, "--lease-duration", "60s",
+									 "--stale-after", "30s", "--poll-interval", "200ms"},
+			std::map<std::string, std::string>{{"GENROC_WORKER_ID", ""}}, dir_ + "/" + log + ".log");
+	};
+	auto started = [](Proc &p) {
+		return eventually([&] { return p.log().find("worker started") != std::string::npos; }, 30s);
+	};
+	auto ids = [](Store &s) {
+		std::vector<std::string> out;
+		for (auto &w : s.list_workers())
+			if (w.value("live", false)) out.push_back(w.at("worker").get<std::string>());
+		return out;
+	};
+	const std::string other_db = dir_ + "/other.db";
+	auto a = plain(db_url_, "a");
+	auto b = plain(other_db, "b");
+	ASSERT_TRUE(started(*a)) << a->log();
+	ASSERT_TRUE(started(*b)) << b->log();
+	auto here = store();
+	auto there = open_store(other_db);
+	ASSERT_EQ(ids(*here).size(), 1u);
+	ASSERT_EQ(ids(*there).size(), 1u);
+	const std::string id = ids(*here)[0];
+	EXPECT_EQ(id.rfind(host_name() + "-", 0), 0u) << id;
+	EXPECT_NE(ids(*there)[0], id);
+	// the same command line again while the first lives: refused, with the hint
+	auto c = plain(db_url_, "c");
+	auto st = c->wait(25s);
+	ASSERT_EQ(exit_code(st), 1) << c->log();
+	EXPECT_NE(c->log().find(id), std::string::npos) << c->log();
+	EXPECT_NE(c->log().find("--worker-id"), std::string::npos) << c->log();
+	EXPECT_TRUE(a->running()) << a->log();
+	// a crash and a restart: the same id, taken back at once
+	a->signal(SIGKILL);
+	ASSERT_TRUE(a->wait(5s));
+	const auto t0 = Clock::now();
+	auto again = plain(db_url_, "again");
+	ASSERT_TRUE(started(*again)) << again->log();
+	EXPECT_LT(seconds_since(t0), 10.0) << again->log();
+	EXPECT_EQ(ids(*here), std::vector<std::string>{id});
+	EXPECT_TRUE(b->running()) << b->log();
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, RestartById, ::testing::Values("postgres", "sqlite"),
 						 [](const auto &info) { return info.param; });
 

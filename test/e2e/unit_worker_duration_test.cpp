@@ -9,6 +9,7 @@
 #include "duration.hpp"
 #include "size.hpp"
 #include "stop.hpp"
+#include "store.hpp"
 
 namespace genroc {
 namespace {
@@ -88,8 +89,50 @@ TEST_F(CommandLine, DefaultsMatchTheProductionGuide) {
 	EXPECT_EQ(cfg.concurrency, 16);
 	EXPECT_EQ(cfg.listen, "127.0.0.1:8448");
 	EXPECT_FALSE(cfg.manual_tick);
-	EXPECT_EQ(cfg.worker_id, host_name());
+	EXPECT_EQ(cfg.worker_id, default_worker_id(cfg, store_identity("./genroc.db")));
 	EXPECT_EQ(worker_queues(cfg, {}), std::vector<std::string>{"default"});
+}
+
+// The default worker id: the host name and a suffix that one command line
+// keeps at every restart, and that another store or another set of served
+// queues changes (README, the flag table: `--worker-id`).
+TEST_F(CommandLine, DefaultWorkerIdIsTheHostAndASuffixPerStoreAndQueues) {
+	auto id = [](std::vector<std::string> args) {
+		Config cfg;
+		EXPECT_EQ(parse(args, cfg), -1);
+		return cfg.worker_id;
+	};
+	const std::string a = id({"worker", "--database", "/tmp/a.db"});
+	ASSERT_EQ(a.size(), host_name().size() + 9) << a;
+	EXPECT_EQ(a.rfind(host_name() + "-", 0), 0u) << a;
+	EXPECT_EQ(a.find_first_not_of("0123456789abcdef", host_name().size() + 1), std::string::npos) << a;
+	// stable: the same command line, the same file however it is spelled
+	EXPECT_EQ(id({"worker", "--database", "/tmp/a.db"}), a);
+	EXPECT_EQ(id({"worker", "--database", "/tmp/./x/../a.db"}), a);
+	EXPECT_EQ(id({"worker", "--database", "/tmp/a.db", "--concurrency", "3", "--lease-duration", "5s"}), a);
+	// another store, command, region, queue set or --exclusive: another id
+	const std::vector<std::string> others = {
+		id({"worker", "--database", "/tmp/b.db"}),
+		id({"serve", "--database", "/tmp/a.db"}),
+		id({"worker", "--database", "/tmp/a.db", "--region", "eu"}),
+		id({"worker", "--database", "/tmp/a.db", "--queue", "gpu"}),
+		id({"worker", "--database", "/tmp/a.db", "--queue", "gpu", "--exclusive"}),
+		id({"worker", "--database", "postgresql://app@db1:5432/app"}),
+		id({"worker", "--database", "postgresql://app@db2:5432/app"}),
+		id({"worker", "--database", "postgresql://app@db1:5432/other"})};
+	for (size_t i = 0; i < others.size(); i++) {
+		EXPECT_NE(others[i], a) << i;
+		for (size_t j = 0; j < i; j++) EXPECT_NE(others[i], others[j]) << i << " " << j;
+	}
+	// the queue set, not how it is written; PostgreSQL: not the password
+	EXPECT_EQ(id({"worker", "--database", "/tmp/a.db", "--queue", "io,gpu", "--queue", "gpu"}),
+			  id({"worker", "--database", "/tmp/a.db", "--queue", "gpu", "--queue", "io"}));
+	EXPECT_EQ(id({"worker", "--database", "postgresql://app:old@db1:5432/app?sslmode=require"}),
+			  id({"worker", "--database", "postgresql://app:new@db1:5432/app"}));
+	EXPECT_EQ(id({"worker", "--database", "host=db1 port=5432 dbname=app user=app"}),
+			  id({"worker", "--database", "postgresql://app@db1:5432/app"}));
+	// the flag and the variable still win
+	EXPECT_EQ(id({"worker", "--database", "/tmp/a.db", "--worker-id", "w-flag"}), "w-flag");
 }
 
 TEST_F(CommandLine, BadDurationIsAUsageErrorNamingTheFlag) {
