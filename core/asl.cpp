@@ -44,6 +44,8 @@ constexpr int64_t kMaxNowMs = 253402300799999;	 // 9999-12-31T23:59:59.999Z
 
 // A Wait, timeout or delay must stay inside what int64 milliseconds hold.
 constexpr int64_t kMaxSeconds = 100LL * 365 * 24 * 3600;
+// AWS's bound on MaxInputBytesPerBatch (256 KiB).
+constexpr int64_t kMaxBatchBytes = 262144;
 
 enum class StateType { Pass, Task, Choice, Wait, Succeed, Fail, Parallel, Map };
 
@@ -90,6 +92,7 @@ struct JTemplate {
 // intrinsic; JSONata: a JTemplate object).
 struct AssignSpec {
 	bool jsonata = false;
+	bool uses_states = false;  // JSONPath: a path reads $states
 	Template path_form;
 	JTemplate jsonata_form;
 };
@@ -189,6 +192,7 @@ struct State {
 	bool batched = false;
 	int64_t batch_items = 0, batch_bytes = 0;
 	std::optional<Path> batch_items_path, batch_bytes_path;
+	jsonata::ExpressionPtr batch_items_x, batch_bytes_x;  // JSONata: {% %} sizes
 	std::optional<Template> batch_input;
 	// QueryLanguage JSONata: the fields below replace the JSONPath ones, and
 	// the numbers above may come from expressions (evaluated when needed)
@@ -284,11 +288,13 @@ Path path_of(const json &v, const std::string &where) {
 	}
 }
 
-Path reference_path_of(const json &v, const std::string &where) {
+// A reference path; one that only reads (ItemsPath, the *Path numbers and
+// times) may start at a variable, one that writes (ResultPath) may not.
+Path reference_path_of(const json &v, const std::string &where, bool reads = true) {
 	Path p = path_of(v, where);
-	if (!p.is_reference())
-		fault(where, "\"" + p.text() +
-						 "\" must be a reference path ($ and field names or indices only)");
+	if (!p.is_reference(reads))
+		fault(where, "\"" + p.text() + "\" must be a reference path ($" +
+						 (reads ? " or a $variable" : "") + " and field names or indices only)");
 	return p;
 }
 
@@ -312,7 +318,7 @@ ResultPathSpec result_path_spec(const json &obj, const std::string &where) {
 	if (it->is_null())
 		rp.discard = true;
 	else
-		rp.path = reference_path_of(*it, member(where, "ResultPath"));
+		rp.path = reference_path_of(*it, member(where, "ResultPath"), false);
 	return rp;
 }
 
@@ -414,16 +420,16 @@ JTemplate compile_jtemplate(const json &v, const std::string &where) {
 	return t;
 }
 
-// A variable name: a letter or _, then letters, digits or _ (ASCII), at most
-// variable_name characters; "states" is JSONata's reserved $states.
+// A variable name: Unicode's identifier rule (a letter of any script or _,
+// then letters, combining marks, digits or _; variable_name_at), at most
+// variable_name characters (code points); "states" is reserved ($states).
 void check_variable_name(const std::string &name, const std::string &where) {
-	bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-	for (char c : name)
-		ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-	if (!ok)
+	size_t chars = 0;
+	if (name.empty() || variable_name_at(name, 0, &chars) != name.size())
 		fault(where, "\"" + name +
-						 "\" is not a valid variable name (a letter or _, then letters, digits or _)");
-	if (name.size() > limits::VARIABLE_NAME)
+						 "\" is not a valid variable name (a letter or _, then letters, digits or _; "
+						 "letters of any script)");
+	if (chars > limits::VARIABLE_NAME)
 		fault(where, "a variable name has at most " + std::to_string(limits::VARIABLE_NAME) +
 						 " characters" + limits::named("variable_name"));
 	if (name == "states")
@@ -431,8 +437,10 @@ void check_variable_name(const std::string &name, const std::string &where) {
 }
 
 // Assign, in either language; records the names the machine at `scope` sets.
+// A JSONPath Assign's paths may read $states.input, $states.context and
+// `extra` ("result" in a Task, Parallel or Map, "errorOutput" in a catcher).
 AssignSpec compile_assign(const json &v, const std::string &where, bool jsonata,
-						  const std::string &scope, Definition &d) {
+						  const std::string &scope, Definition &d, const char *extra = nullptr) {
 	if (!v.is_object())
 		fault(where, "must be an object of variable names and values");
 	AssignSpec a;
@@ -446,10 +454,16 @@ AssignSpec compile_assign(const json &v, const std::string &where, bool jsonata,
 		check_variable_name(name, member(where, key));
 		d.assigned[scope].emplace(name, member(where, key));
 	}
-	if (jsonata)
+	if (jsonata) {
 		a.jsonata_form = compile_jtemplate(v, where);
-	else
+	} else {
+		std::vector<std::string> fields = {"input", "context"};
+		if (extra)
+			fields.push_back(extra);
+		StatesFields states(std::move(fields));
 		a.path_form = compile_template(v, where);
+		a.uses_states = states.used;
+	}
 	return a;
 }
 
@@ -595,7 +609,8 @@ std::vector<Catcher> compile_catch(const json &v, const std::string &where,
 		check_next(ct.next, member(at, "Next"), names);
 		ct.result_path = result_path_spec(c, at);
 		if (c.contains("Assign"))
-			ct.assign = compile_assign(c["Assign"], member(at, "Assign"), jsonata, scope, d);
+			ct.assign = compile_assign(c["Assign"], member(at, "Assign"), jsonata, scope, d,
+									   "errorOutput");
 		if (c.contains("Output"))
 			ct.output = compile_jtemplate(c["Output"], member(at, "Output"));
 		out.push_back(std::move(ct));
@@ -867,20 +882,18 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 	for (const auto &[f, target] : expr_forms)
 		if (s.jsonata && is_expression(st.value(f, json())))
 			*target = expression_of(st[f], member(where, f));
-	if (st.contains("MaxConcurrency") && !s.max_concurrency_x) {
-		const json &m = st["MaxConcurrency"];
+	// the two whole numbers, when literal
+	auto whole = [&](const char *f, const char *note) {
+		const json &m = st[f];
 		if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
 			(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
-			fault(member(where, "MaxConcurrency"), "must be an integer >= 0 (0: no limit)");
-		s.max_concurrency = m.get<int64_t>();
-	}
-	if (st.contains("ToleratedFailureCount") && !s.tolerated_count_x) {
-		const json &m = st["ToleratedFailureCount"];
-		if (!m.is_number_integer() || m.get<int64_t>() < 0 ||
-			(m.is_number_unsigned() && m.get<uint64_t>() > INT32_MAX))
-			fault(member(where, "ToleratedFailureCount"), "must be an integer >= 0");
-		s.tolerated_count = m.get<int64_t>();
-	}
+			fault(member(where, f), std::string("must be an integer >= 0") + note);
+		return m.get<int64_t>();
+	};
+	if (st.contains("MaxConcurrency") && !s.max_concurrency_x)
+		s.max_concurrency = whole("MaxConcurrency", " (0: no limit)");
+	if (st.contains("ToleratedFailureCount") && !s.tolerated_count_x)
+		s.tolerated_count = whole("ToleratedFailureCount", "");
 	if (st.contains("ToleratedFailurePercentage") && !s.tolerated_pct_x) {
 		const json &m = st["ToleratedFailurePercentage"];
 		if (!m.is_number() || m.get<double>() < 0 || m.get<double>() > 100)
@@ -927,14 +940,22 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 					  "MaxInputBytesPerBatchPath", "BatchInput"},
 					 bw);
 		s.batched = true;
-		const std::tuple<const char *, int64_t *, std::optional<Path> *, int64_t> bounds[] = {
-			{"MaxItemsPerBatch", &s.batch_items, &s.batch_items_path, INT32_MAX},
-			{"MaxInputBytesPerBatch", &s.batch_bytes, &s.batch_bytes_path, 262144}};
-		for (const auto &[f, value, path, most] : bounds) {
+		const std::tuple<const char *, int64_t *, std::optional<Path> *, jsonata::ExpressionPtr *,
+						 int64_t>
+			bounds[] = {{"MaxItemsPerBatch", &s.batch_items, &s.batch_items_path, &s.batch_items_x,
+						 INT32_MAX},
+						{"MaxInputBytesPerBatch", &s.batch_bytes, &s.batch_bytes_path, &s.batch_bytes_x,
+						 kMaxBatchBytes}};
+		for (const auto &[f, value, path, expr, most] : bounds) {
 			const std::string pf = std::string(f) + "Path";
 			if (b.contains(f) && b.contains(pf))
 				fault(member(bw, pf), "cannot be used together with " + std::string(f));
-			if (b.contains(f)) {
+			if (s.jsonata && b.contains(pf))
+				fault(member(bw, pf), pf + " is a JSONPath field: a JSONata state gives " + f +
+										  " as a number or a {% %} expression");
+			if (s.jsonata && b.contains(f) && is_expression(b[f])) {
+				*expr = expression_of(b[f], member(bw, f));
+			} else if (b.contains(f)) {
 				const json &m = b[f];
 				if (!m.is_number_integer() || m.get<int64_t>() <= 0 ||
 					(m.is_number_unsigned() && m.get<uint64_t>() > static_cast<uint64_t>(most)) ||
@@ -945,7 +966,8 @@ void compile_fanout(State &s, const json &st, const std::string &where, const st
 			if (b.contains(pf))
 				*path = reference_path_of(b[pf], member(bw, pf));
 		}
-		if (!s.batch_items && !s.batch_bytes && !s.batch_items_path && !s.batch_bytes_path)
+		if (!s.batch_items && !s.batch_bytes && !s.batch_items_path && !s.batch_bytes_path &&
+			!s.batch_items_x && !s.batch_bytes_x)
 			fault(bw, "needs MaxItemsPerBatch or MaxInputBytesPerBatch (or their Path forms)");
 		if (b.contains("BatchInput")) {
 			if (s.jsonata && is_expression(b["BatchInput"])) {
@@ -1035,7 +1057,11 @@ State compile_state(const std::string &name, const json &st, const std::string &
 											"\"JSONata\" on the state or the state machine");
 	}
 	if (st.contains("Assign"))
-		s.assign = compile_assign(st["Assign"], member(where, "Assign"), s.jsonata, scope, d);
+		s.assign = compile_assign(st["Assign"], member(where, "Assign"), s.jsonata, scope, d,
+								  s.type == StateType::Task || s.type == StateType::Parallel ||
+										  s.type == StateType::Map
+									  ? "result"
+									  : nullptr);
 
 	// Next / End: every type that may have them must have exactly one.
 	if (allowed->second.count("Next")) {
@@ -1343,6 +1369,14 @@ namespace {
 [[noreturn]] void bad_request(const std::string &what) {
 	throw Error(sqlstate::INVALID_PARAMETER_VALUE, "invalid step request: " + what);
 }
+
+// What a JSONPath Assign that reads $states sees: the raw input, and the
+// result or the error output where there is one (and the context).
+struct StatesIn {
+	const json *input = nullptr;
+	const json *result = nullptr;
+	const json *error_output = nullptr;
+};
 
 // What a path reads besides the input: the context object and the variables.
 struct Ctx {
@@ -1666,7 +1700,7 @@ class Runner {
 					if (st.parameters)
 						eff = eval_template(*st.parameters, eff, ctx_, "Parameters", st.name);
 					json result = st.result ? *st.result : std::move(eff);
-					json vars = assign_of(st.assign, result, nullptr, st.name);
+					json vars = assign_of(st.assign, result, nullptr, st.name, StatesIn{&input});
 					out = apply_result_path(st.result_path, input, std::move(result), st.name);
 					out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
 					commit(std::move(vars));
@@ -1705,7 +1739,8 @@ class Runner {
 									  st.name, input);
 					const auto &assign = hit && hit->assign ? hit->assign : st.assign;
 					const auto &output = hit && hit->output ? hit->output : st.output;
-					json vars = assign_of(assign, eff, env ? &*env : nullptr, st.name);
+					json vars = assign_of(assign, eff, env ? &*env : nullptr, st.name,
+										  StatesIn{&input});
 					if (st.jsonata)
 						input = output ? jeval(*output, *env, "Output", st.name) : input;
 					else
@@ -1785,7 +1820,7 @@ class Runner {
 				json sel = st.result_selector ? eval_template(*st.result_selector, result, ctx_,
 															  "ResultSelector", st.name)
 											  : result;
-				vars = assign_of(st.assign, sel, nullptr, st.name);
+				vars = assign_of(st.assign, sel, nullptr, st.name, StatesIn{&raw, &result});
 				out = apply_result_path(st.result_path, raw, std::move(sel), st.name);
 				out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
 			}
@@ -1818,7 +1853,7 @@ class Runner {
 			return out;
 		}
 		json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
-		json vars = assign_of(st.assign, eff, nullptr, st.name);
+		json vars = assign_of(st.assign, eff, nullptr, st.name, StatesIn{&raw});
 		json out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
 		commit(std::move(vars));
 		return out;
@@ -1857,7 +1892,8 @@ class Runner {
 					out = c.output ? jeval(*c.output, env, "Catch Output", st.name) : info;
 					vars = assign_of(c.assign, raw, &env, st.name);
 				} else {
-					vars = assign_of(c.assign, info, nullptr, st.name);
+					vars = assign_of(c.assign, info, nullptr, st.name,
+									 StatesIn{&raw, nullptr, &info});
 					out = apply_result_path(c.result_path, raw, std::move(info), st.name);
 				}
 			} catch (const Failure &f) {
@@ -1965,14 +2001,16 @@ class Runner {
 		return out;
 	}
 
-	// A whole number in 0..most that `p` selects from `eff` (the *Path forms).
+	// A whole number in least..most that `p` selects from `eff` (the *Path
+	// forms).
 	int64_t int_from(const Path &p, const json &eff, const char *field, const std::string &state,
-					 int64_t most) {
+					 int64_t most, int64_t least = 0) {
 		const json v = select_or_fail(p, eff, ctx_, field, state);
 		if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX) ||
-			v.get<int64_t>() < 0 || v.get<int64_t>() > most)
+			v.get<int64_t>() < least || v.get<int64_t>() > most)
 			throw Failure(ERR_RUNTIME, "in state \"" + state + "\", " + field + " " + p.text() +
-										   " must select an integer from 0 to " +
+										   " must select an integer from " + std::to_string(least) +
+										   " to " +
 										   std::to_string(most) + ", not " +
 										   v.dump(-1, ' ', false, json::error_handler_t::replace));
 		return v.get<int64_t>();
@@ -1988,10 +2026,15 @@ class Runner {
 		int64_t most_items = st.batch_items, most_bytes = st.batch_bytes;
 		if (st.batch_items_path)
 			most_items = int_from(*st.batch_items_path, eff, "MaxItemsPerBatchPath", st.name,
-								  INT32_MAX);
+								  INT32_MAX, 1);
 		if (st.batch_bytes_path)
 			most_bytes = int_from(*st.batch_bytes_path, eff, "MaxInputBytesPerBatchPath", st.name,
-								  262144);
+								  kMaxBatchBytes, 1);
+		if (st.batch_items_x)
+			most_items = expr_int(*st.batch_items_x, *env, "MaxItemsPerBatch", st.name, 1, INT32_MAX);
+		if (st.batch_bytes_x)
+			most_bytes =
+				expr_int(*st.batch_bytes_x, *env, "MaxInputBytesPerBatch", st.name, 1, kMaxBatchBytes);
 		json batch_input;
 		if (st.batch_input)
 			batch_input = eval_template(*st.batch_input, eff, ctx_, "BatchInput", st.name);
@@ -2255,11 +2298,24 @@ class Runner {
 	// Output and Assign both see the old values); null when there is none.
 	// JSONPath: `$` is `input`; JSONata: the expressions see `env`.
 	json assign_of(const std::optional<AssignSpec> &assign, const json &input,
-				   const jsonata::Environment *env, const std::string &state) const {
+				   const jsonata::Environment *env, const std::string &state,
+				   const StatesIn &states = {}) const {
 		if (!assign)
 			return nullptr;
-		json vals = assign->jsonata ? jbuild(assign->jsonata_form, *env, "Assign", state)
-									: build(assign->path_form, input, ctx_, "Assign", state);
+		json vals;
+		if (assign->jsonata) {
+			vals = jbuild(assign->jsonata_form, *env, "Assign", state);
+		} else if (assign->uses_states) {
+			json with_states = vars_.is_object() ? vars_ : json::object();
+			json &st = with_states["states"] = {{"input", *states.input}, {"context", ctxj_}};
+			if (states.result)
+				st["result"] = *states.result;
+			if (states.error_output)
+				st["errorOutput"] = *states.error_output;
+			vals = build(assign->path_form, input, Ctx{ctxj_, with_states}, "Assign", state);
+		} else {
+			vals = build(assign->path_form, input, ctx_, "Assign", state);
+		}
 		vals = bounded(std::move(vals), "Assign", state);
 		size_t bytes = 0;
 		for (auto it = vals.begin(); it != vals.end(); ++it) {

@@ -67,6 +67,33 @@ struct Segment {
 	std::vector<json> members;	// Union: indices (numbers) and names (strings), in order
 };
 
+// The bytes of the variable name that starts at s[pos] (Unicode's
+// identifier rule, UAX #31: an XID_Start code point or "_", then XID_Continue
+// ones; unicode_id.cpp), 0 when none does; its length in code points in
+// *chars.
+size_t variable_name_at(const std::string &s, size_t pos, size_t *chars = nullptr);
+
+// While one lives (on this thread), a path may start at the reserved
+// variable $states followed by one of `fields` (a JSONPath state's Assign:
+// "input", "context", and "result" or "errorOutput" where there is one);
+// anywhere else a path that starts at $states is a SyntaxError.
+class StatesFields {
+  public:
+	explicit StatesFields(std::vector<std::string> fields);
+	~StatesFields();
+	StatesFields(const StatesFields &) = delete;
+	StatesFields &operator=(const StatesFields &) = delete;
+	// The innermost scope of this thread, or null.
+	static StatesFields *current();
+	const std::vector<std::string> &fields() const { return fields_; }
+	// Whether a path parsed in this scope read $states.
+	bool used = false;
+
+  private:
+	std::vector<std::string> fields_;
+	StatesFields *outer_;
+};
+
 class Path {
   public:
 	// Parses `$...` or `$$...`; throws SyntaxError.
@@ -77,8 +104,9 @@ class Path {
 	// `$name...`: a path into the variable `name` (Assign); "" otherwise
 	const std::string &variable() const { return variable_; }
 	bool is_definite() const { return definite_; }
-	// Only names and indices, rooted at `$` (not `$$`).
-	bool is_reference() const;
+	// Only names and indices, rooted at `$` (not `$$`); with
+	// `allow_variable`, rooted at a variable too (`$name.a[0]`).
+	bool is_reference(bool allow_variable = false) const;
 	bool is_root() const { return segments_.empty(); }
 
 	// Selects from `input` (or from `context` for a `$$` path).  A definite

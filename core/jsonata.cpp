@@ -993,11 +993,10 @@ class Evaluator {
 			if (args.empty() || args[0].k != Value::Str)
 				return Value();
 			const std::string &s = args[0].str();
-			check_regex_subject(s);
-			std::smatch m;
-			if (!std::regex_search(s, m, *f.re))
+			RegexMatch m;
+			if (!regex_search_counted(cx_, s, 0, m, *f.re))
 				return Value();
-			return regex_match_object(m, s, 0);
+			return regex_match_object(m, s);
 		}
 		}
 		return Value();
@@ -2112,14 +2111,38 @@ void check_regex_subject(const std::string &s) {
 						  lim::named("jsonata_regex_subject"));
 }
 
-Value regex_match_object(const std::smatch &m, const std::string &subject, size_t base) {
+void RegexIt::too_many_steps() {
+	fail("L0001", "a regular expression took more than " + std::to_string(lim::JSONATA_STEPS) +
+					  " steps (the pattern backtracks too much on this string)" +
+					  lim::named("jsonata_steps"));
+}
+
+bool regex_search_counted(Context &cx, const std::string &s, size_t from, RegexMatch &m,
+						  const std::regex &re) {
+	check_regex_subject(s);
+	const RegexIt begin{s.data() + from, &cx}, end{s.data() + s.size(), &cx};
+	// From inside the subject, ^ and \b look at the byte before.
+	const auto flags = from > 0 ? std::regex_constants::match_prev_avail
+								: std::regex_constants::match_default;
+	return std::regex_search(begin, end, m, re, flags);
+}
+
+size_t regex_offset(const std::string &s, const RegexMatch &m, size_t i) {
+	return static_cast<size_t>(m[i].first.p - s.data());
+}
+
+std::string regex_group(const RegexMatch &m, size_t i) {
+	return m[i].matched ? std::string(m[i].first.p, m[i].second.p) : std::string();
+}
+
+Value regex_match_object(const RegexMatch &m, const std::string &subject) {
 	Value o = Value::object();
-	o.o->set("match", Value::string(m.str(0)));
-	size_t start = base + static_cast<size_t>(m.position(0));
+	o.o->set("match", Value::string(regex_group(m, 0)));
+	const size_t start = regex_offset(subject, m, 0);
 	o.o->set("index", Value::number(static_cast<double>(utf8_length(subject.substr(0, start)))));
 	Value groups = Value::array(false);
 	for (size_t i = 1; i < m.size(); i++)
-		groups.a->items.push_back(m[i].matched ? Value::string(m.str(i)) : Value::string(""));
+		groups.a->items.push_back(Value::string(regex_group(m, i)));
 	o.o->set("groups", groups);
 	return o;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <regex>
 #include <string>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "jsonata.hpp"
+#include "limits.hpp"
 
 namespace genroc::jsonata::detail {
 
@@ -189,9 +191,64 @@ Value append(const Value &a, const Value &b);	// $append
 Value flatten_sequence(Value v);	 // collapse as evaluate() does at the end
 size_t utf8_length(const std::string &s);
 std::vector<std::string> utf8_chars(const std::string &s);
-Value regex_match_object(const std::smatch &m, const std::string &subject, size_t base);
 void check_regex_subject(const std::string &s);
 void count_step(Context &cx);
+
+// The subject of a regular expression as std::regex walks it: every read
+// and every move of the engine counts against the expression's steps
+// (jsonata_steps), so a pattern that backtracks without end (/(a+)+b/ on a
+// run of a's) stops with L0001 instead of holding the thread (std::regex
+// has no bound of its own).  Bidirectional, as the engine needs.
+struct RegexIt {
+	using iterator_category = std::bidirectional_iterator_tag;
+	using value_type = char;
+	using difference_type = std::ptrdiff_t;
+	using pointer = const char *;
+	using reference = const char &;
+	const char *p = nullptr;
+	Context *cx = nullptr;
+	[[noreturn]] static void too_many_steps();
+	void tick() const {
+		if (++cx->steps > genroc::limits::JSONATA_STEPS)
+			too_many_steps();
+	}
+	reference operator*() const {
+		tick();
+		return *p;
+	}
+	RegexIt &operator++() {
+		tick();
+		++p;
+		return *this;
+	}
+	RegexIt operator++(int) {
+		RegexIt t = *this;
+		++*this;
+		return t;
+	}
+	RegexIt &operator--() {
+		tick();
+		--p;
+		return *this;
+	}
+	RegexIt operator--(int) {
+		RegexIt t = *this;
+		--*this;
+		return t;
+	}
+	bool operator==(const RegexIt &o) const { return p == o.p; }
+	bool operator!=(const RegexIt &o) const { return p != o.p; }
+};
+using RegexMatch = std::match_results<RegexIt>;
+
+// The first match of `re` in `s` from byte `from` on, its steps counted.
+bool regex_search_counted(Context &cx, const std::string &s, size_t from, RegexMatch &m,
+						  const std::regex &re);
+// Byte offset of a sub-match in its subject, and its text (not counted:
+// the engine is done).
+size_t regex_offset(const std::string &s, const RegexMatch &m, size_t i);
+std::string regex_group(const RegexMatch &m, size_t i);
+Value regex_match_object(const RegexMatch &m, const std::string &subject);
 
 const Builtin *find_builtin(const std::string &name);
 Value native_function(const Builtin *b);

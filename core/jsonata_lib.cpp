@@ -285,23 +285,21 @@ V f_pad(Context &, Args &a, const V &) {
 
 struct Match {
 	size_t start, len;	 // bytes
-	std::smatch m;
+	RegexMatch m;
 };
 
 // Every match of `re` in `s`, as the reference's matcher walks them: after
-// the first, a zero-length match is an error (D1004).
-std::vector<Match> all_matches(const std::regex &re, const std::string &s, size_t limit) {
-	check_regex_subject(s);
+// the first, a zero-length match is an error (D1004).  The engine's work
+// counts against the expression's steps (regex_search_counted).
+std::vector<Match> all_matches(Context &cx, const std::regex &re, const std::string &s, size_t limit) {
 	std::vector<Match> out;
 	size_t pos = 0;
 	while (out.size() < limit) {
-		std::smatch m;
-		auto flags = pos > 0 ? std::regex_constants::match_prev_avail
-							 : std::regex_constants::match_default;
-		if (!std::regex_search(s.begin() + static_cast<std::ptrdiff_t>(pos), s.end(), m, re, flags))
+		RegexMatch m;
+		if (!regex_search_counted(cx, s, pos, m, re))
 			break;
-		size_t start = pos + static_cast<size_t>(m.position(0));
-		size_t len = static_cast<size_t>(m.length(0));
+		size_t start = regex_offset(s, m, 0);
+		size_t len = static_cast<size_t>(m[0].second.p - m[0].first.p);
 		if (!out.empty() && len == 0)
 			fail("D1004", "Regular expression matches zero length string");
 		out.push_back({start, len, m});
@@ -318,7 +316,7 @@ V match_object(const Match &mt, const std::string &s) {
 	o.o->set("index", V::number(static_cast<double>(utf8_length(s.substr(0, mt.start)))));
 	V groups = V::array(false);
 	for (size_t i = 1; i < mt.m.size(); i++)
-		groups.a->items.push_back(mt.m[i].matched ? V::string(mt.m.str(i)) : V());
+		groups.a->items.push_back(mt.m[i].matched ? V::string(regex_group(mt.m, i)) : V());
 	o.o->set("groups", groups);
 	return o;
 }
@@ -327,17 +325,17 @@ const std::regex &regex_of(const V &v) { return *v.f->re; }
 
 bool is_regex(const V &v) { return v.k == V::Fn && v.f->kind == Function::Regex; }
 
-V f_contains(Context &, Args &a, const V &) {
+V f_contains(Context &cx, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
 	if (a[1].k == V::Str)
 		return V::boolean(a[0].str().find(a[1].str()) != std::string::npos);
 	if (!is_regex(a[1]))
 		fail("T0410", "Argument 2 of function contains does not match function signature");
-	return V::boolean(!all_matches(regex_of(a[1]), a[0].str(), 1).empty());
+	return V::boolean(!all_matches(cx, regex_of(a[1]), a[0].str(), 1).empty());
 }
 
-V f_split(Context &, Args &a, const V &) {
+V f_split(Context &cx, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
 	V lim_v = arg(a, 2);
@@ -365,7 +363,7 @@ V f_split(Context &, Args &a, const V &) {
 		}
 	} else if (is_regex(a[1])) {
 		size_t pos = 0;
-		for (auto &m : all_matches(regex_of(a[1]), s, SIZE_MAX)) {
+		for (auto &m : all_matches(cx, regex_of(a[1]), s, SIZE_MAX)) {
 			parts.push_back(s.substr(pos, m.start - pos));
 			pos = m.start + m.len;
 		}
@@ -394,7 +392,7 @@ V f_join(Context &, Args &a, const V &) {
 	return V::string(out);
 }
 
-V f_match(Context &, Args &a, const V &) {
+V f_match(Context &cx, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
 	V l = arg(a, 2);
@@ -404,7 +402,7 @@ V f_match(Context &, Args &a, const V &) {
 		fail("T0410", "Argument 2 of function match does not match function signature");
 	size_t limit = l.undef() ? SIZE_MAX : static_cast<size_t>(l.n);
 	V out = V::array(true);
-	for (auto &m : all_matches(regex_of(a[1]), a[0].str(), limit))
+	for (auto &m : all_matches(cx, regex_of(a[1]), a[0].str(), limit))
 		seq_push(out, match_object(m, a[0].str()));
 	return out;
 }
@@ -488,7 +486,7 @@ V f_replace(Context &cx, Args &a, const V &input) {
 	}
 	if (!is_regex(a[1]))
 		fail("T0410", "Argument 2 of function replace does not match function signature");
-	for (auto &m : all_matches(regex_of(a[1]), s, limit)) {
+	for (auto &m : all_matches(cx, regex_of(a[1]), s, limit)) {
 		out += s.substr(position, m.start - position);
 		V mobj = match_object(m, s);
 		if (a[2].k == V::Str) {

@@ -368,6 +368,24 @@ struct PathParser {
 
 namespace {
 
+thread_local StatesFields *t_states_fields = nullptr;
+
+// $states in a JSONPath path: only where a StatesFields scope allows it, and
+// only into one of its fields.
+void check_states_path(const std::vector<Segment> &segs) {
+	StatesFields *scope = StatesFields::current();
+	if (!scope)
+		throw SyntaxError("$states is reserved: a JSONPath state may read it only in Assign");
+	const auto &fields = scope->fields();
+	std::string names;
+	for (const auto &f : fields)
+		names += (names.empty() ? "" : ", ") + f;
+	if (segs.empty() || segs.front().kind != Segment::Name ||
+		std::find(fields.begin(), fields.end(), segs.front().name) == fields.end())
+		throw SyntaxError("$states here must be followed by one of its fields: " + names);
+	scope->used = true;
+}
+
 [[noreturn]] void path_too_long(size_t length) {
 	throw LimitExceeded("the path has " + std::to_string(length) + " characters, more than " +
 						std::to_string(limits::PATH_LENGTH) + limits::named("path_length"));
@@ -383,17 +401,29 @@ Path parse_path_prefix(const std::string &text, size_t &pos, const std::string &
 	pp.p++;
 	path.context_ = pp.eat('$');
 	// `$name`: a variable (Assign), then the usual segments inside its value
-	if (!path.context_ && (std::isalpha(static_cast<unsigned char>(pp.peek())) || pp.peek() == '_')) {
-		while (std::isalnum(static_cast<unsigned char>(pp.peek())) || pp.peek() == '_')
-			path.variable_ += pp.s[pp.p++];
+	if (!path.context_) {
+		const size_t n = variable_name_at(pp.s, pp.p);
+		path.variable_ = pp.s.substr(pp.p, n);
+		pp.p += n;
 	}
 	pp.segments(path.segments_, path.definite_);
+	if (path.variable_ == "states")
+		check_states_path(path.segments_);
 	if (pp.p - pos > limits::PATH_LENGTH)
 		path_too_long(pp.p - pos);
 	path.text_ = text.substr(pos, pp.p - pos);
 	pos = pp.p;
 	return path;
 }
+
+StatesFields::StatesFields(std::vector<std::string> fields)
+	: fields_(std::move(fields)), outer_(t_states_fields) {
+	t_states_fields = this;
+}
+
+StatesFields::~StatesFields() { t_states_fields = outer_; }
+
+StatesFields *StatesFields::current() { return t_states_fields; }
 
 Path Path::parse(const std::string &text) {
 	if (text.size() > limits::PATH_LENGTH)
@@ -406,8 +436,8 @@ Path Path::parse(const std::string &text) {
 	return path;
 }
 
-bool Path::is_reference() const {
-	if (context_ || !variable_.empty())
+bool Path::is_reference(bool allow_variable) const {
+	if (context_ || (!variable_.empty() && !allow_variable))
 		return false;
 	return std::all_of(segments_.begin(), segments_.end(), [](const Segment &s) {
 		return s.kind == Segment::Name || s.kind == Segment::Index;

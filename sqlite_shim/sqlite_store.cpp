@@ -690,9 +690,12 @@ class SqliteStore final : public Store {
 			}
 			if (!refs) instance_values(out);
 			{
-				Query q(db_, "SELECT fanout FROM instances WHERE id = ?1", id);
+				Query q(db_, "SELECT fanout, variables FROM instances WHERE id = ?1", id);
 				q.next();
 				fanout = q.js(0);
+				// its ASL variables ({} before any Assign), as genroc.get_instance
+				const json vars = q.js(1);
+				out["variables"] = vars.is_object() ? vars : json::object();
 			}
 			if (fanout.is_object()) out["children"] = children_summary(id, fanout);
 			return out;

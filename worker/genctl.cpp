@@ -299,11 +299,11 @@ void cmd_show(genroc::Store &store, const Options &o) {
 	const char *fields[] = {"id",		  "definition", "version",	  "name",	  "status",		"state",
 							"resource",	  "lease_owner", "worker",	  "attempt",  "labels",		"created_at",
 							"updated_at", "ended_at",	 "input",	  "output",	  "error",		"cause",
-							"parent_id",  "root_id",	 "child_index", "scope"};
+							"parent_id",  "root_id",	 "child_index", "scope",	  "variables"};
 	for (const char *f : fields) {
 		if (!inst.contains(f)) continue;
 		const json &v = inst[f];
-		bool payload = std::string(f) == "input" || std::string(f) == "output";
+		bool payload = std::string(f) == "input" || std::string(f) == "output" || std::string(f) == "variables";
 		std::string text = v.is_null()					 ? "-"
 						   : v.is_string() && !payload ? v.get<std::string>()
 													   : v.dump(-1, ' ', false, json::error_handler_t::replace);

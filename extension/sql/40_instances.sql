@@ -488,7 +488,9 @@ BEGIN
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
 	END IF;
+	-- its ASL variables ({} before any Assign): get_instance only, not lists
 	RETURN genroc._instance_json(v_inst, v_refs)
+		|| jsonb_build_object('variables', coalesce(v_inst.variables, '{}'::jsonb))
 		|| CASE WHEN v_inst.fanout IS NULL THEN '{}'::jsonb
 				ELSE jsonb_build_object('children', genroc._children_summary(v_inst.id, v_inst.fanout)) END;
 END;
@@ -499,7 +501,7 @@ CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
 	RETURN genroc.get_instance(p_instance, '{}'::jsonb);
 
 COMMENT ON FUNCTION genroc.get_instance(bigint) IS
-	'One instance as JSON (status, state, input, output, error, lease, timestamps); RC003 when there is none.';
+	'One instance as JSON (status, state, input, output, error, lease, timestamps, ASL variables); RC003 when there is none.';
 COMMENT ON FUNCTION genroc.get_instance(bigint, jsonb) IS
 	'get_instance with options: {"values": "ref"} shows large values as references (get_object reads them).';
 

@@ -202,6 +202,22 @@ TEST_P(GenctlTest, DefineStartListShowCancel) {
 // A Map of many items: counts by status first, a page of children in
 // order, the failed ones; `instances` lists top-level ones unless --all or
 // --root.
+// instances show prints the instance's ASL variables (get_instance's
+// "variables"), as JSON like the input and output.
+TEST_P(GenctlTest, ShowPrintsTheVariables) {
+	const char *def = R"({"StartAt":"A","States":{"A":{"Type":"Pass",
+	    "Assign":{"n.$":"$.n","prénom":"Zoë"},"End":true}}})";
+	ASSERT_EQ(genctl({"define", "vars", write_file("vars.json", def)}).exit_code, 0);
+	auto o = genctl({"--json", "start", "vars", "--input", R"({"n":3})"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	const std::string id = std::to_string(json_of(o)["instance_id"].get<int64_t>());
+	o = genctl({"instances", "show", id});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_NE(o.out.find("variables:   {\"n\":3,\"prénom\":\"Zoë\"}"), std::string::npos) << o.out;
+	o = genctl({"--json", "instances", "show", id});
+	EXPECT_EQ(json_of(o)["instance"]["variables"], json::parse(R"({"n":3,"prénom":"Zoë"})"));
+}
+
 TEST_P(GenctlTest, AMapsChildrenCountedPagedAndKeptOutOfTheTopLevelList) {
 	ASSERT_EQ(genctl({"define", "map", write_file("map.json", R"({"StartAt":"M","States":{"M":{"Type":"Map",
 	  "MaxConcurrency":5,"ToleratedFailureCount":3,

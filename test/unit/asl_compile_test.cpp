@@ -322,7 +322,7 @@ TEST(Compile, Task) {
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,
 		   "TimeoutSecondsPath":"$.t[*]"}}})",
 		 "invalid definition at $.States.A.TimeoutSecondsPath: \"$.t[*]\" must be a reference path "
-		 "($ and field names or indices only)"},
+		 "($ or a $variable and field names or indices only)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"OnlyOnce":"yes"}}})",
 		 "invalid definition at $.States.A.OnlyOnce: must be true or false"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"genroc:noop","End":true,"Credentials":"role"}}})",
@@ -476,8 +476,8 @@ TEST(Compile, Wait) {
 		 "invalid definition at $.States.A.Timestamp: \"2026-13-01T00:00:00Z\" is not an RFC 3339 "
 		 "timestamp"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Wait","SecondsPath":"$.a[0:1]","End":true}}})",
-		 "invalid definition at $.States.A.SecondsPath: \"$.a[0:1]\" must be a reference path ($ and "
-		 "field names or indices only)"},
+		 "invalid definition at $.States.A.SecondsPath: \"$.a[0:1]\" must be a reference path ($ or a "
+		 "$variable and field names or indices only)"},
 		{R"({"StartAt":"A","States":{"A":{"Type":"Wait","TimestampPath":"t","End":true}}})",
 		 "invalid definition at $.States.A.TimestampPath: \"t\" is not a valid path: a path starts "
 		 "with '$' at offset 0"},

@@ -266,7 +266,7 @@ TEST(Fanout, MapFieldsAreChecked) {
 			  "MaxConcurrency");
 	EXPECT_EQ(refused(R"("ToleratedFailureCountPath":"$.a[*]")"),
 			  "invalid definition at $.States.M.ToleratedFailureCountPath: \"$.a[*]\" must be a "
-			  "reference path ($ and field names or indices only)");
+			  "reference path ($ or a $variable and field names or indices only)");
 	EXPECT_EQ(refused(R"("Label":"has space")"),
 			  "invalid definition at $.States.M.Label: may not contain spaces, control characters "
 			  "or any of < > { } [ ] ? * \" # % ^ | ~ ` $ & , ; : /");

@@ -122,7 +122,33 @@ TEST(JsonataCompile, ASyntaxErrorIsRefusedAtDefineTimeWithItsPath) {
 TEST(VariablesCompile, NamesAreCheckedAndStatesIsReserved) {
 	EXPECT_EQ(compile_error(machine(R"({"A":{"Type":"Pass","Assign":{"1x":1},"End":true}})")),
 			  "invalid definition at $.States.A.Assign['1x']: \"1x\" is not a valid variable name "
-			  "(a letter or _, then letters, digits or _)");
+			  "(a letter or _, then letters, digits or _; letters of any script)");
+	// Unicode's identifier rule: letters of any script, combining marks,
+	// digits after the first; the limit counts characters, not bytes
+	EXPECT_EQ(compile_error(machine(R"({"A":{"Type":"Pass","Assign":{"ça_va":1,"Ωμέγα2":2,"名前":3,"_x":4},
+	    "Next":"B"},"B":{"Type":"Pass","Parameters":{"a.$":"$ça_va","b.$":"$Ωμέγα2.x"},"End":true}})")),
+			  "<accepted>");
+	for (const char *bad : {"x y", "a.b", "€uro", "😀", "x😀", "٣x"})
+		EXPECT_NE(compile_error(machine(std::string(R"({"A":{"Type":"Pass","Assign":{")") + bad +
+										R"(":1},"End":true}})"))
+					  .find("is not a valid variable name"),
+				  std::string::npos)
+			<< bad;
+	// the reading reference paths may start at a variable, ResultPath may not
+	EXPECT_EQ(compile_error(machine(R"({"A":{"Type":"Map","ItemsPath":"$xs","MaxConcurrencyPath":"$n",
+	    "ItemProcessor":{"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}},"End":true}})")),
+			  "<accepted>");
+	EXPECT_NE(compile_error(machine(R"({"A":{"Type":"Pass","ResultPath":"$v.x","End":true}})"))
+				  .find("must be a reference path ($ and field names"),
+			  std::string::npos);
+	std::string greek;
+	for (int i = 0; i < 80; i++)
+		greek += "λ";
+	EXPECT_EQ(compile_error(machine(R"({"A":{"Type":"Pass","Assign":{")" + greek + R"(":1},"End":true}})")),
+			  "<accepted>");
+	EXPECT_NE(compile_error(machine(R"({"A":{"Type":"Pass","Assign":{")" + greek + R"(λ":1},"End":true}})"))
+				  .find("limit variable_name"),
+			  std::string::npos);
 	EXPECT_NE(compile_error(machine(R"({"A":{"Type":"Pass","Assign":{"states":1},"End":true}})"))
 				  .find("\"states\" is reserved"),
 			  std::string::npos);

@@ -352,8 +352,15 @@ TEST(Jsonata, Limits) {
 	// a regular expression on a long subject
 	json big = json{{"s", std::string(20000, 'a')}};
 	EXPECT_EQ(ev("$contains(s, /a+b/)", big), "error L0001");
+	// a pattern that backtracks without end: its work counts as steps
+	json run = json{{"s", std::string(40, 'a')}};
+	for (const char *e : {"$match(s, /(a+)+b/)", "$contains(s, /(a|aa)+b/)", "$split(s, /(a*)*b/)",
+						  "$replace(s, /(a+)+b/, 'x')", "/(a+)+b/(s)"})
+		EXPECT_EQ(ev(e, run), "error L0001") << e;
 	// ... but ordinary sizes are fine
 	EXPECT_EQ(ev("$count([1..100000])"), "100000");
+	EXPECT_EQ(ev("$count($match(s, /a/))", json{{"s", std::string(10000, 'a')}}), "10000");
+	EXPECT_EQ(ev("$replace(s, /(a+)+b/, 'x')", json{{"s", std::string(3000, 'a') + "b"}}), "\"x\"");
 	EXPECT_EQ(ev("($f := function($n){ $n = 0 ? 0 : 1 + $f($n - 1) }; $f(100))"), "100");
 }
 
