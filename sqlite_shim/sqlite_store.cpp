@@ -1475,9 +1475,11 @@ class SqliteStore final : public Store {
 								"handler \"" + *handler + "\" already has the queue \"" + q.text(0) + "\"", "",
 								"Drop that queue first.");
 			}
+			std::optional<std::string> old_handler;
 			{
-				Query q(db_, "SELECT kind FROM queues WHERE name = ?1", name);
+				Query q(db_, "SELECT kind, handler FROM queues WHERE name = ?1", name);
 				if (q.next()) {
+					old_handler = q.otext(1);
 					const std::string old = q.text(0);
 					if (old != *kind && (old == "tenant" || *kind == "tenant"))
 						throw Error(sqlstate::INVALID_PARAMETER_VALUE,
@@ -1499,6 +1501,10 @@ class SqliteStore final : public Store {
 				  "partition_rate_period_ms = excluded.partition_rate_period_ms, updated_at = excluded.updated_at",
 				  name, *kind, handler, match, global, partition, rate, period_ms, prate, pperiod_ms, now)
 				.run();
+			// genroc.queue_set: a handler's queue made after instances that
+			// need the handler were started takes them (routed again with
+			// their root's labels), unless they have ended.
+			if (handler && old_handler != handler) reroute_for_handler(*handler, now);
 			// A larger partition_concurrency frees slots now: hand them out.
 			std::vector<std::pair<std::string, std::string>> waiting;
 			{
@@ -3215,6 +3221,35 @@ class SqliteStore final : public Store {
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 						"option \"" + option + ".count\" must be at least 1, not " + std::to_string(count));
 		return {count, duration_ms(r["period"], option + ".period")};
+	}
+
+	// The instances not ended whose definition uses handler:HANDLER, routed
+	// again (queue_set of a new handler queue).
+	void reroute_for_handler(const std::string &handler, int64_t now) {
+		std::vector<std::pair<int64_t, std::string>> moves;
+		{
+			Query q(db_,
+					"SELECT c.id, c.queue, d.id, d.name, d.definition, coalesce(r.labels, c.labels) "
+					"FROM instances c JOIN definitions d ON d.id = c.definition_id "
+					"LEFT JOIN instances r ON r.id = c.root_id "
+					"WHERE c.status NOT IN ('succeeded', 'failed', 'cancelled')");
+			std::map<int64_t, bool> uses;	// definition id: uses the handler
+			while (q.next()) {
+				const int64_t def = q.i64(2);
+				auto it = uses.find(def);
+				if (it == uses.end()) {
+					std::set<std::string> handlers;
+					sqlite::handler_names(json::parse(q.text(4)), handlers);
+					it = uses.emplace(def, handlers.count(handler) > 0).first;
+				}
+				if (!it->second) continue;
+				const std::string labels = q.text(5);
+				std::string queue = route(def, q.text(3), labels.empty() ? json::object() : json::parse(labels));
+				if (queue != q.text(1)) moves.emplace_back(q.i64(0), std::move(queue));
+			}
+		}
+		for (auto &[id, queue] : moves)
+			Query(db_, "UPDATE instances SET queue = ?1, updated_at = ?2 WHERE id = ?3", queue, now, id).run();
 	}
 
 	// genroc._route: handler queue > first routed match > tenant > default,

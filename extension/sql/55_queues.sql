@@ -500,6 +500,24 @@ BEGIN
 		partition_rate_period = excluded.partition_rate_period,
 		updated_at = excluded.updated_at;
 
+	-- A handler's queue made after instances that need the handler were
+	-- started: they went to a queue whose workers need not have it (default,
+	-- a tenant's or a routed queue), where a worker without the handler
+	-- fails the task.  The instances not ended are routed again, with their
+	-- root's labels (a child's region is its root's); a running task keeps
+	-- its lease, and its instance's next task waits in the handler's queue.
+	IF v_kind = 'handler' AND v_old.handler IS DISTINCT FROM v_handler THEN
+		UPDATE genroc._instances i SET queue = n.queue, updated_at = genroc.now()
+		FROM (SELECT c.id, genroc._route(d, coalesce(r.labels, c.labels)) AS queue
+			  FROM genroc._definitions d
+			  JOIN genroc._instances c ON c.definition_id = d.id
+			  LEFT JOIN genroc._instances r ON r.id = c.root_id
+			  WHERE jsonb_path_exists(d.definition, 'lax $.**.Resource ? (@ == $r)',
+									  jsonb_build_object('r', 'handler:' || v_handler))
+				AND c.status NOT IN ('succeeded', 'failed', 'cancelled')) n
+		WHERE i.id = n.id AND i.queue IS DISTINCT FROM n.queue;
+	END IF;
+
 	-- A larger partition_concurrency frees slots now: hand them out (a
 	-- change of "default" can concern every queue; filling a full partition
 	-- does nothing).

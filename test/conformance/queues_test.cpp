@@ -235,6 +235,53 @@ TEST_P(StoreTest, RetryRoutesAgainWithTheQueuesOfToday) {
 	EXPECT_EQ(queue_of(store(), id), "ansible");
 }
 
+// Issue 19: a handler's queue made after instances that need the handler
+// were started (before any worker with it had announced its queue) takes
+// the ones not ended, Map items with their parent, so that a worker without
+// the handler does not claim them from default; a leased task keeps its lease.
+TEST_P(StoreTest, AHandlerQueueMadeLaterTakesTheInstancesThatNeedItsHandler) {
+	define("deploy", handler_def("ansible"));
+	define("build", handler_def("build"));
+	define("fleet", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,"End":true,
+		"ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:ansible","End":true}}}}}})"));
+	worker("w1", {{"queues", {"default", "ansible", "ansible.eu"}}});
+	const int64_t done = start("deploy");
+	Task t = claim_one("w1", {"default"});
+	store().complete(done, t.epoch, json::object());
+	const int64_t running = start("deploy");
+	const Task leased = claim_one("w1", {"default"});
+	ASSERT_EQ(leased.instance_id, running);
+	const int64_t ready = start("deploy");
+	const int64_t eu = start("deploy", json::object(), {{"labels", {{"region", "eu"}}}});
+	const int64_t other = start("build");
+	const int64_t map = start("fleet", json::array({1, 2}));
+	EXPECT_EQ(queue_of(store(), ready), "default");
+
+	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
+	EXPECT_EQ(queue_of(store(), done), "default");	// ended: left as it was
+	EXPECT_EQ(queue_of(store(), running), "ansible");
+	EXPECT_EQ(queue_of(store(), ready), "ansible");
+	EXPECT_EQ(queue_of(store(), eu), "ansible.eu");
+	EXPECT_EQ(queue_of(store(), other), "default");
+	EXPECT_EQ(queue_of(store(), map), "ansible");
+	int items = 0;
+	for (auto &c : store().list_instances({{"parent", map}})) {
+		EXPECT_EQ(c.at("queue"), "ansible");
+		items++;
+	}
+	EXPECT_EQ(items, 2);
+	// default now holds only the instance without the handler
+	auto from_default = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(from_default.size(), 1u);
+	EXPECT_EQ(from_default[0].instance_id, other);
+	store().complete(running, leased.epoch, json::object());
+	EXPECT_EQ(status(running), "succeeded");
+	// the same config again moves nothing
+	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}, {"global_concurrency", 2}});
+	EXPECT_EQ(queue_of(store(), eu), "ansible.eu");
+	EXPECT_EQ(store().claim("w1", {"ansible"}, 10).size(), 2u);	// ready and the Map's first item
+}
+
 TEST_P(StoreTest, PartitionSlotsAreHeldFromStartToEndAndHandedOutInOrder) {
 	define("build", handler_def("build"));
 	worker("w1");
@@ -495,7 +542,7 @@ TEST_P(StoreTest, PartitionRateLimitMakesOnlyThatPartitionWait) {
 // so the partition's rate limit counts their tasks, but they take no slot
 // (the parent holds the partition's only one, and they still run).
 TEST_P(StoreTest, ChildrenCountInTheirPartitionsRateButHoldNoSlot) {
-	define("fan", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+	define("fan", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,"End":true,
 	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}}}}})"));
 	store().queue_set("default",
 					  {{"partition_concurrency", 1}, {"partition_rate_limit", {{"count", 2}, {"period", "10s"}}}});
