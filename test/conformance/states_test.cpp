@@ -309,7 +309,7 @@ TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {
 										"eligible_at", "ended_at", "error", "id", "idempotency_key", "input",
 										"interruptions", "labels", "lease_epoch", "lease_expires", "lease_owner", "name",
 										"output", "parent_id", "partition_key", "priority", "queue", "resource",
-										"root_id", "scope", "state", "status", "task_input", "updated_at", "version",
+										"root_id", "scope", "state", "status", "task_input", "updated_at", "variables", "version",
 										"wait_kind", "wait_until"}));
 	EXPECT_EQ(keys(store().history(id).at(0)), (std::vector<std::string>{"at", "detail", "event", "seq", "state"}));
 	EXPECT_EQ(keys(store().list_workers().at(0)),
