@@ -542,7 +542,7 @@ TEST_P(StoreTest, PartitionRateLimitMakesOnlyThatPartitionWait) {
 // so the partition's rate limit counts their tasks, but they take no slot
 // (the parent holds the partition's only one, and they still run).
 TEST_P(StoreTest, ChildrenCountInTheirPartitionsRateButHoldNoSlot) {
-	define("fan", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","MaxConcurrency":1,"End":true,
+	define("fan", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","End":true,
 	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:t","End":true}}}}}})"));
 	store().queue_set("default",
 					  {{"partition_concurrency", 1}, {"partition_rate_limit", {{"count", 2}, {"period", "10s"}}}});
