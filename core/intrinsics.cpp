@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 
+#include "digest.hpp"
 #include "internal.hpp"
 
 namespace genroc::asl::detail {
@@ -418,17 +419,10 @@ std::string hex_digest(const std::string &fn, const std::string &alg, const std:
 	if (!md)
 		intrinsic_fail(fn, "unknown algorithm \"" + alg +
 							   "\" (MD5, SHA-1, SHA-256, SHA-384 or SHA-512)");
-	unsigned char digest[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	if (EVP_Digest(data.data(), data.size(), digest, &len, md, nullptr) != 1)
+	auto out = digest_hex(md, data);
+	if (!out)
 		intrinsic_fail(fn, "the digest failed");
-	static const char hex[] = "0123456789abcdef";
-	std::string out;
-	for (unsigned i = 0; i < len; i++) {
-		out += hex[digest[i] >> 4];
-		out += hex[digest[i] & 15];
-	}
-	return out;
+	return *out;
 }
 
 std::string uuid_v4() {

@@ -41,6 +41,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "digest.hpp"
 #include "limits.hpp"
 #include "queue_rules.hpp"
 #include "sqlite_db.hpp"
@@ -106,28 +107,13 @@ std::string random_hex(size_t n) {
 	std::vector<unsigned char> b(n);
 	if (RAND_bytes(b.data(), static_cast<int>(n)) != 1)
 		throw Error("XX000", "cannot generate a token: no randomness");
-	static const char *hex = "0123456789abcdef";
-	std::string s;
-	for (unsigned char c : b) {
-		s += hex[c >> 4];
-		s += hex[c & 15];
-	}
-	return s;
+	return hex_string(b.data(), n);
 }
 
 // sha256 of the text, as lowercase hex.
 std::string sha256_hex(const std::string &text) {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	if (EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr) != 1)
-		throw Error("XX000", "sha256: the digest failed");
-	static const char *hex = "0123456789abcdef";
-	std::string s;
-	for (unsigned int i = 0; i < len; i++) {
-		s += hex[md[i] >> 4];
-		s += hex[md[i] & 15];
-	}
-	return s;
+	if (auto h = digest_hex(EVP_sha256(), text)) return *h;
+	throw Error("XX000", "sha256: the digest failed");
 }
 
 // genroc._token_id: the id of grt_<id>_<secret> (id 8-32 of a-z0-9, secret

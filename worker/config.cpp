@@ -1,12 +1,13 @@
 // config.cpp — derived settings (queues, host name); see config.hpp.
 #include "config.hpp"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <set>
+
+#include "digest.hpp"
 
 namespace genroc {
 
@@ -32,17 +33,9 @@ std::string default_worker_id(const Config &config, const std::string &store) {
 	std::string what = store + "\n" + config.command + "\nregion=" + config.region +
 					   "\nexclusive=" + (config.exclusive ? "1" : "0") + "\nqueues=";
 	for (auto &q : queues) what += q + ",";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	if (EVP_Digest(what.data(), what.size(), md, &len, EVP_sha256(), nullptr) != 1 || len < 4)
-		return config.host;	// no digest (never seen): the host name alone
-	static const char hex[] = "0123456789abcdef";
-	std::string suffix;
-	for (int i = 0; i < 4; i++) {
-		suffix += hex[md[i] >> 4];
-		suffix += hex[md[i] & 15];
-	}
-	return config.host + "-" + suffix;
+	const auto hash = digest_hex(EVP_sha256(), what);
+	if (!hash) return config.host;	// no digest (never seen): the host name alone
+	return config.host + "-" + hash->substr(0, 8);
 }
 
 }  // namespace genroc

@@ -1,0 +1,21 @@
+// digest.hpp — lowercase hex of bytes and of OpenSSL digests, for every part
+// that names something by its hash (stored values, token hashes, worker lock
+// files, the default worker id, States.Hash / $hash).
+#pragma once
+
+#include <openssl/evp.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace genroc {
+
+// The bytes as lowercase hex, two digits each.
+std::string hex_string(const unsigned char *bytes, size_t n);
+
+// The digest `md` (EVP_sha256() …) of data as lowercase hex; nullopt when
+// OpenSSL fails (the caller says what that means where it is).
+std::optional<std::string> digest_hex(const EVP_MD *md, const std::string &data);
+
+}  // namespace genroc
