@@ -1187,6 +1187,8 @@ class SqliteStore final : public Store {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			if (inst.only_once) flush_on_commit(Commit::only_once_report);
+			if (error == "genroc.HandlerMissing")
+				if (auto moved = handler_missing(inst, now)) return *moved;
 			return fail_task(inst.id, error, cause, now);
 		});
 	}
@@ -1215,6 +1217,12 @@ class SqliteStore final : public Store {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			Inst inst = leased(id, epoch);
 			if (inst.only_once) flush_on_commit(Commit::only_once_report);
+			if (error == "genroc.HandlerMissing")
+				if (auto moved = handler_missing(inst, now)) {
+					Report r;
+					r.status = *moved;
+					return r;
+				}
 			Handback hb{worker, queues, 0, std::nullopt};
 			// fail_task's two steps, with the hand-back
 			log(id, now, "task_failed", inst.state, {{"error", error}, {"cause", cause}});
@@ -3236,6 +3244,71 @@ class SqliteStore final : public Store {
 		}
 		for (auto &[id, queue] : moves)
 			Query(db_, "UPDATE instances SET queue = ?1, updated_at = ?2 WHERE id = ?3", queue, now, id).run();
+	}
+
+	// genroc._handler_missing (55_queues.sql): a task reported
+	// genroc.HandlerMissing for "handler:H" outside H's queue makes that
+	// queue (when H has none and the name is free), routes the instances
+	// needing H again, and when this one lands in H's queue it is ready
+	// there, not counted; nullopt: it fails as reported.
+	std::optional<std::string> handler_missing(const Inst &inst, int64_t now) {
+		if (!inst.resource || inst.resource->rfind("handler:", 0) != 0) return std::nullopt;
+		const std::string handler = inst.resource->substr(8);
+		if (handler.empty() || handler.find('.') != std::string::npos) return std::nullopt;
+		try {
+			check_name(handler, "handler");
+		} catch (const Error &) {
+			return std::nullopt;
+		}
+		auto home_of = [&]() -> std::optional<std::string> {
+			Query q(db_, "SELECT name FROM queues WHERE handler = ?1", handler);
+			if (q.next()) return q.text(0);
+			return std::nullopt;
+		};
+		std::optional<std::string> home = home_of();
+		if (!home) {
+			Query(db_,
+				  "INSERT INTO queues (name, kind, position, handler, updated_at) "
+				  "VALUES (?1, 'handler', (SELECT coalesce(max(position), 0) + 1 FROM queues), ?1, ?2) "
+				  "ON CONFLICT DO NOTHING",
+				  handler, now)
+				.run();
+			home = home_of();
+			if (!home) return std::nullopt;
+			reroute_for_handler(handler, now);
+		}
+		auto base = [](const std::string &q) { return q.substr(0, q.find('.')); };
+		if (base(inst.queue) == *home && inst.lease_owner) {
+			Query q(db_, "SELECT 1 FROM workers w, json_each(w.queues) s WHERE w.id = ?1 AND s.value = ?2",
+					*inst.lease_owner, inst.queue);
+			if (q.next()) return std::nullopt;	// it serves H's queue, yet lacks H
+		}
+		std::string queue;
+		{
+			Query q(db_,
+					"SELECT d.name, d.definition, coalesce(r.labels, c.labels) FROM instances c "
+					"JOIN definitions d ON d.id = c.definition_id LEFT JOIN instances r ON r.id = c.root_id "
+					"WHERE c.id = ?1",
+					inst.id);
+			q.next();
+			const std::string labels = q.text(2);
+			queue = route(inst.definition_id, q.text(0), labels.empty() ? json::object() : json::parse(labels));
+		}
+		if (base(queue) != *home) return std::nullopt;
+		log(inst.id, now, "task_interrupted", inst.state,
+			{{"reason", "handler missing"},
+			 {"worker", text_or_null(inst.lease_owner)},
+			 {"epoch", inst.lease_epoch},
+			 {"interruptions", inst.interruptions},
+			 {"counted", false},
+			 {"handler", handler},
+			 {"queue", queue}});
+		Query(db_,
+			  "UPDATE instances SET status = 'ready', queue = ?2, eligible_at = ?3, lease_owner = NULL, "
+			  "lease_expires = NULL, timeout_at = NULL, updated_at = ?3 WHERE id = ?1",
+			  inst.id, queue, now)
+			.run();
+		return "ready";
 	}
 
 	// genroc._route: handler queue > first routed match > tenant > default,

@@ -2,6 +2,7 @@
 #include "queues_config.hpp"
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -77,6 +78,23 @@ std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std:
 	std::vector<std::string> handler_queue_names;
 	for (auto &hq : handler_queues) handler_queue_names.push_back(hq.second);
 	for (auto &q : configured_handler_queues(store, handler_names)) handler_queue_names.push_back(q);
+	// The queue named after each handler too, made or not: genroc makes it
+	// when a worker without the handler reports one of its tasks
+	// genroc.HandlerMissing (genroc._handler_missing), and this worker must
+	// serve it from then on without a restart.  Not a name in use by another
+	// queue (a tenant's, a routed one, another handler's), nor one no queue
+	// may have.
+	{
+		std::map<std::string, json> by_name;
+		for (auto &q : store.list_queues()) by_name[q.at("name").get<std::string>()] = q;
+		for (auto &h : handler_names) {
+			if (h.empty() || h.find('.') != std::string::npos) continue;
+			auto it = by_name.find(h);
+			if (it == by_name.end() ||
+				(it->second.value("kind", json()) == "handler" && it->second.value("handler", json()) == h))
+				handler_queue_names.push_back(h);
+		}
+	}
 	std::vector<std::string> served = worker_queues(cfg, handler_queue_names);
 	if (!cfg.exclusive) {
 		std::set<std::string> all(served.begin(), served.end());

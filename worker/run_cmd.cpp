@@ -12,12 +12,14 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "cli.hpp"
 #include "json_guard.hpp"
 #include "log.hpp"
+#include "queue_rules.hpp"
 #include "queues_config.hpp"
 #include "runner.hpp"
 #include "store.hpp"
@@ -125,6 +127,17 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		return refuse(e.what());
 	}
 	const std::string name = cfg.run_name.empty() ? stem(cfg.run_file) : cfg.run_name;
+	// A handler this process lacks: its task would wait in the handler's
+	// queue for a worker that has it (README "Queues and routing"), which a
+	// run of one process never gets.  Said before anything is written.
+	{
+		std::set<std::string> used;
+		sqlite::handler_names(definition, used);
+		for (auto &h : used)
+			if (!handlers.find("handler:" + h))
+				return refuse("the definition uses \"handler:" + h +
+							  "\", and this process has no such handler (name it in the --handlers file)");
+	}
 
 	// Never echo a PostgreSQL URL: it may carry a password.
 	const std::string where = cfg.database.find("://") != std::string::npos || cfg.database.find('=') != std::string::npos

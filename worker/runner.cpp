@@ -240,6 +240,13 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 			}
 			// One line per task at debug; info gets the periodic summary
 			// (summarize()), so a Map of thousands is not thousands of lines.
+			if (!ok && result.error == "genroc.HandlerMissing" && status == "ready") {
+				// genroc made the handler's queue and moved the task there
+				// (genroc._handler_missing): it waits for a worker with it
+				log::info("no handler here; the task waits in its handler's queue for a worker that has it",
+						  {{"instance", t.instance_id}, {"resource", t.resource}});
+				return std::nullopt;
+			}
 			log::debug(ok ? "task succeeded" : "task failed", f);
 			(ok ? tasks_succeeded_ : tasks_failed_)++;
 			return std::move(rep.next);

@@ -622,6 +622,7 @@ CREATE FUNCTION genroc.fail(p_instance bigint, p_epoch bigint, p_error text,
 AS $$
 DECLARE
 	v_inst genroc._instances;
+	v_status text;
 BEGIN
 	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
@@ -633,6 +634,12 @@ BEGIN
 		PERFORM genroc._flush_commit('only_once_report');
 	END IF;
 	PERFORM genroc._room_freed(v_inst.queue);
+	IF p_error = 'genroc.HandlerMissing' THEN
+		v_status := genroc._handler_missing(v_inst);
+		IF v_status IS NOT NULL THEN
+			RETURN v_status;
+		END IF;
+	END IF;
 	RETURN genroc._fail_task(p_instance, p_error, p_cause);
 END;
 $$;
@@ -801,6 +808,13 @@ BEGIN
 	v_inst := genroc._leased(p_instance, p_epoch);
 	IF v_inst.only_once THEN
 		PERFORM genroc._flush_commit('only_once_report');
+	END IF;
+	IF p_error = 'genroc.HandlerMissing' THEN
+		v_status := genroc._handler_missing(v_inst);
+		IF v_status IS NOT NULL THEN
+			RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
+			RETURN;
+		END IF;
 	END IF;
 	-- genroc._fail_task's two statements, with the hand-back
 	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,

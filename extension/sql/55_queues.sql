@@ -368,6 +368,124 @@ BEGIN
 END;
 $$;
 
+-- A handler's queue made after instances that need the handler were
+-- started: they went to a queue whose workers need not have it (default, a
+-- tenant's or a routed queue), where a worker without the handler fails the
+-- task.  The instances not ended are routed again, with their root's labels
+-- (a child's region is its root's); a running task keeps its lease, and its
+-- instance's next task waits in the handler's queue.  p_skip_locked: rows
+-- another transaction holds keep their queue (genroc._handler_missing, which
+-- runs with an instance locked and must not wait for another such report).
+CREATE FUNCTION genroc._reroute_handler(p_handler text, p_skip_locked boolean DEFAULT false) RETURNS void
+	LANGUAGE plpgsql VOLATILE
+AS $$
+BEGIN
+	-- one text for both: only the locking clause differs (a rare statement,
+	-- planned at each call)
+	EXECUTE format($sql$
+		UPDATE genroc._instances i SET queue = n.queue, updated_at = genroc.now()
+		FROM (SELECT c.id, genroc._route(d, coalesce(r.labels, c.labels)) AS queue
+			  FROM genroc._definitions d
+			  JOIN genroc._instances c ON c.definition_id = d.id
+			  LEFT JOIN genroc._instances r ON r.id = c.root_id
+			  WHERE jsonb_path_exists(d.definition, 'lax $.**.Resource ? (@ == $r)',
+									  jsonb_build_object('r', 'handler:' || $1))
+				AND c.status NOT IN ('succeeded', 'failed', 'cancelled')
+			  %s) n
+		WHERE i.id = n.id AND i.queue IS DISTINCT FROM n.queue
+		$sql$, CASE WHEN p_skip_locked THEN 'FOR UPDATE OF c SKIP LOCKED' ELSE '' END)
+	USING p_handler;
+END;
+$$;
+
+/*
+ * Semantics of a task reported genroc.HandlerMissing (fail, fail_and_claim)
+ * for a Resource "handler:H", under its lease (issue 19).  Routing sends an
+ * instance to a handler's queue only once that queue exists; before, a task
+ * that needs a handler only some workers have goes to a queue whose workers
+ * need not have it.  The first worker without H that meets such a task makes
+ * H its queue instead of failing it: a handler queue named H (the default
+ * queue's limits), every other instance not ended that needs H routed again
+ * (as queue_set does; those another transaction holds are left as they are,
+ * and move at their own report), and this task routed again: when that puts
+ * it in H's queue it is ready there at once, not counted as an interruption
+ * (the handler never ran, so an OnlyOnce task too), and the log says so
+ * (task_interrupted, reason "handler missing", with the handler and the
+ * queue).  Workers serve the queue named after each handler they have, so
+ * one that has H takes it from there.  Returns 'ready' then; NULL when the
+ * task fails as reported:
+ *   - the resource is not "handler:H", or H is no valid queue name;
+ *   - the task is in H's queue and the reporting worker serves that queue
+ *     (registered with it: a worker meant to have H lacks it);
+ *   - H has no queue and the name H is a queue of another kind;
+ *   - routed again, the instance lands elsewhere (a definition using two
+ *     handlers whose other handler's queue comes first by name).
+ * A task is moved to H's queue at most once: there, only a worker serving
+ * it claims it, and such a worker's miss fails it.
+ */
+CREATE FUNCTION genroc._handler_missing(p_inst genroc._instances) RETURNS text
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	v_handler text;
+	v_home text;
+	v_queue text;
+	v_now timestamptz := genroc.now();
+BEGIN
+	IF p_inst.resource IS NULL OR p_inst.resource NOT LIKE 'handler:%' THEN
+		RETURN NULL;
+	END IF;
+	v_handler := substr(p_inst.resource, 9);
+	IF v_handler = '' OR strpos(v_handler, '.') > 0 OR length(v_handler) > 200
+	   OR v_handler ~ '[\x01-\x1f\x7f-\x9f]' THEN
+		RETURN NULL;
+	END IF;
+	SELECT q.name INTO v_home FROM genroc._queues q WHERE q.handler = v_handler;
+	IF v_home IS NULL THEN
+		-- a concurrent report for the same H waits here for the first one's
+		-- end, then finds the queue made
+		INSERT INTO genroc._queues (name, kind, handler, updated_at)
+		VALUES (v_handler, 'handler', v_handler, v_now)
+		ON CONFLICT DO NOTHING;
+		SELECT q.name INTO v_home FROM genroc._queues q WHERE q.handler = v_handler;
+		IF v_home IS NULL THEN
+			RETURN NULL;
+		END IF;
+		PERFORM genroc._reroute_handler(v_handler, true);
+	END IF;
+	-- the reporting worker serves the queue the task is in, its handler's:
+	-- it lacks a handler it is meant to have.  (One that does not serve it
+	-- claimed the task elsewhere, before another report moved it.)
+	IF split_part(p_inst.queue, '.', 1) = v_home
+	   AND EXISTS (SELECT 1 FROM genroc._workers w
+				   WHERE w.id = p_inst.lease_owner AND p_inst.queue = ANY (w.queues)) THEN
+		RETURN NULL;
+	END IF;
+	SELECT genroc._route(d, coalesce(r.labels, p_inst.labels)) INTO v_queue
+	FROM genroc._definitions d
+	LEFT JOIN genroc._instances r ON r.id = p_inst.root_id
+	WHERE d.id = p_inst.definition_id;
+	IF split_part(v_queue, '.', 1) <> v_home THEN
+		RETURN NULL;
+	END IF;
+	PERFORM genroc._log(p_inst.id, 'task_interrupted', p_inst.state,
+		jsonb_build_object('reason', 'handler missing', 'worker', p_inst.lease_owner,
+						   'epoch', p_inst.lease_epoch, 'interruptions', p_inst.interruptions,
+						   'counted', false, 'handler', v_handler, 'queue', v_queue));
+	UPDATE genroc._instances SET
+		status = 'ready',
+		queue = v_queue,
+		eligible_at = v_now,
+		lease_owner = NULL,
+		lease_expires = NULL,
+		timeout_at = NULL,
+		updated_at = v_now
+	WHERE id = p_inst.id;
+	PERFORM pg_notify('genroc', v_queue);
+	RETURN 'ready';
+END;
+$$;
+
 /*
  * Semantics of queue_set (upsert; options the call leaves out are NULL:
  * the default queue's value applies):
@@ -500,22 +618,8 @@ BEGIN
 		partition_rate_period = excluded.partition_rate_period,
 		updated_at = excluded.updated_at;
 
-	-- A handler's queue made after instances that need the handler were
-	-- started: they went to a queue whose workers need not have it (default,
-	-- a tenant's or a routed queue), where a worker without the handler
-	-- fails the task.  The instances not ended are routed again, with their
-	-- root's labels (a child's region is its root's); a running task keeps
-	-- its lease, and its instance's next task waits in the handler's queue.
 	IF v_kind = 'handler' AND v_old.handler IS DISTINCT FROM v_handler THEN
-		UPDATE genroc._instances i SET queue = n.queue, updated_at = genroc.now()
-		FROM (SELECT c.id, genroc._route(d, coalesce(r.labels, c.labels)) AS queue
-			  FROM genroc._definitions d
-			  JOIN genroc._instances c ON c.definition_id = d.id
-			  LEFT JOIN genroc._instances r ON r.id = c.root_id
-			  WHERE jsonb_path_exists(d.definition, 'lax $.**.Resource ? (@ == $r)',
-									  jsonb_build_object('r', 'handler:' || v_handler))
-				AND c.status NOT IN ('succeeded', 'failed', 'cancelled')) n
-		WHERE i.id = n.id AND i.queue IS DISTINCT FROM n.queue;
+		PERFORM genroc._reroute_handler(v_handler);
 	END IF;
 
 	-- A larger partition_concurrency frees slots now: hand them out (a

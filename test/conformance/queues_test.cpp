@@ -205,16 +205,16 @@ TEST_P(StoreTest, TheQueueIsKeptThroughRetriesTimersAndConfigChanges) {
 	EXPECT_EQ(queue_of(store(), id), "builds");
 }
 
-// Issue 19: an instance started before its handler's queue existed sat in
-// default, where a worker without the handler failed it; retry (and resume)
-// route it again, to the handler's queue configured since.
+// Issue 19: an instance that failed in default before its handler's queue
+// existed; retry (and resume) route it again, to the handler's queue
+// configured since.
 TEST_P(StoreTest, RetryRoutesAgainWithTheQueuesOfToday) {
 	define("deploy", handler_def("ansible"));
 	worker("w1", {{"queues", {"default", "ansible"}}});
 	int64_t id = start("deploy");
 	EXPECT_EQ(queue_of(store(), id), "default");
 	Task t = claim_one("w1", {"default"});
-	store().fail(id, t.epoch, "genroc.HandlerMissing", "no handler");
+	store().fail(id, t.epoch, "boom", "no retrier");
 	EXPECT_EQ(status(id), "failed");
 	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}});
 	EXPECT_EQ(store().retry(id), "ready");
@@ -280,6 +280,95 @@ TEST_P(StoreTest, AHandlerQueueMadeLaterTakesTheInstancesThatNeedItsHandler) {
 	store().queue_set("ansible", {{"kind", "handler"}, {"handler", "ansible"}, {"global_concurrency", 2}});
 	EXPECT_EQ(queue_of(store(), eu), "ansible.eu");
 	EXPECT_EQ(store().claim("w1", {"ansible"}, 10).size(), 2u);	// ready and the Map's first item
+}
+
+// Issue 19: a task whose handler has no queue yet reached a worker without
+// that handler (genroc.HandlerMissing reported from outside the handler's
+// queue): genroc makes the handler's queue, moves every instance not ended
+// that needs the handler there, and the task waits in it, ready, with its
+// interruption not counted (an OnlyOnce one too: its handler never ran).
+TEST_P(StoreTest, AMissingHandlerMakesItsQueueAndTheTaskWaitsThere) {
+	define("deploy", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:ansible",
+		"OnlyOnce":true,"Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":3}],"End":true}}})"));
+	define("build", handler_def("build"));
+	worker("w1", {{"queues", {"default"}}});
+	worker("w2", {{"queues", {"ansible", "ansible.eu"}}});
+	const int64_t first = start("deploy");
+	const int64_t second = start("deploy");
+	const int64_t eu = start("deploy", json::object(), {{"labels", {{"region", "eu"}}}});
+	const int64_t other = start("build");
+	EXPECT_EQ(queue_of(store(), first), "default");
+	Task t = claim_one("w1", {"default"});
+	ASSERT_EQ(t.instance_id, first);
+	Task t2 = claim_one("w1", {"default"});
+	ASSERT_EQ(t2.instance_id, second);
+	EXPECT_EQ(store().fail(first, t.epoch, "genroc.HandlerMissing", "no handler ansible here"), "ready");
+	json q = queue_named(store(), "ansible");
+	EXPECT_EQ(q.at("kind"), "handler");
+	EXPECT_EQ(q.at("handler"), "ansible");
+	EXPECT_EQ(queue_of(store(), first), "ansible");
+	EXPECT_EQ(queue_of(store(), second), "ansible");
+	EXPECT_EQ(queue_of(store(), eu), "ansible.eu");
+	EXPECT_EQ(queue_of(store(), other), "default");
+	json i = instance(first);
+	EXPECT_EQ(i.at("status"), "ready");
+	json moved;
+	for (auto &e : store().history(first))
+		if (e.at("event") == "task_interrupted") moved = e;
+	ASSERT_TRUE(moved.is_object());
+	EXPECT_EQ(moved.at("detail").at("reason"), "handler missing");
+	EXPECT_EQ(moved.at("detail").at("counted"), false);
+	EXPECT_EQ(moved.at("detail").at("handler"), "ansible");
+	EXPECT_EQ(moved.at("detail").at("queue"), "ansible");
+	// the second, moved with its lease while w1 ran it: its report (w1
+	// serves default, not ansible) makes it ready there too
+	EXPECT_EQ(status(second), "running");
+	EXPECT_EQ(store().fail(second, t2.epoch, "genroc.HandlerMissing", "no handler ansible here"), "ready");
+	EXPECT_EQ(queue_of(store(), second), "ansible");
+	// started now: routed to the handler's queue at once
+	EXPECT_EQ(queue_of(store(), start("deploy")), "ansible");
+	// default holds only the instance without the handler
+	auto from_default = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(from_default.size(), 1u);
+	EXPECT_EQ(from_default[0].instance_id, other);
+	// a worker serving the handler's queue runs it (the OnlyOnce task was
+	// not failed: its handler never ran)
+	auto got = store().claim("w2", {"ansible"}, 1);
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].instance_id, first);
+	// a miss inside the handler's own queue fails as reported, without the
+	// retrier (a worker that serves the queue lacks the handler)
+	EXPECT_EQ(store().fail(first, got[0].epoch, "genroc.HandlerMissing", "serves ansible, lacks it"), "failed");
+	EXPECT_EQ(instance(first).at("error"), "genroc.HandlerMissing");
+	Task e = claim_one("w2", {"ansible.eu"});
+	EXPECT_EQ(e.instance_id, eu);
+	store().complete(eu, e.epoch, json::object());
+	EXPECT_EQ(status(eu), "succeeded");
+}
+
+// The cases where a missing handler still fails the task as reported: a
+// name a queue of another kind has, a resource that is not a handler, and
+// a handler whose queue existed before (its instances were routed there;
+// this one was not, because another handler's queue came first by name).
+TEST_P(StoreTest, AMissingHandlerFailsWhenItsQueueCannotBeMadeOrWasThere) {
+	define("tenant-h", handler_def("acme"));
+	store().queue_set("acme", {{"kind", "tenant"}});
+	define("two", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:alpha","Next":"B"},
+		"B":{"Type":"Task","Resource":"handler:beta","End":true}}})"));
+	store().queue_set("alpha", {{"kind", "handler"}, {"handler", "alpha"}});
+	store().queue_set("beta", {{"kind", "handler"}, {"handler", "beta"}});
+	worker("w1", {{"queues", {"default", "alpha"}}});
+	const int64_t a = start("tenant-h");
+	Task t = claim_one("w1", {"default"});
+	EXPECT_EQ(store().fail(a, t.epoch, "genroc.HandlerMissing", "no acme"), "failed");
+	EXPECT_EQ(queue_named(store(), "acme").at("kind"), "tenant");
+	const int64_t b = start("two");
+	EXPECT_EQ(queue_of(store(), b), "alpha");
+	t = claim_one("w1", {"alpha"});
+	store().complete(b, t.epoch, json::object());
+	t = claim_one("w1", {"alpha"});	// B's task, in alpha's queue, needs beta
+	EXPECT_EQ(store().fail(b, t.epoch, "genroc.HandlerMissing", "no beta"), "failed");
+	EXPECT_EQ(queue_of(store(), b), "alpha");
 }
 
 TEST_P(StoreTest, PartitionSlotsAreHeldFromStartToEndAndHandedOutInOrder) {

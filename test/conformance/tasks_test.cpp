@@ -119,9 +119,11 @@ TEST_P(StoreTest, HandlerMissingSkipsRetryButNotCatch) {
 	             "Catch": [{"ErrorEquals": ["genroc.HandlerMissing"], "Next": "NoHandler"}]},
 	    "NoHandler": {"Type": "Fail", "Error": "NoHandler"}
 	  }})"));
-	worker("w1");
+	// in its handler's queue (a miss elsewhere moves it there instead)
+	store().queue_set("nobody", {{"kind", "handler"}, {"handler", "nobody"}});
+	worker("w1", {{"queues", {"nobody"}}});
 	int64_t id = start("missing");
-	Task t = claim_one("w1");
+	Task t = claim_one("w1", {"nobody"});
 	EXPECT_EQ(store().fail(t.instance_id, t.epoch, "genroc.HandlerMissing", "no handler nobody"), "failed");
 	EXPECT_EQ(instance(id).at("error"), "NoHandler");
 }

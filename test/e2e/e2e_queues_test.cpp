@@ -131,6 +131,45 @@ TEST_F(Queues, AWorkerServesItsHandlersQueueWithoutTheHandlersFileNamingIt) {
 	EXPECT_EQ(queue("builders").at("workers"), json::array({"w-home"}));
 }
 
+// Issue 19: a task whose handler has no queue yet, claimed by a worker
+// without that handler, is not failed: genroc makes the queue named after
+// the handler and the task waits there.  A worker with the handler that was
+// already running (--exclusive: serving gpu and its handlers' queues, by
+// name, since no file names a queue) runs it there without a restart, and later starts are
+// routed there at once.
+TEST_F(Queues, AMissingHandlerMovesTheTaskToItsHandlersQueueForAWorkerThatHasIt) {
+	auto train = script("train.sh", R"SH(cat >/dev/null
+printf '{"who":"%s","trained":true}\n' "$E2E_WHO")SH");
+	std::string path = dir_ + "/train-handlers.json";
+	std::ofstream(path) << json{{"handlers", {{"train", {{"command", {train}}, {"sha256", sha256_file(train)}}}}}}
+							   .dump(2);
+	handlers_ = path;
+	auto pool = worker("w-pool", {"--exclusive", "--queue", "gpu"});
+	handlers_ = standard_;
+	auto other = worker("w-other");
+	ASSERT_TRUE(eventually([&] { return queue("train").value("workers", json()) == json::array({"w-pool"}); }, 20s))
+		<< pool->log();
+	ASSERT_TRUE(eventually([&] { return queue("default").value("workers", json()) == json::array({"w-other"}); }, 20s))
+		<< other->log();
+	EXPECT_EQ(queue("train").at("kind"), "unconfigured");	// served, not made yet
+
+	auto s = store();
+	s->define("train", one_task("train"));
+	int64_t first = s->start("train", json::object(), json::object()).instance_id;
+	json a = wait_status(first, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(a.at("status"), "succeeded") << a.dump() << other->log() << pool->log();
+	EXPECT_EQ(a.at("output").at("who"), "w-pool");
+	EXPECT_EQ(a.at("queue"), "train");
+	EXPECT_EQ(queue("train").at("kind"), "handler");
+	EXPECT_EQ(queue("train").at("handler"), "train");
+	EXPECT_NE(other->log().find("no handler here"), std::string::npos) << other->log();
+	int64_t second = s->start("train", json::object(), json::object()).instance_id;
+	EXPECT_EQ(s->get_instance(second).at("queue"), "train");
+	json b = wait_status(second, {"succeeded", "failed"}, 30s);
+	ASSERT_EQ(b.at("status"), "succeeded") << b.dump() << pool->log();
+	EXPECT_EQ(b.at("output").at("who"), "w-pool");
+}
+
 // A ready task in a queue that no live worker serves is warned about in the
 // worker's log, with who would serve it.
 TEST_F(Queues, ReadyTasksNoWorkerServesAreWarnedAboutInTheLog) {

@@ -517,6 +517,17 @@ TEST_F(Run, UnreadableOrHostileFilesAreRefusedWithExitTwo) {
 	EXPECT_NE(err_.find("--input: field \"n\""), std::string::npos) << err_;
 }
 
+// A handler this process lacks: the task would wait in the handler's queue
+// for a worker that has it, which a run of one process never gets; refused
+// with exit 2 before anything is written.
+TEST_F(Run, ADefinitionUsingAHandlerTheProcessLacksIsRefused) {
+	std::ofstream(dir_ + "/needs.json")
+		<< R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:ansible","End":true}}})";
+	auto [rc, out] = run({dir_ + "/needs.json"});
+	EXPECT_EQ(rc, 2) << out << err_;
+	EXPECT_NE(err_.find("\"handler:ansible\", and this process has no such handler"), std::string::npos) << err_;
+}
+
 // Issue 19: --input @FILE and --input - (standard input); --log-mode json
 // makes run's progress lines JSON objects like the log's.
 TEST_F(Run, InputFromAFileOrStdinAndProgressAsJson) {

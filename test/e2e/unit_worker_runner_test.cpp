@@ -77,12 +77,12 @@ class Runner_ : public ::testing::Test {
 		runner_.reset();
 		fs::remove_all(dir_);
 	}
-	void run(int concurrency, Millis grace = 15s) {
+	void run(int concurrency, Millis grace = 15s, std::vector<std::string> queues = {"default"}) {
 		WorkerOptions o;
 		o.worker_id = "unit";
 		o.host = "unit-host";
 		o.concurrency = concurrency;
-		o.queues = {"default"};
+		o.queues = queues;
 		o.shutdown_grace = grace;
 		o.tick_interval = 50ms;
 		o.poll_interval = 20ms;
@@ -165,9 +165,23 @@ TEST_F(Runner_, ShutdownWaitsForRunningTasksWithinTheGrace) {
 	EXPECT_EQ(status(id), "succeeded");
 }
 
-TEST_F(Runner_, ATaskWithoutItsHandlerFailsWithHandlerMissing) {
+// It reports genroc.HandlerMissing; with no queue for that handler yet,
+// genroc makes one and the task waits there for a worker that has it.
+TEST_F(Runner_, ATaskWithoutItsHandlerWaitsInItsHandlersQueue) {
 	int64_t id = start_task("handler:absent");
 	run(1);
+	ASSERT_TRUE(eventually([&] { return store_->get_instance(id)["queue"] == "absent"; }));
+	EXPECT_EQ(status(id), "ready");
+	EXPECT_EQ(stop_and_wait(), 0);
+}
+
+// In its handler's own queue, a worker serving it without the handler
+// fails the task at once.
+TEST_F(Runner_, ATaskWithoutItsHandlerInItsHandlersQueueFailsWithHandlerMissing) {
+	store_->queue_set("absent", {{"kind", "handler"}, {"handler", "absent"}});
+	int64_t id = start_task("handler:absent");
+	ASSERT_EQ(store_->get_instance(id)["queue"], "absent");
+	run(1, 15s, {"absent"});
 	ASSERT_TRUE(eventually([&] { return status(id) == "failed"; }));
 	EXPECT_EQ(store_->get_instance(id)["error"], "genroc.HandlerMissing");
 	EXPECT_EQ(stop_and_wait(), 0);
