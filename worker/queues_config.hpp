@@ -38,7 +38,8 @@ std::vector<QueueEntry> load_queues_config(const std::string &path);
 // left as it is (an operator may have set its limits).  Then returns the
 // queues this worker serves: worker_queues() with the queue of each of its
 // handlers (`handler_names`: the handler queues configured in the database,
-// whoever configured them, and the ones its handlers file names) plus,
+// whoever configured them, the ones its handlers file names, and the queue
+// named after each handler unless that name is another queue's) plus,
 // unless --exclusive, the tenant queues (each <queue>.<region> with
 // --region).  Throws std::runtime_error or genroc::Error with the reason.
 std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std::vector<QueueEntry> &entries,
