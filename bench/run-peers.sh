@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run-peers.sh — genroc beside its peers (graphile-worker, pg-boss, DBOS), in one run,
-# on one throwaway PostgreSQL, with the peers' own harness (../shared/bench-peers).
+# on one throwaway PostgreSQL, with the peers' own harness (../shared/bench-peers):
+# genroc's SQL API driven from Node (peers/genroc.mjs), and for W1 and W2 the
+# `genroc worker` binary running built-in genroc:noop tasks (peers/genroc-bin.mjs).
 #
 #   bash bench/run-peers.sh                 # W1 queue, W2 3-step workflows, W3 latency
 #   ONLY=w1,w3 bash bench/run-peers.sh      # a subset
@@ -29,7 +31,10 @@ trap cleanup EXIT
 
 # The harness, with genroc's driver beside the peers' ones.
 cp -r "$PEERS_SRC" "$WORK/h" && chmod -R u+w "$WORK/h"
-cp "$ROOT/bench/peers/genroc.mjs" "$WORK/h/peers/genroc.mjs"
+cp "$ROOT/bench/peers/genroc.mjs" "$ROOT/bench/peers/genroc-bin.mjs" "$WORK/h/peers/"
+# genroc-bin runs the tasks in the `genroc worker` binary (build/genroc)
+[ -x "$ROOT/build/genroc" ] || make -s -C "$ROOT" >/dev/null
+export GENROC_BIN=$ROOT/build/genroc
 CACHE=$ROOT/bench/.npm-cache
 if [ -d "$CACHE/node_modules" ] && cmp -s "$CACHE/package-lock.json" "$WORK/h/package-lock.json"; then
   cp -r "$CACHE/node_modules" "$WORK/h/"
@@ -60,6 +65,7 @@ for w in w1 w2 w3; do
   cap=60; [ $w = w3 ] && cap=25
   one "$w-genroc-default" "$NODE20" $cap --peer genroc --workload $w --variant default
   [ $w != w3 ] && one "$w-genroc-tuned" "$NODE20" $cap --peer genroc --workload $w --variant tuned
+  [ $w != w3 ] && one "$w-genroc-bin" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant default
   one "$w-graphile-default" "$NODE20" $cap --peer graphile --workload $w --variant default
   [ $w != w3 ] && one "$w-graphile-tuned" "$NODE20" $cap --peer graphile --workload $w --variant tuned
   one "$w-pgboss-tuned" "$NODE20" $cap --peer pgboss --workload $w --variant tuned

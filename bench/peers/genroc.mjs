@@ -5,7 +5,8 @@
 // Worker loop (all variants): one claimer connection calls genroc.claim()
 // for up to the free slots (at most `batch`) and hands each task to the
 // handler; each completion is its own genroc.complete() call on a pool of
-// conc + 2 connections.  It sleeps on LISTEN genroc (the engine notifies when
+// conc + 2 connections, a workflow step's genroc.complete_and_claim(), which
+// hands the workflow's next step back to the same slot.  It sleeps on LISTEN genroc (the engine notifies when
 // a task becomes ready) with a 1 s poll as the backstop.
 // Variants: default = batch 16; tuned = batch 100 (like the peers' tuned
 // local queues).
@@ -61,15 +62,29 @@ export default async function make({ url, db, variant, conc }) {
       await listener.query('LISTEN genroc');
       let inflight = 0;
       let slotFree = null;
-      const run = async (t) => {
-        const it = t.input;
+      const run = async (first) => {
+        const it = first.input;
         if (it.wf !== undefined) {
-          const k = STEP[t.state];
-          if (k === 1) h.onStart(it);
-          h.onStep(it.wf, k);
-          await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, JSON.stringify(it)]);
-          if (k === 3) h.onDone({ wf: it.wf });
+          // a step's report hands back the workflow's next step to this
+          // worker (complete_and_claim): no claim round trip between steps
+          for (let t = first; t;) {
+            const k = STEP[t.state];
+            if (k === 1) h.onStart(it);
+            h.onStep(it.wf, k);
+            let next = null;
+            if (stopping) {
+              await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, JSON.stringify(it)]);
+            } else {
+              const { rows } = await pool.query(
+                'SELECT status, instance_id, epoch, state FROM genroc.complete_and_claim($1, $2, $3::jsonb, $4, ARRAY[\'default\'])',
+                [t.instance_id, t.epoch, JSON.stringify(it), worker]);
+              if (rows[0] && rows[0].status === 'running' && rows[0].instance_id !== null) next = rows[0];
+            }
+            if (k === 3) h.onDone({ wf: it.wf });
+            t = next;
+          }
         } else {
+          const t = first;
           h.onStart(it);
           await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, '{}']);
           h.onDone(it);
