@@ -3286,12 +3286,12 @@ class SqliteStore final : public Store {
 		std::string queue;
 		{
 			Query q(db_,
-					"SELECT d.name, d.definition, coalesce(r.labels, c.labels) FROM instances c "
+					"SELECT d.name, coalesce(r.labels, c.labels) FROM instances c "
 					"JOIN definitions d ON d.id = c.definition_id LEFT JOIN instances r ON r.id = c.root_id "
 					"WHERE c.id = ?1",
 					inst.id);
 			q.next();
-			const std::string labels = q.text(2);
+			const std::string labels = q.text(1);
 			queue = route(inst.definition_id, q.text(0), labels.empty() ? json::object() : json::parse(labels));
 		}
 		if (base(queue) != *home) return std::nullopt;

@@ -2,7 +2,6 @@
 #include "queues_config.hpp"
 
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -34,8 +33,12 @@ std::vector<QueueEntry> load_queues_config(const std::string &path) {
 }
 
 std::vector<std::string> configured_handler_queues(Store &store, const std::vector<std::string> &handler_names) {
+	return configured_handler_queues(store.list_queues(), handler_names);
+}
+
+std::vector<std::string> configured_handler_queues(const json &queues, const std::vector<std::string> &handler_names) {
 	std::set<std::string> names(handler_names.begin(), handler_names.end()), out;
-	for (auto &q : store.list_queues())
+	for (auto &q : queues)
 		if (q.value("kind", json()) == "handler" && q.value("handler", json()).is_string() &&
 			names.count(q["handler"].get<std::string>()))
 			out.insert(q.at("name").get<std::string>());
@@ -75,30 +78,29 @@ std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std:
 			throw std::runtime_error("handler \"" + handler + "\": queue \"" + queue + "\": " + err.what());
 		}
 	}
+	// The queues as they are now, read once for what follows.
+	const json queues = store.list_queues();
 	std::vector<std::string> handler_queue_names;
 	for (auto &hq : handler_queues) handler_queue_names.push_back(hq.second);
-	for (auto &q : configured_handler_queues(store, handler_names)) handler_queue_names.push_back(q);
+	for (auto &q : configured_handler_queues(queues, handler_names)) handler_queue_names.push_back(q);
 	// The queue named after each handler too, made or not: genroc makes it
 	// when a worker without the handler reports one of its tasks
 	// genroc.HandlerMissing (genroc._handler_missing), and this worker must
 	// serve it from then on without a restart.  Not a name in use by another
 	// queue (a tenant's, a routed one, another handler's), nor one no queue
 	// may have.
-	{
-		std::map<std::string, json> by_name;
-		for (auto &q : store.list_queues()) by_name[q.at("name").get<std::string>()] = q;
-		for (auto &h : handler_names) {
-			if (h.empty() || h.find('.') != std::string::npos) continue;
-			auto it = by_name.find(h);
-			if (it == by_name.end() ||
-				(it->second.value("kind", json()) == "handler" && it->second.value("handler", json()) == h))
-				handler_queue_names.push_back(h);
-		}
+	for (auto &h : handler_names) {
+		if (h.empty() || h.find('.') != std::string::npos) continue;
+		bool free = true;
+		for (auto &q : queues)
+			if (q.at("name") == h)
+				free = q.value("kind", json()) == "handler" && q.value("handler", json()) == h;
+		if (free) handler_queue_names.push_back(h);
 	}
 	std::vector<std::string> served = worker_queues(cfg, handler_queue_names);
 	if (!cfg.exclusive) {
 		std::set<std::string> all(served.begin(), served.end());
-		for (auto &q : store.list_queues())
+		for (auto &q : queues)
 			if (q.at("kind") == "tenant") {
 				const std::string name = q.at("name").get<std::string>();
 				all.insert(cfg.region.empty() ? name : name + "." + cfg.region);

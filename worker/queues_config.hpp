@@ -49,5 +49,7 @@ std::vector<std::string> sync_queues(Store &store, const Config &cfg, const std:
 // The queues configured in the database (list_queues, kind "handler") for
 // one of these handler names, sorted.
 std::vector<std::string> configured_handler_queues(Store &store, const std::vector<std::string> &handler_names);
+// The same over a list_queues() answer already read.
+std::vector<std::string> configured_handler_queues(const json &queues, const std::vector<std::string> &handler_names);
 
 }  // namespace genroc

@@ -238,8 +238,6 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 				f["error"] = result.error;
 				f["cause"] = result.cause;
 			}
-			// One line per task at debug; info gets the periodic summary
-			// (summarize()), so a Map of thousands is not thousands of lines.
 			if (!ok && result.error == "genroc.HandlerMissing" && status == "ready") {
 				// genroc made the handler's queue and moved the task there
 				// (genroc._handler_missing): it waits for a worker with it
@@ -247,6 +245,8 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 						  {{"instance", t.instance_id}, {"resource", t.resource}});
 				return std::nullopt;
 			}
+			// One line per task at debug; info gets the periodic summary
+			// (summarize()), so a Map of thousands is not thousands of lines.
 			log::debug(ok ? "task succeeded" : "task failed", f);
 			(ok ? tasks_succeeded_ : tasks_failed_)++;
 			return std::move(rep.next);

@@ -436,10 +436,14 @@ BEGIN
 		RETURN NULL;
 	END IF;
 	v_handler := substr(p_inst.resource, 9);
-	IF v_handler = '' OR strpos(v_handler, '.') > 0 OR length(v_handler) > 200
-	   OR v_handler ~ '[\x01-\x1f\x7f-\x9f]' THEN
+	IF v_handler = '' OR strpos(v_handler, '.') > 0 THEN
 		RETURN NULL;
 	END IF;
+	BEGIN	-- a name no queue may have (queue_set's check): fails as reported
+		PERFORM genroc._check_name(v_handler, 'handler');
+	EXCEPTION WHEN invalid_parameter_value THEN
+		RETURN NULL;
+	END;
 	SELECT q.name INTO v_home FROM genroc._queues q WHERE q.handler = v_handler;
 	IF v_home IS NULL THEN
 		-- a concurrent report for the same H waits here for the first one's
