@@ -4,6 +4,8 @@
 #include "limits.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 
 #include "log.hpp"
 #include "metrics.hpp"
@@ -34,7 +36,73 @@ struct Runner::Slot {
 	std::atomic<bool> finished{false};	 // its thread has nothing left to do
 	std::atomic<bool> abandoned{false};	 // stopped unreported: release its lease
 	std::atomic<bool> lost{false};		 // renew no longer returns it
-	std::thread thread;
+};
+
+// The task threads, kept for the next task.  A thread made and ended per
+// task cost the process more CPU than a task that does nothing (creating
+// it, mapping and unmapping its stack, and the TLB flushes the unmapping
+// sends to the other cores, PostgreSQL's included: issue 14).  A slot runs
+// on an idle thread, or on a new one when none is idle; threads end only at
+// stop().  Their state is shared with them, so a thread left running a
+// handler that ignores cancel (stop(true)) can still end after the Runner.
+class Runner::Threads {
+  public:
+	explicit Threads(std::function<void(std::shared_ptr<Slot>)> run) : st_(std::make_shared<State>()) {
+		st_->run = std::move(run);
+	}
+	~Threads() { stop(false); }
+
+	void start(std::shared_ptr<Slot> slot) {
+		std::lock_guard<std::mutex> g(st_->m);
+		st_->queue.push_back(std::move(slot));
+		if (st_->idle >= static_cast<int>(st_->queue.size())) {
+			st_->cv.notify_one();
+			return;
+		}
+		threads_.emplace_back(loop, st_);
+	}
+
+	// Ends the threads once the queue is empty: joined, or (`detach`) left
+	// to end on their own, for a handler still running past the grace.
+	void stop(bool detach) {
+		{
+			std::lock_guard<std::mutex> g(st_->m);
+			st_->stopping = true;
+		}
+		st_->cv.notify_all();
+		for (auto &t : threads_) {
+			if (!t.joinable()) continue;
+			if (detach) t.detach();
+			else t.join();
+		}
+		threads_.clear();
+	}
+
+  private:
+	struct State {
+		std::function<void(std::shared_ptr<Slot>)> run;
+		std::mutex m;
+		std::condition_variable cv;
+		std::deque<std::shared_ptr<Slot>> queue;
+		int idle = 0;
+		bool stopping = false;
+	};
+	static void loop(std::shared_ptr<State> st) {
+		std::unique_lock<std::mutex> g(st->m);
+		for (;;) {
+			++st->idle;
+			st->cv.wait(g, [&] { return !st->queue.empty() || st->stopping; });
+			--st->idle;
+			if (st->queue.empty()) return;	// stopping
+			auto slot = std::move(st->queue.front());
+			st->queue.pop_front();
+			g.unlock();
+			st->run(std::move(slot));
+			g.lock();
+		}
+	}
+	std::shared_ptr<State> st_;
+	std::vector<std::thread> threads_;
 };
 
 // Stores for the task threads, opened on demand and kept for reuse.
@@ -66,15 +134,14 @@ class Runner::Pool {
 
 Runner::Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFactory open_store)
 	: opt_(std::move(options)), handlers_(handlers), open_store_(std::move(open_store)),
-	  pool_(std::make_unique<Pool>(open_store_)) {}
+	  pool_(std::make_unique<Pool>(open_store_)),
+	  threads_(std::make_unique<Threads>([this](std::shared_ptr<Slot> slot) { run_task(std::move(slot)); })) {}
 
 Runner::~Runner() {
 	renewer_stop_.request();
 	if (renewer_.joinable()) renewer_.join();
-	for (auto &[_, s] : slots_) {
-		s->cancel.cancel();
-		if (s->thread.joinable()) s->thread.join();
-	}
+	for (auto &[_, s] : slots_) s->cancel.cancel();
+	threads_->stop(false);
 }
 
 int64_t Runner::lease_age_ms() const {
@@ -84,6 +151,10 @@ int64_t Runner::lease_age_ms() const {
 
 int Runner::running() const {
 	std::lock_guard<std::mutex> g(m_);
+	return running_locked();
+}
+
+int Runner::running_locked() const {
 	int n = 0;
 	for (auto &[_, s] : slots_)
 		if (!s->finished) ++n;
@@ -346,20 +417,13 @@ void Runner::run_task(std::shared_ptr<Slot> slot) {
 }
 
 void Runner::reap() {
-	std::vector<std::shared_ptr<Slot>> done;
-	{
-		std::lock_guard<std::mutex> g(m_);
-		for (auto it = slots_.begin(); it != slots_.end();) {
-			if (it->second->finished && !it->second->abandoned) {
-				done.push_back(it->second);
-				it = slots_.erase(it);
-			} else {
-				++it;
-			}
-		}
+	std::lock_guard<std::mutex> g(m_);
+	for (auto it = slots_.begin(); it != slots_.end();) {
+		if (it->second->finished && !it->second->abandoned)
+			it = slots_.erase(it);
+		else
+			++it;
 	}
-	for (auto &s : done)
-		if (s->thread.joinable()) s->thread.join();
 }
 
 void Runner::drain() {
@@ -425,17 +489,15 @@ void Runner::drain() {
 	if (renewer_.joinable()) renewer_.join();
 	if (registered_) with_retry("worker_stop", [&](Store &s) { s.worker_stop(opt_.worker_id); });
 
-	std::lock_guard<std::mutex> g(m_);
-	for (auto it = slots_.begin(); it != slots_.end();) {
-		if (it->second->finished) {
-			if (it->second->thread.joinable()) it->second->thread.join();
-		} else if (it->second->thread.joinable()) {
-			// An in-process handler that ignores cancel: its result will be
-			// refused (its lease was released); the process is about to exit.
-			it->second->thread.detach();
-		}
-		it = slots_.erase(it);
+	bool all_ended;
+	{
+		std::lock_guard<std::mutex> g(m_);
+		all_ended = all_finished();
+		slots_.clear();
 	}
+	// An in-process handler that ignores cancel: its result will be refused
+	// (its lease was released); the process is about to exit.
+	threads_->stop(!all_ended);
 }
 
 // worker_drain asked this worker to drain: the loop claims nothing more
@@ -592,7 +654,7 @@ int Runner::run(const StopFlag &stop) {
 										   {"state", slot->task.state}});
 					std::lock_guard<std::mutex> g(m_);
 					slots_[next_slot_++] = slot;
-					slot->thread = std::thread(&Runner::run_task, this, slot);
+					threads_->start(slot);
 				}
 			}
 			if (outage) {
@@ -616,8 +678,10 @@ int Runner::run(const StopFlag &stop) {
 				auto slice = std::min(std::chrono::duration_cast<Millis>(until - Clock::now()), Millis(200));
 				if (slice.count() <= 0) break;
 				if (opt_.concurrency - running() <= 0) {
+					// the predicate, not a bare wait: a task that ended
+					// between the count above and this wait is not missed
 					std::unique_lock<std::mutex> g(m_);
-					slots_cv_.wait_for(g, slice);
+					slots_cv_.wait_for(g, slice, [&] { return running_locked() < opt_.concurrency; });
 					continue;
 				}
 				// A slot came free while this loop waited: claim at once.

@@ -7,8 +7,9 @@
 //   the renewer    every lease_duration/3 renews all running leases in one
 //                  call (or heartbeats when there are none) and records when
 //                  it last succeeded, for /healthz lease_age_ms
-//   one per task   runs the handler, then reports complete()/fail() with the
-//                  lease epoch the claim gave it
+//   task threads   one per running task, kept for the next task when it
+//                  ends (Runner::Threads): runs the handler, then reports
+//                  complete()/fail() with the lease epoch the claim gave it
 // A Store is one connection and not thread-safe: the loop and the renewer
 // each open their own, the task threads share a pool of them.
 //
@@ -85,6 +86,7 @@ class Runner {
 	// Reports the result; the instance's next task when the store handed it
 	// back to this worker (Store::complete_and_claim), to run in the same slot.
 	std::optional<Task> report(Slot &slot, const TaskResult &result);
+	int running_locked() const;	// running(), m_ held
 	void reap();
 	void drain();
 	// Reads list_queues: warns about unserved queues (when `warn`) and
@@ -98,6 +100,7 @@ class Runner {
 	void summarize();
 
 	class Pool;
+	class Threads;
 
 	WorkerOptions opt_;
 	const HandlerRegistry &handlers_;
@@ -122,6 +125,8 @@ class Runner {
 	bool registered_ = false;	// the id is ours: worker_stop it at the end
 	std::atomic<int64_t> tasks_succeeded_{0}, tasks_failed_{0};	// reported, in all
 	int64_t summarized_succeeded_ = 0, summarized_failed_ = 0;	// as of the last summary (the loop's)
+	// Last: destroyed first, so the task threads end before the state they use.
+	std::unique_ptr<Threads> threads_;
 };
 
 }  // namespace genroc
