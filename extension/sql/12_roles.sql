@@ -171,26 +171,6 @@ BEGIN
 END;
 $$;
 
--- A report under a lease: when the instance is running at p_epoch, the
--- worker holding the lease must be the caller's.  An epoch is drawn at
--- random for each claim and never handed out twice for an instance (README
--- "Fencing and liveness"), so if the function's locked read still finds
--- p_epoch it is the same lease.
-CREATE FUNCTION genroc._check_lease(p_instance bigint, p_epoch bigint) RETURNS void
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_owner oid;
-BEGIN
-	SELECT w.owner INTO v_owner
-	FROM genroc._instances i JOIN genroc._workers w ON w.id = i.lease_owner
-	WHERE i.id = p_instance AND i.status = 'running' AND i.lease_epoch = p_epoch;
-	IF v_owner <> genroc._caller() THEN
-		PERFORM genroc._check_owner(v_owner, 'admin', format('the lease on instance %s', p_instance));
-	END IF;
-END;
-$$;
-
 -- A task token: when the activity was claimed under a registered worker
 -- id, that id's role (or an admin).  An unclaimed token is its own
 -- credential, for any role that works.

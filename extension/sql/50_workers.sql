@@ -552,29 +552,40 @@ COMMENT ON FUNCTION genroc.release(text, bigint[]) IS
 	'Gives leases back at once (shutdown): the tasks run again elsewhere; an OnlyOnce task fails with only_once.interrupted.';
 
 -- The running instance under lease epoch p_epoch, locked; RC003 / RC004.
+-- The worker holding that lease must be the caller's (an admin may report
+-- for any; 42501 otherwise).  An epoch is drawn at random for each claim and
+-- never handed out twice for an instance (README "Fencing and liveness"), so
+-- the locked row still at p_epoch is that lease.  The row and its worker's
+-- role come in one statement: every report goes through here.
 CREATE FUNCTION genroc._leased(p_instance bigint, p_epoch bigint) RETURNS genroc._instances
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
+	v_row record;
 	v_inst genroc._instances;
 BEGIN
 	IF p_epoch IS NULL THEN
 		RAISE EXCEPTION 'p_epoch must not be null' USING ERRCODE = '22004';
 	END IF;
-	-- genroc._lock_instance's statement and errors, here: one PL/pgSQL call
-	-- fewer on every report
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
 	END IF;
-	SELECT * INTO v_inst FROM genroc._instances WHERE id = p_instance FOR UPDATE;
+	SELECT i AS inst, w.owner INTO v_row
+	FROM genroc._instances i LEFT JOIN genroc._workers w ON w.id = i.lease_owner
+	WHERE i.id = p_instance
+	FOR UPDATE OF i;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
 	END IF;
+	v_inst := v_row.inst;
 	IF v_inst.status <> 'running' OR v_inst.lease_epoch <> p_epoch THEN
 		RAISE EXCEPTION 'lease lost on instance %', p_instance
 			USING ERRCODE = 'RC004',
 				  DETAIL = format('The report is for epoch %s; the instance is %s at epoch %s.',
 								  p_epoch, v_inst.status, v_inst.lease_epoch);
+	END IF;
+	IF v_row.owner <> genroc._caller() THEN
+		PERFORM genroc._check_owner(v_row.owner, 'admin', format('the lease on instance %s', p_instance));
 	END IF;
 	RETURN v_inst;
 END;
@@ -590,7 +601,6 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
-	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
@@ -624,7 +634,6 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
-	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
@@ -753,7 +762,6 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
-	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
@@ -794,7 +802,6 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
-	PERFORM genroc._check_lease(p_instance, p_epoch);
 	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
