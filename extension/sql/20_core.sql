@@ -473,23 +473,6 @@ BEGIN
 	v_out := v_answer -> 'outcome';
 	v_entered := coalesce(v_answer -> 'entered', '[]');
 
-	-- the caller's entry (p_first) and the 'entered' rows in one insert, in
-	-- that order (the 'entered' rows have no payload key: the payload rules
-	-- would leave them as they are); here, before the rows a fan-out or an
-	-- event wait writes itself; after the outcome's update, with the
-	-- outcome's rows, for the other outcomes (one insert per step)
-	IF v_out ->> 'kind' IN ('parallel', 'map', 'call', 'event')
-	   AND (p_first IS NOT NULL OR jsonb_array_length(v_entered) > 0) THEN
-		INSERT INTO genroc._log (instance_id, at, event, state, detail)
-		SELECT p_instance, v_now, l.event, l.state, l.detail
-		FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
-					 genroc._log_payloads(p_first -> 'detail') AS detail
-			  WHERE p_first IS NOT NULL
-			  UNION ALL
-			  SELECT t.n, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
-			  FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)) l
-		ORDER BY l.n;
-	END IF;
 	v_last_state := coalesce(v_entered -> -1 ->> 'state', v_inst.state);
 
 	CASE v_out ->> 'kind'
@@ -552,10 +535,10 @@ BEGIN
 		ELSIF v_status = 'ready' AND v_delay = 0 THEN
 			PERFORM pg_notify('genroc', v_inst.queue);
 		END IF;
-	WHEN 'parallel', 'map', 'call' THEN
-		v_status := genroc._fan_out(p_instance, v_out);
-	WHEN 'event' THEN
-		v_status := genroc._park_event(p_instance, v_out);
+	WHEN 'parallel', 'map', 'call', 'event' THEN
+		-- after the log rows below: a fan-out and an event wait write their
+		-- own rows after them
+		NULL;
 	WHEN 'wait' THEN
 		v_status := 'waiting';
 		UPDATE genroc._instances SET
@@ -604,23 +587,28 @@ BEGIN
 		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
 			USING ERRCODE = 'XX000';
 	END CASE;
-	IF v_out ->> 'kind' IN ('parallel', 'map', 'call', 'event') THEN
-		RETURN v_status;
+	-- p_first, the 'entered' rows and the outcome's rows (none yet for a
+	-- fan-out or an event wait), in that order, in one insert (the payload
+	-- rules apply to every row with a payload key)
+	IF v_rows <> '[]' OR p_first IS NOT NULL OR jsonb_array_length(v_entered) > 0 THEN
+		INSERT INTO genroc._log (instance_id, at, event, state, detail)
+		SELECT p_instance, v_now, l.event, l.state, l.detail
+		FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
+					 genroc._log_payloads(p_first -> 'detail') AS detail
+			  WHERE p_first IS NOT NULL
+			  UNION ALL
+			  SELECT t.n, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
+			  FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)
+			  UNION ALL
+			  SELECT 1000000 + t.n, t.e ->> 'event', t.e ->> 'state', genroc._log_payloads(t.e -> 'detail')
+			  FROM jsonb_array_elements(v_rows) WITH ORDINALITY AS t(e, n)) l
+		ORDER BY l.n;
 	END IF;
-	-- p_first, the 'entered' rows and the outcome's rows, in that order, in
-	-- one insert (the payload rules apply to every row with a payload key)
-	INSERT INTO genroc._log (instance_id, at, event, state, detail)
-	SELECT p_instance, v_now, l.event, l.state, l.detail
-	FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
-				 genroc._log_payloads(p_first -> 'detail') AS detail
-		  WHERE p_first IS NOT NULL
-		  UNION ALL
-		  SELECT t.n, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
-		  FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)
-		  UNION ALL
-		  SELECT 1000000 + t.n, t.e ->> 'event', t.e ->> 'state', genroc._log_payloads(t.e -> 'detail')
-		  FROM jsonb_array_elements(v_rows) WITH ORDINALITY AS t(e, n)) l
-	ORDER BY l.n;
+	IF v_out ->> 'kind' IN ('parallel', 'map', 'call') THEN
+		RETURN genroc._fan_out(p_instance, v_out);
+	ELSIF v_out ->> 'kind' = 'event' THEN
+		RETURN genroc._park_event(p_instance, v_out);
+	END IF;
 	IF v_status IN ('succeeded', 'failed') THEN
 		IF v_inst.parent_id IS NOT NULL THEN
 			PERFORM genroc._child_ended(p_instance);	-- the last one wakes the parent
