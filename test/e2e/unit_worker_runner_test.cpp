@@ -1,7 +1,8 @@
 // unit_worker_runner_test.cpp — the worker loop in-process on a SQLite file,
 // with in-process handlers that block on latches (no timing assumptions):
-// the concurrency cap, shutdown releasing what outlives the grace (OnlyOnce
-// included), genroc.HandlerMissing, lease_age_ms.
+// the concurrency cap, task threads kept for the next task, shutdown
+// releasing what outlives the grace (OnlyOnce included),
+// genroc.HandlerMissing, lease_age_ms.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -163,6 +164,36 @@ TEST_F(Runner_, ShutdownWaitsForRunningTasksWithinTheGrace) {
 	thread_.join();
 	EXPECT_EQ(rc_, 0);
 	EXPECT_EQ(status(id), "succeeded");
+}
+
+// A task runs on a thread an earlier task ran on (Runner::Threads): 20
+// tasks, two slots, at most a few threads.  A thread made per task would
+// count 20.  The bound leaves room for threads still on their way back to
+// idle when the loop hands out the next task.
+TEST_F(Runner_, TaskThreadsAreKeptForTheNextTask) {
+	std::mutex m;
+	int threads = 0;
+	handlers_.add("count", [&](const json &in, const TaskContext &) {
+		thread_local bool seen = false;
+		if (!seen) {
+			seen = true;
+			std::lock_guard<std::mutex> g(m);
+			++threads;
+		}
+		return TaskResult::success(in);
+	});
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 20; ++i) ids.push_back(start_task("handler:count"));
+	run(2);
+	ASSERT_TRUE(eventually([&] {
+		for (auto id : ids)
+			if (status(id) != "succeeded") return false;
+		return true;
+	}));
+	EXPECT_EQ(stop_and_wait(), 0);
+	std::lock_guard<std::mutex> g(m);
+	EXPECT_GE(threads, 1);
+	EXPECT_LE(threads, 6);
 }
 
 // It reports genroc.HandlerMissing; with no queue for that handler yet,
