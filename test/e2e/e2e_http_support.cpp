@@ -70,6 +70,15 @@ void TestDatabase::create(const std::string &kind, std::string &skip) {
 void TestDatabase::drop() {
 	if (!sqlite_path_.empty()) {
 		for (const char *suffix : {"", "-wal", "-shm"}) std::filesystem::remove(sqlite_path_ + suffix);
+		// and the worker-id locks the SQLite store keeps beside the file
+		// (<file>-worker-<hash>.lock), one per worker id that registered
+		const std::filesystem::path db(sqlite_path_);
+		const std::string locks = db.filename().string() + "-worker-";
+		std::error_code ec;
+		for (const auto &f : std::filesystem::directory_iterator(db.parent_path(), ec)) {
+			const std::string name = f.path().filename().string();
+			if (name.rfind(locks, 0) == 0 && f.path().extension() == ".lock") std::filesystem::remove(f.path(), ec);
+		}
 		sqlite_path_.clear();
 	}
 	if (!pg_db_.empty()) {
