@@ -35,8 +35,14 @@ cpu_of() {
   done
   awk -v s="$sum" -v hz="$hz" 'BEGIN {printf "%.3f", s / hz}'
 }
+# Whether any instance is still open, asked on one session kept for the
+# run: a psql started per look (ten a second) took CPU from the two cores
+# the worker and the server share.
 open_left() {
-  psql -X -qAt -d b -c "SELECT count(*) FROM genroc._instances WHERE status IN ('queued', 'ready', 'running', 'waiting')"
+  echo "SELECT EXISTS (SELECT 1 FROM genroc._instances WHERE status IN ('queued', 'ready', 'running', 'waiting'));" >&"${LOOK[1]}"
+  local ans
+  read -r -t 30 ans <&"${LOOK[0]}" || { echo "binary.sh: no answer from the progress session" >&2; exit 1; }
+  [ "$ans" = t ]
 }
 
 if [ "$STEPS" = 3 ]; then
@@ -55,13 +61,15 @@ for c in $CONC; do
   "$BIN" worker --database "$url" --concurrency "$c" --durability "$DURABILITY" \
     --worker-id "bench-binary-$c" --log-level warn &
   worker=$!
+  coproc LOOK { psql -X -qAt -d b; }
   t0=$(date +%s.%N)
   s0=$(cpu_of $(pgrep -u postgres))
-  while [ "$(open_left)" != 0 ]; do sleep 0.1; done
+  while open_left; do sleep 0.1; done
   t1=$(date +%s.%N)
   s1=$(cpu_of $(pgrep -u postgres))
   w1=$(cpu_of "$worker")
   kill "$worker"; wait "$worker" || true
+  eval "exec ${LOOK[1]}>&-"; wait "$LOOK_PID" || true
   awk -v n="$N" -v c="$c" -v t="$(echo "$t1 - $t0" | bc -l)" -v s="$(echo "$s1 - $s0" | bc -l)" -v w="$w1" \
     'BEGIN {printf "%-5s %10.2f %10.0f %13.0f us %13.0f us\n", c, t, n / t, s * 1e6 / n, w * 1e6 / n}'
   if [ "${PROFILE:-0}" = 1 ]; then
