@@ -297,8 +297,12 @@ CREATE FUNCTION genroc._admit(p_instance bigint, p_request jsonb DEFAULT NULL) R
 AS $$
 DECLARE
 	v_inst genroc._instances;
+	v_found record;
 BEGIN
-	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
+	-- one composite value, not column by column into the row variable (see
+	-- genroc._apply_step)
+	SELECT i AS inst INTO STRICT v_found FROM genroc._instances i WHERE i.id = p_instance;
+	v_inst := v_found.inst;
 	IF v_inst.partition_key IS NULL THEN
 		RETURN genroc._apply_step(p_instance, coalesce(p_request,
 			jsonb_build_object('op', 'start', 'input', genroc._load_value(v_inst.input))));

@@ -356,6 +356,7 @@ DECLARE
 	v_fails boolean;
 	v_cause text;
 	v_child genroc._instances;
+	v_found record;
 	v_input jsonb;
 	v_outputs jsonb;
 	v_active text := coalesce(current_setting('genroc_fanout.active', true), '');
@@ -421,10 +422,13 @@ BEGIN
 		   AND (v_wait_until IS NULL OR v_wait_until <= genroc.now()) THEN
 			-- the first pending child from next_index on (the children
 			-- index's order; one cancelled while pending is passed over)
-			SELECT * INTO STRICT v_child FROM genroc._instances
-			WHERE parent_id = p_parent AND child_gen = v_gen AND child_index >= v_next
-			  AND status = 'waiting' AND wait_kind = 'pending'
-			ORDER BY child_index LIMIT 1 FOR UPDATE;
+			-- (read as one composite value, not column by column into the row
+			-- variable: see genroc._apply_step)
+			SELECT i AS inst INTO STRICT v_found FROM genroc._instances i
+			WHERE i.parent_id = p_parent AND i.child_gen = v_gen AND i.child_index >= v_next
+			  AND i.status = 'waiting' AND i.wait_kind = 'pending'
+			ORDER BY i.child_index LIMIT 1 FOR UPDATE OF i;
+			v_child := v_found.inst;
 			UPDATE genroc._fanouts f SET next_index = v_child.child_index + 1,
 				live = f.live + 1, pending = f.pending - 1
 			WHERE f.parent_id = p_parent;
