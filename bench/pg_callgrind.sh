@@ -10,6 +10,9 @@
 #   bash bench/pg_callgrind.sh map [N]       # a Map of N genroc:noop items
 #                                            # (default 200), MaxConcurrency 50:
 #                                            # claims of 8, complete
+#   bash bench/pg_callgrind.sh start [N]     # N starts of a one-task
+#                                            # definition (default 300), a
+#                                            # commit each
 #
 # Prints instructions per task (or item) and WAL bytes per task (the insert
 # LSN's advance across the single-user run, a shutdown checkpoint
@@ -18,7 +21,7 @@
 # CALLGRIND_OUT=FILE keeps callgrind's output (callgrind_annotate reads it).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WHAT=${1:?usage: pg_callgrind.sh onetask|map [N]}
+WHAT=${1:?usage: pg_callgrind.sh onetask|map|start [N]}
 export PGBIN=${GENROC_PG_ROOT:-}$(pg_config --bindir)
 as_owner() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/genroc-callgrind.XXXXXX")
@@ -52,7 +55,16 @@ SQL
 DO $$ DECLARE r record; n int; BEGIN LOOP n := 0; FOR r IN SELECT * FROM genroc.claim('w1', '{default}', 8) LOOP n := n + 1; PERFORM genroc.complete(r.instance_id, r.epoch, r.input); COMMIT; END LOOP; EXIT WHEN n = 0; COMMIT; END LOOP; END $$;
 SQL
     ;;
-  *) echo "pg_callgrind.sh: onetask or map" >&2; exit 2 ;;
+  start)
+    N=${2:-300}
+    psql -X -q -d bench >/dev/null <<SQL
+SELECT genroc.define('one', '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}}');
+SQL
+    cat >"$W/do.sql" <<SQL
+DO \$\$ BEGIN FOR i IN 1..$N LOOP PERFORM genroc.start('one', jsonb_build_object('i', i)); COMMIT; END LOOP; END \$\$;
+SQL
+    ;;
+  *) echo "pg_callgrind.sh: onetask, map or start" >&2; exit 2 ;;
 esac
 L0=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
 as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -w stop >/dev/null
@@ -63,8 +75,13 @@ as_owner valgrind --tool=callgrind --callgrind-out-file="$W/cg/out" --toggle-col
 if grep -q ERROR "$W/single.log"; then grep ERROR "$W/single.log" >&2; exit 1; fi
 as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -l "$W/pg/server.log" -w start >/dev/null
 L1=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
-left=$(psql -X -Atq -d bench -c "SELECT count(*) FROM genroc._instances WHERE status <> 'succeeded'")
-[ "$left" = 0 ] || { echo "pg_callgrind.sh: $left instances did not succeed" >&2; exit 1; }
+if [ "$WHAT" = start ]; then
+  ready=$(psql -X -Atq -d bench -c "SELECT count(*) FROM genroc._instances WHERE status = 'ready'")
+  [ "$ready" = "$N" ] || { echo "pg_callgrind.sh: $ready of $N started instances are ready" >&2; exit 1; }
+else
+  left=$(psql -X -Atq -d bench -c "SELECT count(*) FROM genroc._instances WHERE status <> 'succeeded'")
+  [ "$left" = 0 ] || { echo "pg_callgrind.sh: $left instances did not succeed" >&2; exit 1; }
+fi
 ir=$(sed -n 's/^summary: *//p' "$W/cg/out" | head -1)
 wal=$(psql -X -Atq -d bench -c "SELECT '$L1'::pg_lsn - '$L0'::pg_lsn")
 echo "$WHAT N=$N instructions=$ir per_task=$((ir / N)) wal_bytes_per_task=$((wal / N))"
