@@ -321,6 +321,25 @@ CREATE FUNCTION genroc.durability() RETURNS text
 COMMENT ON FUNCTION genroc.durability() IS
 	'The durability level in force for this session (setting genroc.durability): none, essential, terminal or strict.';
 
+-- The context object of an execution from its parts (genroc._context's
+-- answer; genroc.start_many builds its items' from them, without a row).
+-- SQL, inlined where it is called.
+CREATE FUNCTION genroc._context_object(p_id bigint, p_name text, p_created timestamptz,
+									   p_input jsonb, p_def_name text, p_def_version int,
+									   p_token text) RETURNS jsonb
+	LANGUAGE sql STABLE
+	RETURN jsonb_build_object(
+		'Execution', jsonb_build_object(
+			'Id', p_id::text,
+			'Name', coalesce(p_name, p_id::text),
+			'StartTime', genroc._iso(p_created))
+			|| CASE WHEN p_input IS NULL THEN '{}'::jsonb
+					ELSE jsonb_build_object('Input', p_input) END,
+		'StateMachine', jsonb_build_object(
+			'Id', p_def_name || ':' || p_def_version,
+			'Name', p_def_name),
+		'Task', jsonb_build_object('Token', p_token));
+
 /*
  * The context object $$ as the store knows it (the interpreter adds State).
  * Semantics:
@@ -369,17 +388,7 @@ BEGIN
 			v_input := NULL;
 		END IF;
 	END IF;
-	RETURN jsonb_build_object(
-		'Execution', jsonb_build_object(
-			'Id', v_id::text,
-			'Name', coalesce(v_name, v_id::text),
-			'StartTime', genroc._iso(v_created))
-			|| CASE WHEN v_input IS NULL THEN '{}'::jsonb
-					ELSE jsonb_build_object('Input', v_input) END,
-		'StateMachine', jsonb_build_object(
-			'Id', p_def.name || ':' || p_def.version,
-			'Name', p_def.name),
-		'Task', jsonb_build_object('Token', p_token));
+	RETURN genroc._context_object(v_id, v_name, v_created, v_input, p_def.name, p_def.version, p_token);
 END;
 $$;
 

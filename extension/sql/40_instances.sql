@@ -76,6 +76,51 @@ BEGIN
 END;
 $$;
 
+-- The start options (genroc.start, genroc.start_many) read and checked:
+-- those not in p_allowed and every malformed one are 22023 naming the
+-- option (22007 / 22008 for run_at).  An option not given is NULL.
+CREATE FUNCTION genroc._start_options(p_options jsonb, p_allowed text[], p_what text,
+	OUT version int, OUT priority int, OUT run_at timestamptz, OUT labels jsonb,
+	OUT idempotency_key text, OUT partition_key text, OUT name text)
+	LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+	PERFORM genroc._check_options(p_options, p_allowed, p_what);
+	IF p_options ? 'version' THEN
+		version := genroc._int_option(p_options -> 'version', 'version');
+	END IF;
+	IF p_options ? 'priority' THEN
+		priority := genroc._int_option(p_options -> 'priority', 'priority');
+	END IF;
+	IF p_options ? 'run_at' THEN
+		run_at := genroc._parse_time(p_options -> 'run_at', 'run_at');
+	END IF;
+	IF p_options ? 'labels' THEN
+		labels := genroc._labels_option(p_options -> 'labels', 'labels');
+		PERFORM genroc._check_name(l.key, 'a label key'),
+				genroc._check_name(l.value, format('label "%s"', left(l.key, 200)), 1000)
+		FROM jsonb_each_text(labels) AS l;
+		-- the region label picks <queue>.<region> (55_queues.sql)
+		IF labels ? 'region' AND (labels ->> 'region' = '' OR strpos(labels ->> 'region', '.') > 0) THEN
+			RAISE EXCEPTION 'label "region" must be a non-empty name without ".", not "%"', labels ->> 'region'
+				USING ERRCODE = '22023';
+		END IF;
+	END IF;
+	IF p_options ? 'idempotency_key' THEN
+		idempotency_key := genroc._text_option(p_options -> 'idempotency_key', 'idempotency_key');
+		PERFORM genroc._check_name(idempotency_key, 'option "idempotency_key"');
+	END IF;
+	IF p_options ? 'partition_key' THEN
+		partition_key := genroc._text_option(p_options -> 'partition_key', 'partition_key');
+		PERFORM genroc._check_name(partition_key, 'option "partition_key"');
+	END IF;
+	IF p_options ? 'name' THEN
+		name := genroc._text_option(p_options -> 'name', 'name');
+		PERFORM genroc._check_name(name, 'option "name"');
+	END IF;
+END;
+$$;
+
 /*
  * Semantics of start:
  *   the latest version of the definition, or option "version" (RC002 if none)
@@ -117,40 +162,13 @@ BEGIN
 			USING ERRCODE = '22004';
 	END IF;
 	PERFORM genroc._check_depth(p_input, 'the input');
-	PERFORM genroc._check_options(v_options,
-		ARRAY['idempotency_key', 'labels', 'name', 'partition_key', 'priority', 'run_at', 'version'],
-		'start options');
-	IF v_options ? 'version' THEN
-		v_version := genroc._int_option(v_options -> 'version', 'version');
-	END IF;
-	IF v_options ? 'priority' THEN
-		v_priority := genroc._int_option(v_options -> 'priority', 'priority');
-	END IF;
-	IF v_options ? 'run_at' THEN
-		v_run_at := genroc._parse_time(v_options -> 'run_at', 'run_at');
-	END IF;
-	IF v_options ? 'labels' THEN
-		v_labels := genroc._labels_option(v_options -> 'labels', 'labels');
-		PERFORM genroc._check_name(l.key, 'a label key'),
-				genroc._check_name(l.value, format('label "%s"', left(l.key, 200)), 1000)
-		FROM jsonb_each_text(v_labels) AS l;
-		-- the region label picks <queue>.<region> (55_queues.sql)
-		IF v_labels ? 'region' AND (v_labels ->> 'region' = '' OR strpos(v_labels ->> 'region', '.') > 0) THEN
-			RAISE EXCEPTION 'label "region" must be a non-empty name without ".", not "%"', v_labels ->> 'region'
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-	IF v_options ? 'idempotency_key' THEN
-		v_key := genroc._text_option(v_options -> 'idempotency_key', 'idempotency_key');
-		PERFORM genroc._check_name(v_key, 'option "idempotency_key"');
-	END IF;
-	IF v_options ? 'partition_key' THEN
-		v_partition := genroc._text_option(v_options -> 'partition_key', 'partition_key');
-		PERFORM genroc._check_name(v_partition, 'option "partition_key"');
-	END IF;
-	IF v_options ? 'name' THEN
-		v_name := genroc._text_option(v_options -> 'name', 'name');
-		PERFORM genroc._check_name(v_name, 'option "name"');
+	IF v_options <> '{}' THEN
+		SELECT o.version, coalesce(o.priority, 0), o.run_at, coalesce(o.labels, '{}'), o.idempotency_key,
+			   o.partition_key, o.name
+		INTO v_version, v_priority, v_run_at, v_labels, v_key, v_partition, v_name
+		FROM genroc._start_options(v_options,
+			ARRAY['idempotency_key', 'labels', 'name', 'partition_key', 'priority', 'run_at', 'version'],
+			'start options') AS o;
 	END IF;
 
 	SELECT * INTO v_def FROM genroc._definitions d
@@ -209,6 +227,178 @@ END;
 $$;
 COMMENT ON FUNCTION genroc.start(text, jsonb, jsonb) IS
 	'Starts an instance of a definition and runs its inline states; options: version, idempotency_key, priority, run_at, labels, partition_key, name.';
+
+/*
+ * Semantics of start_many: genroc.start for each input of the JSON array
+ * p_inputs (at most 10,000; 54000 beyond), all of one definition version
+ * and with the same options (start's, but idempotency_key and name, which
+ * belong to one instance: 22023), in one transaction, as one statement
+ * where it can be: the instances whose first step stops at a handler task
+ * (most definitions) are written with one insert, their log with another,
+ * and one NOTIFY wakes the queue's workers.  The others (a first step that
+ * waits, fans out, ends or parks an activity; a run_at later than now; a
+ * partition_key) take start's own path, one by one.  Returns a row per
+ * input, in their order; an error in any input starts none (22023 names
+ * its index for a non-array, 54000 for a payload too deep).
+ */
+CREATE FUNCTION genroc.start_many(p_definition text, p_inputs jsonb, p_options jsonb DEFAULT '{}')
+	RETURNS TABLE (instance_id bigint, status text)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	c_max_inputs constant int := 10000;
+	v_options jsonb := coalesce(p_options, '{}');
+	v_now timestamptz := genroc.now();
+	v_now_ms bigint := genroc._ms(v_now);
+	v_def genroc._definitions;
+	v_version int;
+	v_priority int := 0;
+	v_run_at timestamptz;
+	v_labels jsonb := '{}';
+	v_partition text;
+	v_queue text;
+	v_count int;
+	v_ids bigint[];
+	v_fast boolean[];
+	v_input jsonb;
+	v_k int;
+BEGIN
+	PERFORM genroc._check_definition(p_definition, 'admin');
+	IF p_definition IS NULL THEN
+		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF p_inputs IS NULL THEN
+		RAISE EXCEPTION 'p_inputs must not be null' USING ERRCODE = '22004';
+	END IF;
+	IF jsonb_typeof(p_inputs) <> 'array' THEN
+		RAISE EXCEPTION 'p_inputs must be a JSON array of inputs, not a JSON %', jsonb_typeof(p_inputs)
+			USING ERRCODE = '22023';
+	END IF;
+	v_count := jsonb_array_length(p_inputs);
+	IF v_count > c_max_inputs THEN
+		RAISE EXCEPTION 'p_inputs holds % inputs; at most % start in one call', v_count, c_max_inputs
+			USING ERRCODE = '54000';
+	END IF;
+	PERFORM genroc._check_depth(e.v, format('the input at index %s', e.n - 1))
+	FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS e(v, n);
+	IF v_options <> '{}' THEN
+		SELECT o.version, coalesce(o.priority, 0), o.run_at, coalesce(o.labels, '{}'), o.partition_key
+		INTO v_version, v_priority, v_run_at, v_labels, v_partition
+		FROM genroc._start_options(v_options,
+			ARRAY['labels', 'partition_key', 'priority', 'run_at', 'version'],
+			'start_many options') AS o;
+	END IF;
+
+	SELECT * INTO v_def FROM genroc._definitions d
+	WHERE d.name = p_definition AND (v_version IS NULL OR d.version = v_version)
+	ORDER BY d.version DESC LIMIT 1;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'definition "%"% not found', p_definition,
+			CASE WHEN v_version IS NULL THEN '' ELSE format(' version %s', v_version) END
+			USING ERRCODE = 'RC002';
+	END IF;
+	IF v_count = 0 THEN
+		RETURN;
+	END IF;
+
+	IF v_run_at > v_now OR v_partition IS NOT NULL THEN
+		-- start's path for each, all of the version found here
+		FOR v_input IN SELECT e.v FROM jsonb_array_elements(p_inputs) AS e(v) LOOP
+			RETURN QUERY SELECT s.instance_id, s.status
+				FROM genroc.start(p_definition, v_input,
+								  v_options || jsonb_build_object('version', v_def.version)) AS s;
+		END LOOP;
+		RETURN;
+	END IF;
+
+	-- The first step of every input, then each instance written as that
+	-- step left it when it stops at a handler task ("fast": what
+	-- _apply_step writes for a 'task' outcome without delay), else as start
+	-- writes it before genroc._admit runs the step again below.
+	v_queue := genroc._route(v_def, v_labels);
+	WITH item AS MATERIALIZED (
+		SELECT e.n, e.v AS input, nextval('genroc._instances_id_seq') AS id
+		FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS e(v, n)
+		ORDER BY e.n
+	), answered AS MATERIALIZED (
+		SELECT it.n, it.id, it.input, genroc._step(v_def.hash, v_def.definition, jsonb_build_object(
+				'op', 'start', 'input', it.input, 'now_ms', v_now_ms,
+				'context', genroc._context_object(it.id, NULL, v_now, it.input, v_def.name, v_def.version,
+												  gen_random_uuid()::text))) AS answer
+		FROM item it
+	), stepped AS MATERIALIZED (
+		-- the outcome's fields, each read once
+		SELECT a.n, a.id, a.input, a.answer -> 'entered' AS entered, a.answer -> 'variables' AS variables,
+			   o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input,
+			   o.out -> 'task_input' AS task_input, o.out ->> 'resource' AS resource,
+			   coalesce(o.out -> 'retry_counts', '[]') AS retry_counts,
+			   (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(o.out -> 'retry_counts') AS c)
+				 AS attempt,
+			   coalesce((o.out ->> 'only_once')::boolean, false) AS only_once,
+			   (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s,
+			   (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%'
+				AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0) AS fast
+		FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o
+	), ins AS (
+		INSERT INTO genroc._instances AS i (id, definition_id, status, eligible_at, input, labels, priority,
+			created_at, updated_at, queue, state, state_input, task_input, resource, retry_counts, attempt,
+			only_once, timeout_s, heartbeat_s, variables)
+		OVERRIDING SYSTEM VALUE
+		SELECT s.id, v_def.id, 'ready', v_now, genroc._store_value(s.input, 'the input'), v_labels, v_priority,
+			   v_now, v_now, v_queue,
+			   CASE WHEN s.fast THEN s.state END,
+			   CASE WHEN s.fast THEN genroc._store_value(s.state_input, 'the state input') END,
+			   CASE WHEN s.fast THEN genroc._store_value(s.task_input, 'the task input') END,
+			   CASE WHEN s.fast THEN s.resource END,
+			   CASE WHEN s.fast THEN s.retry_counts END,
+			   CASE WHEN s.fast THEN s.attempt ELSE 0 END,
+			   s.fast AND s.only_once,
+			   CASE WHEN s.fast THEN s.timeout_s END,
+			   CASE WHEN s.fast THEN s.heartbeat_s END,
+			   CASE WHEN s.fast THEN s.variables END
+		FROM stepped s ORDER BY s.n
+		RETURNING i.id
+	), logged AS (
+		-- start's 'started' row; for a fast one the step's 'entered' rows
+		-- and its 'task_scheduled', as _apply_step writes them
+		INSERT INTO genroc._log (instance_id, at, event, state, detail)
+		SELECT l.id, v_now, l.event, l.state, l.detail
+		FROM (SELECT s.n, 0::bigint AS k, s.id, 'started' AS event, NULL::text AS state,
+					 genroc._log_payloads(jsonb_build_object('definition', v_def.name,
+						'version', v_def.version, 'input', s.input)) AS detail
+			  FROM stepped s
+			  UNION ALL
+			  SELECT s.n, t.k, s.id, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
+			  FROM stepped s,
+				   jsonb_array_elements(coalesce(s.entered, '[]')) WITH ORDINALITY AS t(e, k)
+			  WHERE s.fast
+			  UNION ALL
+			  SELECT s.n, 1000000, s.id, 'task_scheduled', s.state,
+					 genroc._log_payloads(jsonb_build_object('resource', s.resource, 'input', s.task_input,
+						'attempt', s.attempt, 'delay_ms', 0))
+			  FROM stepped s WHERE s.fast) l
+		ORDER BY l.n, l.k
+		RETURNING 1
+	)
+	SELECT array_agg(s.id ORDER BY s.n), array_agg(s.fast ORDER BY s.n)
+	INTO v_ids, v_fast
+	FROM stepped s;	-- ins and logged run whether read or not
+
+	IF true = ANY (v_fast) THEN
+		PERFORM pg_notify('genroc', v_queue);
+	END IF;
+	FOR v_k IN 1 .. v_count LOOP
+		instance_id := v_ids[v_k];
+		status := CASE WHEN v_fast[v_k] THEN 'ready' ELSE genroc._admit(v_ids[v_k]) END;
+		RETURN NEXT;
+	END LOOP;
+	PERFORM genroc._flush_commit('outside');
+END;
+$$;
+COMMENT ON FUNCTION genroc.start_many(text, jsonb, jsonb) IS
+	'Starts an instance of a definition for each input of a JSON array (at most 10,000), in one transaction; options: version, priority, run_at, labels, partition_key.';
 
 -- Locks an instance row for a change; RC003 when there is none.
 CREATE FUNCTION genroc._lock_instance(p_instance bigint) RETURNS genroc._instances

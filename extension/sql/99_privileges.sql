@@ -20,6 +20,7 @@ BEGIN
 	FOR v_grant IN SELECT * FROM (VALUES
 		('genroc.define(text, jsonb)',							'genroc_user'),
 		('genroc.start(text, jsonb, jsonb)',					'genroc_user'),
+		('genroc.start_many(text, jsonb, jsonb)',				'genroc_user'),
 		('genroc.list_definitions()',							'genroc_user, genroc_operator'),
 		('genroc.get_definition(text, int)',					'genroc_user, genroc_operator'),
 		('genroc.get_instance(bigint)',							'genroc_user, genroc_operator'),

@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(105);
+SELECT plan(107);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -95,6 +95,7 @@ INSERT INTO matrix VALUES
 	 '{user,operator,admin}', '{operator,admin}'),
 	('get_definition', $$SELECT genroc.get_definition(':def')$$, '{user,operator,admin}', '{operator,admin}'),
 	('start', $$SELECT genroc.start(':def', '{}')$$, '{user,admin}', '{admin}'),
+	('start_many', $$SELECT genroc.start_many(':def', '[{}, {}]')$$, '{user,admin}', '{admin}'),
 	('cancel', $$SELECT genroc.cancel(:inst)$$, '{user,operator,admin}', '{operator,admin}'),
 	('retry', $$SELECT genroc.retry(:failed)$$, '{operator,admin}', '{operator,admin}'),
 	('resume', $$SELECT genroc.resume(:failed, '1')$$, '{operator,admin}', '{operator,admin}'),
