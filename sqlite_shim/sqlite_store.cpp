@@ -505,82 +505,126 @@ class SqliteStore final : public Store {
 
 	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
 
-	StartResult start(const std::string &definition, const json &input, const json &options) override {
-		// Payloads are stored, logged and copied before a step reads them: the
-		// same words as genroc._check_depth and the step's own check.
-		limits::check_json_depth(input, "the input");
-		limits::check_json_depth(options, "the start options");
-		const json opts = options.is_null() ? json::object() : options;
-		check_options(opts, {"idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
-					  "start options");
+	// genroc._start_options: the start options read and checked, those not
+	// in `allowed` refused (22023 naming the option).
+	struct StartOptions {
 		std::optional<int> version;
 		int priority = 0;
 		std::optional<int64_t> run_at;
 		json labels = json::object();
 		std::optional<std::string> key, partition, exec_name;
-		if (opts.contains("version")) version = int_option(opts["version"], "version");
-		if (opts.contains("priority")) priority = int_option(opts["priority"], "priority");
-		if (opts.contains("run_at")) run_at = time_option(opts["run_at"], "run_at");
+	};
+	static StartOptions start_options(const json &options, const std::vector<std::string> &allowed,
+									  const std::string &what) {
+		limits::check_json_depth(options, "the " + what);
+		const json opts = options.is_null() ? json::object() : options;
+		check_options(opts, allowed, what);
+		StartOptions o;
+		if (opts.contains("version")) o.version = int_option(opts["version"], "version");
+		if (opts.contains("priority")) o.priority = int_option(opts["priority"], "priority");
+		if (opts.contains("run_at")) o.run_at = time_option(opts["run_at"], "run_at");
 		if (opts.contains("labels")) {
-			labels = opts["labels"];
-			if (!is_string_object(labels))
+			o.labels = opts["labels"];
+			if (!is_string_object(o.labels))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"labels\" must be an object of strings, not " + labels.dump());
-			for (auto &[k, v] : labels.items()) {
+							"option \"labels\" must be an object of strings, not " + o.labels.dump());
+			for (auto &[k, v] : o.labels.items()) {
 				check_name(k, "a label key");
 				check_name(v.get<std::string>(), "label \"" + k.substr(0, 200) + "\"", 1000);
 			}
 			// the region label picks <queue>.<region> (route())
-			if (labels.contains("region") &&
-				(labels["region"].get<std::string>().empty() ||
-				 labels["region"].get<std::string>().find('.') != std::string::npos))
+			const json &region = o.labels.contains("region") ? o.labels["region"] : json();
+			if (region.is_string() &&
+				(region.get<std::string>().empty() || region.get<std::string>().find('.') != std::string::npos))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "label \"region\" must be a non-empty name without \".\", not \"" +
-																   labels["region"].get<std::string>() + "\"");
+																   region.get<std::string>() + "\"");
 		}
 		if (opts.contains("idempotency_key")) {
-			key = text_option(opts["idempotency_key"], "idempotency_key");
-			check_name(*key, "option \"idempotency_key\"");
+			o.key = text_option(opts["idempotency_key"], "idempotency_key");
+			check_name(*o.key, "option \"idempotency_key\"");
 		}
 		if (opts.contains("partition_key")) {
-			partition = text_option(opts["partition_key"], "partition_key");
-			check_name(*partition, "option \"partition_key\"");
+			o.partition = text_option(opts["partition_key"], "partition_key");
+			check_name(*o.partition, "option \"partition_key\"");
 		}
 		if (opts.contains("name")) {
-			exec_name = text_option(opts["name"], "name");
-			check_name(*exec_name, "option \"name\"");
+			o.exec_name = text_option(opts["name"], "name");
+			check_name(*o.exec_name, "option \"name\"");
 		}
+		return o;
+	}
 
+	// The definition a start runs: the newest version, or o.version (RC002).
+	std::pair<int64_t, int64_t> start_definition(const std::string &definition, const StartOptions &o) {
+		Query dq(db_,
+				 "SELECT id, version FROM definitions WHERE name = ?1 AND (?2 IS NULL OR version = ?2) "
+				 "ORDER BY version DESC LIMIT 1",
+				 definition, o.version);
+		if (!dq.next())
+			throw Error(sqlstate::DEFINITION_NOT_FOUND,
+						"definition \"" + definition + "\"" +
+							(o.version ? " version " + std::to_string(*o.version) : std::string()) + " not found");
+		return {dq.i64(0), dq.i64(1)};
+	}
+
+	// One start inside the caller's transaction (start, start_many).
+	StartResult start_in(const std::string &definition, int64_t def_id, int64_t def_version, const json &input,
+						 const StartOptions &o, int64_t now) {
+		if (o.key) {
+			Query q(db_, "SELECT id, status FROM instances WHERE idempotency_key = ?1", *o.key);
+			if (q.next()) return {q.i64(0), false, q.text(1)};
+		}
+		const bool delayed = o.run_at && *o.run_at > now;
+		Query(db_,
+			  "INSERT INTO instances (definition_id, status, eligible_at, input, idempotency_key, labels, "
+			  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue) "
+			  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
+			  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *o.run_at : now,
+			  store_value(input, "the input", now), o.key, o.labels, o.partition, o.exec_name, o.priority,
+			  delayed ? std::optional<std::string>("run_at") : std::nullopt, delayed ? o.run_at : std::nullopt, now,
+			  route(def_id, definition, o.labels))
+			.run();
+		const int64_t id = sqlite3_last_insert_rowid(db_.handle());
+		json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
+		if (delayed) detail["run_at"] = iso(*o.run_at);
+		log(id, now, "started", std::nullopt, detail);
+		std::string status = delayed ? "waiting" : admit(id, now);
+		return {id, true, status};
+	}
+
+	StartResult start(const std::string &definition, const json &input, const json &options) override {
+		// Payloads are stored, logged and copied before a step reads them: the
+		// same words as genroc._check_depth and the step's own check.
+		limits::check_json_depth(input, "the input");
+		const StartOptions o =
+			start_options(options, {"idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
+						  "start options");
 		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
-			Query dq(db_,
-					 "SELECT id, version FROM definitions WHERE name = ?1 AND (?2 IS NULL OR version = ?2) "
-					 "ORDER BY version DESC LIMIT 1",
-					 definition, version);
-			if (!dq.next())
-				throw Error(sqlstate::DEFINITION_NOT_FOUND,
-							"definition \"" + definition + "\"" +
-								(version ? " version " + std::to_string(*version) : std::string()) + " not found");
-			const int64_t def_id = dq.i64(0);
-			const int64_t def_version = dq.i64(1);
-			if (key) {
-				Query q(db_, "SELECT id, status FROM instances WHERE idempotency_key = ?1", *key);
-				if (q.next()) return {q.i64(0), false, q.text(1)};
-			}
-			const bool delayed = run_at && *run_at > now;
-			Query(db_,
-				  "INSERT INTO instances (definition_id, status, eligible_at, input, idempotency_key, labels, "
-				  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue) "
-				  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
-				  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *run_at : now,
-				  store_value(input, "the input", now), key, labels,
-				  partition, exec_name, priority, delayed ? std::optional<std::string>("run_at") : std::nullopt,
-				  delayed ? run_at : std::nullopt, now, route(def_id, definition, labels))
-				.run();
-			const int64_t id = sqlite3_last_insert_rowid(db_.handle());
-			json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
-			if (delayed) detail["run_at"] = iso(*run_at);
-			log(id, now, "started", std::nullopt, detail);
-			std::string status = delayed ? "waiting" : admit(id, now);
-			return {id, true, status};
+			const auto [def_id, def_version] = start_definition(definition, o);
+			return start_in(definition, def_id, def_version, input, o, now);
+		});
+	}
+
+	// genroc.start_many: start for each input, in one transaction (one commit).
+	std::vector<StartResult> start_many(const std::string &definition, const json &inputs,
+										const json &options) override {
+		if (!inputs.is_array())
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						std::string("p_inputs must be a JSON array of inputs, not a JSON ") + inputs.type_name());
+		if (inputs.size() > kMaxStartMany)
+			throw Error(limits::PROGRAM_LIMIT_EXCEEDED, "p_inputs holds " + std::to_string(inputs.size()) +
+															  " inputs; at most " + std::to_string(kMaxStartMany) +
+															  " start in one call");
+		for (size_t k = 0; k < inputs.size(); ++k)
+			limits::check_json_depth(inputs[k], "the input at index " + std::to_string(k));
+		const StartOptions o =
+			start_options(options, {"labels", "partition_key", "priority", "run_at", "version"}, "start_many options");
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			const auto [def_id, def_version] = start_definition(definition, o);
+			std::vector<StartResult> out;
+			out.reserve(inputs.size());
+			for (const json &input : inputs) out.push_back(start_in(definition, def_id, def_version, input, o, now));
+			return out;
 		});
 	}
 

@@ -173,6 +173,20 @@ class PgStore final : public Store {
 		return {int64(r.get(), 0, 0), boolean(r.get(), 0, 1), text(r.get(), 0, 2)};
 	}
 
+	std::vector<StartResult> start_many(const std::string &definition, const json &inputs,
+										const json &options) override {
+		// each input's depth named by its index, as the server and SQLite name it
+		if (inputs.is_array())
+			for (size_t k = 0; k < inputs.size(); ++k)
+				limits::check_json_depth(inputs[k], "the input at index " + std::to_string(k));
+		auto r = exec("SELECT instance_id, status FROM genroc.start_many($1, $2::jsonb, $3::jsonb)",
+					  {definition, inputs.dump(), param(options, "the start_many options")});
+		std::vector<StartResult> out;
+		out.reserve(PQntuples(r.get()));
+		for (int k = 0; k < PQntuples(r.get()); ++k) out.push_back({int64(r.get(), k, 0), true, text(r.get(), k, 1)});
+		return out;
+	}
+
 	std::string cancel(int64_t id) override {
 		return scalar("SELECT genroc.cancel($1)", {std::to_string(id)});
 	}

@@ -23,6 +23,9 @@ struct DefineResult {
 	bool is_new = false;
 };
 
+// The most inputs one start_many takes (genroc.start_many's c_max_inputs).
+inline constexpr size_t kMaxStartMany = 10000;
+
 struct StartResult {
 	int64_t instance_id = 0;
 	bool is_new = false;
@@ -107,6 +110,12 @@ class Store {
 	// Instances
 	virtual StartResult start(const std::string &definition, const json &input,
 							  const json &options) = 0;
+	// genroc.start_many: start for each input of the JSON array `inputs`
+	// (at most kMaxStartMany), one definition version and the same options
+	// (start's but idempotency_key and name), one transaction; a result per
+	// input, in their order (is_new always true).
+	virtual std::vector<StartResult> start_many(const std::string &definition, const json &inputs,
+												const json &options) = 0;
 	virtual std::string cancel(int64_t instance_id) = 0;	// returns "cancelled"
 	// A failed top-level instance again (RC009 otherwise): retry enters the
 	// failed state anew; resume goes on after that Task with `output`.

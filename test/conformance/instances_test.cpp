@@ -34,6 +34,70 @@ TEST_P(StoreTest, StartOptionsAreChecked) {
 	EXPECT_TRUE(store().list_instances(json::object()).empty());
 }
 
+namespace {
+// An instance as get_instance and history show it, without its id.
+json without_id(Store &s, int64_t id) {
+	json inst = s.get_instance(id);
+	json log = s.history(id);
+	for (auto &e : log) e.erase("seq");
+	for (const char *k : {"id", "root_id", "activity_token"}) inst.erase(k);
+	return {{"instance", inst}, {"log", log}};
+}
+}  // namespace
+
+TEST_P(StoreTest, StartManyStartsWhatStartStarts) {
+	define("job", task_def());
+	define("waits", json::parse(R"({"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":5,"End":true}}})"));
+	const json inputs = json::array({json{{"n", 1}}, 2, "three", nullptr});
+	const json opts = {{"priority", 3}, {"labels", {{"team", "a"}}}};
+	auto many = store().start_many("job", inputs, opts);
+	ASSERT_EQ(many.size(), inputs.size());
+	for (size_t k = 0; k < many.size(); ++k) {
+		EXPECT_TRUE(many[k].is_new);
+		EXPECT_EQ(many[k].status, "ready");
+		if (k > 0) {
+			EXPECT_GT(many[k].instance_id, many[k - 1].instance_id);  // in input order
+		}
+		auto one = store().start("job", inputs[k], opts);
+		EXPECT_EQ(without_id(store(), many[k].instance_id), without_id(store(), one.instance_id)) << "input " << k;
+	}
+	// a first step that waits takes start's own path
+	auto waits = store().start_many("waits", json::array({1, 2}), json::object());
+	ASSERT_EQ(waits.size(), 2u);
+	EXPECT_EQ(waits[1].status, "waiting");
+	EXPECT_EQ(without_id(store(), waits[0].instance_id),
+			  without_id(store(), store().start("waits", 1, json::object()).instance_id));
+	EXPECT_TRUE(store().start_many("job", json::array(), json::object()).empty());
+
+	// claimed in input order, and they run
+	worker("w1");
+	for (size_t k = 0; k < many.size(); ++k) {
+		Task t = claim_one("w1");
+		EXPECT_EQ(t.instance_id, many[k].instance_id);
+		EXPECT_EQ(t.input, inputs[k]);
+	}
+}
+
+TEST_P(StoreTest, StartManyChecksItsArgumentsAndStartsNoneOnAnError) {
+	define("job", task_def());
+	const json one = json::array({1});
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "p_inputs must be a JSON array",
+				  store().start_many("job", json{{"n", 1}}, json::object()));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "idempotency_key",
+				  store().start_many("job", one, {{"idempotency_key", "k"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "name", store().start_many("job", one, {{"name", "k"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "priority", store().start_many("job", one, {{"priority", "high"}}));
+	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "nope", store().start_many("nope", one, json::object()));
+	json many = json::array();
+	for (size_t k = 0; k <= kMaxStartMany; ++k) many.push_back(k);
+	EXPECT_RAISES("54000", "10001 inputs", store().start_many("job", many, json::object()));
+	json deep = 1;
+	for (int k = 0; k < 600; ++k) deep = json::array({deep});
+	EXPECT_RAISES("54000", "the input at index 1",
+				  store().start_many("job", json::array({1, deep}), json::object()));
+	EXPECT_TRUE(store().list_instances(json::object()).empty());
+}
+
 TEST_P(StoreTest, CancelEndsALiveInstanceAndRefusesLateReports) {
 	define("job", task_def());
 	worker("w1");
