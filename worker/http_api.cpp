@@ -324,6 +324,22 @@ json post_instance(Call &c) {
 	return {{"instance_id", r.instance_id}, {"is_new", r.is_new}, {"status", r.status}};
 }
 
+// genroc.start_many: one instance per input, one transaction.
+json post_instances_batch(Call &c) {
+	json body = c.body();
+	only_fields(body, {"definition", "inputs", "options"});
+	std::string definition = string_field(body, "definition", true);
+	const json *inputs = field(body, "inputs");
+	if (!inputs) throw ApiError(400, "22004", "missing required field \"inputs\"");
+	if (!inputs->is_array()) throw invalid(std::string("field \"inputs\" must be an array, not ") + type_name(*inputs));
+	json options = object_field(body, "options", false);
+	json out = json::array();
+	for (const StartResult &r : c.store().start_many(definition, *inputs, options))
+		out.push_back({{"instance_id", r.instance_id}, {"status", r.status}});
+	c.status = 201;
+	return {{"instances", out}};
+}
+
 json get_instances(Call &c) {
 	json filter = json::object();
 	for (const auto &[key, value] : c.req.params) {
@@ -1303,6 +1319,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			with_body("POST", "/api/definitions", post_definition, need_operate());
 			get("/api/definitions", get_definitions, need_read());
 			with_body("POST", "/api/instances", post_instance, need_operate());
+			with_body("POST", "/api/instances/batch", post_instances_batch, need_operate());
 			get("/api/instances", get_instances, need_read_instances());
 			get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
 			get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());

@@ -171,6 +171,32 @@ TEST_P(HttpApiTest, InstancesStartGetHistoryAndIdempotentRepeat) {
 	EXPECT_EQ(r.body["history"].back()["event"], "succeeded");
 }
 
+TEST_P(HttpApiTest, InstancesStartedInABatch) {
+	define("hello", kHello);
+	define("approve", kApprove);
+	auto r = post("/api/instances/batch",
+				  json{{"definition", "approve"}, {"inputs", {1, {{"n", 2}}, nullptr}}, {"options", {{"priority", 2}}}});
+	EXPECT_EQ(r.status, 201) << r.raw;
+	ASSERT_EQ(r.body["instances"].size(), 3u) << r.raw;
+	for (const json &i : r.body["instances"]) EXPECT_EQ(i["status"], "waiting");
+	EXPECT_EQ(get("/api/instances/" + r.body["instances"][1]["instance_id"].dump()).body["input"], (json{{"n", 2}}));
+	r = post("/api/instances/batch", json{{"definition", "hello"}, {"inputs", json::array()}});
+	EXPECT_EQ(r.status, 201) << r.raw;
+	EXPECT_EQ(r.body["instances"], json::array());
+
+	expect_error(post("/api/instances/batch", json{{"definition", "hello"}}), 400, "22004", "\"inputs\"");
+	expect_error(post("/api/instances/batch", json{{"definition", "hello"}, {"inputs", {{"n", 1}}}}), 400, "22023",
+				 "\"inputs\" must be an array");
+	expect_error(post("/api/instances/batch", json{{"definition", "hello"}, {"inputs", {1}}, {"options", {{"name", "x"}}}}),
+				 400, "22023", "name");
+	expect_error(post("/api/instances/batch", json{{"definition", "nope"}, {"inputs", {1}}}), 404, "RC002");
+	json many = json::array();
+	for (size_t k = 0; k <= kMaxStartMany; ++k) many.push_back(k);
+	expect_error(post("/api/instances/batch", json{{"definition", "hello"}, {"inputs", many}}), 400, "54000",
+				 "at most 10000");
+	EXPECT_EQ(get("/api/instances").body["instances"].size(), 3u);
+}
+
 TEST_P(HttpApiTest, InstanceErrors) {
 	define("hello", kHello);
 	expect_error(get("/api/instances/987654"), 404, "RC003");
