@@ -15,16 +15,9 @@
 import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { withClient } from '../lib/common.mjs';
+import { definitions, startBatch } from './genroc.mjs';
 
-const ONE = { StartAt: 'T', States: { T: { Type: 'Task', Resource: 'genroc:noop', End: true } } };
-const THREE = {
-  StartAt: 'S1',
-  States: {
-    S1: { Type: 'Task', Resource: 'genroc:noop', Next: 'S2' },
-    S2: { Type: 'Task', Resource: 'genroc:noop', Next: 'S3' },
-    S3: { Type: 'Task', Resource: 'genroc:noop', End: true },
-  },
-};
+const { one: ONE, three: THREE } = definitions('genroc:noop');
 const POLL_MS = 50;
 const NOT_ENDED = `SELECT count(*)::int AS n FROM genroc._instances
   WHERE status IN ('queued', 'ready', 'running', 'waiting')`;
@@ -39,7 +32,7 @@ export default async function make({ url, db, conc }) {
     name: 'genroc-bin',
     version: process.env.GENROC_VERSION || '0.1',
     config: { concurrency: conc, durability, handler: 'genroc:noop (built in)', progress_poll_ms: POLL_MS },
-    batchNote: 'one SQL statement per 1000: genroc.start() per row over jsonb_array_elements',
+    batchNote: 'one SQL statement per 1000: genroc.start_many(definition, inputs)',
     singleNote: 'n/a',
     chain: false,
     pollMs: null,
@@ -56,8 +49,7 @@ export default async function make({ url, db, conc }) {
     async enqueueBatch(items) {
       const def = items[0].wf !== undefined ? 'bench3' : 'bench1';
       total += items.length;
-      await pool.query(`SELECT s.instance_id FROM jsonb_array_elements($2::jsonb) AS p(v),
-        LATERAL genroc.start($1, p.v) AS s`, [def, JSON.stringify(items)]);
+      await startBatch(pool, def, items);
     },
     async enqueueOne() { throw new Error('genroc-bin: w3 is not measured through the binary'); },
     async startWorker(h) {
