@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# start_many.sh — batched starts, the two ways a client can make them, in
+# turns on one throwaway cluster (issue 14, "batched starts"): N starts of a
+# one-task definition in calls of B inputs, each call its own transaction,
+#   rows  genroc.start per row over jsonb_array_elements (the way before
+#         start_many)
+#   many  genroc.start_many(definition, inputs)
+# Prints each run's starts/s, the backend's CPU per start (utime + stime
+# from /proc, read by the session itself: superuser) and WAL bytes per start,
+# then per way the medians and the ratio many / rows.
+#
+#   bash bench/start_many.sh                  # N=20000 B=1000 ROUNDS=5
+#   N=50000 B=500 ROUNDS=3 bash bench/start_many.sh
+#
+# Needs the extension installed (make install).  synchronous_commit on and
+# genroc.durability at its default (essential), as bench/run-peers.sh runs.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+N=${N:-20000}
+B=${B:-1000}
+ROUNDS=${ROUNDS:-5}
+[ "$N" -ge "$B" ] && [ "$B" -ge 1 ] && [ "$B" -le 10000 ] || { echo "start_many.sh: need 1 <= B <= 10000 and B <= N" >&2; exit 2; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-startmany.XXXXXX")
+chmod 755 "$WORK"
+eval "$(bash "$ROOT/test/pgcluster.sh" start "$WORK/pg")"
+cleanup() { bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+psql -X -q -c "CREATE DATABASE bench"
+Q() { psql -X -q -At -d bench -v ON_ERROR_STOP=1 "$@"; }
+Q -c "CREATE EXTENSION genroc" >/dev/null
+Q -c "SELECT genroc.define('one', '{\"StartAt\":\"T\",\"States\":{\"T\":{\"Type\":\"Task\",\"Resource\":\"handler:bench\",\"End\":true}}}')" >/dev/null
+
+# One run: N starts in calls of B, one session, each call committed on its
+# own; prints "starts/s cpu_us_per_start wal_bytes_per_start".
+run() { # way
+  local call
+  case "$1" in
+    rows) call="SELECT count(*) FROM jsonb_array_elements(\$1) AS e(v), LATERAL genroc.start('one', e.v) AS s" ;;
+    many) call="SELECT count(*) FROM genroc.start_many('one', \$1)" ;;
+  esac
+  Q <<SQL
+CREATE TEMP TABLE m AS SELECT pg_current_wal_insert_lsn() AS lsn,
+  (SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+   FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) AS ticks, clock_timestamp() AS t;
+DO \$\$
+DECLARE k int;
+BEGIN
+  FOR k IN 0 .. $N / $B - 1 LOOP
+    EXECUTE \$q\$$call\$q\$ USING (SELECT jsonb_agg(jsonb_build_object('i', k * $B + g)) FROM generate_series(1, $B) g);
+    COMMIT;
+  END LOOP;
+END \$\$;
+SELECT round($N / extract(epoch FROM clock_timestamp() - m.t)) || ' ' ||
+  round(((SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+          FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) - m.ticks) * 1e6 / 100 / $N, 1) || ' ' ||
+  round((pg_current_wal_insert_lsn() - m.lsn) / $N)
+FROM m;
+SQL
+}
+
+declare -A RES
+printf '%-5s %5s | %9s %13s %11s\n' way round starts/s "cpu/start us" "WAL/start"
+for r in $(seq 1 "$ROUNDS"); do
+  for way in rows many; do
+    read -r rate cpu wal < <(run "$way")
+    printf '%-5s %5d | %9s %13s %11s\n' "$way" "$r" "$rate" "$cpu" "$wal"
+    RES[$way]+="$rate $cpu $wal"$'\n'
+  done
+  # the next round starts on tables of the same size for both ways
+done
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+for way in rows many; do
+  rate=$(printf '%s' "${RES[$way]}" | awk 'NF {print $1}' | median)
+  cpu=$(printf '%s' "${RES[$way]}" | awk 'NF {print $2}' | median)
+  wal=$(printf '%s' "${RES[$way]}" | awk 'NF {print $3}' | median)
+  printf 'median %-4s: %s starts/s, %s us server CPU per start, %s WAL bytes per start\n' "$way" "$rate" "$cpu" "$wal"
+  eval "M_$way=\"$rate $cpu $wal\""
+done
+read -r r1 c1 w1 <<<"$M_rows"
+read -r r2 c2 w2 <<<"$M_many"
+awk -v r1="$r1" -v r2="$r2" -v c1="$c1" -v c2="$c2" -v w1="$w1" -v w2="$w2" 'BEGIN {
+  printf "many / rows: %.2fx the starts/s, %.2fx the server CPU per start, %.2fx the WAL per start\n", r2 / r1, c2 / c1, w2 / w1 }'
