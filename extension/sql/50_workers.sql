@@ -428,8 +428,11 @@ BEGIN
 				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
 							 THEN v_now + i.timeout_s * interval '1 second' END,
 				updated_at = v_now
-			FROM candidates c
-			WHERE i.id = c.id
+			-- the ids as one array: the generic plan, which cannot know
+			-- how few candidates LIMIT v_n leaves, joined "FROM candidates"
+			-- by hashing a scan of the whole table (~4 ms per claim at
+			-- 20,000 rows; bench/floor.sh); "= ANY" is a walk of the key
+			WHERE i.id = ANY (ARRAY(SELECT c.id FROM candidates c))
 			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
 					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
 					  i.partition_key),
