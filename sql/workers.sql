@@ -52,6 +52,12 @@ SELECT genroc.worker_register('beta', '{"lease_duration":"ten seconds"}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT genroc.worker_register('beta', '{"lease_duration":0}');
 \echo :LAST_ERROR_SQLSTATE
+-- below a microsecond, and a number far below float8's range (sqlfuzz):
+-- not positive either, not 22003
+SELECT genroc.worker_register('beta', '{"lease_duration":"0.0000001s"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT genroc.worker_register('beta', jsonb_build_object('lease_duration', ('1e-1000')::numeric));
+\echo :LAST_ERROR_SQLSTATE
 SELECT genroc.worker_register('beta', '{"queues":[]}');
 \echo :LAST_ERROR_SQLSTATE
 SELECT genroc.worker_register('beta', '{"concurrency":0}');

@@ -241,7 +241,7 @@ int64_t time_option(const json &v, const std::string &option) {
 }
 
 // genroc._duration: a JSON number of seconds, or "<number><unit>" with unit
-// ms, s, m, h or d.  Unparsable: 22007; zero or negative: 22023.
+// ms, s, m, h or d.  Unparsable: 22007; under a microsecond (zero, negative): 22023.
 int64_t duration_ms(const json &v, const std::string &option) {
 	double ms;
 	if (v.is_number()) {
@@ -258,12 +258,14 @@ int64_t duration_ms(const json &v, const std::string &option) {
 		double f = u == "ms" ? 1 : u == "s" ? 1e3 : u == "m" ? 6e4 : u == "h" ? 3.6e6 : 8.64e7;
 		ms = n * f;
 	}
-	if (!(ms > 0))
+	// genroc._duration's bound: at least a microsecond
+	if (!(ms >= 0.001))
 		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be a positive duration");
 	// genroc._duration's bound: 36500 days
 	if (ms > 36500.0 * 86400e3)
 		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be at most 36500 days");
-	return static_cast<int64_t>(std::llround(ms));
+	// this store counts milliseconds: a positive duration is never stored as 0
+	return std::max<int64_t>(1, std::llround(ms));
 }
 
 // ---- the instance row ---------------------------------------------------

@@ -180,7 +180,9 @@ BEGIN
 		RAISE EXCEPTION 'invalid duration for option "%": %', p_option, p_value
 			USING ERRCODE = '22007';
 	END IF;
-	IF v_seconds <= 0 THEN
+	-- below the interval's microsecond it would be stored as zero (and a
+	-- numeric far below it is out of float8's range in the product below)
+	IF v_seconds < 0.000001 THEN
 		RAISE EXCEPTION 'option "%" must be a positive duration', p_option
 			USING ERRCODE = '22023';
 	END IF;

@@ -344,6 +344,11 @@ TEST_P(StoreTest, WorkerOptionsAreChecked) {
 	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "lease_duration",
 				  store().worker_register("w", {{"lease_duration", "soon"}}));
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "concurrency", store().worker_register("w", {{"concurrency", 0}}));
+	// a duration under a microsecond is not positive (it would be stored as 0)
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "lease_duration",
+				  store().worker_register("w", {{"lease_duration", "0.0000001s"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "stale_after",
+				  store().worker_register("w", {{"stale_after", 1e-300}}));
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "queues", store().worker_register("w", {{"queues", json::array()}}));
 	EXPECT_TRUE(store().list_workers().empty());
 	// Durations: seconds as a number, or a number with a unit.
