@@ -569,9 +569,10 @@ class SqliteStore final : public Store {
 		return {dq.i64(0), dq.i64(1)};
 	}
 
-	// One start inside the caller's transaction (start, start_many).
+	// One start inside the caller's transaction (start, start_many), into
+	// `queue` (route(), found once per call).
 	StartResult start_in(const std::string &definition, int64_t def_id, int64_t def_version, const json &input,
-						 const StartOptions &o, int64_t now) {
+						 const StartOptions &o, const std::string &queue, int64_t now) {
 		if (o.key) {
 			Query q(db_, "SELECT id, status FROM instances WHERE idempotency_key = ?1", *o.key);
 			if (q.next()) return {q.i64(0), false, q.text(1)};
@@ -584,7 +585,7 @@ class SqliteStore final : public Store {
 			  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *o.run_at : now,
 			  store_value(input, "the input", now), o.key, o.labels, o.partition, o.exec_name, o.priority,
 			  delayed ? std::optional<std::string>("run_at") : std::nullopt, delayed ? o.run_at : std::nullopt, now,
-			  route(def_id, definition, o.labels))
+			  queue)
 			.run();
 		const int64_t id = sqlite3_last_insert_rowid(db_.handle());
 		json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
@@ -603,7 +604,7 @@ class SqliteStore final : public Store {
 						  "start options");
 		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
 			const auto [def_id, def_version] = start_definition(definition, o);
-			return start_in(definition, def_id, def_version, input, o, now);
+			return start_in(definition, def_id, def_version, input, o, route(def_id, definition, o.labels), now);
 		});
 	}
 
@@ -623,9 +624,11 @@ class SqliteStore final : public Store {
 			start_options(options, {"labels", "partition_key", "priority", "run_at", "version"}, "start_many options");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			const auto [def_id, def_version] = start_definition(definition, o);
+			const std::string queue = route(def_id, definition, o.labels);
 			std::vector<StartResult> out;
 			out.reserve(inputs.size());
-			for (const json &input : inputs) out.push_back(start_in(definition, def_id, def_version, input, o, now));
+			for (const json &input : inputs)
+				out.push_back(start_in(definition, def_id, def_version, input, o, queue, now));
 			return out;
 		});
 	}

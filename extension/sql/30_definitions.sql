@@ -61,6 +61,26 @@ CREATE FUNCTION genroc.list_definitions()
 COMMENT ON FUNCTION genroc.list_definitions() IS
 	'The newest version of every definition the caller may read, by name.';
 
+-- One stored definition: the newest version of p_name, or version
+-- p_version; RC002 when there is none (get_definition, start, start_many).
+CREATE FUNCTION genroc._definition_version(p_name text, p_version int) RETURNS genroc._definitions
+	LANGUAGE plpgsql STABLE
+AS $$
+DECLARE
+	v_def genroc._definitions;
+BEGIN
+	SELECT * INTO v_def FROM genroc._definitions d
+	WHERE d.name = p_name AND (p_version IS NULL OR d.version = p_version)
+	ORDER BY d.version DESC LIMIT 1;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'definition "%"% not found', p_name,
+			CASE WHEN p_version IS NULL THEN '' ELSE format(' version %s', p_version) END
+			USING ERRCODE = 'RC002';
+	END IF;
+	RETURN v_def;
+END;
+$$;
+
 -- The stored text of one definition (the newest version when p_version is NULL).
 CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)
 	RETURNS jsonb
@@ -68,25 +88,16 @@ CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	v_result jsonb;
+	v_def genroc._definitions;
 BEGIN
 	PERFORM genroc._check_definition(p_name, 'operator');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
 	END IF;
-	SELECT jsonb_build_object('name', d.name, 'version', d.version,
-							  'definition', d.definition,
-							  'created_at', genroc._iso(d.created_at))
-	INTO v_result
-	FROM genroc._definitions d
-	WHERE d.name = p_name AND (p_version IS NULL OR d.version = p_version)
-	ORDER BY d.version DESC LIMIT 1;
-	IF v_result IS NULL THEN
-		RAISE EXCEPTION 'definition "%"% not found', p_name,
-			CASE WHEN p_version IS NULL THEN '' ELSE format(' version %s', p_version) END
-			USING ERRCODE = 'RC002';
-	END IF;
-	RETURN v_result;
+	v_def := genroc._definition_version(p_name, p_version);
+	RETURN jsonb_build_object('name', v_def.name, 'version', v_def.version,
+							  'definition', v_def.definition,
+							  'created_at', genroc._iso(v_def.created_at));
 END;
 $$;
 COMMENT ON FUNCTION genroc.get_definition(text, int) IS

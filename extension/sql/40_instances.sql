@@ -121,26 +121,6 @@ BEGIN
 END;
 $$;
 
--- The definition a start runs (genroc.start, genroc.start_many): the
--- newest version of p_name, or version p_version; RC002 when there is none.
-CREATE FUNCTION genroc._start_definition(p_name text, p_version int) RETURNS genroc._definitions
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_def genroc._definitions;
-BEGIN
-	SELECT * INTO v_def FROM genroc._definitions d
-	WHERE d.name = p_name AND (p_version IS NULL OR d.version = p_version)
-	ORDER BY d.version DESC LIMIT 1;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'definition "%"% not found', p_name,
-			CASE WHEN p_version IS NULL THEN '' ELSE format(' version %s', p_version) END
-			USING ERRCODE = 'RC002';
-	END IF;
-	RETURN v_def;
-END;
-$$;
-
 /*
  * Semantics of start:
  *   the latest version of the definition, or option "version" (RC002 if none)
@@ -191,7 +171,7 @@ BEGIN
 			'start options') AS o;
 	END IF;
 
-	v_def := genroc._start_definition(p_definition, v_version);
+	v_def := genroc._definition_version(p_definition, v_version);
 
 	IF v_key IS NOT NULL THEN
 		-- an idempotency key is one for the whole database: another role's
@@ -304,7 +284,7 @@ BEGIN
 			'start_many options') AS o;
 	END IF;
 
-	v_def := genroc._start_definition(p_definition, v_version);
+	v_def := genroc._definition_version(p_definition, v_version);
 	IF v_count = 0 THEN
 		RETURN;
 	END IF;
