@@ -837,3 +837,131 @@ END;
 $$;
 COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text[]) IS
 	'fail, and the instance''s next task (a Retry without delay, a Catch''s task) leased to the reporting worker in the same transaction when it may take it; one row as complete_and_claim.';
+
+/*
+ * Semantics of complete_many: the reports of many tasks in one transaction,
+ * each exactly as complete makes it (complete_and_claim's, with the
+ * hand-back, when p_worker and p_queues are given), in the order given.
+ * A report the engine does not take, because its instance is gone (RC003)
+ * or its lease is lost (RC004: another epoch, or the instance no longer
+ * running), gets its SQLSTATE in `sqlstate` and NULL status; the others go
+ * on.  Those are what a correct worker meets in normal life (a lease that
+ * lapsed while the batch waited); a misuse fails the whole call and takes
+ * none: a NULL or unequal-length argument (22004, 22023), more than 10,000
+ * reports (54000), a lease of another role's worker (42501).
+ * The rows are locked in id order first, so two batches never wait on each
+ * other in a cycle over them (a fan-out's parent row still can: 40P01, and
+ * the caller sends the reports again).
+ * Result: one row per report, in the order given: the reported instance,
+ * its new status (NULL when not taken), the SQLSTATE of a report not taken,
+ * and with a hand-back the task as claim returns it (NULL columns
+ * otherwise).
+ */
+CREATE FUNCTION genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_outputs jsonb[],
+									 p_worker text DEFAULT NULL, p_queues text[] DEFAULT NULL)
+	RETURNS TABLE (instance_id bigint, status text, sqlstate text, epoch bigint, state text, resource text,
+				   input jsonb, only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+	v_n int;
+	v_k int;
+	v_rep record;
+	v_lease record;
+	v_inst genroc._instances;
+	v_next record;
+	v_status text;
+	v_caller oid := genroc._caller();
+BEGIN
+	PERFORM genroc._flush_commit('progress');
+	IF p_instances IS NULL THEN
+		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
+	ELSIF p_epochs IS NULL THEN
+		RAISE EXCEPTION 'p_epochs must not be null' USING ERRCODE = '22004';
+	ELSIF p_outputs IS NULL THEN
+		RAISE EXCEPTION 'p_outputs must not be null' USING ERRCODE = '22004';
+	ELSIF (p_worker IS NULL) <> (p_queues IS NULL) THEN
+		RAISE EXCEPTION 'p_worker and p_queues go together: both (the next tasks handed back) or neither'
+			USING ERRCODE = '22023';
+	END IF;
+	IF array_ndims(p_instances) > 1 OR array_ndims(p_epochs) > 1 OR array_ndims(p_outputs) > 1 THEN
+		RAISE EXCEPTION 'p_instances, p_epochs and p_outputs must be one-dimensional arrays'
+			USING ERRCODE = '22023';
+	END IF;
+	v_n := cardinality(p_instances);
+	IF cardinality(p_epochs) <> v_n OR cardinality(p_outputs) <> v_n THEN
+		RAISE EXCEPTION 'p_instances, p_epochs and p_outputs must have as many elements (%, %, %)',
+			v_n, cardinality(p_epochs), cardinality(p_outputs) USING ERRCODE = '22023';
+	END IF;
+	IF v_n > 10000 THEN
+		RAISE EXCEPTION 'p_instances has % elements, more than the 10000 reports one call takes', v_n
+			USING ERRCODE = '54000';
+	END IF;
+	v_k := array_position(p_instances, NULL);
+	IF v_k IS NOT NULL THEN
+		RAISE EXCEPTION 'p_instances[%] must not be null', v_k USING ERRCODE = '22004';
+	END IF;
+	v_k := array_position(p_epochs, NULL);
+	IF v_k IS NOT NULL THEN
+		RAISE EXCEPTION 'p_epochs[%] must not be null', v_k USING ERRCODE = '22004';
+	END IF;
+	v_k := array_position(p_outputs, NULL);
+	IF v_k IS NOT NULL THEN
+		RAISE EXCEPTION 'p_outputs[%] must not be null (pass ''null''::jsonb for a JSON null)', v_k
+			USING ERRCODE = '22004';
+	END IF;
+	PERFORM 1 FROM genroc._instances i WHERE i.id = ANY (p_instances) ORDER BY i.id FOR UPDATE;
+	FOR v_rep IN SELECT r.id, r.ep, r.out
+				 FROM unnest(p_instances, p_epochs, p_outputs) WITH ORDINALITY AS r (id, ep, out, k)
+				 ORDER BY r.k LOOP
+		instance_id := v_rep.id;
+		status := NULL; sqlstate := NULL; epoch := NULL; state := NULL; resource := NULL; input := NULL;
+		only_once := NULL; timeout_s := NULL; attempt := NULL; lease_expires := NULL; queue := NULL;
+		-- genroc._leased, its errors answered in the row
+		SELECT i AS inst, w.owner INTO v_lease
+		FROM genroc._instances i LEFT JOIN genroc._workers w ON w.id = i.lease_owner
+		WHERE i.id = v_rep.id;
+		IF NOT FOUND THEN
+			sqlstate := 'RC003';
+			RETURN NEXT;
+			CONTINUE;
+		END IF;
+		v_inst := v_lease.inst;
+		IF v_inst.status <> 'running' OR v_inst.lease_epoch <> v_rep.ep THEN
+			sqlstate := 'RC004';
+			RETURN NEXT;
+			CONTINUE;
+		END IF;
+		IF v_lease.owner <> v_caller THEN
+			PERFORM genroc._check_owner(v_lease.owner, 'admin', format('the lease on instance %s', v_rep.id));
+		END IF;
+		IF v_inst.only_once THEN
+			PERFORM genroc._flush_commit('only_once_report');
+		END IF;
+		IF p_worker IS NULL THEN
+			PERFORM genroc._room_freed(v_inst.queue);
+		END IF;
+		v_status := genroc._apply_step(v_rep.id,
+			genroc._task_request(v_inst, 'task_succeeded', v_rep.out, NULL, NULL),
+			jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
+				'detail', jsonb_build_object('output', v_rep.out, 'worker', v_inst.lease_owner,
+											 'epoch', v_rep.ep)),
+			p_worker, p_queues, v_inst);
+		status := v_status;
+		IF p_worker IS NOT NULL THEN
+			SELECT * INTO v_next FROM genroc._report_result(v_rep.id, v_inst.queue, v_status);
+			IF v_next.instance_id IS NOT NULL THEN
+				epoch := v_next.epoch; state := v_next.state; resource := v_next.resource;
+				input := v_next.input; only_once := v_next.only_once; timeout_s := v_next.timeout_s;
+				attempt := v_next.attempt; lease_expires := v_next.lease_expires; queue := v_next.queue;
+			END IF;
+		END IF;
+		RETURN NEXT;
+	END LOOP;
+END;
+$$;
+COMMENT ON FUNCTION genroc.complete_many(bigint[], bigint[], jsonb[], text, text[]) IS
+	'Reports many tasks'' outputs in one transaction, each as complete (with p_worker and p_queues: as complete_and_claim); a row per report in order: its new status, or the SQLSTATE (RC003, RC004) of a report not taken.';

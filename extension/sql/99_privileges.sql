@@ -50,6 +50,7 @@ BEGIN
 		('genroc.fail(bigint, bigint, text, text)',				'genroc_worker'),
 		('genroc.complete_and_claim(bigint, bigint, jsonb, text, text[])', 'genroc_worker'),
 		('genroc.fail_and_claim(bigint, bigint, text, text, text, text[])', 'genroc_worker'),
+		('genroc.complete_many(bigint[], bigint[], jsonb[], text, text[])', 'genroc_worker'),
 		('genroc.claim_activity(text, text, int)',				'genroc_worker'),
 		('genroc.activity_succeed(text, jsonb)',				'genroc_worker'),
 		('genroc.activity_fail(text, text, text)',				'genroc_worker'),

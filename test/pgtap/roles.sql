@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(107);
+SELECT plan(109);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -126,6 +126,8 @@ INSERT INTO matrix VALUES
 	('complete_and_claim', $$SELECT genroc.complete_and_claim(:inst, :epoch, '{"ok":1}', ':worker', '{default}')$$,
 	 '{worker,admin}', '{admin}'),
 	('fail_and_claim', $$SELECT genroc.fail_and_claim(:inst, :epoch, 'E', NULL, ':worker', '{default}')$$,
+	 '{worker,admin}', '{admin}'),
+	('complete_many', $$SELECT pg_temp.must((SELECT r.status FROM genroc.complete_many(ARRAY[:inst]::bigint[], ARRAY[:epoch]::bigint[], ARRAY['{"ok":1}']::jsonb[]) r) IS NOT NULL)$$,
 	 '{worker,admin}', '{admin}'),
 	('claim_activity', $$SELECT genroc.claim_activity(':act', ':worker', 1)$$, '{worker,admin}', '{admin}'),
 	('activity_succeed', $$SELECT genroc.activity_succeed(':token', '1')$$, '{worker,admin}', '{admin}'),

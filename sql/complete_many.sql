@@ -1,0 +1,145 @@
+-- complete_many: each report as genroc.complete makes it (with a worker
+-- and its queues, as complete_and_claim), in the order given; a report on
+-- a lost lease or a missing instance is answered in its row (RC004, RC003)
+-- and the others go on; a misuse takes none.
+CREATE EXTENSION genroc;
+SET genroc.test_clock = '2030-01-01 00:00:00Z';
+\set VERBOSITY terse
+
+-- an instance as the reports leave it, without what differs between two
+-- instances (the id, written as <id> wherever it shows, the token and the
+-- random lease epochs)
+CREATE FUNCTION pg_temp.shape(p_id bigint) RETURNS jsonb LANGUAGE sql AS $$
+	SELECT replace(jsonb_build_object(
+		'row', to_jsonb(i) - ARRAY['id', 'activity_token', 'root_id', 'lease_epoch'],
+		'log', (SELECT jsonb_agg(jsonb_build_array(l.event, l.state, l.detail - 'epoch') ORDER BY l.seq)
+				FROM genroc._log l WHERE l.instance_id = i.id),
+		'children', (SELECT jsonb_agg(jsonb_build_array(c.status, c.state, c.input) ORDER BY c.id)
+					 FROM genroc._instances c WHERE c.parent_id = i.id))::text,
+		'"' || i.id || '"', '"<id>"')::jsonb
+	FROM genroc._instances i WHERE i.id = p_id $$;
+
+SELECT genroc.worker_register('w1') IS NOT NULL AS registered;
+
+-- cancels what an earlier case left running, so that a claim takes only
+-- the next case's tasks
+CREATE FUNCTION pg_temp.clear() RETURNS void LANGUAGE sql AS $$
+	SELECT count(genroc.cancel(i.id)) FROM genroc._instances i
+	WHERE i.parent_id IS NULL AND i.status NOT IN ('succeeded', 'failed', 'cancelled') $$;
+
+-- starts the inputs twice, claims them all, reports one copy with complete
+-- (complete_and_claim with p_handback) one by one and the other with one
+-- complete_many; says whether each pair is alike, and the statuses
+CREATE FUNCTION pg_temp.same(p_def text, p_inputs jsonb, p_outputs jsonb, p_handback boolean)
+	RETURNS TABLE (n bigint, status text, handed_back boolean, alike boolean) LANGUAGE plpgsql AS $$
+DECLARE
+	v_one bigint[];
+	v_many bigint[];
+	v_t record;
+	v_ids bigint[] := '{}';
+	v_eps bigint[] := '{}';
+	v_outs jsonb[] := '{}';
+	v_k int := 0;
+BEGIN
+	PERFORM pg_temp.clear();
+	SELECT array_agg(s.instance_id ORDER BY e.n) INTO v_one
+	FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS e(v, n), LATERAL genroc.start(p_def, e.v) s;
+	SELECT array_agg(s.instance_id) INTO v_many FROM genroc.start_many(p_def, p_inputs) s;
+	FOR v_t IN SELECT * FROM genroc.claim('w1', '{default}', 2 * jsonb_array_length(p_inputs)) c ORDER BY c.instance_id LOOP
+		IF v_t.instance_id = ANY (v_one) THEN
+			IF p_handback THEN
+				PERFORM genroc.complete_and_claim(v_t.instance_id, v_t.epoch,
+					p_outputs -> (array_position(v_one, v_t.instance_id) - 1), 'w1', '{default}');
+			ELSE
+				PERFORM genroc.complete(v_t.instance_id, v_t.epoch, p_outputs -> (array_position(v_one, v_t.instance_id) - 1));
+			END IF;
+		ELSE
+			v_ids := v_ids || v_t.instance_id;
+			v_eps := v_eps || v_t.epoch;
+			v_outs := v_outs || (p_outputs -> (array_position(v_many, v_t.instance_id) - 1));
+		END IF;
+	END LOOP;
+	FOR v_t IN SELECT * FROM genroc.complete_many(v_ids, v_eps, v_outs,
+			CASE WHEN p_handback THEN 'w1' END, CASE WHEN p_handback THEN '{default}'::text[] END) LOOP
+		v_k := v_k + 1;
+		IF v_t.instance_id <> v_ids[v_k] THEN
+			RAISE EXCEPTION 'row % is for %, not %', v_k, v_t.instance_id, v_ids[v_k];
+		END IF;
+		n := array_position(v_many, v_t.instance_id);
+		status := v_t.status;
+		handed_back := v_t.epoch IS NOT NULL;
+		alike := pg_temp.shape(v_one[n]) = pg_temp.shape(v_t.instance_id);
+		RETURN NEXT;
+	END LOOP;
+END $$;
+
+SELECT * FROM genroc.define('job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","End":true}}}');
+SELECT * FROM pg_temp.same('job', '[1, 2, 3]', '[{"ok": 1}, null, [3]]', false) ORDER BY n;
+
+-- the next state: a second task (handed back with a worker), a Choice to
+-- a Fail, a Wait, a Map of two items
+SELECT * FROM genroc.define('steps', $d${"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"handler:a","ResultPath":"$.a","Next":"C"},
+	"C":{"Type":"Choice","Choices":[
+		{"Variable":"$.a","StringEquals":"task","Next":"B"},
+		{"Variable":"$.a","StringEquals":"fail","Next":"F"},
+		{"Variable":"$.a","StringEquals":"wait","Next":"W"}],
+	 "Default":"M"},
+	"B":{"Type":"Task","Resource":"handler:b","End":true},
+	"F":{"Type":"Fail","Error":"Told","Cause":"by the output"},
+	"W":{"Type":"Wait","Seconds":60,"Next":"B"},
+	"M":{"Type":"Map","ItemsPath":"$.items","ItemProcessor":{"StartAt":"I","States":{
+		"I":{"Type":"Task","Resource":"handler:i","End":true}}},"End":true}}}$d$);
+SELECT * FROM pg_temp.same('steps', '[{"items": [1, 2]}, {"items": [1, 2]}, {"items": [1, 2]}, {"items": [3]}]',
+	'["task", "fail", "wait", "map"]', false) ORDER BY n;
+SELECT * FROM pg_temp.same('steps', '[{"items": [1, 2]}, {"items": [1, 2]}, {"items": [1, 2]}, {"items": [3]}]',
+	'["task", "fail", "wait", "map"]', true) ORDER BY n;
+
+-- a Map's items reported in one batch: the parent ends with them
+SELECT * FROM genroc.define('fan', $d${"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$",
+	"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Task","Resource":"handler:i","End":true}}},"End":true}}}$d$);
+SELECT pg_temp.clear();
+SELECT instance_id AS fan FROM genroc.start('fan', '[10, 20, 30]') \gset
+CREATE TEMP TABLE items AS SELECT * FROM genroc.claim('w1', '{default}', 10);
+SELECT count(*) AS items FROM items;
+SELECT r.status, r.sqlstate FROM genroc.complete_many(
+	(SELECT array_agg(instance_id ORDER BY instance_id) FROM items),
+	(SELECT array_agg(epoch ORDER BY instance_id) FROM items),
+	(SELECT array_agg(to_jsonb(instance_id) ORDER BY instance_id) FROM items)) r;
+SELECT status, output = (SELECT jsonb_agg(instance_id ORDER BY instance_id) FROM items) AS outputs_in_order
+FROM genroc._instances WHERE id = :fan;
+
+-- reports not taken are answered in their rows; the others go on: an
+-- unknown instance, a stale epoch, the same report twice (the second finds
+-- the instance ended)
+SELECT pg_temp.clear();
+SELECT count(*) FROM genroc.start_many('job', '[1, 2]');
+CREATE TEMP TABLE two AS SELECT * FROM genroc.claim('w1', '{default}', 2) ORDER BY instance_id;
+SELECT row_number() OVER () AS n, r.status, r.sqlstate FROM genroc.complete_many(
+	ARRAY[-1, (SELECT min(instance_id) FROM two), (SELECT max(instance_id) FROM two), (SELECT max(instance_id) FROM two)],
+	ARRAY[1, (SELECT min(epoch) FROM two) + 1, (SELECT epoch FROM two ORDER BY instance_id DESC LIMIT 1),
+		  (SELECT epoch FROM two ORDER BY instance_id DESC LIMIT 1)],
+	ARRAY['1', '2', '3', '4']::jsonb[]) r;
+SELECT status FROM genroc._instances WHERE id IN (SELECT instance_id FROM two) ORDER BY id;
+SELECT count(*) AS reports_of_nothing FROM genroc.complete_many('{}', '{}', '{}');
+
+-- a misuse takes none
+SELECT genroc.complete_many(NULL, '{1}', '{1}');
+SELECT genroc.complete_many('{1}', NULL, '{1}');
+SELECT genroc.complete_many('{1}', '{1}', NULL);
+SELECT genroc.complete_many('{1, 2}', '{1}', '{1, 2}');
+SELECT genroc.complete_many('{1}', '{1}', '{1, 2}');
+SELECT genroc.complete_many('{{1}}', '{{1}}', '{{1}}');
+SELECT genroc.complete_many('{1, NULL}', '{1, 2}', '{1, 2}');
+SELECT genroc.complete_many('{1, 2}', '{NULL, 2}', '{1, 2}');
+SELECT genroc.complete_many('{1, 2}', '{1, 2}', ARRAY['1', NULL]::jsonb[]);
+SELECT genroc.complete_many('{1}', '{1}', '{1}', 'w1');
+SELECT genroc.complete_many('{1}', '{1}', '{1}', NULL, '{default}');
+SELECT genroc.complete_many(array_fill(1::bigint, ARRAY[10001]), array_fill(1::bigint, ARRAY[10001]),
+	array_fill('1'::jsonb, ARRAY[10001]));
+-- the next task is handed back only to the worker that held the lease
+SELECT count(*) FROM genroc.start_many('steps', '[{}]');
+CREATE TEMP TABLE one AS SELECT * FROM genroc.claim('w1', '{default}', 1);
+SELECT genroc.worker_register('w2') IS NOT NULL AS registered;
+SELECT r.status, r.epoch IS NULL AS not_handed_back
+FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM one)], ARRAY[(SELECT epoch FROM one)], ARRAY['"task"']::jsonb[], 'w2', '{default}') r;
