@@ -1220,16 +1220,8 @@ class SqliteStore final : public Store {
 
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
 		limits::check_json_depth(output, "the task result");
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			Inst inst = leased(id, epoch);
-			// an acknowledged OnlyOnce result survives a power loss
-			if (inst.only_once) flush_on_commit(Commit::only_once_report);
-			log(id, now, "task_succeeded", inst.state,
-				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
-			// the log row does not touch the instance: the row read above is current
-			json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
-			return apply_step(std::move(inst), std::move(request), now);
-		});
+		return write(durability_for(Commit::progress),
+					 [&](int64_t now) { return succeeded(leased(id, epoch), epoch, output, now, nullptr); });
 	}
 
 	std::string fail(int64_t id, int64_t epoch, const std::string &error, const std::string &cause) override {
@@ -1248,16 +1240,44 @@ class SqliteStore final : public Store {
 							  const std::vector<std::string> &queues) override {
 		limits::check_json_depth(output, "the task result");
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			Inst inst = leased(id, epoch);
-			if (inst.only_once) flush_on_commit(Commit::only_once_report);
 			Handback hb{worker, queues, 0, std::nullopt};
-			log(id, now, "task_succeeded", inst.state,
-				{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
-			json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
 			Report r;
-			r.status = apply_step(inst, std::move(request), now, &hb);
+			r.status = succeeded(leased(id, epoch), epoch, output, now, &hb);
 			r.next = std::move(hb.task);
 			return r;
+		});
+	}
+
+	// genroc.complete_many: complete (complete_and_claim with a worker) per
+	// report in one transaction; a report on a missing instance or a lost
+	// lease is answered in its Outcome.
+	std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
+									   const std::vector<std::string> &queues) override {
+		if (reports.size() > 10000)
+			throw Error(limits::PROGRAM_LIMIT_EXCEEDED, "p_instances has " + std::to_string(reports.size()) +
+															" elements, more than the 10000 reports one call takes");
+		for (const auto &c : reports) limits::check_json_depth(c.output, "the task result");
+		return write(durability_for(Commit::progress), [&](int64_t now) {
+			std::vector<Outcome> out;
+			out.reserve(reports.size());
+			for (const auto &c : reports) {
+				Outcome o;
+				o.instance_id = c.instance_id;
+				{
+					Query q(db_, "SELECT status, lease_epoch FROM instances WHERE id = ?1", c.instance_id);
+					if (!q.next())
+						o.sqlstate = sqlstate::INSTANCE_NOT_FOUND;
+					else if (q.text(0) != "running" || q.i64(1) != c.epoch)
+						o.sqlstate = sqlstate::LEASE_LOST;
+				}
+				if (o.sqlstate.empty()) {
+					Handback hb{worker, queues, 0, std::nullopt};
+					o.status = succeeded(load(c.instance_id), c.epoch, c.output, now, worker.empty() ? nullptr : &hb);
+					o.next = std::move(hb.task);
+				}
+				out.push_back(std::move(o));
+			}
+			return out;
 		});
 	}
 
@@ -2154,6 +2174,18 @@ class SqliteStore final : public Store {
 		int64_t lease_ms = 0;
 		std::optional<Task> task;	// set by apply_step when it leased one
 	};
+
+	// complete's step for the leased row (complete, complete_and_claim,
+	// complete_many), inside the caller's transaction.
+	std::string succeeded(Inst inst, int64_t epoch, const json &output, int64_t now, Handback *hb) {
+		// an acknowledged OnlyOnce result survives a power loss
+		if (inst.only_once) flush_on_commit(Commit::only_once_report);
+		log(inst.id, now, "task_succeeded", inst.state,
+			{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
+		// the log row does not touch the instance: the row read above is current
+		json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
+		return apply_step(std::move(inst), std::move(request), now, hb);
+	}
 	bool handback_lease(const Inst &inst, Handback &hb) {
 		if (inst.lease_owner != hb.worker ||
 			std::find(hb.queues.begin(), hb.queues.end(), inst.queue) == hb.queues.end())

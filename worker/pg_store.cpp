@@ -365,6 +365,52 @@ class PgStore final : public Store {
 			[&] { return fail(id, epoch, error, cause); });
 	}
 
+	std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
+									   const std::vector<std::string> &queues) override {
+		json ids = json::array(), epochs = json::array(), outputs = json::array();
+		for (const auto &c : reports) {
+			limits::check_json_depth(c.output, "the task result");
+			ids.push_back(c.instance_id);
+			epochs.push_back(c.epoch);
+			outputs.push_back(c.output);
+		}
+		Param w, q;
+		if (!worker.empty()) {
+			w = worker;
+			q = json(queues).dump();
+		}
+		auto r = exec("SELECT instance_id, status, sqlstate, epoch, state, resource, input, only_once, timeout_s, "
+					  "attempt, " ISO("lease_expires") ", queue FROM genroc.complete_many("
+					  "ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::bigint), "
+					  "ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint), "
+					  "ARRAY(SELECT jsonb_array_elements($3::jsonb)), $4, "
+					  "(SELECT ARRAY(SELECT jsonb_array_elements_text($5::jsonb)) WHERE $5 IS NOT NULL))",
+					  {ids.dump(), epochs.dump(), outputs.dump(), w, q});
+		std::vector<Outcome> out;
+		for (int i = 0; i < PQntuples(r.get()); i++) {
+			Outcome o;
+			o.instance_id = int64(r.get(), i, 0);
+			o.status = text(r.get(), i, 1);
+			o.sqlstate = text(r.get(), i, 2);
+			if (!is_null(r.get(), i, 3)) {
+				Task t;
+				t.instance_id = o.instance_id;
+				t.epoch = int64(r.get(), i, 3);
+				t.state = text(r.get(), i, 4);
+				t.resource = text(r.get(), i, 5);
+				t.input = jsonb(r.get(), i, 6);
+				t.only_once = boolean(r.get(), i, 7);
+				t.timeout_s = opt_int(r.get(), i, 8);
+				t.attempt = static_cast<int>(int64(r.get(), i, 9));
+				t.lease_expires = text(r.get(), i, 10);
+				t.queue = text(r.get(), i, 11);
+				o.next = std::move(t);
+			}
+			out.push_back(std::move(o));
+		}
+		return out;
+	}
+
 	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker,
 											 int n) override {
 		auto r = exec("SELECT token, instance_id, activity, input, heartbeat_s, timeout_s"

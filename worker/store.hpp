@@ -164,6 +164,27 @@ class Store {
 	virtual Report fail_and_claim(int64_t instance_id, int64_t epoch, const std::string &error,
 								  const std::string &cause, const std::string &worker,
 								  const std::vector<std::string> &queues) = 0;
+	// genroc.complete_many: many tasks' outputs in one transaction, each
+	// reported as complete() reports it (as complete_and_claim() when
+	// `worker` is not empty: `next` is the task handed back).  A report the
+	// store does not take, its instance gone (RC003) or its lease lost
+	// (RC004), comes back with that `sqlstate` and no status; the others go
+	// on.  A misuse throws and takes none: more than 10,000 reports (54000),
+	// an output over a limit, another role's lease (42501).  One Outcome per
+	// Completion, in order.
+	struct Completion {
+		int64_t instance_id = 0;
+		int64_t epoch = 0;
+		json output;
+	};
+	struct Outcome {
+		int64_t instance_id = 0;
+		std::string status;	   // empty when not taken
+		std::string sqlstate;  // RC003 / RC004 when not taken
+		std::optional<Task> next;
+	};
+	virtual std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
+											   const std::vector<std::string> &queues) = 0;
 
 	// Activities (work from outside)
 	virtual std::vector<ActivityTask> claim_activity(const std::string &activity,
