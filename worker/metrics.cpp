@@ -71,6 +71,16 @@ struct Process {
 									  .Name("genroc_database_reconnects_total")
 									  .Help("Times the worker loop found the database again after losing it.")
 									  .Register(*registry);
+	Family<Counter> &batches = BuildCounter()
+								   .Name("genroc_report_batches_total")
+								   .Help("Calls that reported several task results in one transaction (genroc.complete_many).")
+								   .Register(*registry);
+	Family<Counter> &batched = BuildCounter()
+								   .Name("genroc_reports_batched_total")
+								   .Help("Task results reported in those calls (divided by genroc_report_batches_total: the mean batch).")
+								   .Register(*registry);
+	Counter &batches_all = batches.Add({});
+	Counter &batched_all = batched.Add({});
 	Histogram &claim_all = claim.Add({}, kClaimBuckets);
 	Counter &reconnects_all = reconnects.Add({});
 	std::mutex step_mu;
@@ -123,6 +133,10 @@ void task_succeeded(const std::string &queue) { process().succeeded.Add({{"queue
 void task_failed(const std::string &queue) { process().failed.Add({{"queue", queue}}).Increment(); }
 void lease_lost(const std::string &queue) { process().lost.Add({{"queue", queue}}).Increment(); }
 void claim_seconds(double seconds) { process().claim_all.Observe(seconds); }
+void reports_batched(int reports) {
+	process().batches_all.Increment();
+	process().batched_all.Increment(reports);
+}
 
 void step_seconds(const std::string &queue, double seconds) {
 	Process &p = process();

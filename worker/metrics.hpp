@@ -40,6 +40,8 @@ void task_succeeded(const std::string &queue);
 void task_failed(const std::string &queue);
 void lease_lost(const std::string &queue);
 void claim_seconds(double seconds);
+// One complete_many call of the worker that carried `reports` results.
+void reports_batched(int reports);
 void step_seconds(const std::string &queue, double seconds);
 // A database error seen by the worker loop or an HTTP request: counted by
 // SQLSTATE class when the class says the database (or the way to it) failed

@@ -374,18 +374,26 @@ class PgStore final : public Store {
 			epochs.push_back(c.epoch);
 			outputs.push_back(c.output);
 		}
+		if (!many_) return complete_one_by_one(reports, worker, queues);
 		Param w, q;
 		if (!worker.empty()) {
 			w = worker;
 			q = json(queues).dump();
 		}
-		auto r = exec("SELECT instance_id, status, sqlstate, epoch, state, resource, input, only_once, timeout_s, "
+		Result r;
+		try {
+			r = exec("SELECT instance_id, status, sqlstate, epoch, state, resource, input, only_once, timeout_s, "
 					  "attempt, " ISO("lease_expires") ", queue FROM genroc.complete_many("
 					  "ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::bigint), "
 					  "ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint), "
 					  "ARRAY(SELECT jsonb_array_elements($3::jsonb)), $4, "
 					  "(SELECT ARRAY(SELECT jsonb_array_elements_text($5::jsonb)) WHERE $5 IS NOT NULL))",
 					  {ids.dump(), epochs.dump(), outputs.dump(), w, q});
+		} catch (const Error &e) {
+			if (e.sqlstate != "42883") throw;
+			many_ = false;
+			return complete_one_by_one(reports, worker, queues);
+		}
 		std::vector<Outcome> out;
 		for (int i = 0; i < PQntuples(r.get()); i++) {
 			Outcome o;
@@ -405,6 +413,32 @@ class PgStore final : public Store {
 				t.lease_expires = text(r.get(), i, 10);
 				t.queue = text(r.get(), i, 11);
 				o.next = std::move(t);
+			}
+			out.push_back(std::move(o));
+		}
+		return out;
+	}
+
+	// complete_many for an extension without it (42883: an older server,
+	// e.g. bench/ab.sh's base side): a report per call, in order; a report
+	// not taken is answered in its Outcome as complete_many answers it.
+	std::vector<Outcome> complete_one_by_one(const std::vector<Completion> &reports, const std::string &worker,
+											 const std::vector<std::string> &queues) {
+		std::vector<Outcome> out;
+		for (const auto &c : reports) {
+			Outcome o;
+			o.instance_id = c.instance_id;
+			try {
+				if (worker.empty()) {
+					o.status = complete(c.instance_id, c.epoch, c.output);
+				} else {
+					Report r = complete_and_claim(c.instance_id, c.epoch, c.output, worker, queues);
+					o.status = std::move(r.status);
+					o.next = std::move(r.next);
+				}
+			} catch (const Error &e) {
+				if (e.sqlstate != sqlstate::INSTANCE_NOT_FOUND && e.sqlstate != sqlstate::LEASE_LOST) throw;
+				o.sqlstate = e.sqlstate;
 			}
 			out.push_back(std::move(o));
 		}
@@ -566,6 +600,7 @@ class PgStore final : public Store {
 	bool listening_ = false;
 	std::set<std::string> drains_notified_;	// worker ids named by NOTIFY genroc_drain
 	bool handback_ = true;	// complete_and_claim is there (false after 42883)
+	bool many_ = true;		// complete_many is there (false after 42883)
 	// Pooled: the settings every statement carries, as set_config parameters
 	// (name, value, ...), and the statement that applies them.
 	std::vector<std::string> settings_;

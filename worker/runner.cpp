@@ -132,9 +132,99 @@ class Runner::Pool {
 	std::vector<std::unique_ptr<Store>> free_;
 };
 
+// Successful reports, many per transaction (issue 14), by group commit: a
+// task thread queues its report; when fewer than kInFlight batches are in
+// the database, it sends every queued report in one Store::complete_many
+// (with the hand-back; a batch of one is complete_and_claim), and the others
+// wait for their outcome.  While batches are in the database the next one
+// gathers, so batches grow with the load and a lone report waits for nobody.
+// Two in flight: the database works on one batch while the next is written
+// (two cores here, and the claims go on beside them).  A batch that fails as
+// a whole (the database away, a conflict, a result over a limit) answers
+// "alone" to each of its reports: each thread then reports its own as
+// before, so one report's error never becomes another's.
+class Runner::Reports {
+  public:
+	Reports(Pool &pool, const std::string &worker, const std::vector<std::string> &queues)
+		: pool_(pool), worker_(worker), queues_(queues) {}
+
+	// The outcome of the report, or nullopt: send it alone.
+	std::optional<Store::Outcome> send(const Store::Completion &c) {
+		Entry e{&c, std::nullopt, false};
+		std::unique_lock<std::mutex> g(m_);
+		queued_.push_back(&e);
+		while (!e.done) {
+			if (sending_ >= kInFlight || queued_.empty()) {
+				cv_.wait(g);
+				continue;
+			}
+			++sending_;
+			std::vector<Entry *> batch;
+			batch.swap(queued_);
+			g.unlock();
+			flush(batch);
+			g.lock();
+			for (Entry *x : batch) x->done = true;
+			--sending_;
+			cv_.notify_all();
+		}
+		return std::move(e.out);
+	}
+
+  private:
+	static constexpr int kInFlight = 2;
+	struct Entry {
+		const Store::Completion *c;
+		std::optional<Store::Outcome> out;
+		bool done;
+	};
+	void flush(const std::vector<Entry *> &batch) {
+		std::unique_ptr<Store> store;
+		try {
+			store = pool_.take();
+			if (batch.size() == 1) {
+				const Store::Completion &c = *batch[0]->c;
+				Store::Outcome o;
+				o.instance_id = c.instance_id;
+				try {
+					Store::Report r = store->complete_and_claim(c.instance_id, c.epoch, c.output, worker_, queues_);
+					o.status = std::move(r.status);
+					o.next = std::move(r.next);
+				} catch (const Error &e) {
+					if (e.sqlstate != sqlstate::LEASE_LOST && e.sqlstate != sqlstate::INSTANCE_NOT_FOUND) throw;
+					o.sqlstate = e.sqlstate;
+				}
+				pool_.give(std::move(store));
+				batch[0]->out = std::move(o);
+				return;
+			}
+			std::vector<Store::Completion> reports;
+			reports.reserve(batch.size());
+			for (const Entry *x : batch) reports.push_back(*x->c);
+			auto outcomes = store->complete_many(reports, worker_, queues_);
+			pool_.give(std::move(store));
+			if (outcomes.size() != batch.size()) return;  // not what was asked: each alone
+			for (size_t i = 0; i < batch.size(); i++) batch[i]->out = std::move(outcomes[i]);
+			metrics::reports_batched(static_cast<int>(batch.size()));
+		} catch (const std::exception &e) {
+			pool_.give(std::move(store));  // it reconnects on its next call
+			log::debug("reports failed together; each is sent alone", {{"reports", batch.size()}, {"error", e.what()}});
+		}
+	}
+
+	Pool &pool_;
+	const std::string &worker_;
+	const std::vector<std::string> &queues_;
+	std::mutex m_;
+	std::condition_variable cv_;
+	std::vector<Entry *> queued_;
+	int sending_ = 0;  // batches in the database
+};
+
 Runner::Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFactory open_store)
 	: opt_(std::move(options)), handlers_(handlers), open_store_(std::move(open_store)),
 	  pool_(std::make_unique<Pool>(open_store_)),
+	  reports_(std::make_unique<Reports>(*pool_, opt_.worker_id, opt_.queues)),
 	  threads_(std::make_unique<Threads>([this](std::shared_ptr<Slot> slot) { run_task(std::move(slot)); })) {}
 
 Runner::~Runner() {
@@ -282,23 +372,37 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 	bool ok = result.kind == TaskResult::Kind::succeeded;
 	Backoff backoff;
 	bool warned = false;
+	bool alone = false;	 // after a failed try: not in a batch
 	for (;;) {
 		std::unique_ptr<Store> store;
 		try {
-			store = pool_->take();
 			// While running, the report may hand back the instance's next
 			// task (no claim round trip); while draining it takes none.
 			Store::Report rep;
-			if (stopping_ || drain_requested_)
-				rep.status = ok ? store->complete(t.instance_id, t.epoch, result.output)
-								: store->fail(t.instance_id, t.epoch, result.error, result.cause);
-			else
-				rep = ok ? store->complete_and_claim(t.instance_id, t.epoch, result.output, opt_.worker_id,
-													 opt_.queues)
-						 : store->fail_and_claim(t.instance_id, t.epoch, result.error, result.cause,
-												 opt_.worker_id, opt_.queues);
+			bool sent = false;
+			if (ok && !alone && !stopping_ && !drain_requested_) {
+				if (auto o = reports_->send({t.instance_id, t.epoch, result.output})) {
+					if (!o->sqlstate.empty())  // not taken: as the report alone would have raised
+						throw Error(o->sqlstate, "report of instance " + std::to_string(t.instance_id) +
+													 " not taken (" + o->sqlstate + ")");
+					rep.status = std::move(o->status);
+					rep.next = std::move(o->next);
+					sent = true;
+				}
+			}
+			if (!sent) {
+				store = pool_->take();
+				if (stopping_ || drain_requested_)
+					rep.status = ok ? store->complete(t.instance_id, t.epoch, result.output)
+									: store->fail(t.instance_id, t.epoch, result.error, result.cause);
+				else
+					rep = ok ? store->complete_and_claim(t.instance_id, t.epoch, result.output, opt_.worker_id,
+														 opt_.queues)
+							 : store->fail_and_claim(t.instance_id, t.epoch, result.error, result.cause,
+													 opt_.worker_id, opt_.queues);
+				pool_->give(std::move(store));
+			}
 			const std::string &status = rep.status;
-			pool_->give(std::move(store));
 			if (ok)
 				metrics::task_succeeded(t.queue);
 			else
@@ -323,6 +427,7 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 			return std::move(rep.next);
 		} catch (const Error &e) {
 			pool_->give(std::move(store));	// it reconnects on its next call
+			alone = true;
 			if (e.sqlstate == sqlstate::LEASE_LOST || e.sqlstate == sqlstate::INSTANCE_ENDED) {
 				// Another worker holds (or finished) the instance now; this
 				// result must not overwrite its run.

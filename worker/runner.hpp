@@ -9,7 +9,9 @@
 //                  it last succeeded, for /healthz lease_age_ms
 //   task threads   one per running task, kept for the next task when it
 //                  ends (Runner::Threads): runs the handler, then reports
-//                  complete()/fail() with the lease epoch the claim gave it
+//                  complete()/fail() with the lease epoch the claim gave it;
+//                  successful reports made while another batch is in the
+//                  database go together in one complete_many (Runner::Reports)
 // A Store is one connection and not thread-safe: the loop and the renewer
 // each open their own, the task threads share a pool of them.
 //
@@ -101,11 +103,13 @@ class Runner {
 
 	class Pool;
 	class Threads;
+	class Reports;
 
 	WorkerOptions opt_;
 	const HandlerRegistry &handlers_;
 	StoreFactory open_store_;
 	std::unique_ptr<Pool> pool_;
+	std::unique_ptr<Reports> reports_;	// successful reports, batched (uses pool_)
 
 	mutable std::mutex m_;
 	std::condition_variable slots_cv_;				// a task finished

@@ -445,6 +445,60 @@ TEST_F(Metrics, SqliteServeWithAuthNeedsAReaderAndCounts) {
 	EXPECT_EQ(exit_code(srv->wait(15s)), 0) << srv->log();
 }
 
+// A worker with many tasks at once reports them in batches
+// (genroc.complete_many, Runner::Reports): every task is reported once and
+// taken, the next task of a workflow is handed back through the batch, and
+// the batch counters say how many results went together.
+class BatchedReports : public Metrics, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(BatchedReports, AWorkerReportsManyTasksTogether) {
+	use_store(GetParam());
+	if (IsSkipped() || HasFatalFailure()) return;
+	const json two = {{"StartAt", "A"},
+					  {"States",
+					   {{"A", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"Next", "B"}}},
+						{"B", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"End", true}}}}}};
+	const int n = 400;
+	std::vector<int64_t> ids;
+	{
+		auto s = store();
+		s->define("ok", ok_def());
+		s->define("two", two);
+		json inputs = json::array();
+		for (int i = 0; i < n; i++) inputs.push_back({{"i", i}});
+		for (const char *def : {"ok", "two"})
+			for (auto &r : s->start_many(def, inputs, json::object())) ids.push_back(r.instance_id);
+	}
+	auto w = worker("wb", {"--concurrency", "16", "--metrics-listen", "127.0.0.1:0"});
+	int wport = 0;
+	ASSERT_TRUE(eventually([&] { return (wport = port_in_log(*w, "metrics listening")) > 0; }, 20s)) << w->log();
+	const int tasks = 3 * n;
+	const Series m = scrape_until(wport, [&](const Series &s) {
+		return value(s, R"(genroc_tasks_succeeded_total{queue="default"})") >= tasks;
+	});
+	EXPECT_EQ(value(m, R"(genroc_tasks_succeeded_total{queue="default"})"), tasks) << last_text_;
+	EXPECT_EQ(value(m, R"(genroc_tasks_claimed_total{queue="default"})"), tasks) << last_text_;
+	EXPECT_EQ(value(m, R"(genroc_lease_losses_total{queue="default"})"), 0) << last_text_;
+	const double batches = value(m, "genroc_report_batches_total");
+	const double batched = value(m, "genroc_reports_batched_total");
+	EXPECT_GT(batches, 0) << last_text_;	// 16 tasks of one claim end together
+	EXPECT_GE(batched, 2 * batches) << last_text_;
+	EXPECT_LE(batched, tasks) << last_text_;
+	auto s = store();
+	for (int64_t id : ids) {
+		json inst = s->get_instance(id);
+		ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
+		int reported = 0;
+		for (const auto &e : s->history(id)) reported += e["event"] == "task_succeeded";
+		EXPECT_EQ(reported, inst["definition"] == "two" ? 2 : 1) << s->history(id).dump();
+	}
+	w->signal(SIGTERM);
+	EXPECT_EQ(exit_code(w->wait(15s)), 0) << w->log();
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, BatchedReports, ::testing::Values("postgres", "sqlite"),
+						 [](const auto &info) { return info.param; });
+
 // The parser refuses what Prometheus would: it is what the tests above lean on.
 TEST(MetricsParser, RefusesBadExpositionText) {
 	const std::string good =
