@@ -95,6 +95,19 @@ SELECT * FROM pg_temp.same('steps', '[{"items": [1, 2]}, {"items": [1, 2]}, {"it
 SELECT * FROM pg_temp.same('steps', '[{"items": [1, 2]}, {"items": [1, 2]}, {"items": [1, 2]}, {"items": [3]}]',
 	'["task", "fail", "wait", "map"]', true) ORDER BY n;
 
+-- variables (an Assign), the context, a value stored as an object, a
+-- task's timeout: written by the set-wise path as complete writes them
+SET genroc.object_threshold = '1kB';
+SELECT * FROM genroc.define('rich', $d${"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"handler:a","Assign":{"mark":"set"},"ResultPath":"$.a","Next":"P"},
+	"P":{"Type":"Pass","Parameters":{"big.$":"$.a","def.$":"$$.StateMachine.Name","mark.$":"$mark"},"Next":"B"},
+	"B":{"Type":"Task","Resource":"handler:b","TimeoutSeconds":30,"End":true}}}$d$);
+SELECT * FROM pg_temp.same('rich', '[{}, {}, {}]', jsonb_build_array(repeat('x', 3000), 'small', null), false) ORDER BY n;
+SELECT * FROM pg_temp.same('rich', '[{}, {}, {}]', jsonb_build_array(repeat('x', 3000), 'small', null), true) ORDER BY n;
+SELECT i.variables, i.timeout_s, i.timeout_at IS NOT NULL AS times_out, genroc._is_ref(i.state_input) AS stored
+FROM genroc._instances i WHERE i.status = 'running' ORDER BY i.id;
+RESET genroc.object_threshold;
+
 -- a Map's items reported in one batch: the parent ends with them
 SELECT * FROM genroc.define('fan', $d${"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$",
 	"ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Task","Resource":"handler:i","End":true}}},"End":true}}}$d$);
@@ -143,3 +156,5 @@ CREATE TEMP TABLE one AS SELECT * FROM genroc.claim('w1', '{default}', 1);
 SELECT genroc.worker_register('w2') IS NOT NULL AS registered;
 SELECT r.status, r.epoch IS NULL AS not_handed_back
 FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM one)], ARRAY[(SELECT epoch FROM one)], ARRAY['"task"']::jsonb[], 'w2', '{default}') r;
+
+DROP EXTENSION genroc;
