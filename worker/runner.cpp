@@ -133,14 +133,15 @@ class Runner::Pool {
 };
 
 // Successful reports, many per transaction (issue 14), by group commit: a
-// task thread queues its report; when fewer than kInFlight batches are in
-// the database, it sends every queued report in one Store::complete_many
-// (with the hand-back; a batch of one is complete_and_claim), and the others
-// wait for their outcome.  While batches are in the database the next one
-// gathers, so batches grow with the load and a lone report waits for nobody.
-// Two in flight: the database works on one batch while the next is written
-// (two cores here, and the claims go on beside them).  A batch that fails as
-// a whole (the database away, a conflict, a result over a limit) answers
+// task thread queues its report; when no batch is in the database, it sends
+// every queued report in one Store::complete_many (with the hand-back; a
+// batch of one is complete_and_claim), and the others wait for their
+// outcome.  While one batch is in the database the next one gathers, so
+// batches grow with the load and a lone report waits for nobody.  One batch
+// in flight, not two: bench/binary.sh (20,000 one-task jobs, --concurrency
+// 16) gave 2,909-2,958 jobs/s at 411 us of server CPU each with one, and
+// 2,386-2,473 at 558-589 us with two (smaller batches).  A batch that fails
+// as a whole (the database away, a conflict, a result over a limit) answers
 // "alone" to each of its reports: each thread then reports its own as
 // before, so one report's error never becomes another's.
 class Runner::Reports {
@@ -172,7 +173,7 @@ class Runner::Reports {
 	}
 
   private:
-	static constexpr int kInFlight = 2;
+	static constexpr int kInFlight = 1;
 	struct Entry {
 		const Store::Completion *c;
 		std::optional<Store::Outcome> out;
