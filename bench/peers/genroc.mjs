@@ -12,11 +12,11 @@
 // Variants: default = batch 16; tuned = batch 100 (like the peers' tuned
 // local queues), and the reports batched: those made in the same tick of the
 // event loop go in one genroc.complete_many call (graphile-worker's tuned
-// completeJobBatchDelay 0 does the same with its completions); a one-task
-// job's slot is free once its report is queued (graphile-worker does not
-// await its batched completeJob either; at most `batch` reports wait), a
-// workflow step's report passes the worker and is awaited, its next step
-// handed back as with complete_and_claim.
+// completeJobBatchDelay 0 does the same with its completions), and a slot is
+// free once its report is queued (graphile-worker does not await its batched
+// completeJob either; at most `batch` reports wait); a workflow's next step
+// is then claimed like any ready task (no hand-back: the report is not
+// awaited).
 import pg from 'pg';
 import { withClient } from '../lib/common.mjs';
 
@@ -57,40 +57,34 @@ export async function startBatch(pool, def, items) {
 }
 
 // Reports batched per tick of the event loop: report() queues one and
-// answers its row of the genroc.complete_many call that carries it (status,
-// and with `handback` the next task or null).  An extension without
-// complete_many (42883) or a failed batch gets them one by one.
-function reportBatcher(pool, worker) {
+// answers its row of the genroc.complete_many call that carries it.  An
+// extension without complete_many (42883) or a failed batch gets them one
+// by one (genroc.complete).
+function reportBatcher(pool) {
   let queued = [];
   let missing = false;
-  const one = (r) => (r.handback
-    ? pool.query('SELECT status, instance_id, epoch, state FROM genroc.complete_and_claim($1, $2, $3::jsonb, $4, ARRAY[\'default\'])',
-      [r.id, r.epoch, r.output, worker]).then(({ rows }) => rows[0])
-    : pool.query('SELECT genroc.complete($1, $2, $3::jsonb) AS status', [r.id, r.epoch, r.output]).then(({ rows }) => rows[0]));
   const flush = async () => {
     const batch = queued;
     queued = [];
-    for (const hb of [false, true]) {
-      const part = batch.filter((r) => r.handback === hb);
-      if (part.length === 0) continue;
-      if (!missing) {
-        try {
-          const { rows } = await pool.query(
-            `SELECT instance_id, status, sqlstate, epoch, state FROM genroc.complete_many($1::bigint[], $2::bigint[], $3::jsonb[]${hb ? ', $4, ARRAY[\'default\']' : ''})`,
-            hb ? [part.map((r) => r.id), part.map((r) => r.epoch), part.map((r) => r.output), worker]
-              : [part.map((r) => r.id), part.map((r) => r.epoch), part.map((r) => r.output)]);
-          part.forEach((r, k) => r.done(rows[k]));
-          continue;
-        } catch (e) {
-          if (e.code === '42883') missing = true;
-        }
+    if (!missing) {
+      try {
+        const { rows } = await pool.query(
+          'SELECT instance_id, status, sqlstate FROM genroc.complete_many($1::bigint[], $2::bigint[], $3::jsonb[])',
+          [batch.map((r) => r.id), batch.map((r) => r.epoch), batch.map((r) => r.output)]);
+        batch.forEach((r, k) => r.done(rows[k]));
+        return;
+      } catch (e) {
+        if (e.code === '42883') missing = true;
       }
-      for (const r of part) one(r).then(r.done, r.fail);
+    }
+    for (const r of batch) {
+      pool.query('SELECT genroc.complete($1, $2, $3::jsonb) AS status', [r.id, r.epoch, r.output])
+        .then(({ rows }) => r.done(rows[0]), r.fail);
     }
   };
-  return (id, epoch, output, handback) => new Promise((done, fail) => {
+  return (id, epoch, output) => new Promise((done, fail) => {
     if (queued.length === 0) setImmediate(() => { flush().catch((e) => console.error('[genroc] reports', e.message)); });
-    queued.push({ id, epoch, output: JSON.stringify(output), handback, done, fail });
+    queued.push({ id, epoch, output: JSON.stringify(output), done, fail });
   });
 }
 
@@ -118,7 +112,7 @@ export default async function make({ url, db, variant, conc }) {
       });
       pool = new pg.Pool({ connectionString: url, max: conc + 2 });
       await pool.query(`SELECT genroc.worker_register($1, '{"lease_duration":"120s","host":"bench"}')`, [worker]);
-      if (variant === 'tuned') report = reportBatcher(pool, worker);
+      if (variant === 'tuned') report = reportBatcher(pool);
     },
     async enqueueBatch(items) {
       const def = items[0].wf !== undefined ? 'bench3' : 'bench1';
@@ -133,10 +127,27 @@ export default async function make({ url, db, variant, conc }) {
       await listener.query('LISTEN genroc');
       let inflight = 0;
       let slotFree = null;
-      const pending = new Set();	// tuned: one-task reports not yet committed
+      const pending = new Set();	// tuned: reports queued, not yet committed
       const run = async (first) => {
         const it = first.input;
-        if (it.wf !== undefined) {
+        if (report) {
+          // tuned: every report batched (complete_many), the slot free once
+          // the handler returned and its report is queued, as
+          // graphile-worker's tuned completeJob (not awaited: its batch
+          // commits later); at most `batch` reports wait, and the harness's
+          // window ends when all are in the database (remaining() = 0).  A
+          // workflow's next step is claimed like any ready task.
+          const k = it.wf !== undefined ? STEP[first.state] : 0;
+          if (k <= 1) h.onStart(it);
+          if (k > 0) h.onStep(it.wf, k);
+          const sent = report(first.instance_id, first.epoch, k > 0 ? it : {});
+          pending.add(sent);
+          sent.catch((e) => console.error('[genroc] report', first.instance_id, e.message))
+            .finally(() => pending.delete(sent));
+          if (pending.size >= batch) await Promise.race(pending);
+          if (k === 0) h.onDone(it);
+          else if (k === 3) h.onDone({ wf: it.wf });
+        } else if (it.wf !== undefined) {
           // a step's report hands back the workflow's next step to this
           // worker (complete_and_claim): no claim round trip between steps
           for (let t = first; t;) {
@@ -144,10 +155,7 @@ export default async function make({ url, db, variant, conc }) {
             if (k === 1) h.onStart(it);
             h.onStep(it.wf, k);
             let next = null;
-            if (report) {
-              const row = await report(t.instance_id, t.epoch, it, !stopping);
-              if (row && row.status === 'running' && row.epoch !== null && row.epoch !== undefined) next = { ...t, epoch: row.epoch, state: row.state };
-            } else if (stopping) {
+            if (stopping) {
               await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, JSON.stringify(it)]);
             } else {
               const { rows } = await pool.query(
@@ -159,21 +167,8 @@ export default async function make({ url, db, variant, conc }) {
             t = next;
           }
         } else {
-          const t = first;
           h.onStart(it);
-          if (report) {
-            // tuned: the slot is free once the handler returned and the
-            // report queued, as graphile-worker's tuned completeJob (not
-            // awaited: its batch commits later); at most `batch` reports
-            // wait, and the harness's window ends when all are in the
-            // database (remaining() = 0)
-            const sent = report(t.instance_id, t.epoch, {}, false);
-            pending.add(sent);
-            sent.catch((e) => console.error('[genroc] report', t.instance_id, e.message)).finally(() => pending.delete(sent));
-            if (pending.size >= batch) await Promise.race(pending);
-          } else {
-            await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, '{}']);
-          }
+          await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [first.instance_id, first.epoch, '{}']);
           h.onDone(it);
         }
       };
