@@ -311,6 +311,10 @@ def value_for(typ, fn, pos):
     if typ == "bigint[]":
         ids = [str(rng.choice(made["instances"] + INTS)) for _ in range(rng.randint(0, 5))]
         return "ARRAY[" + ",".join(ids) + "]::bigint[]" if ids else "ARRAY[]::bigint[]"
+    if typ == "jsonb[]":
+        items = [sql_text(rand_json()) + "::jsonb" if rng.random() < 0.9 else "NULL::jsonb"
+                 for _ in range(rng.randint(0, 5))]
+        return "ARRAY[" + ",".join(items) + "]::jsonb[]" if items else "ARRAY[]::jsonb[]"
     if typ == "interval":
         return rng.choice(["'0'", "'1 day'", "'-1 s'", "'1 ms'", "'178000000 years'", "'-178000000 years'",
                            "'1 day'"]) + "::interval"
