@@ -12,14 +12,18 @@
 #          today's tables and log could save
 #   jobs   a queue table of the kind graphile-worker keeps (one partial
 #          index, no log; claim = UPDATE ... SKIP LOCKED, done = DELETE)
+#   apiB   genroc.claim of B tasks, then genroc.complete_many of the B
+#          reports: a batching worker (B=100, as the peers' tuned variants)
+#   jobsB  the jobs table, B at a time (graphile-worker's local queue and
+#          batched completions)
 # Each client runs its statements prepared (pgbench -M prepared), as a
 # worker's session keeps its plans.  The jobs are made before each run and not timed (genroc.start_many for
 # api and rows, one INSERT for jobs).  Prints per run jobs/s, the server's
 # CPU per job (the postmaster and its children, from /proc) and WAL bytes per
 # job, then the medians per way.
 #
-#   bash bench/floor.sh                     # N=16000 C=16 ROUNDS=3
-#   N=32000 C=4 ROUNDS=5 bash bench/floor.sh
+#   bash bench/floor.sh                     # N=16000 C=16 B=100 ROUNDS=3
+#   N=32000 C=4 ROUNDS=5 WAYS="api apiB" bash bench/floor.sh
 #
 # Needs the extension installed (make install) and pgbench (postgresql-contrib
 # or the server package).  synchronous_commit on; genroc.durability at its
@@ -28,8 +32,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N=${N:-16000}
 C=${C:-16}
+B=${B:-100}
 ROUNDS=${ROUNDS:-3}
-[ $((N % C)) -eq 0 ] || { echo "floor.sh: N must be a multiple of C" >&2; exit 2; }
+WAYS=${WAYS:-api rows jobs apiB jobsB}
+[ $((N % (C * B))) -eq 0 ] || { echo "floor.sh: N must be a multiple of C * B" >&2; exit 2; }
 PGBIN=${PGBIN:-$(pg_config --bindir)}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-floor.XXXXXX")
 chmod 755 "$WORK"
@@ -80,6 +86,21 @@ SELECT u.id, now(), e.event, u.state, e.detail FROM u,
           (2, 'succeeded', '{"output": {"ok": 1}}'::jsonb)) AS e (k, event, detail)
 ORDER BY e.k;
 SQL
+# the batched ways: a claim of B tasks, then their reports in one statement
+cat >"$WORK/apiB.sql" <<SQL
+SELECT array_agg(instance_id) AS iids, array_agg(epoch) AS eps FROM genroc.claim('w' || :client_id::text, '{default}', $B) \\gset
+SELECT count(*) FROM genroc.complete_many(:iids::bigint[], :eps::bigint[], array_fill('{"ok": 1}'::jsonb, ARRAY[$B]));
+SQL
+cat >"$WORK/jobsB.sql" <<SQL
+WITH c AS (
+  SELECT j.id FROM jobs j WHERE j.locked_at IS NULL AND j.queue = 'default' AND j.run_at <= now()
+  ORDER BY j.run_at, j.id LIMIT $B FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE jobs j SET locked_at = now(), locked_by = 'w' || :client_id::text, attempts = j.attempts + 1
+  WHERE j.id = ANY (ARRAY(SELECT c.id FROM c)) RETURNING j.id)
+SELECT array_agg(u.id) AS jids FROM u \\gset
+DELETE FROM jobs WHERE id = ANY (:jids::bigint[]);
+SQL
 cat >"$WORK/jobs.sql" <<'SQL'
 WITH c AS (
   SELECT j.id FROM jobs j WHERE j.locked_at IS NULL AND j.queue = 'default' AND j.run_at <= now()
@@ -91,11 +112,11 @@ SQL
 
 fill() { # way: N jobs ready
   case "$1" in
-    api | rows)
+    api | rows | apiB)
       Q -c "DO \$\$ BEGIN FOR k IN 0 .. $N / 1000 LOOP
               PERFORM genroc.start_many('one', (SELECT coalesce(jsonb_agg(jsonb_build_object('i', g)), '[]')
                 FROM generate_series(k * 1000 + 1, least($N, k * 1000 + 1000)) g)); COMMIT; END LOOP; END \$\$" ;;
-    jobs)
+    jobs | jobsB)
       Q -c "INSERT INTO jobs (queue, payload) SELECT 'default', json_build_object('i', g) FROM generate_series(1, $N) g" ;;
   esac
   Q -c "CHECKPOINT" -c "VACUUM ANALYZE"
@@ -113,15 +134,16 @@ server_ticks() {
 TICK=$(getconf CLK_TCK)
 
 declare -A RES
-printf '%-5s %5s | %8s %12s %10s\n' way round jobs/s "cpu/job us" "WAL/job"
+printf '%-6s %5s | %8s %12s %10s\n' way round jobs/s "cpu/job us" "WAL/job"
 for r in $(seq 1 "$ROUNDS"); do
-  for way in api rows jobs; do
+  for way in $WAYS; do
+    per=1; case "$way" in *B) per=$B ;; esac
     fill "$way"
     lsn0=$(Q -c "SELECT pg_current_wal_insert_lsn()")
     sleep 0.5 # the backends of the fill and of that query reaped: their CPU is not the run's
     t0=$(server_ticks)
     s0=$(date +%s.%N)
-    "$PGBIN/pgbench" -n -r -M prepared -c "$C" -j 2 -t $((N / C)) -f "$WORK/$way.sql" bench >"$WORK/pgbench.log" 2>&1 \
+    "$PGBIN/pgbench" -n -r -M prepared -c "$C" -j 2 -t $((N / C / per)) -f "$WORK/$way.sql" bench >"$WORK/pgbench.log" 2>&1 \
       || { cat "$WORK/pgbench.log" >&2; exit 1; }
     s1=$(date +%s.%N)
     [ -n "${VERBOSE:-}" ] && cat "$WORK/pgbench.log" >&2
@@ -131,12 +153,12 @@ for r in $(seq 1 "$ROUNDS"); do
     line=$(awk -v n="$N" -v s0="$s0" -v s1="$s1" -v t="$((t1 - t0))" -v hz="$TICK" \
       'BEGIN { printf "%.0f %.0f", n / (s1 - s0), t / hz * 1e6 / n }')
     read -r rate cpu <<<"$line"
-    printf '%-5s %5d | %8s %12s %10s\n' "$way" "$r" "$rate" "$cpu" "$wal"
+    printf '%-6s %5d | %8s %12s %10s\n' "$way" "$r" "$rate" "$cpu" "$wal"
     RES[$way]+="$rate $cpu $wal"$'\n'
   done
 done
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-for way in api rows jobs; do
+for way in $WAYS; do
   col() { printf '%s' "${RES[$way]}" | awk -v c="$1" 'NF {print $c}' | median; }
-  printf 'median %-4s: %s jobs/s, %s us server CPU per job, %s WAL bytes per job\n' "$way" "$(col 1)" "$(col 2)" "$(col 3)"
+  printf 'median %-5s: %s jobs/s, %s us server CPU per job, %s WAL bytes per job\n' "$way" "$(col 1)" "$(col 2)" "$(col 3)"
 done
