@@ -20,12 +20,14 @@
 //   genroc_bench --pg URL --pgdata DIR --sqlite-dir DIR [--json FILE]
 //                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
 //                [--workers 1,4,16] [--stores postgres,sqlite]
-//                [--levels none,essential,terminal,strict] [--no-handback]
+//                [--levels none,essential,terminal,strict] [--no-handback] [--batch-reports]
 //                [--keep-db]
 //   genroc_bench --prune-sqlite FILE [--prune-retention-ms MS]
 // Workers report with complete_and_claim (the next task of a 3-task process
 // comes back with the report, as in the genroc binary); --no-handback:
-// complete, and every task through claim.
+// complete, and every task through claim; --batch-reports: the tasks a
+// worker holds (a claim's 8, then those handed back) reported in one
+// complete_many call (with the hand-back unless --no-handback).
 // --keep-db: PostgreSQL runs in the database as it is (the extension is not
 // dropped and created again between runs), for a database filled beforehand
 // (bench/storage.sh MILLION=1: the same figures with a million concluded
@@ -68,6 +70,7 @@ struct Options {
 	std::string pg_url, pgdata, sqlite_dir, json_path = "bench-results.json";
 	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
 	bool handback = true;
+	bool batch_reports = false;	// --batch-reports: a claim's tasks reported in one complete_many
 	bool keep_db = false;
 	std::string prune_sqlite;
 	int64_t prune_retention_ms = 86400000;
@@ -231,6 +234,18 @@ class Bench {
 						calls++;
 						if (batch.empty()) std::this_thread::yield();
 						for (auto &t : batch) work.push_back(std::move(t));
+						continue;
+					}
+					if (o_.batch_reports) {
+						// the tasks in hand reported in one call (complete_many),
+						// the next ones handed back in its outcomes
+						std::vector<Store::Completion> reports;
+						for (const Task &t : work) reports.push_back({t.instance_id, t.epoch, json::object()});
+						work.clear();
+						for (auto &o : s.complete_many(reports, o_.handback ? id : "", {"default"}))
+							if (o.next) work.push_back(std::move(*o.next));
+						calls++;
+						done += static_cast<int>(reports.size());
 						continue;
 					}
 					Task t = std::move(work.front());
@@ -461,6 +476,7 @@ int main(int argc, char **argv) {
 		else if (a == "--latency") o.latency = std::stoi(val());
 		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
 		else if (a == "--no-handback") o.handback = false;
+		else if (a == "--batch-reports") o.batch_reports = true;
 		else if (a == "--keep-db") o.keep_db = true;
 		else if (a == "--prune-sqlite") o.prune_sqlite = val();
 		else if (a == "--prune-retention-ms") o.prune_retention_ms = std::stoll(val());

@@ -864,6 +864,9 @@ CREATE FUNCTION genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_
 				   queue text)
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
+	-- the set-wise statement planned once per session, as claim's: with
+	-- custom plans it was planned again on every call
+	SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
