@@ -420,28 +420,11 @@ class PgStore final : public Store {
 	}
 
 	// complete_many for an extension without it (42883: an older server,
-	// e.g. bench/ab.sh's base side): a report per call, in order; a report
-	// not taken is answered in its Outcome as complete_many answers it.
+	// e.g. bench/ab.sh's base side): a report per call, in order.
 	std::vector<Outcome> complete_one_by_one(const std::vector<Completion> &reports, const std::string &worker,
 											 const std::vector<std::string> &queues) {
 		std::vector<Outcome> out;
-		for (const auto &c : reports) {
-			Outcome o;
-			o.instance_id = c.instance_id;
-			try {
-				if (worker.empty()) {
-					o.status = complete(c.instance_id, c.epoch, c.output);
-				} else {
-					Report r = complete_and_claim(c.instance_id, c.epoch, c.output, worker, queues);
-					o.status = std::move(r.status);
-					o.next = std::move(r.next);
-				}
-			} catch (const Error &e) {
-				if (e.sqlstate != sqlstate::INSTANCE_NOT_FOUND && e.sqlstate != sqlstate::LEASE_LOST) throw;
-				o.sqlstate = e.sqlstate;
-			}
-			out.push_back(std::move(o));
-		}
+		for (const auto &c : reports) out.push_back(complete_one(c, worker, queues));
 		return out;
 	}
 

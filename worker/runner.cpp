@@ -184,19 +184,8 @@ class Runner::Reports {
 		try {
 			store = pool_.take();
 			if (batch.size() == 1) {
-				const Store::Completion &c = *batch[0]->c;
-				Store::Outcome o;
-				o.instance_id = c.instance_id;
-				try {
-					Store::Report r = store->complete_and_claim(c.instance_id, c.epoch, c.output, worker_, queues_);
-					o.status = std::move(r.status);
-					o.next = std::move(r.next);
-				} catch (const Error &e) {
-					if (e.sqlstate != sqlstate::LEASE_LOST && e.sqlstate != sqlstate::INSTANCE_NOT_FOUND) throw;
-					o.sqlstate = e.sqlstate;
-				}
+				batch[0]->out = store->complete_one(*batch[0]->c, worker_, queues_);
 				pool_.give(std::move(store));
-				batch[0]->out = std::move(o);
 				return;
 			}
 			std::vector<Store::Completion> reports;

@@ -185,6 +185,27 @@ class Store {
 	};
 	virtual std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
 											   const std::vector<std::string> &queues) = 0;
+	// One report answered as complete_many answers it, in its own call:
+	// complete (complete_and_claim when `worker` is not empty); a missing
+	// instance or a lost lease in the Outcome's sqlstate, any other error
+	// thrown.
+	Outcome complete_one(const Completion &c, const std::string &worker, const std::vector<std::string> &queues) {
+		Outcome o;
+		o.instance_id = c.instance_id;
+		try {
+			if (worker.empty()) {
+				o.status = complete(c.instance_id, c.epoch, c.output);
+			} else {
+				Report r = complete_and_claim(c.instance_id, c.epoch, c.output, worker, queues);
+				o.status = std::move(r.status);
+				o.next = std::move(r.next);
+			}
+		} catch (const Error &e) {
+			if (e.sqlstate != sqlstate::INSTANCE_NOT_FOUND && e.sqlstate != sqlstate::LEASE_LOST) throw;
+			o.sqlstate = e.sqlstate;
+		}
+		return o;
+	}
 
 	// Activities (work from outside)
 	virtual std::vector<ActivityTask> claim_activity(const std::string &activity,
