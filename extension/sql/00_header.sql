@@ -18,6 +18,9 @@
  *   renew / release               extend or give back leases
  *   complete / fail               report a task under its lease epoch; the
  *                                 instance goes on in the same transaction
+ *   complete_and_claim / fail_and_claim
+ *                                 the same, the next task handed back
+ *   start_many / complete_many    many starts or reports in one transaction
  *   claim_activity / activity_succeed / activity_fail / activity_heartbeat
  *                                 external tasks, addressed by a task token
  *   cancel(instance)              end a live instance
@@ -35,9 +38,11 @@
  * How it is split: the ASL interpreter (C++, core/, shared with the SQLite
  * shim) answers "where does this instance stop now"; the C module bridges to
  * it (genroc._step); the PL/pgSQL here keeps the rows: statuses, leases and
- * epochs, tokens, deadlines, the log.  genroc._apply_step is the one place
- * where an interpreter answer becomes a row update, so every transition looks
- * the same.
+ * epochs, tokens, deadlines, the log.  genroc._apply_step is where an
+ * interpreter answer becomes a row update, so every transition looks the
+ * same; start_many and complete_many write their common outcomes set-wise as
+ * it would (regress start_many and complete_many compare every row and log
+ * line with start's and complete's) and send the others through it.
  *
  * The SQLite shim (sqlite_shim/) copies these semantics one for one; the
  * comments marked "Semantics:" are the contract it follows.
