@@ -1263,16 +1263,16 @@ class SqliteStore final : public Store {
 			for (const auto &c : reports) {
 				Outcome o;
 				o.instance_id = c.instance_id;
-				{
-					Query q(db_, "SELECT status, lease_epoch FROM instances WHERE id = ?1", c.instance_id);
-					if (!q.next())
-						o.sqlstate = sqlstate::INSTANCE_NOT_FOUND;
-					else if (q.text(0) != "running" || q.i64(1) != c.epoch)
-						o.sqlstate = sqlstate::LEASE_LOST;
+				std::optional<Inst> inst;
+				try {
+					inst = leased(c.instance_id, c.epoch);	// reads and writes nothing when it throws
+				} catch (const Error &e) {
+					if (e.sqlstate != sqlstate::INSTANCE_NOT_FOUND && e.sqlstate != sqlstate::LEASE_LOST) throw;
+					o.sqlstate = e.sqlstate;
 				}
-				if (o.sqlstate.empty()) {
+				if (inst) {
 					Handback hb{worker, queues, 0, std::nullopt};
-					o.status = succeeded(load(c.instance_id), c.epoch, c.output, now, worker.empty() ? nullptr : &hb);
+					o.status = succeeded(std::move(*inst), c.epoch, c.output, now, worker.empty() ? nullptr : &hb);
 					o.next = std::move(hb.task);
 				}
 				out.push_back(std::move(o));

@@ -73,6 +73,23 @@ bool boolean(PGresult *r, int row, int col) {
 json jsonb(PGresult *r, int row, int col) {
 	return is_null(r, row, col) ? json(nullptr) : json::parse(PQgetvalue(r, row, col));
 }
+// A leased task as claim returns it, its columns (instance_id, epoch, state,
+// resource, input, only_once, timeout_s, attempt, lease_expires, queue) from
+// `col` on: claim, complete_and_claim / fail_and_claim, complete_many.
+Task task_at(PGresult *r, int row, int col) {
+	Task t;
+	t.instance_id = int64(r, row, col);
+	t.epoch = int64(r, row, col + 1);
+	t.state = text(r, row, col + 2);
+	t.resource = text(r, row, col + 3);
+	t.input = jsonb(r, row, col + 4);
+	t.only_once = boolean(r, row, col + 5);
+	t.timeout_s = opt_int(r, row, col + 6);
+	t.attempt = static_cast<int>(int64(r, row, col + 7));
+	t.lease_expires = text(r, row, col + 8);
+	t.queue = text(r, row, col + 9);
+	return t;
+}
 // A caller's JSON as a query parameter.  dump() recurses over the value, so a
 // value deeper than the interpreter's json_depth is refused first, with the
 // words the server (and the SQLite store) use for it.
@@ -302,20 +319,7 @@ class PgStore final : public Store {
 					  ", queue FROM genroc.claim($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3)",
 					  {worker, json(queues).dump(), std::to_string(n)});
 		std::vector<Task> tasks;
-		for (int i = 0; i < PQntuples(r.get()); i++) {
-			Task t;
-			t.instance_id = int64(r.get(), i, 0);
-			t.epoch = int64(r.get(), i, 1);
-			t.state = text(r.get(), i, 2);
-			t.resource = text(r.get(), i, 3);
-			t.input = jsonb(r.get(), i, 4);
-			t.only_once = boolean(r.get(), i, 5);
-			t.timeout_s = opt_int(r.get(), i, 6);
-			t.attempt = static_cast<int>(int64(r.get(), i, 7));
-			t.lease_expires = text(r.get(), i, 8);
-			t.queue = text(r.get(), i, 9);
-			tasks.push_back(std::move(t));
-		}
+		for (int i = 0; i < PQntuples(r.get()); i++) tasks.push_back(task_at(r.get(), i, 0));
 		return tasks;
 	}
 
@@ -367,6 +371,7 @@ class PgStore final : public Store {
 
 	std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
 									   const std::vector<std::string> &queues) override {
+		if (!many_) return complete_one_by_one(reports, worker, queues);
 		json ids = json::array(), epochs = json::array(), outputs = json::array();
 		for (const auto &c : reports) {
 			limits::check_json_depth(c.output, "the task result");
@@ -374,7 +379,6 @@ class PgStore final : public Store {
 			epochs.push_back(c.epoch);
 			outputs.push_back(c.output);
 		}
-		if (!many_) return complete_one_by_one(reports, worker, queues);
 		Param w, q;
 		if (!worker.empty()) {
 			w = worker;
@@ -382,7 +386,8 @@ class PgStore final : public Store {
 		}
 		Result r;
 		try {
-			r = exec("SELECT instance_id, status, sqlstate, epoch, state, resource, input, only_once, timeout_s, "
+			// the handed-back task's columns as claim's, from the third on
+			r = exec("SELECT status, sqlstate, instance_id, epoch, state, resource, input, only_once, timeout_s, "
 					  "attempt, " ISO("lease_expires") ", queue FROM genroc.complete_many("
 					  "ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::bigint), "
 					  "ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint), "
@@ -397,23 +402,10 @@ class PgStore final : public Store {
 		std::vector<Outcome> out;
 		for (int i = 0; i < PQntuples(r.get()); i++) {
 			Outcome o;
-			o.instance_id = int64(r.get(), i, 0);
-			o.status = text(r.get(), i, 1);
-			o.sqlstate = text(r.get(), i, 2);
-			if (!is_null(r.get(), i, 3)) {
-				Task t;
-				t.instance_id = o.instance_id;
-				t.epoch = int64(r.get(), i, 3);
-				t.state = text(r.get(), i, 4);
-				t.resource = text(r.get(), i, 5);
-				t.input = jsonb(r.get(), i, 6);
-				t.only_once = boolean(r.get(), i, 7);
-				t.timeout_s = opt_int(r.get(), i, 8);
-				t.attempt = static_cast<int>(int64(r.get(), i, 9));
-				t.lease_expires = text(r.get(), i, 10);
-				t.queue = text(r.get(), i, 11);
-				o.next = std::move(t);
-			}
+			o.status = text(r.get(), i, 0);
+			o.sqlstate = text(r.get(), i, 1);
+			o.instance_id = int64(r.get(), i, 2);
+			if (!is_null(r.get(), i, 3)) o.next = task_at(r.get(), i, 2);  // epoch: handed back
 			out.push_back(std::move(o));
 		}
 		return out;
@@ -871,20 +863,7 @@ class PgStore final : public Store {
 		}
 		Report out;
 		out.status = text(r.get(), 0, 0);
-		if (!PQgetisnull(r.get(), 0, 1)) {
-			Task t;
-			t.instance_id = int64(r.get(), 0, 1);
-			t.epoch = int64(r.get(), 0, 2);
-			t.state = text(r.get(), 0, 3);
-			t.resource = text(r.get(), 0, 4);
-			t.input = jsonb(r.get(), 0, 5);
-			t.only_once = boolean(r.get(), 0, 6);
-			t.timeout_s = opt_int(r.get(), 0, 7);
-			t.attempt = static_cast<int>(int64(r.get(), 0, 8));
-			t.lease_expires = text(r.get(), 0, 9);
-			t.queue = text(r.get(), 0, 10);
-			out.next = std::move(t);
-		}
+		if (!PQgetisnull(r.get(), 0, 1)) out.next = task_at(r.get(), 0, 1);
 		return out;
 	}
 

@@ -13,6 +13,12 @@ json two_tasks() {
 		"A":{"Type":"Task","Resource":"handler:h","Next":"B"},
 		"B":{"Type":"Task","Resource":"handler:h","End":true}}})");
 }
+// instance id -> lease epoch of the tasks a claim gave
+std::map<int64_t, int64_t> epochs_of(const std::vector<Task> &tasks) {
+	std::map<int64_t, int64_t> epoch;
+	for (const auto &t : tasks) epoch[t.instance_id] = t.epoch;
+	return epoch;
+}
 }  // namespace
 
 TEST_P(StoreTest, CompleteManyReportsEachAsCompleteWould) {
@@ -23,8 +29,7 @@ TEST_P(StoreTest, CompleteManyReportsEachAsCompleteWould) {
 	int64_t c = start("one", {{"n", 3}});
 	auto tasks = store().claim("w1", {"default"}, 10);
 	ASSERT_EQ(tasks.size(), 3u);
-	std::map<int64_t, int64_t> epoch;
-	for (const auto &t : tasks) epoch[t.instance_id] = t.epoch;
+	auto epoch = epochs_of(tasks);
 	at(1);
 	// c first: the outcomes come in the order of the reports
 	auto out = store().complete_many({{c, epoch[c], "three"}, {a, epoch[a], json{{"ok", 1}}}, {b, epoch[b], nullptr}},
@@ -58,8 +63,7 @@ TEST_P(StoreTest, CompleteManyAnswersReportsItDoesNotTakeAndTakesTheOthers) {
 	int64_t b = start("one");
 	auto tasks = store().claim("w1", {"default"}, 10);
 	ASSERT_EQ(tasks.size(), 2u);
-	std::map<int64_t, int64_t> epoch;
-	for (const auto &t : tasks) epoch[t.instance_id] = t.epoch;
+	auto epoch = epochs_of(tasks);
 	auto out = store().complete_many({{a + b + 1000, 1, 1},	  // no such instance
 									  {a, epoch[a] + 1, 2},	  // a stale epoch
 									  {b, epoch[b], 3},
@@ -88,8 +92,7 @@ TEST_P(StoreTest, CompleteManyWithAWorkerHandsBackTheNextTasks) {
 	int64_t b = start("two", {{"n", 2}});
 	auto tasks = store().claim("w1", {"default"}, 10);
 	ASSERT_EQ(tasks.size(), 2u);
-	std::map<int64_t, int64_t> epoch;
-	for (const auto &t : tasks) epoch[t.instance_id] = t.epoch;
+	auto epoch = epochs_of(tasks);
 	at(1);
 	auto out = store().complete_many({{a, epoch[a], {{"n", 10}}}, {b, epoch[b], {{"n", 20}}}}, "w1", {"default"});
 	ASSERT_EQ(out.size(), 2u);
