@@ -143,7 +143,15 @@ for suite in $SUITES; do
       else
         p=0; f=1
       fi
-      [ $rc -ne 0 ] && { [ "$f" -eq 0 ] && f=1; grep -E '\*\*\*Failed|Failed|\(Timeout\)' "$LOG/ctest.log" | head -40 >&2; }
+      if [ $rc -ne 0 ]; then
+        [ "$f" -eq 0 ] && f=1
+        # each failed test's own output (--output-on-failure puts it right
+        # after the test's result line), so a CI log says why, not only which
+        awk '/\*\*\*(Failed|Timeout|Exception)|\*\*\*Not Run/ { on = 1; n = 0 }
+             on && /^ +Start +[0-9]+: |^ *[0-9]+\/[0-9]+ Test +#[0-9]+: .* (Passed|\*\*\*)/ && !/\*\*\*/ { on = 0 }
+             on && n++ < 150 { print substr($0, 1, 400) }' "$LOG/ctest.log" >&2
+        sed -n '/tests failed out of/,$p' "$LOG/ctest.log" | head -40 >&2
+      fi
       count ctest "$p" "$f" ;;
     sqlfuzz)
       # every genroc function called by an unprivileged role with random

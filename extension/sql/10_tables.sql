@@ -188,6 +188,8 @@ CREATE INDEX _log_at ON genroc._log (at);
 --   define           a definition name (two defines of one name number
 --                    their versions one after the other)
 --   worker           a worker id (two registrations of one id)
+--   queues           '' (queue_set and queue_drop, one at a time: a handler
+--                    has one queue)
 --   queue            a queue name (claimers of a queue with a
 --                    global_concurrency or rate_limit count one at a time)
 --   partition        [queue, partition_key] as JSON text (its slots)

@@ -559,6 +559,10 @@ BEGIN
 		RAISE EXCEPTION 'kind "default" is the queue "default" only, and it has no other kind'
 			USING ERRCODE = '22023';
 	END IF;
+	-- One queue_set or queue_drop at a time: two workers starting together
+	-- both write their handler's queue, and the check below (a handler has
+	-- one queue) holds only against changes that have committed.
+	PERFORM genroc._lock('queues', '');
 	IF v_kind = 'handler' THEN
 		IF NOT v_options ? 'handler' THEN
 			RAISE EXCEPTION 'a handler queue needs option "handler"' USING ERRCODE = '22023';
@@ -612,19 +616,27 @@ BEGIN
 				  DETAIL = 'A tenant queue is named after its tenant; no other queue may use that name.',
 				  HINT = 'Rename the other queue.';
 	END IF;
-	INSERT INTO genroc._queues AS q (name, kind, handler, match, global_concurrency,
-		partition_concurrency, rate_limit, rate_period, partition_rate_limit, partition_rate_period,
-		updated_at)
-	VALUES (p_name, v_kind, v_handler, v_options -> 'match', v_global, v_partition, v_rate, v_period,
-			v_prate, v_pperiod, genroc.now())
-	ON CONFLICT (name) DO UPDATE SET
-		kind = excluded.kind, handler = excluded.handler, match = excluded.match,
-		global_concurrency = excluded.global_concurrency,
-		partition_concurrency = excluded.partition_concurrency,
-		rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
-		partition_rate_limit = excluded.partition_rate_limit,
-		partition_rate_period = excluded.partition_rate_period,
-		updated_at = excluded.updated_at;
+	BEGIN
+		INSERT INTO genroc._queues AS q (name, kind, handler, match, global_concurrency,
+			partition_concurrency, rate_limit, rate_period, partition_rate_limit, partition_rate_period,
+			updated_at)
+		VALUES (p_name, v_kind, v_handler, v_options -> 'match', v_global, v_partition, v_rate, v_period,
+				v_prate, v_pperiod, genroc.now())
+		ON CONFLICT (name) DO UPDATE SET
+			kind = excluded.kind, handler = excluded.handler, match = excluded.match,
+			global_concurrency = excluded.global_concurrency,
+			partition_concurrency = excluded.partition_concurrency,
+			rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
+			partition_rate_limit = excluded.partition_rate_limit,
+			partition_rate_period = excluded.partition_rate_period,
+			updated_at = excluded.updated_at;
+	EXCEPTION WHEN unique_violation THEN
+		-- the handler's own queue, made meanwhile by a report of one of its
+		-- tasks (genroc._handler_missing does not take the lock above)
+		RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler,
+			(SELECT q.name FROM genroc._queues q WHERE q.handler = v_handler)
+			USING ERRCODE = '22023', HINT = 'Drop that queue first.';
+	END;
 
 	IF v_kind = 'handler' AND v_old.handler IS DISTINCT FROM v_handler THEN
 		PERFORM genroc._reroute_handler(v_handler);
@@ -660,6 +672,7 @@ BEGIN
 	IF p_name = 'default' THEN
 		RAISE EXCEPTION 'the queue "default" cannot be dropped' USING ERRCODE = '22023';
 	END IF;
+	PERFORM genroc._lock('queues', '');
 	DELETE FROM genroc._queues q WHERE q.name = p_name;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'queue "%" does not exist', p_name USING ERRCODE = '42704';
