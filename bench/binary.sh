@@ -58,7 +58,7 @@ for c in $CONC; do
   psql -X -q -d b -c "SELECT count(*) FROM generate_series(1, $N) g, LATERAL genroc.start('bench', jsonb_build_object('i', g)) s" >/dev/null
   psql -X -q -d b -c "SELECT pg_stat_reset()" >/dev/null
   url="host=$PGHOST port=$PGPORT user=$PGUSER dbname=b"
-  "$BIN" worker --database "$url" --concurrency "$c" --durability "$DURABILITY" \
+  "$BIN" worker --database "$url" --concurrency "$c" --prefetch "${PREFETCH:-0}" --durability "$DURABILITY" \
     --worker-id "bench-binary-$c" --log-level warn &
   worker=$!
   coproc LOOK { psql -X -qAt -d b; }

@@ -66,6 +66,7 @@ for w in w1 w2 w3; do
   one "$w-genroc-default" "$NODE20" $cap --peer genroc --workload $w --variant default
   [ $w != w3 ] && one "$w-genroc-tuned" "$NODE20" $cap --peer genroc --workload $w --variant tuned
   [ $w != w3 ] && one "$w-genroc-bin" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant default
+  [ $w != w3 ] && one "$w-genroc-bin-tuned" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant tuned
   one "$w-graphile-default" "$NODE20" $cap --peer graphile --workload $w --variant default
   [ $w != w3 ] && one "$w-graphile-tuned" "$NODE20" $cap --peer graphile --workload $w --variant tuned
   one "$w-pgboss-tuned" "$NODE20" $cap --peer pgboss --workload $w --variant tuned

@@ -145,6 +145,11 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			->envname("GENROC_CONCURRENCY")
 			->check(CLI::Range(1, 100000))
 			->capture_default_str();
+		sub->add_option("--prefetch", cfg.prefetch,
+						"tasks claimed beyond the free slots, held leased until a slot frees (0: none)")
+			->envname("GENROC_PREFETCH")
+			->check(CLI::Range(0, 10000))
+			->capture_default_str();
 		sub->add_option("--queue", cfg.queues, "a queue to serve besides default (repeatable)")
 			->envname("GENROC_QUEUE")
 			->delimiter(',');
@@ -591,6 +596,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.stale_after = cfg.stale_after;
 	o.shutdown_grace = cfg.shutdown_grace;
 	o.concurrency = cfg.concurrency;
+	o.prefetch = cfg.prefetch;
 	// Queue config goes to the database before the first claim; a conflict
 	// (a tenant's queue name used for another kind) stops the worker here.
 	try {

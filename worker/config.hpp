@@ -28,6 +28,7 @@ struct Config {
 	Millis poll_interval{1'000};
 	Millis log_summary_interval{60'000};	// --log-summary-interval (0: at stop only)
 	int concurrency = 16;
+	int prefetch = 0;
 	std::vector<std::string> queues;		// as given by --queue
 	bool exclusive = false;					// serve only --queue (and handler queues)
 	std::string region;						// serve <queue>.<region> only

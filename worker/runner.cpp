@@ -42,12 +42,14 @@ struct Runner::Slot {
 // task cost the process more CPU than a task that does nothing (creating
 // it, mapping and unmapping its stack, and the TLB flushes the unmapping
 // sends to the other cores, PostgreSQL's included: issue 14).  A slot runs
-// on an idle thread, or on a new one when none is idle; threads end only at
-// stop().  Their state is shared with them, so a thread left running a
-// handler that ignores cancel (stop(true)) can still end after the Runner.
+// on an idle thread, or on a new one when none is idle and fewer than `max`
+// exist; else it waits in the queue (a prefetched task) for the first thread
+// done.  Threads end only at stop().  Their state is shared with them, so a
+// thread left running a handler that ignores cancel (stop(true)) can still
+// end after the Runner.
 class Runner::Threads {
   public:
-	explicit Threads(std::function<void(std::shared_ptr<Slot>)> run) : st_(std::make_shared<State>()) {
+	Threads(std::function<void(std::shared_ptr<Slot>)> run, int max) : st_(std::make_shared<State>()), max_(max) {
 		st_->run = std::move(run);
 	}
 	~Threads() { stop(false); }
@@ -55,7 +57,7 @@ class Runner::Threads {
 	void start(std::shared_ptr<Slot> slot) {
 		std::lock_guard<std::mutex> g(st_->m);
 		st_->queue.push_back(std::move(slot));
-		if (st_->idle >= static_cast<int>(st_->queue.size())) {
+		if (st_->idle >= static_cast<int>(st_->queue.size()) || static_cast<int>(threads_.size()) >= max_) {
 			st_->cv.notify_one();
 			return;
 		}
@@ -68,6 +70,9 @@ class Runner::Threads {
 		{
 			std::lock_guard<std::mutex> g(st_->m);
 			st_->stopping = true;
+			// prefetched tasks no thread took (their leases were released):
+			// a detached thread must not start one after the Runner is gone
+			if (detach) st_->queue.clear();
 		}
 		st_->cv.notify_all();
 		for (auto &t : threads_) {
@@ -102,6 +107,7 @@ class Runner::Threads {
 		}
 	}
 	std::shared_ptr<State> st_;
+	const int max_;
 	std::vector<std::thread> threads_;
 };
 
@@ -215,7 +221,8 @@ Runner::Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFact
 	: opt_(std::move(options)), handlers_(handlers), open_store_(std::move(open_store)),
 	  pool_(std::make_unique<Pool>(open_store_)),
 	  reports_(std::make_unique<Reports>(*pool_, opt_.worker_id, opt_.queues)),
-	  threads_(std::make_unique<Threads>([this](std::shared_ptr<Slot> slot) { run_task(std::move(slot)); })) {}
+	  threads_(std::make_unique<Threads>([this](std::shared_ptr<Slot> slot) { run_task(std::move(slot)); },
+										 opt_.concurrency)) {}
 
 Runner::~Runner() {
 	renewer_stop_.request();
@@ -227,6 +234,15 @@ Runner::~Runner() {
 int64_t Runner::lease_age_ms() const {
 	int64_t last = last_renew_ms_.load();
 	return last < 0 ? -1 : steady_ms() - last;
+}
+
+// Claim now?  Without prefetch: when a slot is free.  With it: when a
+// thread is idle (the local queue is empty: latency), or when half the
+// prefetch is used (`held` counts the running and the waiting tasks).
+bool Runner::want_claim(int held) const {
+	const int room = opt_.concurrency + opt_.prefetch - held;
+	if (room <= 0) return false;
+	return held < opt_.concurrency || room >= std::max(1, opt_.prefetch / 2);
 }
 
 int Runner::running() const {
@@ -257,7 +273,8 @@ bool Runner::register_worker(Store &store, const StopFlag &stop, bool first) {
 					{"lease_duration", ms(opt_.lease_duration)},
 					{"stale_after", ms(opt_.stale_after)},
 					{"queues", opt_.queues},
-					{"concurrency", opt_.concurrency}};
+					// the leases it may hold: claim never hands it more
+					{"concurrency", opt_.concurrency + opt_.prefetch}};
 	// --pooled, or the store found a transaction pooler in front of the
 	// database: the session it records would be a pool's, not this process's.
 	if (opt_.pooled || store.pooled()) options["pooled"] = true;
@@ -476,7 +493,13 @@ void Runner::run_task(std::shared_ptr<Slot> slot) {
 	// slot->task is written only here (under m_: the renewer and drain read
 	// its id); a task handed back by the report runs next in this slot.
 	const Task &t = slot->task;
-	for (;;) {
+	// A prefetched task that waited for a thread: not run once the worker is
+	// stopping (drain() releases its lease at once) or its lease was lost
+	// while it waited (another worker may hold it now).
+	const StopFlag *stop = stop_flag_;
+	if (stopping_ || drain_requested_ || (stop && stop->requested())) slot->abandoned = true;
+	const bool run = !slot->abandoned && !slot->lost;
+	while (run) {
 		TaskContext ctx;
 		ctx.instance_id = t.instance_id;
 		ctx.state = t.state;
@@ -645,6 +668,7 @@ void Runner::look_at_queues(Store &store, bool warn) {
 }
 
 int Runner::run(const StopFlag &stop) {
+	stop_flag_ = &stop;
 	std::unique_ptr<Store> store;
 	Backoff backoff;
 	bool outage = false;
@@ -725,7 +749,11 @@ int Runner::run(const StopFlag &stop) {
 				next_unserved_check = Clock::now() + (warn ? opt_.unserved_check : Millis(60'000));
 				look_at_queues(*store, warn);
 			}
-			const int free_slots = opt_.concurrency - running();
+			// With --prefetch, up to concurrency + prefetch tasks are held;
+			// the next claim waits until half the prefetch is used (one
+			// bigger claim, not one per task done) unless a thread is idle.
+			const int held = running();
+			const int free_slots = want_claim(held) ? opt_.concurrency + opt_.prefetch - held : 0;
 			size_t got = 0;
 			if (free_slots > 0) {
 				// OnlyOnce: claim() returns only after its transaction
@@ -772,11 +800,11 @@ int Runner::run(const StopFlag &stop) {
 			while (!stop.requested() && !drain_requested_ && Clock::now() < until) {
 				auto slice = std::min(std::chrono::duration_cast<Millis>(until - Clock::now()), Millis(200));
 				if (slice.count() <= 0) break;
-				if (opt_.concurrency - running() <= 0) {
+				if (!want_claim(running())) {
 					// the predicate, not a bare wait: a task that ended
 					// between the count above and this wait is not missed
 					std::unique_lock<std::mutex> g(m_);
-					slots_cv_.wait_for(g, slice, [&] { return running_locked() < opt_.concurrency; });
+					if (slots_cv_.wait_for(g, slice, [&] { return want_claim(running_locked()); })) break;
 					continue;
 				}
 				// A slot came free while this loop waited: claim at once.

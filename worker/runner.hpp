@@ -46,6 +46,10 @@ struct WorkerOptions {
 	Millis stale_after{30'000};
 	Millis shutdown_grace{15'000};
 	int concurrency = 16;
+	// Tasks claimed beyond the free slots, held leased (and renewed) in the
+	// worker until a slot frees: bigger claims, fewer round trips (issue 14).
+	// 0: claim only what the free slots run now.
+	int prefetch = 0;
 	std::vector<std::string> queues;		// final list, handler queues included
 	bool manual_tick = false;
 	bool pooled = false;					// registered "pooled": liveness by heartbeat only
@@ -79,6 +83,7 @@ class Runner {
 
 	// For genroc run and tests: how many tasks run right now.
 	int running() const;
+	bool want_claim(int held) const;
 
   private:
 	struct Slot;
@@ -126,6 +131,7 @@ class Runner {
 	std::atomic<bool> drain_requested_{false};
 	void note_drain(const char *how);
 	std::atomic<bool> stopping_{false};	// draining: reports take no next task
+	std::atomic<const StopFlag *> stop_flag_{nullptr};	 // run()'s, for the task threads
 	bool registered_ = false;	// the id is ours: worker_stop it at the end
 	std::atomic<int64_t> tasks_succeeded_{0}, tasks_failed_{0};	// reported, in all
 	int64_t summarized_succeeded_ = 0, summarized_failed_ = 0;	// as of the last summary (the loop's)

@@ -10,8 +10,10 @@
 // binary's start (connect, register): that only understates genroc.  Each
 // look is one count over the partial indexes of the rows not ended.
 // Workloads: w1 and w2 (w3's enqueue-to-handler latency needs a hook inside
-// the handler; not measured here).  One variant: --concurrency conc (16),
-// --durability essential (GENROC_DURABILITY to change it).
+// the handler; not measured here).  Variants: default = --concurrency conc
+// (16); tuned = the same and --prefetch 100 (claims of up to 100 held in the
+// worker, as graphile-worker's tuned localQueue); both --durability
+// essential (GENROC_DURABILITY to change it).
 import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { withClient } from '../lib/common.mjs';
@@ -22,7 +24,8 @@ const POLL_MS = 50;
 const NOT_ENDED = `SELECT count(*)::int AS n FROM genroc._instances
   WHERE status IN ('queued', 'ready', 'running', 'waiting')`;
 
-export default async function make({ url, db, conc }) {
+export default async function make({ url, db, variant, conc }) {
+  const prefetch = variant === 'tuned' ? 100 : 0;
   const bin = process.env.GENROC_BIN;
   if (!bin) throw new Error('genroc-bin: set GENROC_BIN to the genroc binary');
   const durability = process.env.GENROC_DURABILITY || 'essential';
@@ -31,7 +34,7 @@ export default async function make({ url, db, conc }) {
   const d = {
     name: 'genroc-bin',
     version: process.env.GENROC_VERSION || '0.1',
-    config: { concurrency: conc, durability, handler: 'genroc:noop (built in)', progress_poll_ms: POLL_MS },
+    config: { concurrency: conc, prefetch, durability, handler: 'genroc:noop (built in)', progress_poll_ms: POLL_MS },
     batchNote: 'one SQL statement per 1000: genroc.start_many(definition, inputs)',
     singleNote: 'n/a',
     chain: false,
@@ -55,7 +58,7 @@ export default async function make({ url, db, conc }) {
     async startWorker(h) {
       const steps = (await pool.query('SELECT 1 FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id WHERE d.name = $1 LIMIT 1', ['bench3'])).rowCount ? 3 : 1;
       proc = spawn(bin, ['worker', '--database', url, '--concurrency', String(conc),
-        '--durability', durability, '--worker-id', `bench-bin-${process.pid}`,
+        '--prefetch', String(prefetch), '--durability', durability, '--worker-id', `bench-bin-${process.pid}`,
         '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
       h.onStart({ i: 0 });
       const look = async () => {

@@ -1,6 +1,6 @@
 // unit_worker_runner_test.cpp — the worker loop in-process on a SQLite file,
 // with in-process handlers that block on latches (no timing assumptions):
-// the concurrency cap, task threads kept for the next task, shutdown
+// the concurrency cap, --prefetch, task threads kept for the next task, shutdown
 // releasing what outlives the grace (OnlyOnce included),
 // genroc.HandlerMissing, lease_age_ms.
 #include <gtest/gtest.h>
@@ -78,11 +78,12 @@ class Runner_ : public ::testing::Test {
 		runner_.reset();
 		fs::remove_all(dir_);
 	}
-	void run(int concurrency, Millis grace = 15s, std::vector<std::string> queues = {"default"}) {
+	void run(int concurrency, Millis grace = 15s, std::vector<std::string> queues = {"default"}, int prefetch = 0) {
 		WorkerOptions o;
 		o.worker_id = "unit";
 		o.host = "unit-host";
 		o.concurrency = concurrency;
+		o.prefetch = prefetch;
 		o.queues = queues;
 		o.shutdown_grace = grace;
 		o.tick_interval = 50ms;
@@ -167,9 +168,9 @@ TEST_F(Runner_, ShutdownWaitsForRunningTasksWithinTheGrace) {
 }
 
 // A task runs on a thread an earlier task ran on (Runner::Threads): 20
-// tasks, two slots, at most a few threads.  A thread made per task would
-// count 20.  The bound leaves room for threads still on their way back to
-// idle when the loop hands out the next task.
+// tasks, two slots, never more than two threads (a task handed out while a
+// thread is on its way back to idle waits for it).  A thread made per task
+// would count 20.
 TEST_F(Runner_, TaskThreadsAreKeptForTheNextTask) {
 	std::mutex m;
 	int threads = 0;
@@ -193,7 +194,58 @@ TEST_F(Runner_, TaskThreadsAreKeptForTheNextTask) {
 	EXPECT_EQ(stop_and_wait(), 0);
 	std::lock_guard<std::mutex> g(m);
 	EXPECT_GE(threads, 1);
-	EXPECT_LE(threads, 6);
+	EXPECT_LE(threads, 2);
+}
+
+// --prefetch: tasks claimed beyond the free slots are leased to the worker
+// (other workers cannot take them) and wait for a thread; no more than
+// --concurrency run at once, and each runs once.
+TEST_F(Runner_, PrefetchedTasksAreHeldLeasedAndRunAtMostConcurrencyAtOnce) {
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 7; ++i) ids.push_back(start_task("handler:gate"));
+	run(2, 15s, {"default"}, 3);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 2 && runner_->running() == 5; }));
+	int leased = 0, ready = 0;
+	for (auto id : ids) {
+		const std::string s = status(id);
+		leased += s == "running";
+		ready += s == "ready";
+	}
+	EXPECT_EQ(leased, 5);  // two running, three held
+	EXPECT_EQ(ready, 2);
+	for (int done = 1; done <= 7; ++done) {
+		gate_.release(1);
+		ASSERT_TRUE(eventually([&] {
+			int finished = 0;
+			for (auto id : ids) finished += status(id) == "succeeded";
+			return finished >= done;
+		}));
+	}
+	EXPECT_EQ(gate_.get(&Gate::max_running), 2);
+	EXPECT_EQ(gate_.get(&Gate::started), 7);
+	EXPECT_EQ(stop_and_wait(), 0);
+}
+
+// At shutdown the held tasks are not started: their leases go back at once
+// and they are ready for another worker, while the running one finishes.
+TEST_F(Runner_, ShutdownReleasesPrefetchedTasksWithoutRunningThem) {
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 4; ++i) ids.push_back(start_task("handler:gate"));
+	run(1, 20s, {"default"}, 3);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 1 && runner_->running() == 4; }));
+	stop_.request();
+	gate_.release(1);
+	thread_.join();
+	EXPECT_EQ(rc_, 0);
+	int succeeded = 0, ready = 0;
+	for (auto id : ids) {
+		const std::string s = status(id);
+		succeeded += s == "succeeded";
+		ready += s == "ready";
+	}
+	EXPECT_EQ(succeeded, 1);
+	EXPECT_EQ(ready, 3);
+	EXPECT_EQ(gate_.get(&Gate::started), 1);
 }
 
 // It reports genroc.HandlerMissing; with no queue for that handler yet,
