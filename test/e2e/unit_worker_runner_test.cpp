@@ -101,6 +101,20 @@ class Runner_ : public ::testing::Test {
 		return store_->start(name, {{"n", defs_}}, json::object()).instance_id;
 	}
 	std::string status(int64_t id) { return store_->get_instance(id)["status"]; }
+	int count(const std::vector<int64_t> &ids, const std::string &s) {
+		int n = 0;
+		for (auto id : ids) n += status(id) == s;
+		return n;
+	}
+	// Lets the gated handlers end one at a time, each seen succeeded
+	// before the next is let go.
+	bool release_each(const std::vector<int64_t> &ids) {
+		for (int done = 1; done <= static_cast<int>(ids.size()); ++done) {
+			gate_.release(1);
+			if (!eventually([&] { return count(ids, "succeeded") >= done; })) return false;
+		}
+		return true;
+	}
 	int stop_and_wait() {
 		stop_.request();
 		thread_.join();
@@ -126,14 +140,7 @@ TEST_F(Runner_, RunsAtMostConcurrencyTasksAtOnce) {
 	EXPECT_EQ(runner_->running(), 2);
 	EXPECT_GE(runner_->lease_age_ms(), 0);
 	// Release one at a time: each frees a slot that a queued task takes.
-	for (int done = 1; done <= 5; ++done) {
-		gate_.release(1);
-		ASSERT_TRUE(eventually([&] {
-			int finished = 0;
-			for (auto id : ids) finished += status(id) == "succeeded";
-			return finished >= done;
-		}));
-	}
+	ASSERT_TRUE(release_each(ids));
 	EXPECT_EQ(gate_.get(&Gate::max_running), 2);
 	EXPECT_EQ(gate_.get(&Gate::started), 5);
 	EXPECT_EQ(stop_and_wait(), 0);
@@ -205,22 +212,9 @@ TEST_F(Runner_, PrefetchedTasksAreHeldLeasedAndRunAtMostConcurrencyAtOnce) {
 	for (int i = 0; i < 7; ++i) ids.push_back(start_task("handler:gate"));
 	run(2, 15s, {"default"}, 3);
 	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 2 && runner_->running() == 5; }));
-	int leased = 0, ready = 0;
-	for (auto id : ids) {
-		const std::string s = status(id);
-		leased += s == "running";
-		ready += s == "ready";
-	}
-	EXPECT_EQ(leased, 5);  // two running, three held
-	EXPECT_EQ(ready, 2);
-	for (int done = 1; done <= 7; ++done) {
-		gate_.release(1);
-		ASSERT_TRUE(eventually([&] {
-			int finished = 0;
-			for (auto id : ids) finished += status(id) == "succeeded";
-			return finished >= done;
-		}));
-	}
+	EXPECT_EQ(count(ids, "running"), 5);  // leased: two running, three held
+	EXPECT_EQ(count(ids, "ready"), 2);
+	ASSERT_TRUE(release_each(ids));
 	EXPECT_EQ(gate_.get(&Gate::max_running), 2);
 	EXPECT_EQ(gate_.get(&Gate::started), 7);
 	EXPECT_EQ(stop_and_wait(), 0);
@@ -237,14 +231,8 @@ TEST_F(Runner_, ShutdownReleasesPrefetchedTasksWithoutRunningThem) {
 	gate_.release(1);
 	thread_.join();
 	EXPECT_EQ(rc_, 0);
-	int succeeded = 0, ready = 0;
-	for (auto id : ids) {
-		const std::string s = status(id);
-		succeeded += s == "succeeded";
-		ready += s == "ready";
-	}
-	EXPECT_EQ(succeeded, 1);
-	EXPECT_EQ(ready, 3);
+	EXPECT_EQ(count(ids, "succeeded"), 1);
+	EXPECT_EQ(count(ids, "ready"), 3);
 	EXPECT_EQ(gate_.get(&Gate::started), 1);
 }
 
