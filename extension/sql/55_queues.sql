@@ -616,6 +616,7 @@ BEGIN
 				  DETAIL = 'A tenant queue is named after its tenant; no other queue may use that name.',
 				  HINT = 'Rename the other queue.';
 	END IF;
+	LOOP
 	BEGIN
 		INSERT INTO genroc._queues AS q (name, kind, handler, match, global_concurrency,
 			partition_concurrency, rate_limit, rate_period, partition_rate_limit, partition_rate_period,
@@ -630,13 +631,19 @@ BEGIN
 			partition_rate_limit = excluded.partition_rate_limit,
 			partition_rate_period = excluded.partition_rate_period,
 			updated_at = excluded.updated_at;
+		EXIT;
 	EXCEPTION WHEN unique_violation THEN
 		-- the handler's own queue, made meanwhile by a report of one of its
-		-- tasks (genroc._handler_missing does not take the lock above)
-		RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler,
-			(SELECT q.name FROM genroc._queues q WHERE q.handler = v_handler)
-			USING ERRCODE = '22023', HINT = 'Drop that queue first.';
+		-- tasks (genroc._handler_missing does not take the lock above): the
+		-- queue p_name itself is written again (now an update); another
+		-- name is refused
+		SELECT q.name INTO v_p FROM genroc._queues q WHERE q.handler = v_handler;
+		IF v_p IS DISTINCT FROM p_name THEN
+			RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler, v_p
+				USING ERRCODE = '22023', HINT = 'Drop that queue first.';
+		END IF;
 	END;
+	END LOOP;
 
 	IF v_kind = 'handler' AND v_old.handler IS DISTINCT FROM v_handler THEN
 		PERFORM genroc._reroute_handler(v_handler);
