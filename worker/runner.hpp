@@ -83,7 +83,6 @@ class Runner {
 
 	// For genroc run and tests: how many tasks run right now.
 	int running() const;
-	bool want_claim(int held) const;
 
   private:
 	struct Slot;
@@ -94,6 +93,7 @@ class Runner {
 	// back to this worker (Store::complete_and_claim), to run in the same slot.
 	std::optional<Task> report(Slot &slot, const TaskResult &result);
 	int running_locked() const;	// running(), m_ held
+	bool want_claim(int held) const;	// claim now, `held` tasks running or waiting?
 	void reap();
 	void drain();
 	// Reads list_queues: warns about unserved queues (when `warn`) and

@@ -496,6 +496,54 @@ TEST_P(BatchedReports, AWorkerReportsManyTasksTogether) {
 	EXPECT_EQ(exit_code(w->wait(15s)), 0) << w->log();
 }
 
+// --prefetch: the worker claims beyond its free threads (claims of more than
+// --concurrency), registers concurrency + prefetch as its lease cap, and
+// still runs every task once.
+TEST_P(BatchedReports, APrefetchingWorkerClaimsAheadAndRunsEachTaskOnce) {
+	use_store(GetParam());
+	if (IsSkipped() || HasFatalFailure()) return;
+	const int n = 300;
+	std::vector<int64_t> ids;
+	{
+		auto s = store();
+		s->define("ok", ok_def());
+		json inputs = json::array();
+		for (int i = 0; i < n; i++) inputs.push_back({{"i", i}});
+		for (auto &r : s->start_many("ok", inputs, json::object())) ids.push_back(r.instance_id);
+	}
+	auto w = worker("wp", {"--concurrency", "4", "--prefetch", "40", "--metrics-listen", "127.0.0.1:0"});
+	int wport = 0;
+	ASSERT_TRUE(eventually([&] { return (wport = port_in_log(*w, "metrics listening")) > 0; }, 20s)) << w->log();
+	const Series m = scrape_until(wport, [&](const Series &s) {
+		return value(s, R"(genroc_tasks_succeeded_total{queue="default"})") >= n;
+	});
+	EXPECT_EQ(value(m, R"(genroc_tasks_succeeded_total{queue="default"})"), n) << last_text_;
+	EXPECT_EQ(value(m, R"(genroc_tasks_claimed_total{queue="default"})"), n) << last_text_;
+	EXPECT_EQ(value(m, R"(genroc_lease_losses_total{queue="default"})"), 0) << last_text_;
+	// without prefetch a claim asks for at most 4 (the free threads), so it
+	// takes at least n / 4 claims; the empty claims of the idle loop count too
+	const double claims = value(m, "genroc_claim_duration_seconds_count");
+	EXPECT_GT(claims, 0) << last_text_;
+	EXPECT_LT(claims, n / 4.0) << last_text_;
+	auto s = store();
+	bool registered = false;
+	for (auto &wk : s->list_workers())
+		if (wk.value("worker", "") == "wp") {
+			registered = true;
+			EXPECT_EQ(wk.value("concurrency", 0), 44) << wk.dump();
+		}
+	EXPECT_TRUE(registered);
+	for (int64_t id : ids) {
+		json inst = s->get_instance(id);
+		ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
+		int reported = 0;
+		for (const auto &e : s->history(id)) reported += e["event"] == "task_succeeded";
+		EXPECT_EQ(reported, 1) << s->history(id).dump();
+	}
+	w->signal(SIGTERM);
+	EXPECT_EQ(exit_code(w->wait(15s)), 0) << w->log();
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, BatchedReports, ::testing::Values("postgres", "sqlite"),
 						 [](const auto &info) { return info.param; });
 
