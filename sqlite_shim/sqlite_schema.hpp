@@ -20,7 +20,9 @@ namespace genroc::sqlite {
 //   6  + instances.variables (ASL Assign, as the extension's column)
 //   7  + workers.drain_requested_at (worker_drain)
 //   8  instances: the same columns, the large values last (REORDER_INSTANCES)
-inline constexpr int SCHEMA_VERSION = 8;
+//   9  instances: the CHECKs on status and wait_kind without IN lists (the
+//      same remaking of the table)
+inline constexpr int SCHEMA_VERSION = 9;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -52,11 +54,16 @@ CREATE TABLE IF NOT EXISTS definitions (
 -- those pages.  A Map parent's input and state_input hold its items (each
 -- item's end reads its parent's status, wait_kind and fanout): before, at
 -- 100,000 items, every end walked some 150 pages of them.
+-- The CHECKs on status and wait_kind are chains of comparisons, not IN
+-- lists (schema 9): SQLite builds an IN list of more than two constants
+-- into a temporary b-tree, with its own page cache, every time a write
+-- checks it, which cost more than the rest of a step's update.
 CREATE TABLE IF NOT EXISTS instances (
 	id              INTEGER PRIMARY KEY AUTOINCREMENT,
 	definition_id   INTEGER NOT NULL REFERENCES definitions (id),
-	status          TEXT NOT NULL CHECK (status IN ('queued', 'ready', 'running', 'waiting',
-												   'succeeded', 'failed', 'cancelled')),
+	status          TEXT NOT NULL CHECK (status = 'queued' OR status = 'ready' OR status = 'running' OR
+										 status = 'waiting' OR status = 'succeeded' OR status = 'failed' OR
+										 status = 'cancelled'),
 	state           TEXT,
 	resource        TEXT,
 	queue           TEXT NOT NULL DEFAULT 'default',
@@ -73,7 +80,8 @@ CREATE TABLE IF NOT EXISTS instances (
 	timeout_at      INTEGER,
 	heartbeat_s     INTEGER,
 	heartbeat_at    INTEGER,
-	wait_kind       TEXT CHECK (wait_kind IN ('timer', 'run_at', 'activity', 'children', 'pending', 'event')),
+	wait_kind       TEXT CHECK (wait_kind = 'timer' OR wait_kind = 'run_at' OR wait_kind = 'activity' OR
+								wait_kind = 'children' OR wait_kind = 'pending' OR wait_kind = 'event'),
 	wait_until      INTEGER,
 	activity        TEXT,
 	activity_token  TEXT UNIQUE,
@@ -215,8 +223,9 @@ CREATE TABLE IF NOT EXISTS tickers (
 );
 )SQL";
 
-// 7 -> 8: the instances table again, its columns in the order above.
-// SQLite cannot move a column, so the table is made anew: the old one is
+// 7 -> 8: the instances table again, its columns in the order above
+// (and 8 -> 9, its CHECKs as above).  SQLite can neither move a column nor
+// change a CHECK, so the table is made anew: the old one is
 // renamed (legacy_alter_table: the references to "instances" in log,
 // events, fanouts and in its own parent_id / root_id keep that name instead
 // of following the rename), the new one made by SCHEMA_SQL (its CREATE
@@ -230,7 +239,7 @@ CREATE TABLE IF NOT EXISTS tickers (
 inline constexpr const char *REORDER_INSTANCES = "-- rebuild: see REORDER_INSTANCES";
 inline constexpr const char *REORDER_INSTANCES_BEFORE = R"SQL(
 PRAGMA legacy_alter_table = ON;
-ALTER TABLE instances RENAME TO instances_v7;
+ALTER TABLE instances RENAME TO instances_old;
 PRAGMA legacy_alter_table = OFF;
 )SQL";
 inline constexpr const char *REORDER_INSTANCES_COPY = R"SQL(
@@ -246,10 +255,10 @@ SELECT id, definition_id, status, state, resource, queue, priority, eligible_at,
 	activity_token, activity_owner, idempotency_key, partition_key, name, created_at, updated_at,
 	ended_at, parent_id, root_id, child_index, child_gen, scope, fanout, labels, error, cause,
 	variables, task_input, output, state_input, input
-FROM instances_v7 ORDER BY id;
+FROM instances_old ORDER BY id;
 DELETE FROM sqlite_sequence WHERE name = 'instances';
-INSERT INTO sqlite_sequence (name, seq) SELECT 'instances', seq FROM sqlite_sequence WHERE name = 'instances_v7';
-DROP TABLE instances_v7;
+INSERT INTO sqlite_sequence (name, seq) SELECT 'instances', seq FROM sqlite_sequence WHERE name = 'instances_old';
+DROP TABLE instances_old;
 )SQL";
 
 // MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
@@ -273,6 +282,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	// 6 -> 7: drain requests
 	"ALTER TABLE workers ADD COLUMN drain_requested_at INTEGER;",
 	// 7 -> 8: the instances table in its new column order
+	REORDER_INSTANCES,
+	// 8 -> 9: the instances table with its CHECKs as comparisons
 	REORDER_INSTANCES,
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);

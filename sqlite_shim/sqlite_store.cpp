@@ -2024,11 +2024,14 @@ class SqliteStore final : public Store {
 				if (version == 0)
 					throw Error("55000", "SQLite database \"" + path_ + "\" has schema version " + found +
 											 "; this genroc reads version " + std::to_string(sqlite::SCHEMA_VERSION));
+				bool remade = false;	// the table made anew once serves every later remaking
 				for (; version < sqlite::SCHEMA_VERSION; version++) {
 					if (sqlite::MIGRATIONS[version - 1] != sqlite::REORDER_INSTANCES) {
 						db_.exec(sqlite::MIGRATIONS[version - 1]);
 						continue;
 					}
+					if (remade) continue;
+					remade = true;
 					db_.exec(sqlite::REORDER_INSTANCES_BEFORE);
 					db_.exec(sqlite::SCHEMA_SQL);
 					db_.exec(sqlite::REORDER_INSTANCES_COPY);

@@ -136,7 +136,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "8");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "9");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
@@ -221,7 +221,7 @@ TEST_F(SqliteFile, AVersion7FileGetsTheLargeValuesLast) {
 		EXPECT_EQ(s->get_instance(parent).at("output"), json::array({1, 2}));
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "8");
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "9");
 	const int input_at = std::stoi(one_text(db, "SELECT cid FROM pragma_table_info('instances') WHERE name = 'input'"));
 	for (const char *hot : {"status", "wait_kind", "fanout", "parent_id", "lease_epoch"})
 		EXPECT_LT(std::stoi(one_text(db, ("SELECT cid FROM pragma_table_info('instances') WHERE name = '" +
@@ -233,7 +233,7 @@ TEST_F(SqliteFile, AVersion7FileGetsTheLargeValuesLast) {
 	EXPECT_EQ(one_text(db, "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master "
 						   "WHERE type = 'index' AND tbl_name = 'instances' ORDER BY name)"),
 			  indexes);
-	EXPECT_EQ(one_text(db, "SELECT count(*) FROM sqlite_master WHERE name = 'instances_v7'"), "0");
+	EXPECT_EQ(one_text(db, "SELECT count(*) FROM sqlite_master WHERE name = 'instances_old'"), "0");
 	EXPECT_EQ(one_text(db, "SELECT count(*) FROM pragma_foreign_key_check"), "0");
 	EXPECT_GE(std::stoll(one_text(db, "SELECT count(*) FROM log")), std::stoll(log_rows));
 	sqlite3_close(db);
@@ -367,6 +367,92 @@ TEST_F(SqliteFile, AReadOnlyStoreReadsAndRefusesWritesCleanly) {
 		EXPECT_EQ(e.sqlstate, "08006") << e.what();
 	}
 	EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+}  // namespace
+}  // namespace genroc
+
+namespace genroc {
+namespace {
+
+// Whether the statement's program builds a temporary b-tree (OpenEphemeral).
+bool opens_ephemeral(sqlite3 *db, const std::string &sql) {
+	sqlite3_stmt *st = nullptr;
+	EXPECT_EQ(sqlite3_prepare_v2(db, ("EXPLAIN " + sql).c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+	bool found = false;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		if (std::string(reinterpret_cast<const char *>(sqlite3_column_text(st, 1))) == "OpenEphemeral") found = true;
+	sqlite3_finalize(st);
+	return found;
+}
+
+// The writes of a step, as the store's claim and apply_step make them.
+const char *const kStepWrites[] = {
+	"UPDATE instances SET status = 'running', lease_owner = 'w', updated_at = 1 WHERE id = 1",
+	"UPDATE instances SET status = ?2, state = ?3, wait_kind = ?4, wait_until = NULL, updated_at = 1 WHERE id = ?1",
+};
+
+// Version 9 wrote the CHECKs on status and wait_kind as comparisons: an IN
+// list of more than two values made SQLite build a temporary b-tree on
+// every write that set either column.  A version 8 file (IN lists) gets the
+// comparisons, keeps its rows, and a bad status is still refused.
+TEST_F(SqliteFile, AVersion8FileGetsItsChecksWithoutInLists) {
+	int64_t id;
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:00Z");
+		s->define("job", kJob);
+		id = s->start("job", {{"k", 1}}, json::object()).instance_id;
+	}
+	sqlite3 *db = nullptr;
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	for (const char *write : kStepWrites) EXPECT_FALSE(opens_ephemeral(db, write)) << write;
+	// version 8's CHECKs, put back in the table's text
+	const std::string table = one_text(db, "SELECT sql FROM sqlite_master WHERE name = 'instances'");
+	std::string v8 = table;
+	auto swap = [&](const std::string &from_word, const std::string &to_word, const std::string &in_list) {
+		const size_t a = v8.find("CHECK (" + from_word);
+		const size_t b = v8.find(to_word, a);
+		ASSERT_NE(a, std::string::npos);
+		ASSERT_NE(b, std::string::npos);
+		v8.replace(a, b - a, "CHECK (" + in_list + ")");
+	};
+	swap("status =", ",\n\tstate ", "status IN ('queued', 'ready', 'running', 'waiting', 'succeeded', 'failed', 'cancelled')");
+	swap("wait_kind =", ",\n\twait_until", "wait_kind IN ('timer', 'run_at', 'activity', 'children', 'pending', 'event')");
+	ASSERT_NE(v8, table);
+	sqlite3_stmt *st = nullptr;
+	ASSERT_EQ(sqlite3_exec(db, "PRAGMA writable_schema = ON", nullptr, nullptr, nullptr), SQLITE_OK);
+	ASSERT_EQ(sqlite3_prepare_v2(db, "UPDATE sqlite_master SET sql = ?1 WHERE name = 'instances'", -1, &st, nullptr),
+			  SQLITE_OK);
+	sqlite3_bind_text(st, 1, v8.c_str(), -1, SQLITE_TRANSIENT);
+	ASSERT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db);
+	sqlite3_finalize(st);
+	ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '8' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+			  SQLITE_OK);
+	sqlite3_close(db);
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	for (const char *write : kStepWrites) EXPECT_TRUE(opens_ephemeral(db, write)) << "version 8: " << write;
+	sqlite3_close(db);
+	{
+		auto s = open_sqlite_store(path_);
+		s->set_test_clock("2030-01-01T00:00:01Z");
+		EXPECT_EQ(s->get_instance(id).at("input"), json({{"k", 1}}));
+		s->worker_register("w1", json::object());
+		auto t = s->claim("w1", {"default"}, 1);
+		ASSERT_EQ(t.size(), 1u);
+		EXPECT_EQ(s->complete(t[0].instance_id, t[0].epoch, "ok"), "succeeded");
+	}
+	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+	EXPECT_EQ(one_text(db, "SELECT sql FROM sqlite_master WHERE name = 'instances'"), table);
+	for (const char *write : kStepWrites) EXPECT_FALSE(opens_ephemeral(db, write)) << "version 9: " << write;
+	EXPECT_NE(sqlite3_exec(db, "UPDATE instances SET status = 'lost' WHERE id = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+	EXPECT_NE(std::string(sqlite3_errmsg(db)).find("CHECK constraint failed"), std::string::npos) << sqlite3_errmsg(db);
+	EXPECT_NE(sqlite3_exec(db, "UPDATE instances SET wait_kind = 'nap' WHERE id = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+	EXPECT_EQ(sqlite3_exec(db, "UPDATE instances SET status = 'waiting', wait_kind = 'event' WHERE id = 1", nullptr,
+						   nullptr, nullptr),
+			  SQLITE_OK);
+	sqlite3_close(db);
 }
 
 }  // namespace
