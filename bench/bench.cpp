@@ -21,13 +21,15 @@
 //                [--w3 N] [--w1 N] [--repeat N] [--latency N] [--commit-delay US]
 //                [--workers 1,4,16] [--stores postgres,sqlite]
 //                [--levels none,essential,terminal,strict] [--no-handback] [--batch-reports]
-//                [--keep-db]
+//                [--claim N] [--keep-db]
 //   genroc_bench --prune-sqlite FILE [--prune-retention-ms MS]
 // Workers report with complete_and_claim (the next task of a 3-task process
 // comes back with the report, as in the genroc binary); --no-handback:
 // complete, and every task through claim; --batch-reports: the tasks a
-// worker holds (a claim's 8, then those handed back) reported in one
+// worker holds (a claim's, then those handed back) reported in one
 // complete_many call (with the hand-back unless --no-handback).
+// --claim N: the tasks a worker thread asks for per claim (1..10000,
+// default 8); with --batch-reports, the size of its batches.
 // --keep-db: PostgreSQL runs in the database as it is (the extension is not
 // dropped and created again between runs), for a database filled beforehand
 // (bench/storage.sh MILLION=1: the same figures with a million concluded
@@ -71,6 +73,7 @@ struct Options {
 	int w3 = 600, w1 = 1500, repeat = 3, latency = 200, commit_delay = 100;
 	bool handback = true;
 	bool batch_reports = false;	// --batch-reports: a claim's tasks reported in one complete_many
+	int claim = 8;	// --claim: tasks asked for per claim call
 	bool keep_db = false;
 	std::string prune_sqlite;
 	int64_t prune_retention_ms = 86400000;
@@ -230,7 +233,7 @@ class Bench {
 				std::deque<Task> work;
 				while (done.load() < tasks) {
 					if (work.empty()) {
-						auto batch = s.claim(id, {"default"}, 8);
+						auto batch = s.claim(id, {"default"}, o_.claim);
 						calls++;
 						if (batch.empty()) std::this_thread::yield();
 						for (auto &t : batch) work.push_back(std::move(t));
@@ -477,6 +480,7 @@ int main(int argc, char **argv) {
 		else if (a == "--commit-delay") o.commit_delay = std::stoi(val());
 		else if (a == "--no-handback") o.handback = false;
 		else if (a == "--batch-reports") o.batch_reports = true;
+		else if (a == "--claim") o.claim = std::stoi(val());
 		else if (a == "--keep-db") o.keep_db = true;
 		else if (a == "--prune-sqlite") o.prune_sqlite = val();
 		else if (a == "--prune-retention-ms") o.prune_retention_ms = std::stoll(val());
@@ -493,6 +497,14 @@ int main(int argc, char **argv) {
 			std::fprintf(stderr, "unknown argument %s\n", a.c_str());
 			return 2;
 		}
+	}
+	if (o.claim < 1 || o.claim > 10000) {
+		std::fprintf(stderr, "--claim must be between 1 and 10000, not %d\n", o.claim);
+		return 2;
+	}
+	if (o.latency < 1) {
+		std::fprintf(stderr, "--latency must be at least 1 (starts timed one at a time), not %d\n", o.latency);
+		return 2;
 	}
 	if (!o.prune_sqlite.empty()) {
 		try {
