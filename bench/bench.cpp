@@ -459,6 +459,7 @@ int prune_sqlite(const Options &o) {
 }  // namespace
 
 int main(int argc, char **argv) {
+	genroc::sqlite_process_setup();	// as the genroc binary
 	Options o;
 	for (int i = 1; i < argc; i++) {
 		std::string a = argv[i];

@@ -3692,6 +3692,8 @@ class SqliteStore final : public Store {
 
 }  // namespace
 
+bool sqlite_process_setup() { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK; }
+
 std::unique_ptr<Store> open_sqlite_store(const std::string &path, bool read_only, WriteLane lane) {
 	static_assert(static_cast<unsigned>(WriteLane::worker) < sqlite::WriteTurns::kLanes, "a lane per WriteLane");
 	return std::make_unique<SqliteStore>(path, read_only, static_cast<unsigned>(lane));

@@ -23,6 +23,7 @@
 #include "run_cmd.hpp"
 #include "runner.hpp"
 #include "size.hpp"
+#include "sqlite_store.hpp"
 #include "stop.hpp"
 #include "store.hpp"
 
@@ -638,6 +639,7 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 }  // namespace
 
 int genroc_main(int argc, const char *const *argv) {
+	sqlite_process_setup();	 // before any SQLite call of this process
 	Config cfg;
 	int rc = parse_command_line(argc, argv, cfg);
 	if (rc >= 0) return rc;

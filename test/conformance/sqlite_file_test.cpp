@@ -375,6 +375,38 @@ TEST_F(SqliteFile, AReadOnlyStoreReadsAndRefusesWritesCleanly) {
 namespace genroc {
 namespace {
 
+// The binary's process-wide setting (sqlite_process_setup): SQLite keeps no
+// memory statistics, so no allocation of SQLite takes their mutex.  Each
+// case runs in a child process with SQLite shut down first (a setting
+// counts only before SQLite initializes).
+int memory_used_after_a_start(bool setup, const std::string &path) {
+	const pid_t pid = fork();
+	if (pid == 0) {
+		sqlite3_shutdown();
+		if (setup) {
+			if (!sqlite_process_setup()) _exit(3);
+		} else if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1) != SQLITE_OK) {
+			_exit(3);
+		}
+		{
+			auto s = open_sqlite_store(path);
+			s->define("job", kJob);
+			s->start("job", json::object(), json::object());
+			if (sqlite_process_setup()) _exit(4);	// SQLite is initialized: too late
+			_exit(sqlite3_memory_used() > 0 ? 1 : 0);
+		}
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+TEST_F(SqliteFile, TheBinarysProcessSetupTurnsOffSqlitesMemoryStatistics) {
+	EXPECT_EQ(memory_used_after_a_start(false, path_), 1) << "with statistics, SQLite counts its memory";
+	remove_files();
+	EXPECT_EQ(memory_used_after_a_start(true, path_), 0) << "3: refused; 4: accepted after SQLite initialized";
+}
+
 // Whether the statement's program builds a temporary b-tree (OpenEphemeral).
 bool opens_ephemeral(sqlite3 *db, const std::string &sql) {
 	sqlite3_stmt *st = nullptr;
