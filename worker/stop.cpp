@@ -47,15 +47,19 @@ bool is_busy(const Error &e) {
 	return e.sqlstate == "55P03" || e.sqlstate == "58030" || e.sqlstate.rfind("53", 0) == 0;
 }
 
-Backoff::Backoff(Millis cap, Millis base) : cap_(cap), base_(base), rng_(std::random_device{}()) {}
+Backoff::Backoff(Millis cap, Millis base) : cap_(cap), base_(base) {}
 
 Millis Backoff::next() {
+	// seeded at the first wait: a Backoff is made for every report, and
+	// most never wait (a std::random_device and a seeding cost more than
+	// the report's own work in the binary on SQLite)
+	if (!rng_) rng_.emplace(std::random_device{}());
 	int64_t d = base_.count();
 	for (int i = 0; i < attempt_ && d < cap_.count(); ++i) d *= 2;
 	if (d > cap_.count()) d = cap_.count();
 	++attempt_;
 	std::uniform_int_distribution<int64_t> pick(d / 2, d);
-	return Millis(pick(rng_));
+	return Millis(pick(*rng_));
 }
 
 }  // namespace genroc

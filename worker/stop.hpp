@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -64,7 +65,7 @@ class Backoff {
   private:
 	Millis cap_, base_;
 	int attempt_ = 0;
-	std::mt19937_64 rng_;
+	std::optional<std::mt19937_64> rng_;	 // seeded by the first next()
 };
 
 }  // namespace genroc
