@@ -41,27 +41,52 @@ struct Runner::Slot {
 // The task threads, kept for the next task.  A thread made and ended per
 // task cost the process more CPU than a task that does nothing (creating
 // it, mapping and unmapping its stack, and the TLB flushes the unmapping
-// sends to the other cores, PostgreSQL's included: issue 14).  A slot runs
-// on an idle thread, or on a new one when none is idle and fewer than `max`
-// exist; else it waits in the queue (a prefetched task) for the first thread
-// done.  Threads end only at stop().  Their state is shared with them, so a
-// thread left running a handler that ignores cancel (stop(true)) can still
-// end after the Runner.
+// sends to the other cores, PostgreSQL's included: issue 14).  At most
+// `active` threads run handlers (--concurrency); a slot runs on an idle
+// thread, or on a new one when none is idle and fewer than `active`
+// threads are at work; else it waits in the queue (a prefetched task).
+// A thread that waits for its report's commit steps aside (step_aside):
+// it no longer counts, and the next queued slot starts on an idle or new
+// thread (never more than `most` threads in all: --concurrency +
+// --prefetch); after its report it counts again (step_back, which waits
+// for a place when it has a handed-back task to run).  Threads end only at
+// stop().  Their state is shared with them, so a thread left running a
+// handler that ignores cancel (stop(true)) can still end after the Runner.
 class Runner::Threads {
   public:
-	Threads(std::function<void(std::shared_ptr<Slot>)> run, int max) : st_(std::make_shared<State>()), max_(max) {
+	Threads(std::function<void(std::shared_ptr<Slot>)> run, int active, int most)
+		: st_(std::make_shared<State>()), most_(std::max(active, most)) {
 		st_->run = std::move(run);
+		st_->max_active = active;
 	}
 	~Threads() { stop(false); }
 
 	void start(std::shared_ptr<Slot> slot) {
 		std::lock_guard<std::mutex> g(st_->m);
 		st_->queue.push_back(std::move(slot));
-		if (st_->idle >= static_cast<int>(st_->queue.size()) || static_cast<int>(threads_.size()) >= max_) {
-			st_->cv.notify_one();
-			return;
+		dispatch();
+	}
+
+	// The calling task thread waits for something other than a handler
+	// (its report's commit): its place goes to a thread stepping back with
+	// a handed-back task, else to the next queued slot.
+	void step_aside() {
+		std::lock_guard<std::mutex> g(st_->m);
+		--st_->active;
+		dispatch();
+	}
+	// The same thread again, after step_aside: with a task to run (`run`)
+	// it waits for a place (those stepping back go before queued slots);
+	// without, it only counts again until it returns to its loop.
+	void step_back(bool run) {
+		std::unique_lock<std::mutex> g(st_->m);
+		if (run && st_->active >= st_->max_active && !st_->stopping) {
+			++st_->back_waiting;
+			st_->back.wait(g, [&] { return st_->active < st_->max_active || st_->stopping; });
+			--st_->back_waiting;
 		}
-		threads_.emplace_back(loop, st_);
+		++st_->active;
+		dispatch();	 // a place may be left for a queued slot
 	}
 
 	// Ends the threads once the queue is empty: joined, or (`detach`) left
@@ -75,6 +100,7 @@ class Runner::Threads {
 			if (detach) st_->queue.clear();
 		}
 		st_->cv.notify_all();
+		st_->back.notify_all();
 		for (auto &t : threads_) {
 			if (!t.joinable()) continue;
 			if (detach) t.detach();
@@ -87,27 +113,56 @@ class Runner::Threads {
 	struct State {
 		std::function<void(std::shared_ptr<Slot>)> run;
 		std::mutex m;
-		std::condition_variable cv;
+		std::condition_variable cv;	   // idle threads: a slot may start
+		std::condition_variable back;  // step_back: a place is free
 		std::deque<std::shared_ptr<Slot>> queue;
 		int idle = 0;
+		int active = 0;		   // took a slot and did not step aside
+		int back_waiting = 0;  // in step_back, waiting for a place
+		int max_active = 1;
 		bool stopping = false;
 	};
+	static bool may_take(const State &st) {
+		return !st.queue.empty() && st.active < st.max_active && st.back_waiting == 0;
+	}
+	// Under st_->m, after a place was freed or a slot queued: who may go.
+	void dispatch() {
+		if (st_->stopping) {
+			st_->cv.notify_all();
+			return;
+		}
+		if (st_->active >= st_->max_active) return;
+		if (st_->back_waiting > 0) {
+			st_->back.notify_one();
+			return;
+		}
+		if (st_->queue.empty()) return;
+		if (st_->idle > 0 || static_cast<int>(threads_.size()) >= most_) st_->cv.notify_one();
+		else threads_.emplace_back(loop, st_);
+	}
 	static void loop(std::shared_ptr<State> st) {
 		std::unique_lock<std::mutex> g(st->m);
 		for (;;) {
 			++st->idle;
-			st->cv.wait(g, [&] { return !st->queue.empty() || st->stopping; });
+			st->cv.wait(g, [&] { return may_take(*st) || st->stopping; });
 			--st->idle;
-			if (st->queue.empty()) return;	// stopping
+			// stopping: the slots left are taken whatever the count (run_task
+			// runs no handler then), and the thread ends when none is left
+			if (st->queue.empty()) return;
 			auto slot = std::move(st->queue.front());
 			st->queue.pop_front();
+			++st->active;
 			g.unlock();
 			st->run(std::move(slot));
 			g.lock();
+			--st->active;
+			// this thread looks at the queue itself next; one stepping back
+			// goes first
+			if (st->back_waiting > 0) st->back.notify_one();
 		}
 	}
 	std::shared_ptr<State> st_;
-	const int max_;
+	const int most_;
 	std::vector<std::thread> threads_;
 };
 
@@ -222,7 +277,7 @@ Runner::Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFact
 	  pool_(std::make_unique<Pool>(open_store_)),
 	  reports_(std::make_unique<Reports>(*pool_, opt_.worker_id, opt_.queues)),
 	  threads_(std::make_unique<Threads>([this](std::shared_ptr<Slot> slot) { run_task(std::move(slot)); },
-										 opt_.concurrency)) {}
+										 opt_.concurrency, opt_.concurrency + opt_.prefetch)) {}
 
 Runner::~Runner() {
 	renewer_stop_.request();
@@ -515,7 +570,10 @@ void Runner::run_task(std::shared_ptr<Slot> slot) {
 			log::info("task stopped at shutdown", {{"instance", t.instance_id}, {"state", t.state}});
 			break;
 		}
+		// while the report waits for its commit, a held task may run
+		threads_->step_aside();
 		std::optional<Task> next = report(*slot, r);
+		threads_->step_back(next.has_value());
 		if (!next) break;
 		metrics::task_claimed(next->queue, next->attempt);
 		{

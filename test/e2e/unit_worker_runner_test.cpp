@@ -5,6 +5,7 @@
 // genroc.HandlerMissing, lease_age_ms.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -202,6 +203,30 @@ TEST_F(Runner_, TaskThreadsAreKeptForTheNextTask) {
 	std::lock_guard<std::mutex> g(m);
 	EXPECT_GE(threads, 1);
 	EXPECT_LE(threads, 2);
+}
+
+// A thread waiting for its report's commit steps aside: a held task starts
+// meanwhile, and still no more than --concurrency handlers run at once.
+// The commit is held back by another connection holding the file's write
+// lock (the report waits out SQLite's busy timeout, far longer than this).
+TEST_F(Runner_, AHeldTaskStartsWhileAReportWaitsForItsCommit) {
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 3; ++i) ids.push_back(start_task("handler:gate"));
+	run(1, 15s, {"default"}, 2);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 1 && runner_->running() == 3; }));
+	sqlite3 *lock = nullptr;
+	ASSERT_EQ(sqlite3_open(db_.c_str(), &lock), SQLITE_OK);
+	ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(lock);
+	gate_.release(1);  // the first ends; its report cannot commit
+	const bool second_started = eventually([&] { return gate_.get(&Gate::started) == 2; }, 5s);
+	EXPECT_EQ(sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+	sqlite3_close(lock);
+	EXPECT_TRUE(second_started) << "the held task waited for the other's report";
+	gate_.release(2);
+	ASSERT_TRUE(eventually([&] { return count(ids, "succeeded") == 3; }));
+	EXPECT_EQ(gate_.get(&Gate::max_running), 1);
+	EXPECT_EQ(gate_.get(&Gate::started), 3);
+	EXPECT_EQ(stop_and_wait(), 0);
 }
 
 // --prefetch: tasks claimed beyond the free slots are leased to the worker
