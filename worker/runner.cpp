@@ -572,7 +572,13 @@ void Runner::run_task(std::shared_ptr<Slot> slot) {
 		}
 		// while the report waits for its commit, a held task may run
 		threads_->step_aside();
-		std::optional<Task> next = report(*slot, r);
+		std::optional<Task> next;
+		try {
+			next = report(*slot, r);
+		} catch (...) {
+			threads_->step_back(false);	 // counted again, whatever escaped
+			throw;
+		}
 		threads_->step_back(next.has_value());
 		if (!next) break;
 		metrics::task_claimed(next->queue, next->attempt);
