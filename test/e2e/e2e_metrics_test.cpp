@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -449,7 +450,30 @@ TEST_F(Metrics, SqliteServeWithAuthNeedsAReaderAndCounts) {
 // (genroc.complete_many, Runner::Reports): every task is reported once and
 // taken, the next task of a workflow is handed back through the batch, and
 // the batch counters say how many results went together.
-class BatchedReports : public Metrics, public ::testing::WithParamInterface<std::string> {};
+class BatchedReports : public Metrics, public ::testing::WithParamInterface<std::string> {
+  protected:
+	// n instances of each definition, {"i": 0..n-1} as inputs, by start_many.
+	static std::vector<int64_t> start_each(Store &s, const std::vector<std::string> &defs, int n) {
+		json inputs = json::array();
+		for (int i = 0; i < n; i++) inputs.push_back({{"i", i}});
+		std::vector<int64_t> ids;
+		for (const auto &def : defs)
+			for (auto &r : s.start_many(def, inputs, json::object())) ids.push_back(r.instance_id);
+		return ids;
+	}
+	// Every instance succeeded, each of its tasks reported once: `tasks`
+	// task_succeeded rows for an instance of that definition.
+	void expect_each_reported_once(const std::vector<int64_t> &ids, const std::function<int(const json &)> &tasks) {
+		auto s = store();
+		for (int64_t id : ids) {
+			json inst = s->get_instance(id);
+			ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
+			int reported = 0;
+			for (const auto &e : s->history(id)) reported += e["event"] == "task_succeeded";
+			EXPECT_EQ(reported, tasks(inst)) << s->history(id).dump();
+		}
+	}
+};
 
 TEST_P(BatchedReports, AWorkerReportsManyTasksTogether) {
 	use_store(GetParam());
@@ -464,10 +488,7 @@ TEST_P(BatchedReports, AWorkerReportsManyTasksTogether) {
 		auto s = store();
 		s->define("ok", ok_def());
 		s->define("two", two);
-		json inputs = json::array();
-		for (int i = 0; i < n; i++) inputs.push_back({{"i", i}});
-		for (const char *def : {"ok", "two"})
-			for (auto &r : s->start_many(def, inputs, json::object())) ids.push_back(r.instance_id);
+		ids = start_each(*s, {"ok", "two"}, n);
 	}
 	auto w = worker("wb", {"--concurrency", "16", "--metrics-listen", "127.0.0.1:0"});
 	int wport = 0;
@@ -484,14 +505,7 @@ TEST_P(BatchedReports, AWorkerReportsManyTasksTogether) {
 	EXPECT_GT(batches, 0) << last_text_;	// 16 tasks of one claim end together
 	EXPECT_GE(batched, 2 * batches) << last_text_;
 	EXPECT_LE(batched, tasks) << last_text_;
-	auto s = store();
-	for (int64_t id : ids) {
-		json inst = s->get_instance(id);
-		ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
-		int reported = 0;
-		for (const auto &e : s->history(id)) reported += e["event"] == "task_succeeded";
-		EXPECT_EQ(reported, inst["definition"] == "two" ? 2 : 1) << s->history(id).dump();
-	}
+	expect_each_reported_once(ids, [](const json &inst) { return inst["definition"] == "two" ? 2 : 1; });
 	w->signal(SIGTERM);
 	EXPECT_EQ(exit_code(w->wait(15s)), 0) << w->log();
 }
@@ -507,9 +521,7 @@ TEST_P(BatchedReports, APrefetchingWorkerClaimsAheadAndRunsEachTaskOnce) {
 	{
 		auto s = store();
 		s->define("ok", ok_def());
-		json inputs = json::array();
-		for (int i = 0; i < n; i++) inputs.push_back({{"i", i}});
-		for (auto &r : s->start_many("ok", inputs, json::object())) ids.push_back(r.instance_id);
+		ids = start_each(*s, {"ok"}, n);
 	}
 	auto w = worker("wp", {"--concurrency", "4", "--prefetch", "40", "--metrics-listen", "127.0.0.1:0"});
 	int wport = 0;
@@ -533,13 +545,7 @@ TEST_P(BatchedReports, APrefetchingWorkerClaimsAheadAndRunsEachTaskOnce) {
 			EXPECT_EQ(wk.value("concurrency", 0), 44) << wk.dump();
 		}
 	EXPECT_TRUE(registered);
-	for (int64_t id : ids) {
-		json inst = s->get_instance(id);
-		ASSERT_EQ(inst["status"], "succeeded") << inst.dump();
-		int reported = 0;
-		for (const auto &e : s->history(id)) reported += e["event"] == "task_succeeded";
-		EXPECT_EQ(reported, 1) << s->history(id).dump();
-	}
+	expect_each_reported_once(ids, [](const json &) { return 1; });
 	w->signal(SIGTERM);
 	EXPECT_EQ(exit_code(w->wait(15s)), 0) << w->log();
 }

@@ -5,6 +5,7 @@
 // genroc.HandlerMissing, lease_age_ms.
 #include <gtest/gtest.h>
 
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "pg_test.hpp"
 #include "runner.hpp"
 #include "store.hpp"
 
@@ -205,22 +207,79 @@ TEST_F(Runner_, TaskThreadsAreKeptForTheNextTask) {
 	EXPECT_LE(threads, 2);
 }
 
+// The Runner on either store (Runner_ itself runs on SQLite): on
+// PostgreSQL a database made from GENROC_TEST_TEMPLATE for the test.
+class RunnerOnStores : public Runner_, public ::testing::WithParamInterface<std::string> {
+  protected:
+	void SetUp() override {
+		Runner_::SetUp();
+		if (GetParam() != "postgres") return;
+		const char *url = std::getenv("GENROC_TEST_PG_URL");
+		if (!url || !*url) {
+			const char *need = std::getenv("GENROC_TEST_REQUIRE_PG");
+			if (need && std::string(need) == "1") FAIL() << "GENROC_TEST_PG_URL is not set but GENROC_TEST_REQUIRE_PG=1";
+			GTEST_SKIP() << "GENROC_TEST_PG_URL is not set";
+		}
+		const char *tmpl = std::getenv("GENROC_TEST_TEMPLATE");
+		admin_url_ = test::with_database(url, "postgres");
+		pg_db_ = "genroc_unit_runner_" + std::to_string(getpid());
+		test::pg_exec(admin_url_, "DROP DATABASE IF EXISTS " + pg_db_ + " WITH (FORCE)");
+		test::pg_exec(admin_url_, "CREATE DATABASE " + pg_db_ + " TEMPLATE " +
+									  std::string(tmpl && *tmpl ? tmpl : "genroc_template"));
+		db_ = test::with_database(url, pg_db_);
+		store_ = open_store(db_);
+	}
+	void TearDown() override {
+		Runner_::TearDown();
+		store_.reset();
+		if (!pg_db_.empty()) test::pg_exec(admin_url_, "DROP DATABASE IF EXISTS " + pg_db_ + " WITH (FORCE)");
+	}
+	// Holds back every write of the worker's until release(): SQLite's
+	// write lock, or on PostgreSQL a lock on the instances table that the
+	// report's row lock waits for.
+	void hold_writes() {
+		if (GetParam() == "sqlite") {
+			ASSERT_EQ(sqlite3_open(db_.c_str(), &lite_), SQLITE_OK);
+			ASSERT_EQ(sqlite3_exec(lite_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(lite_);
+			return;
+		}
+		pg_ = PQconnectdb(db_.c_str());
+		ASSERT_EQ(PQstatus(pg_), CONNECTION_OK) << PQerrorMessage(pg_);
+		PGresult *r = PQexec(pg_, "BEGIN; LOCK TABLE genroc._instances IN EXCLUSIVE MODE");
+		ASSERT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(pg_);
+		PQclear(r);
+	}
+	void release() {
+		if (lite_) {
+			EXPECT_EQ(sqlite3_exec(lite_, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+			sqlite3_close(lite_);
+			lite_ = nullptr;
+		}
+		if (pg_) {
+			PQclear(PQexec(pg_, "ROLLBACK"));
+			PQfinish(pg_);
+			pg_ = nullptr;
+		}
+	}
+	std::string admin_url_, pg_db_;
+	sqlite3 *lite_ = nullptr;
+	PGconn *pg_ = nullptr;
+};
+
 // A thread waiting for its report's commit steps aside: a held task starts
 // meanwhile, and still no more than --concurrency handlers run at once.
-// The commit is held back by another connection holding the file's write
-// lock (the report waits out SQLite's busy timeout, far longer than this).
-TEST_F(Runner_, AHeldTaskStartsWhileAReportWaitsForItsCommit) {
+// The commit is held back by another connection's lock (the report waits,
+// or fails busy and tries again, far longer than this).
+TEST_P(RunnerOnStores, AHeldTaskStartsWhileAReportWaitsForItsCommit) {
 	std::vector<int64_t> ids;
 	for (int i = 0; i < 3; ++i) ids.push_back(start_task("handler:gate"));
 	run(1, 15s, {"default"}, 2);
 	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 1 && runner_->running() == 3; }));
-	sqlite3 *lock = nullptr;
-	ASSERT_EQ(sqlite3_open(db_.c_str(), &lock), SQLITE_OK);
-	ASSERT_EQ(sqlite3_exec(lock, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(lock);
+	hold_writes();
+	if (HasFatalFailure()) return;
 	gate_.release(1);  // the first ends; its report cannot commit
 	const bool second_started = eventually([&] { return gate_.get(&Gate::started) == 2; }, 5s);
-	EXPECT_EQ(sqlite3_exec(lock, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
-	sqlite3_close(lock);
+	release();
 	EXPECT_TRUE(second_started) << "the held task waited for the other's report";
 	gate_.release(2);
 	ASSERT_TRUE(eventually([&] { return count(ids, "succeeded") == 3; }));
@@ -228,6 +287,9 @@ TEST_F(Runner_, AHeldTaskStartsWhileAReportWaitsForItsCommit) {
 	EXPECT_EQ(gate_.get(&Gate::started), 3);
 	EXPECT_EQ(stop_and_wait(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, RunnerOnStores, ::testing::Values("postgres", "sqlite"),
+						 [](const auto &info) { return info.param; });
 
 // --prefetch: tasks claimed beyond the free slots are leased to the worker
 // (other workers cannot take them) and wait for a thread; no more than
