@@ -463,6 +463,17 @@ class BatchedReports : public Metrics, public ::testing::WithParamInterface<std:
 	}
 	// Every instance succeeded, each of its tasks reported once: `tasks`
 	// task_succeeded rows for an instance of that definition.
+	// The worker's metrics once `tasks` tasks succeeded: each claimed and
+	// reported once, no lease lost.
+	Series scrape_when_done(int wport, int tasks) {
+		const Series m = scrape_until(wport, [&](const Series &s) {
+			return value(s, R"(genroc_tasks_succeeded_total{queue="default"})") >= tasks;
+		});
+		EXPECT_EQ(value(m, R"(genroc_tasks_succeeded_total{queue="default"})"), tasks) << last_text_;
+		EXPECT_EQ(value(m, R"(genroc_tasks_claimed_total{queue="default"})"), tasks) << last_text_;
+		EXPECT_EQ(value(m, R"(genroc_lease_losses_total{queue="default"})"), 0) << last_text_;
+		return m;
+	}
 	void expect_each_reported_once(const std::vector<int64_t> &ids, const std::function<int(const json &)> &tasks) {
 		auto s = store();
 		for (int64_t id : ids) {
@@ -491,15 +502,10 @@ TEST_P(BatchedReports, AWorkerReportsManyTasksTogether) {
 		ids = start_each(*s, {"ok", "two"}, n);
 	}
 	auto w = worker("wb", {"--concurrency", "16", "--metrics-listen", "127.0.0.1:0"});
+	const int tasks = 3 * n;
 	int wport = 0;
 	ASSERT_TRUE(eventually([&] { return (wport = port_in_log(*w, "metrics listening")) > 0; }, 20s)) << w->log();
-	const int tasks = 3 * n;
-	const Series m = scrape_until(wport, [&](const Series &s) {
-		return value(s, R"(genroc_tasks_succeeded_total{queue="default"})") >= tasks;
-	});
-	EXPECT_EQ(value(m, R"(genroc_tasks_succeeded_total{queue="default"})"), tasks) << last_text_;
-	EXPECT_EQ(value(m, R"(genroc_tasks_claimed_total{queue="default"})"), tasks) << last_text_;
-	EXPECT_EQ(value(m, R"(genroc_lease_losses_total{queue="default"})"), 0) << last_text_;
+	const Series m = scrape_when_done(wport, tasks);
 	const double batches = value(m, "genroc_report_batches_total");
 	const double batched = value(m, "genroc_reports_batched_total");
 	EXPECT_GT(batches, 0) << last_text_;	// 16 tasks of one claim end together
@@ -526,12 +532,7 @@ TEST_P(BatchedReports, APrefetchingWorkerClaimsAheadAndRunsEachTaskOnce) {
 	auto w = worker("wp", {"--concurrency", "4", "--prefetch", "40", "--metrics-listen", "127.0.0.1:0"});
 	int wport = 0;
 	ASSERT_TRUE(eventually([&] { return (wport = port_in_log(*w, "metrics listening")) > 0; }, 20s)) << w->log();
-	const Series m = scrape_until(wport, [&](const Series &s) {
-		return value(s, R"(genroc_tasks_succeeded_total{queue="default"})") >= n;
-	});
-	EXPECT_EQ(value(m, R"(genroc_tasks_succeeded_total{queue="default"})"), n) << last_text_;
-	EXPECT_EQ(value(m, R"(genroc_tasks_claimed_total{queue="default"})"), n) << last_text_;
-	EXPECT_EQ(value(m, R"(genroc_lease_losses_total{queue="default"})"), 0) << last_text_;
+	const Series m = scrape_when_done(wport, n);
 	// without prefetch a claim asks for at most 4 (the free threads), so it
 	// takes at least n / 4 claims; the empty claims of the idle loop count too
 	const double claims = value(m, "genroc_claim_duration_seconds_count");
