@@ -137,7 +137,7 @@ void y_then_late_x(Store &y, Store &x_again, const BeforeOutage &b) {
 
 // ---- SQLite: a VFS that remembers each file as of its last sync --------------
 
-std::mutex g_mutex;
+std::mutex g_synced_mutex;
 std::string g_watched_dir;							// only files in here are copied
 std::map<std::string, std::string> g_synced;		// path -> content at its last sync
 
@@ -145,20 +145,20 @@ void install_remembering_vfs() {
 	install_sync_vfs(
 		{[](sqlite3_file *f, const sqlite3_io_methods *real, const std::string &path) {
 			 {
-				 std::lock_guard<std::mutex> lock(g_mutex);
+				 std::lock_guard<std::mutex> lock(g_synced_mutex);
 				 if (g_watched_dir.empty() || path.rfind(g_watched_dir, 0) != 0) return;
 			 }
 			 sqlite3_int64 size = 0;
 			 if (real->xFileSize(f, &size) != SQLITE_OK) return;
 			 std::string content(static_cast<size_t>(size), '\0');
 			 if (size > 0 && real->xRead(f, content.data(), static_cast<int>(size), 0) != SQLITE_OK) return;
-			 std::lock_guard<std::mutex> lock(g_mutex);
+			 std::lock_guard<std::mutex> lock(g_synced_mutex);
 			 g_synced[path] = std::move(content);
 		 },
 		 // A deleted file stays deleted: SQLite deletes a rollback journal to
 		 // commit (here: the switch to WAL mode when the file is created).
 		 [](const std::string &path) {
-			 std::lock_guard<std::mutex> lock(g_mutex);
+			 std::lock_guard<std::mutex> lock(g_synced_mutex);
 			 g_synced.erase(path);
 		 }});
 }
@@ -174,7 +174,7 @@ PowerCutDirs power_cut_dirs(const std::string &prefix) {
 	std::filesystem::remove_all(base);
 	PowerCutDirs d{base / "live", base / "after"};
 	std::filesystem::create_directories(d.live);
-	std::lock_guard<std::mutex> lock(g_mutex);
+	std::lock_guard<std::mutex> lock(g_synced_mutex);
 	g_watched_dir = d.live.string();
 	return d;
 }
@@ -183,7 +183,7 @@ PowerCutDirs power_cut_dirs(const std::string &prefix) {
 // file never synced is absent, as it may be after a power cut).
 void power_cut(const std::filesystem::path &from, const std::filesystem::path &to) {
 	std::filesystem::create_directories(to);
-	std::lock_guard<std::mutex> lock(g_mutex);
+	std::lock_guard<std::mutex> lock(g_synced_mutex);
 	for (auto &[path, content] : g_synced) {
 		std::filesystem::path p(path);
 		if (p.parent_path() != from) continue;

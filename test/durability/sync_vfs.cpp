@@ -19,7 +19,7 @@ struct Patched {
 	const sqlite3_io_methods *orig;
 	sqlite3_io_methods methods;
 };
-std::mutex g_mutex;
+std::mutex g_patched_mutex;
 std::vector<std::unique_ptr<Patched>> g_patched;
 std::map<const sqlite3_file *, std::string> g_paths;
 
@@ -27,7 +27,7 @@ int hooked_sync(sqlite3_file *f, int flags) {
 	const Patched *p = nullptr;
 	std::string path;
 	{
-		std::lock_guard<std::mutex> lock(g_mutex);
+		std::lock_guard<std::mutex> lock(g_patched_mutex);
 		for (auto &q : g_patched)
 			if (&q->methods == f->pMethods) p = q.get();
 		auto it = g_paths.find(f);
@@ -41,7 +41,7 @@ int hooked_sync(sqlite3_file *f, int flags) {
 int hooked_open(sqlite3_vfs *, sqlite3_filename name, sqlite3_file *file, int flags, int *out_flags) {
 	int rc = g_real_vfs->xOpen(g_real_vfs, name, file, flags, out_flags);
 	if (rc != SQLITE_OK || file->pMethods == nullptr) return rc;
-	std::lock_guard<std::mutex> lock(g_mutex);
+	std::lock_guard<std::mutex> lock(g_patched_mutex);
 	Patched *found = nullptr;
 	for (auto &p : g_patched)
 		if (p->orig == file->pMethods) found = p.get();

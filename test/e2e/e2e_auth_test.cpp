@@ -21,7 +21,7 @@
 #include "e2e_http_support.hpp"
 #include "http_api.hpp"
 
-namespace genroc::e2e {
+namespace genroc::e2e::auth_test {
 namespace {
 
 const std::string kGenroc = GENROC_PATH;
@@ -478,4 +478,4 @@ INSTANTIATE_TEST_SUITE_P(Stores, AuthProcessTest, ::testing::Values("postgres", 
 						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
 }  // namespace
-}  // namespace genroc::e2e
+}  // namespace genroc::e2e::auth_test

@@ -7,7 +7,7 @@
 
 #include "e2e_http_support.hpp"
 
-namespace genroc::e2e {
+namespace genroc::e2e::genctl_test {
 namespace {
 
 const std::string kGenctl = GENCTL_PATH;
@@ -451,4 +451,4 @@ INSTANTIATE_TEST_SUITE_P(Stores, GenctlTest, ::testing::Values("postgres", "sqli
 						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
 }  // namespace
-}  // namespace genroc::e2e
+}  // namespace genroc::e2e::genctl_test

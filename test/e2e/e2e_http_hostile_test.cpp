@@ -23,7 +23,7 @@
 
 #include "e2e_http_support.hpp"
 
-namespace genroc::e2e {
+namespace genroc::e2e::hostile_test {
 namespace {
 
 const std::string kGenroc = GENROC_PATH;
@@ -247,4 +247,4 @@ TEST_F(HostileProcess, ADeeplyNestedBodyIsRefusedAndTheServerStaysUp) {
 }
 
 }  // namespace
-}  // namespace genroc::e2e
+}  // namespace genroc::e2e::hostile_test

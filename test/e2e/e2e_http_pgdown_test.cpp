@@ -14,7 +14,7 @@
 #include "e2e_http_support.hpp"
 #include "http_api.hpp"
 
-namespace genroc::e2e {
+namespace genroc::e2e::pgdown_test {
 namespace {
 
 const std::string kSource = GENROC_SOURCE_DIR;
@@ -120,4 +120,4 @@ TEST_F(PgDown, HealthzIs503WhileTheDatabaseIsDownAnd200AfterItRestarts) {
 }
 
 }  // namespace
-}  // namespace genroc::e2e
+}  // namespace genroc::e2e::pgdown_test

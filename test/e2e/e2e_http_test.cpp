@@ -10,7 +10,7 @@
 #include "e2e_http_support.hpp"
 #include "http_api.hpp"
 
-namespace genroc::e2e {
+namespace genroc::e2e::api_test {
 namespace {
 
 const json kHello = json::parse(R"({"StartAt":"Hi","States":{"Hi":{"Type":"Pass","Result":"hello","End":true}}})");
@@ -554,4 +554,4 @@ INSTANTIATE_TEST_SUITE_P(Stores, HttpApiTest, ::testing::Values("postgres", "sql
 						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
 }  // namespace
-}  // namespace genroc::e2e
+}  // namespace genroc::e2e::api_test

@@ -7,7 +7,7 @@
 
 #include "e2e_http_support.hpp"
 
-namespace genroc::e2e {
+namespace genroc::e2e::limits_test {
 namespace {
 
 std::string repeat(const std::string &s, size_t n) {
@@ -71,4 +71,4 @@ INSTANTIATE_TEST_SUITE_P(Stores, LimitsCli, ::testing::Values("postgres", "sqlit
 						 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
 }  // namespace
-}  // namespace genroc::e2e
+}  // namespace genroc::e2e::limits_test

@@ -23,8 +23,6 @@
 namespace genroc::e2e_worker {
 namespace {
 
-int exit_code(std::optional<int> st) { return st && WIFEXITED(*st) ? WEXITSTATUS(*st) : -1; }
-
 // Series "name{labels as sent}" -> value, from a scrape checked against the
 // text format 0.0.4 and Prometheus' naming rules as genroc follows them:
 // every line a HELP, a TYPE or a sample; a family's HELP and TYPE once each,

@@ -20,8 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int exit_code(std::optional<int> st) { return st && WIFEXITED(*st) ? WEXITSTATUS(*st) : -1; }
-
 double seconds_since(Clock::time_point t0) {
 	return std::chrono::duration<double>(Clock::now() - t0).count();
 }

@@ -167,6 +167,8 @@ std::optional<int> Proc::wait(std::chrono::milliseconds timeout) {
 
 bool Proc::running() { return !wait(0ms).has_value(); }
 
+int exit_code(std::optional<int> status) { return status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1; }
+
 std::string Proc::log() const {
 	std::ifstream in(log_path_);
 	std::stringstream ss;

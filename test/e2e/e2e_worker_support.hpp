@@ -63,6 +63,10 @@ class Proc {
 	std::string log_path_;
 };
 
+// The exit code of a wait status from Proc::wait, or -1 (no status, or ended
+// by a signal).
+int exit_code(std::optional<int> status);
+
 // Polls `pred` every 50ms until it holds or `timeout` passes.
 bool eventually(const std::function<bool()> &pred, std::chrono::milliseconds timeout);
 

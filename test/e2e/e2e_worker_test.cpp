@@ -22,8 +22,6 @@
 namespace genroc::e2e_worker {
 namespace {
 
-int exit_code(std::optional<int> st) { return st && WIFEXITED(*st) ? WEXITSTATUS(*st) : -1; }
-
 // Lines of runs.log for one state: "WHO INSTANCE STATE PID".
 std::vector<std::string> runs_of(const std::string &dir, const std::string &state) {
 	std::vector<std::string> out;
