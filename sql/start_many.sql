@@ -47,6 +47,23 @@ SELECT * FROM pg_temp.same('rich', '[{"v":1},{"v":"x"}]', '{"priority":5,"labels
 SELECT task_input ->> 'exec' = id::text AS own_id, variables, priority, labels
 FROM genroc._instances WHERE id = (SELECT max(id) FROM genroc._instances);
 
+-- genroc._step_start (the step of start_many's items) answers as
+-- genroc._step does to the request built as jsonb: the whole context, and
+-- names, tokens and inputs that need escaping
+SELECT * FROM genroc.define('ctx', '{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"all.$":"$$","in.$":"$"},"End":true}}}');
+SELECT v.k, genroc._step_start(d.hash, d.definition, v.input, 1893456000000, 42, v.name,
+							   genroc._iso(genroc.now()), v.machine, 3, v.token)
+	 = genroc._step(d.hash, d.definition, jsonb_build_object('op', 'start', 'input', v.input,
+			'now_ms', 1893456000000, 'context',
+			genroc._context_object(42, v.name, genroc.now(), v.input, v.machine, 3, v.token))) AS same
+FROM genroc._definitions d,
+	 (VALUES (1, '{"s":"é\n\"\\ \u0001","n":1e300,"z":-0.5}'::jsonb, NULL, 'ctx', 'tok'),
+			 (2, '[1,{"a":null},"x"]', 'nämé "q" \ /', 'ma"ch\ine', 'tok"en	'),
+			 (3, 'null', '', 'ctx', '')) AS v(k, input, name, machine, token)
+WHERE d.name = 'ctx' ORDER BY v.k;
+SELECT genroc._step_start(d.hash, d.definition, '1', 1, 42, NULL, NULL, 'ctx', 1, 't')
+FROM genroc._definitions d WHERE d.name = 'ctx';
+
 -- the others take start's path: a first step that waits, ends, fans out
 -- or parks an activity; run_at later than now; a partition_key
 SELECT * FROM genroc.define('waits', '{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":5,"End":true}}}');

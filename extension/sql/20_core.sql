@@ -102,6 +102,18 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
 	AS 'MODULE_PATHNAME', 'genroc_step'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- genroc._step of a start request whose context is genroc._context_object
+-- (p_id, p_name, the start time, p_input, p_def_name, p_def_version,
+-- p_token), the request written as text in C from these parts instead of
+-- built as jsonb (genroc.start_many, per input).  p_start_time is
+-- genroc._iso of the start; a null p_name means the id.
+CREATE FUNCTION genroc._step_start(p_cache_key text, p_definition jsonb, p_input jsonb,
+								   p_now_ms bigint, p_id bigint, p_name text, p_start_time text,
+								   p_def_name text, p_def_version int, p_token text)
+	RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_step_start'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- Raises 54000 when a payload nests deeper than the interpreter's limit
 -- json_depth (core/limits.def), naming it (p_what) and where.  For payloads
 -- kept before any step reads them (a start with run_at, an event kept for a
@@ -324,7 +336,8 @@ COMMENT ON FUNCTION genroc.durability() IS
 	'The durability level in force for this session (setting genroc.durability): none, essential, terminal or strict.';
 
 -- The context object of an execution from its parts (genroc._context's
--- answer; genroc.start_many builds its items' from them, without a row).
+-- answer; genroc._step_start writes the same object as text for
+-- genroc.start_many's items, which have no row yet).
 -- SQL, inlined where it is called.
 CREATE FUNCTION genroc._context_object(p_id bigint, p_name text, p_created timestamptz,
 									   p_input jsonb, p_def_name text, p_def_version int,

@@ -309,10 +309,10 @@ BEGIN
 		FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS e(v, n)
 		ORDER BY e.n
 	), answered AS MATERIALIZED (
-		SELECT it.n, it.id, it.input, genroc._step(v_def.hash, v_def.definition, jsonb_build_object(
-				'op', 'start', 'input', it.input, 'now_ms', v_now_ms,
-				'context', genroc._context_object(it.id, NULL, v_now, it.input, v_def.name, v_def.version,
-												  gen_random_uuid()::text))) AS answer
+		SELECT it.n, it.id, it.input,
+			   genroc._step_start(v_def.hash, v_def.definition, it.input, v_now_ms, it.id, NULL,
+								  genroc._iso(v_now), v_def.name, v_def.version, gen_random_uuid()::text)
+				 AS answer
 		FROM item it
 	), stepped AS MATERIALIZED (
 		-- the outcome's fields, each read once
