@@ -49,10 +49,14 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "storage/proc.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
@@ -143,7 +147,7 @@ PG_FUNCTION_INFO_V1(genroc_step_start);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
-PG_FUNCTION_INFO_V1(genroc_log_detail_as_is);
+PG_FUNCTION_INFO_V1(genroc_log_payloads_fn);
 PG_FUNCTION_INFO_V1(genroc_object_threshold_fn);
 PG_FUNCTION_INFO_V1(genroc_caller);
 PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
@@ -379,32 +383,94 @@ genroc_object_threshold_fn(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(genroc_object_threshold);
 }
 
+/* The value under a top-level key of an object, or NULL (not an object, or no such key). */
+static JsonbValue *
+object_value(Jsonb *jb, const char *key)
+{
+	JsonbValue	k;
+
+	if (!JB_ROOT_IS_OBJECT(jb))
+		return NULL;
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &k);
+}
+
+/* Whether `jsonb ? key` is true: a top-level object key, or a string element of an array. */
+static bool
+has_key(Jsonb *jb, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(&jb->root, JB_FOBJECT | JB_FARRAY, &k) != NULL;
+}
+
+/* genroc._is_ref of a JsonbValue: an object with the key genroc:object. */
+static bool
+is_reference(JsonbValue *value)
+{
+	JsonbValue	k;
+
+	if (value == NULL || value->type != jbvBinary
+		|| !JsonContainerIsObject(value->val.binary.data))
+		return false;
+	k.type = jbvString;
+	k.val.string.val = "genroc:object";
+	k.val.string.len = strlen("genroc:object");
+	return findJsonbValueFromContainer(value->val.binary.data, JB_FOBJECT, &k) != NULL;
+}
+
 /*
- * genroc._log_detail_as_is(detail jsonb) → boolean: true when
- * genroc._log_detail would give this detail back as it is under this
- * session's settings: payloads are logged and the detail's whole JSON text
- * is within genroc.log_payload_max (or that is 0), so each payload in it is
- * too.  false means "ask genroc._log_detail", which decides.  genroc._log
- * asks this first: most entries pass, and this costs no PL/pgSQL call and
- * no settings object.
+ * genroc._log_payloads(detail jsonb) → jsonb: a log entry's detail as the log
+ * keeps it (20_core.sql says what that is).  Answered here in the common
+ * case, the detail kept as it is: it has no payload key (input, output,
+ * payload); or payloads are logged and its JSON text is within
+ * genroc.log_payload_max (or that is 0), its datum is within
+ * genroc.object_threshold and no payload in it is already a reference.
+ * Every other detail goes to genroc._log_payloads_slow, the rules in SQL
+ * (genroc._log_detail, then genroc._log_values), looked up by name on each
+ * such call so that a dropped and remade extension is found again.
  */
 Datum
-genroc_log_detail_as_is(PG_FUNCTION_ARGS)
+genroc_log_payloads_fn(PG_FUNCTION_ARGS)
 {
-	Jsonb	   *detail;
-	char	   *text;
-	bool		within;
+	static const char *const payload_keys[] = {"input", "output", "payload"};
+	Datum		datum = PG_GETARG_DATUM(0);
+	Jsonb	   *detail = DatumGetJsonbP(datum);
+	bool		any = false;
+	bool		kept;
 
-	if (!genroc_log_payloads)
-		PG_RETURN_BOOL(false);
-	if (genroc_log_payload_max == 0)
-		PG_RETURN_BOOL(true);
-	detail = PG_GETARG_JSONB_P(0);
-	/* the text jsonb_out writes, as octet_length(detail::text) measures it */
-	text = JsonbToCString(NULL, &detail->root, VARSIZE(detail));
-	within = strlen(text) <= (size_t) genroc_log_payload_max;
-	pfree(text);
-	PG_RETURN_BOOL(within);
+	for (int k = 0; k < (int) lengthof(payload_keys); k++)
+		any = any || has_key(detail, payload_keys[k]);
+	if (!any)
+		PG_RETURN_JSONB_P(detail);
+
+	kept = genroc_log_payloads
+		&& toast_datum_size(datum) <= (Size) genroc_object_threshold;
+	for (int k = 0; kept && k < (int) lengthof(payload_keys); k++)
+		kept = !is_reference(object_value(detail, payload_keys[k]));
+	if (kept && genroc_log_payload_max != 0)
+	{
+		/* the text jsonb_out writes, as octet_length(detail::text) measures it */
+		char	   *text = JsonbToCString(NULL, &detail->root, VARSIZE(detail));
+
+		kept = strlen(text) <= (size_t) genroc_log_payload_max;
+		pfree(text);
+	}
+	if (kept)
+		PG_RETURN_JSONB_P(detail);
+	{
+		Oid			argtypes[1] = {JSONBOID};
+		Oid			slow = LookupFuncName(list_make2(makeString("genroc"),
+													 makeString("_log_payloads_slow")),
+										  1, argtypes, false);
+
+		PG_RETURN_DATUM(OidFunctionCall1(slow, PointerGetDatum(detail)));
+	}
 }
 
 /*

@@ -33,6 +33,29 @@ FROM genroc._instances WHERE id = :big;
 SELECT count(*) AS log_refs FROM genroc._log
 WHERE instance_id = :big AND genroc._is_ref(detail -> 'input');
 
+-- genroc._log_payloads (C) keeps a detail as it is where the rules in SQL
+-- (genroc._log_payloads_slow) would, and hands the others to them: no
+-- payload key, a small payload, an array, a payload that is a reference
+-- already, a payload over the threshold, and (log_payloads off) a small one
+-- (rolled back: the objects stored here are not counted below)
+BEGIN;
+SELECT input AS big_ref FROM genroc._instances WHERE id = :big \gset
+CREATE TEMP TABLE details AS
+SELECT * FROM (VALUES (1, '{"error": "E"}'::jsonb), (2, '{"input": {"n": 1}, "state": "A"}'),
+	(3, '["input", 2]'), (4, jsonb_build_object('output', :'big_ref'::jsonb)),
+	(5, jsonb_build_object('payload', (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 100) g))))
+	AS d(k, v);
+SELECT d.k, genroc._log_payloads(d.v) = genroc._log_payloads_slow(d.v) AS same,
+	   genroc._log_payloads(d.v) = d.v AS kept
+FROM details d ORDER BY d.k;
+SET genroc.log_payloads = off;
+SELECT d.k, genroc._log_payloads(d.v) = genroc._log_payloads_slow(d.v) AS same,
+	   genroc._log_payloads(d.v) AS detail
+FROM details d WHERE d.k IN (1, 2) ORDER BY d.k;
+RESET genroc.log_payloads;
+SELECT genroc._log_payloads(NULL) IS NULL AS null_stays_null;
+ROLLBACK;
+
 -- claim hands out the value; passed on unchanged it is not written again
 CREATE TEMP TABLE c AS SELECT * FROM genroc.claim('w', '{default}', 2);
 SELECT instance_id = :big AS is_big, length(input ->> 'blob') AS blob FROM c ORDER BY instance_id;

@@ -152,8 +152,8 @@ BEGIN
 END;
 $$;
 
--- PL/pgSQL, not SQL: its callers pass an expression (genroc._log_payloads'
--- CASE), which a SQL function that names its parameter five times is not
+-- PL/pgSQL, not SQL: its caller passes an expression (genroc._log_payloads_slow's
+-- genroc._log_detail call), which a SQL function that names its parameter five times is not
 -- inlined with, and a SQL function that is not inlined has its body parsed
 -- and planned again in every statement that calls it (~0.24 ms per log row,
 -- a third of a one-task job's server time; bench/profile.sh); PL/pgSQL

@@ -231,12 +231,6 @@ CREATE FUNCTION genroc._log_settings() RETURNS jsonb
  *                              <its length>, "head": <its first min(N, 256)
  *                              characters>}; 0 = no limit
  */
--- Whether genroc._log_detail would keep p_detail as it is (genroc.c): the
--- common case, answered in C; false = ask genroc._log_detail.
-CREATE FUNCTION genroc._log_detail_as_is(p_detail jsonb) RETURNS boolean
-	AS 'MODULE_PATHNAME', 'genroc_log_detail_as_is'
-	LANGUAGE C STABLE STRICT PARALLEL SAFE;
-
 CREATE FUNCTION genroc._log_detail(p_detail jsonb) RETURNS jsonb
 	LANGUAGE plpgsql STABLE
 AS $$
@@ -272,18 +266,20 @@ BEGIN
 END;
 $$;
 
--- A log entry's detail under the payload settings: only a detail with a
--- payload key (genroc._log_detail's) needs its rules, and only when they
--- would change it.  SQL, inlined where it is called.
--- Large payloads then become references (genroc._log_values, 15_objects.sql).
--- A detail without a payload key is kept as it is without a call.
+-- A log entry's detail under the payload settings (genroc._log_detail),
+-- its large payloads then made references (genroc._log_values,
+-- 15_objects.sql): what every log row with a payload key is written with.
+-- In C (genroc.c): the common case, a detail kept as it is, costs no SQL
+-- call; the others are handed to genroc._log_payloads_slow.
 CREATE FUNCTION genroc._log_payloads(p_detail jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_log_payloads_fn'
+	LANGUAGE C VOLATILE STRICT;
+
+-- genroc._log_payloads for a detail the settings or the object threshold
+-- change (or may change).
+CREATE FUNCTION genroc._log_payloads_slow(p_detail jsonb) RETURNS jsonb
 	LANGUAGE sql VOLATILE
-	RETURN CASE WHEN p_detail ?| ARRAY['input', 'output', 'payload']
-				THEN genroc._log_values(
-					CASE WHEN genroc._log_detail_as_is(p_detail) THEN p_detail
-						 ELSE genroc._log_detail(p_detail) END)
-				ELSE p_detail END;
+	RETURN genroc._log_values(genroc._log_detail(p_detail));
 
 -- Appends one entry to an instance's log.  Every log row with a payload key
 -- is written here or by genroc._apply_step (its p_first), both through
