@@ -144,6 +144,7 @@ PG_FUNCTION_INFO_V1(genroc_now);
 PG_FUNCTION_INFO_V1(genroc_validate);
 PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_step_start);
+PG_FUNCTION_INFO_V1(genroc_step_in_context);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
@@ -683,58 +684,160 @@ genroc_step(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(step_answer(cache_key, PG_GETARG_DATUM(1), request));
 }
 
+/* Raises 22004 naming the first of args[0 .. n) that is null, but those optional. */
+static void
+require_args(FunctionCallInfo fcinfo, const char *const *args, int n, uint32 optional)
+{
+	for (int k = 0; k < n; k++)
+		if (!(optional & (1u << k)) && PG_ARGISNULL(k))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be null", args[k])));
+}
+
+/* What a step request's now_ms and context are written from (JSON text for input). */
+typedef struct StepContext
+{
+	int64		now_ms;
+	int64		id;
+	const char *name;			/* NULL: the id */
+	const char *start_time;		/* genroc._iso of the start */
+	const char *input;			/* NULL: no Execution.Input */
+	const char *def_name;
+	int32		def_version;
+	const char *token;
+} StepContext;
+
+/*
+ * Appends `"now_ms": N, "context": {...}` to a step request being written:
+ * the context object from its parts (extension/sql/20_core.sql says what
+ * it holds).
+ */
+static void
+append_now_and_context(StringInfo buf, const StepContext *c)
+{
+	char	   *id = psprintf(INT64_FORMAT, c->id);
+
+	appendStringInfo(buf, "\"now_ms\": " INT64_FORMAT ", \"context\": {\"Execution\": {\"Id\": \"%s\", \"Name\": ",
+					 c->now_ms, id);
+	escape_json(buf, c->name != NULL ? c->name : id);
+	appendStringInfoString(buf, ", \"StartTime\": ");
+	escape_json(buf, c->start_time);
+	if (c->input != NULL)
+	{
+		appendStringInfoString(buf, ", \"Input\": ");
+		appendStringInfoString(buf, c->input);
+	}
+	appendStringInfoString(buf, "}, \"StateMachine\": {\"Id\": ");
+	escape_json(buf, psprintf("%s:%d", c->def_name, c->def_version));
+	appendStringInfoString(buf, ", \"Name\": ");
+	escape_json(buf, c->def_name);
+	appendStringInfoString(buf, "}, \"Task\": {\"Token\": ");
+	escape_json(buf, c->token);
+	appendStringInfoString(buf, "}}");
+}
+
+/* text_to_cstring of a text argument, NULL when it is null. */
+static char *
+text_arg(FunctionCallInfo fcinfo, int k)
+{
+	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
+}
+
+/*
+ * genroc._step_in_context(cache_key text, definition jsonb, request jsonb,
+ *     now_ms bigint, id bigint, name text, start_time text, input jsonb,
+ *     def_name text, def_version int, token text, scope text,
+ *     variables jsonb) → jsonb.
+ * genroc._step of `request || {now_ms, context}` (the context of the
+ * execution id, name, start_time, input, of the definition def_name:
+ * def_version, with token), plus scope and variables when they are not
+ * null, with that request written here as JSON
+ * text from its parts instead of built as jsonb: building it copied the
+ * request (a task's result, the state input) and the execution's input
+ * token by token into each enclosing object.  A key of `request` that the
+ * parts repeat is overridden by them, as `||` would (the interpreter's
+ * parser keeps a key's last value); its objects are keyed maps, so the
+ * order of the keys does not reach it.  start_time is the ISO text
+ * genroc._iso gives; a null name means the id.
+ */
+Datum
+genroc_step_in_context(PG_FUNCTION_ARGS)
+{
+	static const char *const args[] = {"p_cache_key", "p_definition", "p_request", "p_now_ms",
+		"p_id", "p_name", "p_start_time", "p_input", "p_def_name", "p_def_version", "p_token",
+	"p_scope", "p_variables"};
+	Jsonb	   *request_jb;
+	char	   *request_text;
+	size_t		len;
+	StringInfoData request;
+
+	require_args(fcinfo, args, lengthof(args), (1u << 5) | (1u << 7) | (1u << 11) | (1u << 12));
+	request_jb = PG_GETARG_JSONB_P(2);
+	if (!JB_ROOT_IS_OBJECT(request_jb))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("p_request must be a JSON object")));
+	request_text = JsonbToCString(NULL, &request_jb->root, VARSIZE(request_jb));
+	len = strlen(request_text);
+	Assert(len >= 2 && request_text[len - 1] == '}');
+
+	initStringInfo(&request);
+	appendBinaryStringInfo(&request, request_text, len - 1);
+	if (JB_ROOT_COUNT(request_jb) > 0)
+		appendStringInfoString(&request, ", ");
+	{
+		StepContext c = {PG_GETARG_INT64(3), PG_GETARG_INT64(4), text_arg(fcinfo, 5),
+			text_arg(fcinfo, 6), PG_ARGISNULL(7) ? NULL : jsonb_text(PG_GETARG_DATUM(7)),
+		text_arg(fcinfo, 8), PG_GETARG_INT32(9), text_arg(fcinfo, 10)};
+
+		append_now_and_context(&request, &c);
+	}
+	if (!PG_ARGISNULL(11))
+	{
+		appendStringInfoString(&request, ", \"scope\": ");
+		escape_json(&request, text_to_cstring(PG_GETARG_TEXT_PP(11)));
+	}
+	if (!PG_ARGISNULL(12))
+	{
+		appendStringInfoString(&request, ", \"variables\": ");
+		appendStringInfoString(&request, jsonb_text(PG_GETARG_DATUM(12)));
+	}
+	appendStringInfoChar(&request, '}');
+	PG_RETURN_DATUM(step_answer(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_DATUM(1), request.data));
+}
+
 /*
  * genroc._step_start(cache_key text, definition jsonb, input jsonb,
- *                    now_ms bigint, id bigint, name text, start_time text,
- *                    machine text, version int, token text) → jsonb.
- * The answer of genroc._step to a start request whose context is
- * genroc._context_object(id, name, <start_time>, input, machine, version,
- * token), with that request written here as JSON text straight from its
- * parts: the input is serialized once per place it appears, where building
- * the request as jsonb copied it token by token into five nested objects
- * (genroc.start_many's items, about a sixth of its server time).
- * start_time is the ISO text genroc._iso gives; a null name means the id.
- * The interpreter's objects are keyed maps, so the order of the keys here
- * does not reach it.
+ *     now_ms bigint, id bigint, name text, start_time text, def_name text,
+ *     def_version int, token text) → jsonb.
+ * genroc._step_in_context of the start request {op: start, input} with
+ * the same input in the context (genroc.start_many's items): the input is
+ * serialized once here, where building the request as jsonb copied it into
+ * five nested objects (about a sixth of start_many's server time).
  */
 Datum
 genroc_step_start(PG_FUNCTION_ARGS)
 {
-	char	   *cache_key;
-	char	   *input;
-	char	   *id;
-	StringInfoData request;
-
 	static const char *const args[] = {"p_cache_key", "p_definition", "p_input", "p_now_ms",
 		"p_id", "p_name", "p_start_time", "p_def_name", "p_def_version", "p_token"};
+	char	   *input;
+	StringInfoData request;
 
-	for (int k = 0; k < (int) lengthof(args); k++)
-		if (k != 5 && PG_ARGISNULL(k))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not be null", args[k])));
-	cache_key = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	require_args(fcinfo, args, lengthof(args), 1u << 5);
 	input = jsonb_text(PG_GETARG_DATUM(2));
-	id = psprintf(INT64_FORMAT, PG_GETARG_INT64(4));
-
 	initStringInfo(&request);
 	appendStringInfoString(&request, "{\"op\": \"start\", \"input\": ");
 	appendStringInfoString(&request, input);
-	appendStringInfo(&request, ", \"now_ms\": " INT64_FORMAT ", \"context\": {\"Execution\": {\"Id\": \"%s\", \"Name\": ",
-					 PG_GETARG_INT64(3), id);
-	escape_json(&request, PG_ARGISNULL(5) ? id : text_to_cstring(PG_GETARG_TEXT_PP(5)));
-	appendStringInfoString(&request, ", \"StartTime\": ");
-	escape_json(&request, text_to_cstring(PG_GETARG_TEXT_PP(6)));
-	appendStringInfoString(&request, ", \"Input\": ");
-	appendStringInfoString(&request, input);
-	appendStringInfoString(&request, "}, \"StateMachine\": {\"Id\": ");
-	escape_json(&request, psprintf("%s:%d", text_to_cstring(PG_GETARG_TEXT_PP(7)), PG_GETARG_INT32(8)));
-	appendStringInfoString(&request, ", \"Name\": ");
-	escape_json(&request, text_to_cstring(PG_GETARG_TEXT_PP(7)));
-	appendStringInfoString(&request, "}, \"Task\": {\"Token\": ");
-	escape_json(&request, text_to_cstring(PG_GETARG_TEXT_PP(9)));
-	appendStringInfoString(&request, "}}}");
-	PG_RETURN_DATUM(step_answer(cache_key, PG_GETARG_DATUM(1), request.data));
+	appendStringInfoString(&request, ", ");
+	{
+		StepContext c = {PG_GETARG_INT64(3), PG_GETARG_INT64(4), text_arg(fcinfo, 5),
+			text_arg(fcinfo, 6), input, text_arg(fcinfo, 7), PG_GETARG_INT32(8), text_arg(fcinfo, 9)};
+
+		append_now_and_context(&request, &c);
+	}
+	appendStringInfoChar(&request, '}');
+	PG_RETURN_DATUM(step_answer(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_DATUM(1), request.data));
 }
 
 /*

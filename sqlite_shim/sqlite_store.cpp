@@ -2477,9 +2477,10 @@ class SqliteStore final : public Store {
 		return {{"log_rows", log_rows}, {"instances", instances}, {"objects", objects}};
 	}
 
-	// genroc._context: the context object $$ as the store knows it.  A
-	// Parallel branch or a Map item (scope set) is part of the execution it
-	// was fanned out of: its nearest ancestor without a scope.  Only the
+	// The context object $$ as the store knows it (on PostgreSQL
+	// genroc._execution, written by genroc._step_in_context).  A Parallel
+	// branch or a Map item (scope set) is part of the execution it was
+	// fanned out of: its nearest ancestor without a scope.  Only the
 	// columns it needs (an ancestor's state_input may hold a Map's items),
 	// and that execution's input only for a definition that may read it.
 	json context(const Inst &self, const std::string &token) {
@@ -2542,7 +2543,7 @@ class SqliteStore final : public Store {
 
 	// Whether a definition may read $$.Execution.Input: its text has $$ (or
 	// JSONata's $states.context) other than .Map. / .State. / .Task. /
-	// .StateMachine. after it (as genroc._context's test).  Kept per definition id.
+	// .StateMachine. after it (as genroc._execution's test).  Kept per definition id.
 	bool reads_execution_input(int64_t definition_id) {
 		auto it = reads_input_.find(definition_id);
 		if (it != reads_input_.end()) return it->second;

@@ -102,11 +102,39 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
 	AS 'MODULE_PATHNAME', 'genroc_step'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- genroc._step of a start request whose context is genroc._context_object
--- (p_id, p_name, the start time, p_input, p_def_name, p_def_version,
--- p_token), the request written as text in C from these parts instead of
--- built as jsonb (genroc.start_many, per input).  p_start_time is
--- genroc._iso of the start; a null p_name means the id.
+/*
+ * The context object $$ as the store knows it (the interpreter adds State).
+ * Semantics:
+ *   Execution.Id         the instance id as a string ("42")
+ *   Execution.Name       the start option "name", else the id as a string
+ *   Execution.Input      the instance input
+ *   Execution.StartTime  created_at, ISO-8601 UTC with milliseconds
+ *   StateMachine.Id      "<definition name>:<version>"
+ *   StateMachine.Name    the definition name
+ *   Task.Token           a fresh random token (gen_random_uuid) for this step;
+ *                        it becomes the activity token if the step parks
+ *   A Parallel branch or a Map item (scope set) is part of the execution
+ *   it was fanned out of: its Execution is that of its nearest ancestor
+ *   without a scope (the top instance, or the child a call started).
+ *
+ * genroc._step_in_context: genroc._step of p_request with now_ms and that
+ * context added (and scope and variables when they are not null), the
+ * request written as text in C from these parts (genroc.c) rather than
+ * built as jsonb, which copied the request and the input into every
+ * enclosing object.  p_id, p_name, p_start_time (genroc._iso of it) and
+ * p_input are the execution's (genroc._execution); a null p_name means the
+ * id, a null p_input leaves Execution.Input out.  genroc._step_start is the
+ * same for the start request {op: start, input: p_input} whose context has
+ * that input (genroc.start_many's items, which have no row yet).
+ */
+CREATE FUNCTION genroc._step_in_context(p_cache_key text, p_definition jsonb, p_request jsonb,
+										p_now_ms bigint, p_id bigint, p_name text, p_start_time text,
+										p_input jsonb, p_def_name text, p_def_version int, p_token text,
+										p_scope text, p_variables jsonb)
+	RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_step_in_context'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 CREATE FUNCTION genroc._step_start(p_cache_key text, p_definition jsonb, p_input jsonb,
 								   p_now_ms bigint, p_id bigint, p_name text, p_start_time text,
 								   p_def_name text, p_def_version int, p_token text)
@@ -331,53 +359,21 @@ CREATE FUNCTION genroc.durability() RETURNS text
 COMMENT ON FUNCTION genroc.durability() IS
 	'The durability level in force for this session (setting genroc.durability): none, essential, terminal or strict.';
 
--- The context object of an execution from its parts (genroc._context's
--- answer; genroc._step_start writes the same object as text for
--- genroc.start_many's items, which have no row yet).
--- SQL, inlined where it is called.
-CREATE FUNCTION genroc._context_object(p_id bigint, p_name text, p_created timestamptz,
-									   p_input jsonb, p_def_name text, p_def_version int,
-									   p_token text) RETURNS jsonb
-	LANGUAGE sql STABLE
-	RETURN jsonb_build_object(
-		'Execution', jsonb_build_object(
-			'Id', p_id::text,
-			'Name', coalesce(p_name, p_id::text),
-			'StartTime', genroc._iso(p_created))
-			|| CASE WHEN p_input IS NULL THEN '{}'::jsonb
-					ELSE jsonb_build_object('Input', p_input) END,
-		'StateMachine', jsonb_build_object(
-			'Id', p_def_name || ':' || p_def_version,
-			'Name', p_def_name),
-		'Task', jsonb_build_object('Token', p_token));
-
-/*
- * The context object $$ as the store knows it (the interpreter adds State).
- * Semantics:
- *   Execution.Id         the instance id as a string ("42")
- *   Execution.Name       the start option "name", else the id as a string
- *   Execution.Input      the instance input
- *   Execution.StartTime  created_at, ISO-8601 UTC with milliseconds
- *   StateMachine.Id      "<definition name>:<version>"
- *   StateMachine.Name    the definition name
- *   Task.Token           a fresh random token (gen_random_uuid) for this step;
- *                        it becomes the activity token if the step parks
- *   A Parallel branch or a Map item (scope set) is part of the execution
- *   it was fanned out of: its Execution is that of its nearest ancestor
- *   without a scope (the top instance, or the child a call started).
- */
-CREATE FUNCTION genroc._context(p_instance genroc._instances, p_def genroc._definitions,
-								p_token text) RETURNS jsonb
+-- The execution an instance's context object names (the semantics above):
+-- its id, name, start and input, for genroc._step_in_context.
+CREATE FUNCTION genroc._execution(p_instance genroc._instances, p_def genroc._definitions,
+								  OUT exec_id bigint, OUT exec_name text, OUT exec_created timestamptz,
+								  OUT exec_input jsonb)
 	LANGUAGE plpgsql STABLE
 AS $$
 DECLARE
-	v_id bigint := p_instance.id;
 	v_scope text := p_instance.scope;
 	v_parent bigint := p_instance.parent_id;
-	v_input jsonb := genroc._load_value(p_instance.input);
-	v_name text := p_instance.name;
-	v_created timestamptz := p_instance.created_at;
 BEGIN
+	exec_id := p_instance.id;
+	exec_name := p_instance.name;
+	exec_created := p_instance.created_at;
+	exec_input := genroc._load_value(p_instance.input);
 	-- PL/pgSQL, not SQL: its plans are kept for the session, where a SQL
 	-- function's would be made again on every step.  Only the columns it
 	-- needs: an ancestor's state_input may hold a Map's items.
@@ -386,7 +382,7 @@ BEGIN
 		-- execution's (one statement per ancestor, a Map item's parent alone)
 		WHILE v_scope IS NOT NULL AND v_parent IS NOT NULL LOOP
 			SELECT i.id, i.scope, i.parent_id, i.name, i.created_at
-			INTO STRICT v_id, v_scope, v_parent, v_name, v_created
+			INTO STRICT exec_id, v_scope, v_parent, exec_name, exec_created
 			FROM genroc._instances i WHERE i.id = v_parent;
 		END LOOP;
 		-- the execution's input (for a Map item, its parent's whole input,
@@ -394,12 +390,11 @@ BEGIN
 		-- text has a context path other than the Map, State, Task and
 		-- StateMachine objects (JSONPath's context paths, JSONata's $states.context)
 		IF p_def.definition::text ~ '(\$\$|\$states\.context)(?!\.(Map|StateMachine|State|Task)\.)' THEN
-			SELECT genroc._load_value(i.input) INTO STRICT v_input FROM genroc._instances i WHERE i.id = v_id;
+			SELECT genroc._load_value(i.input) INTO STRICT exec_input FROM genroc._instances i WHERE i.id = exec_id;
 		ELSE
-			v_input := NULL;
+			exec_input := NULL;
 		END IF;
 	END IF;
-	RETURN genroc._context_object(v_id, v_name, v_created, v_input, p_def.name, p_def.version, p_token);
 END;
 $$;
 
@@ -450,7 +445,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_def genroc._definitions;
 	v_token text := gen_random_uuid()::text;
-	v_request jsonb;
+	v_exec record;
 	v_answer jsonb;
 	v_out jsonb;
 	v_entered jsonb;
@@ -481,14 +476,10 @@ BEGIN
 	END IF;
 	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
 
-	v_request := p_request || jsonb_build_object(
-		'now_ms', genroc._ms(v_now),
-		'context', genroc._context(v_inst, v_def, v_token))
-		|| CASE WHEN v_inst.scope IS NOT NULL
-				THEN jsonb_build_object('scope', v_inst.scope) ELSE '{}'::jsonb END
-		|| CASE WHEN v_inst.variables IS NOT NULL
-				THEN jsonb_build_object('variables', v_inst.variables) ELSE '{}'::jsonb END;
-	v_answer := genroc._step(v_def.hash, v_def.definition, v_request);
+	SELECT * INTO STRICT v_exec FROM genroc._execution(v_inst, v_def);
+	v_answer := genroc._step_in_context(v_def.hash, v_def.definition, p_request, genroc._ms(v_now),
+		v_exec.exec_id, v_exec.exec_name, genroc._iso(v_exec.exec_created), v_exec.exec_input,
+		v_def.name, v_def.version, v_token, v_inst.scope, v_inst.variables);
 	-- an Assign changed the variables: kept before the outcome's rows, so a
 	-- fan-out's children copy them (65_children.sql)
 	IF v_answer ? 'variables' THEN

@@ -957,15 +957,11 @@ BEGIN
 			WHERE i.status = 'running' AND i.lease_epoch = r.ep AND i.parent_id IS NULL
 			  AND i.partition_key IS NULL AND NOT i.only_once
 		), answered AS MATERIALIZED (
-			SELECT rep.*, genroc._step((rep.def).hash, (rep.def).definition,
-				genroc._task_request(rep.inst, 'task_succeeded', rep.out, NULL, NULL)
-				|| jsonb_build_object('now_ms', genroc._ms(v_now),
-									  'context', genroc._context(rep.inst, rep.def, gen_random_uuid()::text))
-				|| CASE WHEN (rep.inst).scope IS NOT NULL
-						THEN jsonb_build_object('scope', (rep.inst).scope) ELSE '{}'::jsonb END
-				|| CASE WHEN (rep.inst).variables IS NOT NULL
-						THEN jsonb_build_object('variables', (rep.inst).variables) ELSE '{}'::jsonb END) AS answer
-			FROM rep
+			SELECT rep.*, genroc._step_in_context((rep.def).hash, (rep.def).definition,
+				genroc._task_request(rep.inst, 'task_succeeded', rep.out, NULL, NULL), genroc._ms(v_now),
+				x.exec_id, x.exec_name, genroc._iso(x.exec_created), x.exec_input, (rep.def).name,
+				(rep.def).version, gen_random_uuid()::text, (rep.inst).scope, (rep.inst).variables) AS answer
+			FROM rep, LATERAL genroc._execution(rep.inst, rep.def) AS x
 		), stepped AS MATERIALIZED (
 			-- the outcome's fields, each read once
 			SELECT a.k, a.id, a.ep, a.out AS reported, a.inst, o.out ->> 'kind' AS kind,

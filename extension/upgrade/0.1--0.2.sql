@@ -158,3 +158,7 @@ ALTER TABLE genroc._workers ADD COLUMN drain_requested_at timestamptz;
 DROP FUNCTION genroc.worker_heartbeat(text);
 DROP VIEW genroc.workers;
 DROP FUNCTION genroc.list_workers();
+
+-- genroc._context (the context object as jsonb) went: the steps write the
+-- context as text in C (genroc._step_in_context) from genroc._execution.
+DROP FUNCTION genroc._context(genroc._instances, genroc._definitions, text);
