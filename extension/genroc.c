@@ -384,45 +384,37 @@ genroc_object_threshold_fn(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(genroc_object_threshold);
 }
 
-/* The value under a top-level key of an object, or NULL (not an object, or no such key). */
+/* findJsonbValueFromContainer for a string key, `flags` as it takes them. */
 static JsonbValue *
-object_value(Jsonb *jb, const char *key)
+find_key(JsonbContainer *container, uint32 flags, const char *key)
 {
 	JsonbValue	k;
 
-	if (!JB_ROOT_IS_OBJECT(jb))
-		return NULL;
 	k.type = jbvString;
 	k.val.string.val = (char *) key;
 	k.val.string.len = strlen(key);
-	return findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &k);
+	return findJsonbValueFromContainer(container, flags, &k);
 }
 
 /* Whether `jsonb ? key` is true: a top-level object key, or a string element of an array. */
 static bool
 has_key(Jsonb *jb, const char *key)
 {
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	return findJsonbValueFromContainer(&jb->root, JB_FOBJECT | JB_FARRAY, &k) != NULL;
+	return find_key(&jb->root, JB_FOBJECT | JB_FARRAY, key) != NULL;
 }
 
-/* genroc._is_ref of a JsonbValue: an object with the key genroc:object. */
+/* genroc._is_ref of `jb -> key`: an object under that top-level key with the key genroc:object. */
 static bool
-is_reference(JsonbValue *value)
+is_reference_at(Jsonb *jb, const char *key)
 {
-	JsonbValue	k;
+	JsonbValue *value;
 
-	if (value == NULL || value->type != jbvBinary
-		|| !JsonContainerIsObject(value->val.binary.data))
+	if (!JB_ROOT_IS_OBJECT(jb))
 		return false;
-	k.type = jbvString;
-	k.val.string.val = "genroc:object";
-	k.val.string.len = strlen("genroc:object");
-	return findJsonbValueFromContainer(value->val.binary.data, JB_FOBJECT, &k) != NULL;
+	value = find_key(&jb->root, JB_FOBJECT, key);
+	return value != NULL && value->type == jbvBinary
+		&& JsonContainerIsObject(value->val.binary.data)
+		&& find_key(value->val.binary.data, JB_FOBJECT, "genroc:object") != NULL;
 }
 
 /*
@@ -453,7 +445,7 @@ genroc_log_payloads_fn(PG_FUNCTION_ARGS)
 	kept = genroc_log_payloads
 		&& toast_datum_size(datum) <= (Size) genroc_object_threshold;
 	for (int k = 0; kept && k < (int) lengthof(payload_keys); k++)
-		kept = !is_reference(object_value(detail, payload_keys[k]));
+		kept = !is_reference_at(detail, payload_keys[k]);
 	if (kept && genroc_log_payload_max != 0)
 	{
 		/* the text jsonb_out writes, as octet_length(detail::text) measures it */
