@@ -943,19 +943,25 @@ BEGIN
 	IF v_n > 1
 	   AND NOT EXISTS (SELECT 1 FROM genroc._queues q WHERE q.global_concurrency > 0)
 	   AND v_n = (SELECT count(DISTINCT x) FROM unnest(p_instances) AS x) THEN
-		-- another role's lease: as _leased refuses it, before anything
+		-- another role's lease: as _leased refuses it, before anything (with
+		-- one role's workers, the hash of the others' is empty and ends it)
 		PERFORM genroc._check_owner(w.owner, 'admin', format('the lease on instance %s', i.id))
 		FROM unnest(p_instances, p_epochs) AS r (id, ep)
 			 JOIN genroc._instances i ON i.id = r.id
 			 JOIN genroc._workers w ON w.id = i.lease_owner
 		WHERE i.status = 'running' AND i.lease_epoch = r.ep AND w.owner <> v_caller;
+		-- Each report's row looked up by its key alone (LATERAL ... LIMIT 1,
+		-- the conditions outside it): joined plainly, the generic plan walked
+		-- the partial lease_owner index (status = 'running', estimated at one
+		-- row) against every report, the batch's cost growing with the tasks
+		-- all workers hold.
 		WITH rep AS MATERIALIZED (
-			SELECT r.k, r.id, r.ep, r.out, i AS inst, d AS def
+			SELECT r.k, r.id, r.ep, r.out, l.inst, d AS def
 			FROM unnest(p_instances, p_epochs, p_outputs) WITH ORDINALITY AS r (id, ep, out, k)
-				 JOIN genroc._instances i ON i.id = r.id
-				 JOIN genroc._definitions d ON d.id = i.definition_id
-			WHERE i.status = 'running' AND i.lease_epoch = r.ep AND i.parent_id IS NULL
-			  AND i.partition_key IS NULL AND NOT i.only_once
+				 CROSS JOIN LATERAL (SELECT i AS inst FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l
+				 JOIN genroc._definitions d ON d.id = (l.inst).definition_id
+			WHERE (l.inst).status = 'running' AND (l.inst).lease_epoch = r.ep AND (l.inst).parent_id IS NULL
+			  AND (l.inst).partition_key IS NULL AND NOT (l.inst).only_once
 		), answered AS MATERIALIZED (
 			SELECT rep.*, genroc._step_in_context((rep.def).hash, (rep.def).definition,
 				genroc._task_request(rep.inst, 'task_succeeded', rep.out, NULL, NULL), genroc._ms(v_now),
