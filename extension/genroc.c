@@ -66,6 +66,7 @@
 #include "utils/timestamp.h"
 
 #include "asl_c.h"
+#include "genroc.h"
 #include "ticker.h"
 
 /*
@@ -285,15 +286,22 @@ _PG_init(void)
 Datum
 genroc_now(PG_FUNCTION_ARGS)
 {
+	PG_RETURN_TIMESTAMPTZ(genroc_clock());
+}
+
+/* genroc.now() for the module's own C (genroc.h). */
+TimestampTz
+genroc_clock(void)
+{
 	if (genroc_test_clock != NULL && genroc_test_clock[0] != '\0')
 	{
 		/* timestamptz_in raises 22007 itself when the text is not a time */
-		return DirectFunctionCall3(timestamptz_in,
-								   CStringGetDatum(genroc_test_clock),
-								   ObjectIdGetDatum(InvalidOid),
-								   Int32GetDatum(-1));
+		return DatumGetTimestampTz(DirectFunctionCall3(timestamptz_in,
+													   CStringGetDatum(genroc_test_clock),
+													   ObjectIdGetDatum(InvalidOid),
+													   Int32GetDatum(-1)));
 	}
-	PG_RETURN_TIMESTAMPTZ(GetCurrentTransactionStartTimestamp());
+	return GetCurrentTransactionStartTimestamp();
 }
 
 /*

@@ -304,7 +304,8 @@ CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 /*
- * Semantics of claim:
+ * Semantics of claim (genroc.claim, below; genroc._claim_general is all of
+ * it, the C genroc.claim its common case):
  *   the worker must be registered and not stopped (RC006); a claim counts as
  *   its heartbeat
  *   candidates: status 'ready', queue in p_queues, eligible_at <= now, in
@@ -323,11 +324,11 @@ CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
  *   TimeoutSeconds (a handler task's timeout counts from its claim)
  *   attempt in the result: the retry number (0 for the first run)
  */
-CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
+CREATE FUNCTION genroc._claim_general(p_worker text, p_queues text[], p_n int)
 	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
 				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
 				   queue text)
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
 	-- The statement that chooses and leases the tasks: with custom plans
 	-- PostgreSQL planned it again on every call (~0.27 ms, more than it
@@ -499,6 +500,18 @@ BEGIN
 	END IF;
 END;
 $$;
+-- genroc.claim: the semantics above.  In C (extension/claim.c): the common
+-- claim (the caller's own live worker, no queue limit anywhere) through
+-- statements planned once per backend, the same as _claim_general's;
+-- every other call (a bad argument, an unknown, stopped or foreign worker,
+-- a queue with a limit) goes to genroc._claim_general.
+CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
+	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	AS 'MODULE_PATHNAME', 'genroc_claim'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.claim(text, text[], int) IS
 	'Leases up to p_n ready tasks of the given queues to a registered worker (priority, then eligible time, then id), each with a new lease epoch.';
 

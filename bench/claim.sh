@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# claim.sh — what a claim costs the server (issue 14), on one throwaway
+# cluster, from one session with no client in between (a DO block, each
+# call committed on its own):
+#   one    N claims of one task from a backlog of N (a quiet queue's claim,
+#          the one between a start and its handler in W3)
+#   batch  N tasks as W1's tuned driver takes them: a claim of B, then one
+#          genroc.complete_many of the B
+# Prints each run's tasks/s, the backend's CPU per task (utime + stime from
+# /proc, read by the session itself: superuser) and WAL bytes per task,
+# then per way the medians.  Two versions are compared by installing one,
+# running, installing the other (make install), in turns.
+#
+#   bash bench/claim.sh                      # N=5000 B=100 ROUNDS=3
+#   N=20000 B=100 ROUNDS=5 bash bench/claim.sh
+#
+# Needs the extension installed (make install).  synchronous_commit on and
+# genroc.durability at its default (essential), as bench/run-peers.sh runs.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+N=${N:-5000}
+B=${B:-100}
+ROUNDS=${ROUNDS:-3}
+[ "$N" -ge "$B" ] && [ "$B" -ge 1 ] && [ "$B" -le 10000 ] && [ "$N" -le 1000000 ] ||
+  { echo "claim.sh: need 1 <= B <= 10000, B <= N <= 1000000" >&2; exit 2; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-claim.XXXXXX")
+chmod 755 "$WORK"
+eval "$(bash "$ROOT/test/pgcluster.sh" start "$WORK/pg")"
+cleanup() { bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+psql -X -q -c "CREATE DATABASE bench"
+Q() { psql -X -q -At -d bench -v ON_ERROR_STOP=1 "$@"; }
+Q -c "CREATE EXTENSION genroc" >/dev/null
+Q >/dev/null <<'SQL'
+SELECT genroc.define('one', '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:bench","End":true}}}');
+SELECT genroc.worker_register('w', '{"lease_duration":"120s","host":"bench"}');
+SQL
+
+# One run: N tasks started (calls of 1,000), then taken the given way;
+# prints "tasks/s cpu_us_per_task wal_bytes_per_task".
+run() { # way
+  local body
+  case "$1" in
+    one) body="PERFORM count(*) FROM genroc.claim('w', '{default}', 1); COMMIT;" ;;
+    batch) body="SELECT array_agg(c.instance_id), array_agg(c.epoch) INTO v_ids, v_eps
+                   FROM genroc.claim('w', '{default}', $B) c;
+                 COMMIT;
+                 PERFORM count(*) FROM genroc.complete_many(v_ids, v_eps,
+                   array_fill('{}'::jsonb, ARRAY[cardinality(v_ids)]));
+                 COMMIT;" ;;
+  esac
+  local calls=$N
+  [ "$1" = batch ] && calls=$((N / B))
+  Q <<SQL
+DO \$\$
+DECLARE k int;
+BEGIN
+  FOR k IN 0 .. ($N + 999) / 1000 - 1 LOOP
+    PERFORM count(*) FROM genroc.start_many('one',
+      (SELECT jsonb_agg(jsonb_build_object('i', g)) FROM generate_series(1, least(1000, $N - k * 1000)) g));
+    COMMIT;
+  END LOOP;
+END \$\$;
+CHECKPOINT;
+CREATE TEMP TABLE m AS SELECT pg_current_wal_insert_lsn() AS lsn,
+  (SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+   FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) AS ticks, clock_timestamp() AS t;
+DO \$\$
+DECLARE k int; v_ids bigint[]; v_eps bigint[];
+BEGIN
+  FOR k IN 1 .. $calls LOOP
+    $body
+  END LOOP;
+END \$\$;
+SELECT round($N / extract(epoch FROM clock_timestamp() - m.t)) || ' ' ||
+  round(((SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+          FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) - m.ticks) * 1e6 / 100 / $N, 1) || ' ' ||
+  round((pg_current_wal_insert_lsn() - m.lsn) / $N)
+FROM m;
+SQL
+  # the next run starts on tables without this one's rows
+  Q -c "DELETE FROM genroc._log" -c "DELETE FROM genroc._instances" -c "VACUUM genroc._instances, genroc._log" >/dev/null
+}
+
+declare -A RES
+printf '%-5s %5s | %9s %12s %10s\n' way round tasks/s "cpu/task us" "WAL/task"
+for r in $(seq 1 "$ROUNDS"); do
+  for way in one batch; do
+    out=$(run "$way")
+    read -r rate cpu wal <<<"$out"
+    printf '%-5s %5d | %9s %12s %10s\n' "$way" "$r" "$rate" "$cpu" "$wal"
+    RES[$way]+="$rate $cpu $wal"$'\n'
+  done
+done
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+for way in one batch; do
+  rate=$(printf '%s' "${RES[$way]}" | awk 'NF {print $1}' | median)
+  cpu=$(printf '%s' "${RES[$way]}" | awk 'NF {print $2}' | median)
+  wal=$(printf '%s' "${RES[$way]}" | awk 'NF {print $3}' | median)
+  printf 'median %-5s: %s tasks/s, %s us server CPU per task, %s WAL bytes per task\n' "$way" "$rate" "$cpu" "$wal"
+done
