@@ -64,6 +64,8 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
+#include "utils/uuid.h"
 
 #include "asl_c.h"
 #include "genroc.h"
@@ -145,6 +147,7 @@ PG_FUNCTION_INFO_V1(genroc_now);
 PG_FUNCTION_INFO_V1(genroc_validate);
 PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_step_start);
+PG_FUNCTION_INFO_V1(genroc_step_succeeded);
 PG_FUNCTION_INFO_V1(genroc_step_in_context);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
@@ -838,6 +841,195 @@ genroc_step_start(PG_FUNCTION_ARGS)
 	}
 	appendStringInfoChar(&request, '}');
 	PG_RETURN_DATUM(step_answer(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_DATUM(1), request.data));
+}
+
+/*
+ * Columns of a row argument (a table's row type) by name, in one pass over
+ * its descriptor: values[k] and nulls[k] for names[k].  The values point into
+ * the row.
+ */
+static void
+row_columns(HeapTupleHeader row, const char *const *names, int n, Datum *values, bool *nulls)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row),
+											  HeapTupleHeaderGetTypMod(row));
+	HeapTupleData tuple;
+
+	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = row;
+	for (int k = 0; k < n; k++)
+	{
+		int			attno = 0;
+
+		for (int a = 0; a < desc->natts && attno == 0; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, a);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), names[k]) == 0)
+				attno = a + 1;
+		}
+		if (attno == 0)
+		{
+			ReleaseTupleDesc(desc);
+			elog(ERROR, "genroc: a row of type %s has no column \"%s\"",
+				 format_type_be(HeapTupleHeaderGetTypeId(row)), names[k]);
+		}
+		values[k] = heap_getattr(&tuple, attno, desc, &nulls[k]);
+	}
+	ReleaseTupleDesc(desc);
+}
+
+/*
+ * A column's value as JSON text, as genroc._load_value gives it: a stored
+ * object's reference ({"genroc:object": hash}, genroc._is_ref) is read
+ * through genroc._load_value, looked up by name on each such call (rare:
+ * values over genroc.object_threshold); NULL stays NULL.
+ */
+static char *
+loaded_json(Datum value, bool isnull)
+{
+	Jsonb	   *jb;
+
+	if (isnull)
+		return NULL;
+	jb = DatumGetJsonbP(value);
+	if (JB_ROOT_IS_OBJECT(jb) && has_key(jb, "genroc:object"))
+	{
+		Oid			argtypes[1] = {JSONBOID};
+		Oid			load = LookupFuncName(list_make2(makeString("genroc"),
+													 makeString("_load_value")),
+										  1, argtypes, false);
+		Datum		loaded = OidFunctionCall1(load, PointerGetDatum(jb));
+
+		return jsonb_text(loaded);
+	}
+	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+/* genroc._iso in C: ISO-8601 UTC with milliseconds (to_char's MS truncates). */
+static char *
+iso_text(TimestampTz at)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (TIMESTAMP_NOT_FINITE(at) || timestamp2tm(at, NULL, &tm, &fsec, NULL, NULL) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp out of range")));
+	return psprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year, tm.tm_mon, tm.tm_mday,
+					tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
+}
+
+/* A version 4 UUID's text from the strong random source, as gen_random_uuid()::text. */
+static char *
+random_token(void)
+{
+	unsigned char b[UUID_LEN];
+
+	if (!pg_strong_random(b, UUID_LEN))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random task token")));
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	return psprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+					b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+					b[12], b[13], b[14], b[15]);
+}
+
+/*
+ * genroc._step_succeeded(inst genroc._instances, def genroc._definitions,
+ *     result jsonb, now_ms bigint) → jsonb.
+ * The step of a task's success for a top-level instance, read from its row:
+ * what genroc._step_in_context answers to genroc._task_request(inst,
+ * 'task_succeeded', result, NULL, NULL) in the instance's own context
+ * (a top-level instance is its own execution: genroc._execution's answer
+ * for it) with a fresh token, but with the request written here from the
+ * row's columns.  genroc.complete_many's set-wise reports are its callers:
+ * building that request as jsonb (its jsonb_strip_nulls, the
+ * concatenations, the values loaded and copied into it) cost as much as
+ * the interpreter's step.  An instance with a parent and a scope (a branch
+ * or an item: its execution is an ancestor's) is refused.
+ */
+Datum
+genroc_step_succeeded(PG_FUNCTION_ARGS)
+{
+	static const char *const inst_cols[] = {"id", "name", "created_at", "input", "state",
+	"retry_counts", "state_input", "scope", "variables", "parent_id"};
+	static const char *const def_cols[] = {"hash", "definition", "name", "version"};
+	Datum		iv[lengthof(inst_cols)];
+	bool		in[lengthof(inst_cols)];
+	Datum		dv[lengthof(def_cols)];
+	bool		dn[lengthof(def_cols)];
+	char	   *state_input;
+	StringInfoData request;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("p_inst, p_def and p_now_ms must not be null")));
+	row_columns(PG_GETARG_HEAPTUPLEHEADER(0), inst_cols, lengthof(inst_cols), iv, in);
+	row_columns(PG_GETARG_HEAPTUPLEHEADER(1), def_cols, lengthof(def_cols), dv, dn);
+	if (!in[7] && !in[9])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("p_inst must be a top-level instance (a branch's or an item's execution is an ancestor's)")));
+	if (in[0] || in[2] || dn[0] || dn[1] || dn[2] || dn[3])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("p_inst and p_def must be whole rows (id, created_at, hash, definition, name, version)")));
+
+	/* genroc._task_request: op, state and retry_counts when not null, state_input, result */
+	initStringInfo(&request);
+	appendStringInfoString(&request, "{\"op\": \"task_succeeded\"");
+	if (!in[4])
+	{
+		appendStringInfoString(&request, ", \"state\": ");
+		escape_json(&request, TextDatumGetCString(iv[4]));
+	}
+	if (!in[5])
+	{
+		Jsonb	   *counts = DatumGetJsonbP(iv[5]);
+
+		JsonbValue	scalar;
+
+		/* jsonb_strip_nulls drops a JSON null too (an array of counts holds none) */
+		if (!(JB_ROOT_IS_SCALAR(counts) && JsonbExtractScalar(&counts->root, &scalar) &&
+			  scalar.type == jbvNull))
+		{
+			appendStringInfoString(&request, ", \"retry_counts\": ");
+			appendStringInfoString(&request, JsonbToCString(NULL, &counts->root, VARSIZE(counts)));
+		}
+	}
+	state_input = loaded_json(iv[6], in[6]);
+	appendStringInfoString(&request, ", \"state_input\": ");
+	appendStringInfoString(&request, state_input != NULL ? state_input : "null");
+	appendStringInfoString(&request, ", \"result\": ");
+	appendStringInfoString(&request, PG_ARGISNULL(2) ? "null" : jsonb_text(PG_GETARG_DATUM(2)));
+	appendStringInfoString(&request, ", ");
+	{
+		StepContext c = {PG_GETARG_INT64(3), DatumGetInt64(iv[0]),
+			in[1] ? NULL : TextDatumGetCString(iv[1]), iso_text(DatumGetTimestampTz(iv[2])),
+			loaded_json(iv[3], in[3]), TextDatumGetCString(dv[2]), DatumGetInt32(dv[3]),
+		random_token()};
+
+		append_now_and_context(&request, &c);
+	}
+	if (!in[7])
+	{
+		appendStringInfoString(&request, ", \"scope\": ");
+		escape_json(&request, TextDatumGetCString(iv[7]));
+	}
+	if (!in[8])
+	{
+		appendStringInfoString(&request, ", \"variables\": ");
+		appendStringInfoString(&request, jsonb_text(iv[8]));
+	}
+	appendStringInfoChar(&request, '}');
+	PG_RETURN_DATUM(step_answer(TextDatumGetCString(dv[0]), dv[1], request.data));
 }
 
 /*

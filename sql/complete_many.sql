@@ -95,18 +95,50 @@ SELECT * FROM pg_temp.same('steps', '[{"items": [1, 2]}, {"items": [1, 2]}, {"it
 SELECT * FROM pg_temp.same('steps', '[{"items": [1, 2]}, {"items": [1, 2]}, {"items": [1, 2]}, {"items": [3]}]',
 	'["task", "fail", "wait", "map"]', true) ORDER BY n;
 
--- variables (an Assign), the context, a value stored as an object, a
--- task's timeout: written by the set-wise path as complete writes them
+-- variables (an Assign), the context (the execution's start and input, the
+-- definition's name), retry counts, a value stored as an object (a state
+-- input, an input), a task's timeout: written by the set-wise path (its
+-- request written in C, genroc._step_succeeded) as complete writes them
 SET genroc.object_threshold = '1kB';
 SELECT * FROM genroc.define('rich', $d${"StartAt":"A","States":{
-	"A":{"Type":"Task","Resource":"handler:a","Assign":{"mark":"set"},"ResultPath":"$.a","Next":"P"},
-	"P":{"Type":"Pass","Parameters":{"big.$":"$.a","def.$":"$$.StateMachine.Name","mark.$":"$mark"},"Next":"B"},
+	"A":{"Type":"Task","Resource":"handler:a","Assign":{"mark":"set"},"ResultPath":"$.a","Next":"P",
+		"Retry":[{"ErrorEquals":["Never"],"MaxAttempts":1}]},
+	"P":{"Type":"Pass","Parameters":{"big.$":"$.a","def.$":"$$.StateMachine.Name","mark.$":"$mark",
+		"at.$":"$$.Execution.StartTime","in.$":"$$.Execution.Input"},"Next":"B"},
 	"B":{"Type":"Task","Resource":"handler:b","TimeoutSeconds":30,"End":true}}}$d$);
-SELECT * FROM pg_temp.same('rich', '[{}, {}, {}]', jsonb_build_array(repeat('x', 3000), 'small', null), false) ORDER BY n;
-SELECT * FROM pg_temp.same('rich', '[{}, {}, {}]', jsonb_build_array(repeat('x', 3000), 'small', null), true) ORDER BY n;
+SELECT * FROM pg_temp.same('rich', jsonb_build_array(jsonb_build_object('pad', repeat('y', 2000)), '{}'::jsonb, '{"n": "é\"q"}'::jsonb),
+	jsonb_build_array(repeat('x', 3000), 'small', null), false) ORDER BY n;
+SELECT * FROM pg_temp.same('rich', jsonb_build_array(jsonb_build_object('pad', repeat('y', 2000)), '{}'::jsonb, '{"n": "é\"q"}'::jsonb),
+	jsonb_build_array(repeat('x', 3000), 'small', null), true) ORDER BY n;
 SELECT i.variables, i.timeout_s, i.timeout_at IS NOT NULL AS times_out, genroc._is_ref(i.state_input) AS stored
 FROM genroc._instances i WHERE i.status = 'running' ORDER BY i.id;
 RESET genroc.object_threshold;
+-- the execution's id and name (an instance's own: the id when it has no
+-- name) as the set-wise path puts them in the context
+SELECT * FROM genroc.define('ctx', $d${"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"handler:a","ResultPath":"$.a","Next":"P"},
+	"P":{"Type":"Pass","Parameters":{"exec.$":"$$.Execution.Id","name.$":"$$.Execution.Name"},"Next":"B"},
+	"B":{"Type":"Task","Resource":"handler:b","End":true}}}$d$);
+SELECT * FROM pg_temp.same('ctx', '[{}, {"k": 2}]', '[{"a": 1}, "b"]', false) ORDER BY n;
+-- genroc._step_succeeded itself: a fresh version 4 UUID as the task
+-- token on each call; a branch's or an item's row (a parent and a scope)
+-- refused; null arguments refused
+SELECT * FROM genroc.define('tok', $d${"StartAt":"A","States":{
+	"A":{"Type":"Task","Resource":"handler:a","Next":"P"},
+	"P":{"Type":"Pass","Parameters":{"t.$":"$$.Task.Token"},"End":true}}}$d$);
+SELECT instance_id AS tok FROM genroc.start('tok', '{}') \gset
+SELECT a -> 'outcome' -> 'output' ->> 't' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' AS uuid_v4,
+	   a -> 'outcome' ->> 'kind' AS kind
+FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id,
+	 LATERAL genroc._step_succeeded(i, d, '"r"', 1893456000000) AS a WHERE i.id = :tok;
+SELECT count(DISTINCT genroc._step_succeeded(i, d, '"r"', 1893456000000) -> 'outcome' -> 'output' ->> 't') AS tokens
+FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id, generate_series(1, 3)
+WHERE i.id = :tok;
+SELECT genroc._step_succeeded(jsonb_populate_record(i, jsonb_build_object('parent_id', i.id, 'scope', 'x')), d, '1', 1)
+FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id WHERE i.id = :tok;
+\echo :LAST_ERROR_SQLSTATE
+SELECT genroc._step_succeeded(NULL, d, '1', 1) FROM genroc._definitions d WHERE d.name = 'tok';
+\echo :LAST_ERROR_SQLSTATE
 
 -- a Map's items reported in one batch: the parent ends with them
 SELECT * FROM genroc.define('fan', $d${"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$",

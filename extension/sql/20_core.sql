@@ -142,6 +142,18 @@ CREATE FUNCTION genroc._step_start(p_cache_key text, p_definition jsonb, p_input
 	AS 'MODULE_PATHNAME', 'genroc_step_start'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
+-- genroc._step_in_context of genroc._task_request(p_inst, 'task_succeeded',
+-- p_result, NULL, NULL) for a top-level instance, in its own context (what
+-- genroc._execution answers for it) with a fresh token: the request written
+-- in C from the row's columns (complete_many's set-wise reports), a stored
+-- state input or input read through genroc._load_value.  An instance with
+-- a parent and a scope is refused (22023).
+CREATE FUNCTION genroc._step_succeeded(p_inst genroc._instances, p_def genroc._definitions,
+									   p_result jsonb, p_now_ms bigint)
+	RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_step_succeeded'
+	LANGUAGE C VOLATILE;
+
 -- Raises 54000 when a payload nests deeper than the interpreter's limit
 -- json_depth (core/limits.def), naming it (p_what) and where.  For payloads
 -- kept before any step reads them (a start with run_at, an event kept for a

@@ -976,11 +976,10 @@ BEGIN
 			WHERE (l.inst).status = 'running' AND (l.inst).lease_epoch = r.ep AND (l.inst).parent_id IS NULL
 			  AND (l.inst).partition_key IS NULL AND NOT (l.inst).only_once
 		), answered AS MATERIALIZED (
-			SELECT rep.*, genroc._step_in_context((rep.def).hash, (rep.def).definition,
-				genroc._task_request(rep.inst, 'task_succeeded', rep.out, NULL, NULL), genroc._ms(v_now),
-				x.exec_id, x.exec_name, genroc._iso(x.exec_created), x.exec_input, (rep.def).name,
-				(rep.def).version, gen_random_uuid()::text, (rep.inst).scope, (rep.inst).variables) AS answer
-			FROM rep, LATERAL genroc._execution(rep.inst, rep.def) AS x
+			-- the step's request written in C from the row (a top-level
+			-- instance is its own execution)
+			SELECT rep.*, genroc._step_succeeded(rep.inst, rep.def, rep.out, genroc._ms(v_now)) AS answer
+			FROM rep
 		), stepped AS MATERIALIZED (
 			-- the outcome's fields, each read once
 			SELECT a.k, a.id, a.ep, a.out AS reported, a.inst, o.out ->> 'kind' AS kind,
