@@ -36,6 +36,11 @@ export function definitions(resource) {
   };
 }
 const { one: ONE, three: THREE } = definitions('handler:bench');
+
+// The hot-path calls as named prepared statements (parsed and planned once
+// per connection), as graphile-worker makes its own (preparedStatements,
+// on by default) and as an application using the SQL API would.
+const named = (name, text, values) => ({ name: `genroc_${name}`, text, values });
 const STEP = { S1: 1, S2: 2, S3: 3 };
 
 // A batch of starts: genroc.start_many (one statement, the instances and
@@ -45,7 +50,7 @@ let startManyMissing = false;
 export async function startBatch(pool, def, items) {
   if (!startManyMissing) {
     try {
-      await pool.query('SELECT count(*) FROM genroc.start_many($1, $2::jsonb)', [def, JSON.stringify(items)]);
+      await pool.query(named('start_many', 'SELECT count(*) FROM genroc.start_many($1, $2::jsonb)', [def, JSON.stringify(items)]));
       return;
     } catch (e) {
       if (e.code !== '42883') throw e;
@@ -68,9 +73,9 @@ function reportBatcher(pool) {
     queued = [];
     if (!missing) {
       try {
-        const { rows } = await pool.query(
+        const { rows } = await pool.query(named('complete_many',
           'SELECT instance_id, status, sqlstate FROM genroc.complete_many($1::bigint[], $2::bigint[], $3::jsonb[])',
-          [batch.map((r) => r.id), batch.map((r) => r.epoch), batch.map((r) => r.output)]);
+          [batch.map((r) => r.id), batch.map((r) => r.epoch), batch.map((r) => r.output)]));
         batch.forEach((r, k) => r.done(rows[k]));
         return;
       } catch (e) {
@@ -78,7 +83,7 @@ function reportBatcher(pool) {
       }
     }
     for (const r of batch) {
-      pool.query('SELECT genroc.complete($1, $2, $3::jsonb) AS status', [r.id, r.epoch, r.output])
+      pool.query(named('complete_status', 'SELECT genroc.complete($1, $2, $3::jsonb) AS status', [r.id, r.epoch, r.output]))
         .then(({ rows }) => r.done(rows[0]), r.fail);
     }
   };
@@ -118,7 +123,7 @@ export default async function make({ url, db, variant, conc }) {
       const def = items[0].wf !== undefined ? 'bench3' : 'bench1';
       await startBatch(pool, def, items);
     },
-    async enqueueOne(it) { await pool.query('SELECT genroc.start($1, $2::jsonb)', ['bench1', JSON.stringify(it)]); },
+    async enqueueOne(it) { await pool.query(named('start', 'SELECT genroc.start($1, $2::jsonb)', ['bench1', JSON.stringify(it)])); },
     async startWorker(h) {
       stopping = false;
       listener = new pg.Client({ connectionString: url });
@@ -156,11 +161,11 @@ export default async function make({ url, db, variant, conc }) {
             h.onStep(it.wf, k);
             let next = null;
             if (stopping) {
-              await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, JSON.stringify(it)]);
+              await pool.query(named('complete', 'SELECT genroc.complete($1, $2, $3::jsonb)', [t.instance_id, t.epoch, JSON.stringify(it)]));
             } else {
-              const { rows } = await pool.query(
+              const { rows } = await pool.query(named('complete_and_claim',
                 'SELECT status, instance_id, epoch, state FROM genroc.complete_and_claim($1, $2, $3::jsonb, $4, ARRAY[\'default\'])',
-                [t.instance_id, t.epoch, JSON.stringify(it), worker]);
+                [t.instance_id, t.epoch, JSON.stringify(it), worker]));
               if (rows[0] && rows[0].status === 'running' && rows[0].instance_id !== null) next = rows[0];
             }
             if (k === 3) h.onDone({ wf: it.wf });
@@ -168,7 +173,7 @@ export default async function make({ url, db, variant, conc }) {
           }
         } else {
           h.onStart(it);
-          await pool.query('SELECT genroc.complete($1, $2, $3::jsonb)', [first.instance_id, first.epoch, '{}']);
+          await pool.query(named('complete', 'SELECT genroc.complete($1, $2, $3::jsonb)', [first.instance_id, first.epoch, '{}']));
           h.onDone(it);
         }
       };
@@ -195,9 +200,9 @@ export default async function make({ url, db, variant, conc }) {
           const room = batch - local.length - inflight;
           if (room < least) { await new Promise((r) => { slotFree = r; }); continue; }
           const armed = new Promise((r) => { wake = r; setTimeout(r, 1000); });
-          const { rows } = await pool.query(
+          const { rows } = await pool.query(named('claim',
             'SELECT instance_id, epoch, state, input FROM genroc.claim($1, ARRAY[\'default\'], $2)',
-            [worker, room]);
+            [worker, room]));
           local.push(...rows);
           pump();
           if (rows.length === 0) await armed; else wake = null;
