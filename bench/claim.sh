@@ -23,11 +23,8 @@ B=${B:-100}
 ROUNDS=${ROUNDS:-3}
 [ "$N" -ge "$B" ] && [ "$B" -ge 1 ] && [ "$B" -le 10000 ] && [ "$N" -le 1000000 ] ||
   { echo "claim.sh: need 1 <= B <= 10000, B <= N <= 1000000" >&2; exit 2; }
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-claim.XXXXXX")
-chmod 755 "$WORK"
-eval "$(bash "$ROOT/test/pgcluster.sh" start "$WORK/pg")"
-cleanup() { bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh"
+bench_cluster genroc-claim
 psql -X -q -c "CREATE DATABASE bench"
 Q() { psql -X -q -At -d bench -v ON_ERROR_STOP=1 "$@"; }
 Q -c "CREATE EXTENSION genroc" >/dev/null
@@ -82,20 +79,4 @@ SQL
   Q -c "DELETE FROM genroc._log" -c "DELETE FROM genroc._instances" -c "VACUUM genroc._instances, genroc._log" >/dev/null
 }
 
-declare -A RES
-printf '%-5s %5s | %9s %12s %10s\n' way round tasks/s "cpu/task us" "WAL/task"
-for r in $(seq 1 "$ROUNDS"); do
-  for way in one batch; do
-    out=$(run "$way")
-    read -r rate cpu wal <<<"$out"
-    printf '%-5s %5d | %9s %12s %10s\n' "$way" "$r" "$rate" "$cpu" "$wal"
-    RES[$way]+="$rate $cpu $wal"$'\n'
-  done
-done
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-for way in one batch; do
-  rate=$(printf '%s' "${RES[$way]}" | awk 'NF {print $1}' | median)
-  cpu=$(printf '%s' "${RES[$way]}" | awk 'NF {print $2}' | median)
-  wal=$(printf '%s' "${RES[$way]}" | awk 'NF {print $3}' | median)
-  printf 'median %-5s: %s tasks/s, %s us server CPU per task, %s WAL bytes per task\n' "$way" "$rate" "$cpu" "$wal"
-done
+ways_in_rounds "one batch" run task

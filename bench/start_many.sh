@@ -20,11 +20,8 @@ N=${N:-20000}
 B=${B:-1000}
 ROUNDS=${ROUNDS:-5}
 [ "$N" -ge "$B" ] && [ "$B" -ge 1 ] && [ "$B" -le 10000 ] || { echo "start_many.sh: need 1 <= B <= 10000 and B <= N" >&2; exit 2; }
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-startmany.XXXXXX")
-chmod 755 "$WORK"
-eval "$(bash "$ROOT/test/pgcluster.sh" start "$WORK/pg")"
-cleanup() { bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR" >/dev/null 2>&1 || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh"
+bench_cluster genroc-startmany
 psql -X -q -c "CREATE DATABASE bench"
 Q() { psql -X -q -At -d bench -v ON_ERROR_STOP=1 "$@"; }
 Q -c "CREATE EXTENSION genroc" >/dev/null
@@ -58,25 +55,8 @@ FROM m;
 SQL
 }
 
-declare -A RES
-printf '%-5s %5s | %9s %13s %11s\n' way round starts/s "cpu/start us" "WAL/start"
-for r in $(seq 1 "$ROUNDS"); do
-  for way in rows many; do
-    read -r rate cpu wal < <(run "$way")
-    printf '%-5s %5d | %9s %13s %11s\n' "$way" "$r" "$rate" "$cpu" "$wal"
-    RES[$way]+="$rate $cpu $wal"$'\n'
-  done
-  # the next round starts on tables of the same size for both ways
-done
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-for way in rows many; do
-  rate=$(printf '%s' "${RES[$way]}" | awk 'NF {print $1}' | median)
-  cpu=$(printf '%s' "${RES[$way]}" | awk 'NF {print $2}' | median)
-  wal=$(printf '%s' "${RES[$way]}" | awk 'NF {print $3}' | median)
-  printf 'median %-4s: %s starts/s, %s us server CPU per start, %s WAL bytes per start\n' "$way" "$rate" "$cpu" "$wal"
-  eval "M_$way=\"$rate $cpu $wal\""
-done
-read -r r1 c1 w1 <<<"$M_rows"
-read -r r2 c2 w2 <<<"$M_many"
+ways_in_rounds "rows many" run start
+read -r r1 c1 w1 <<<"${MEDIAN[rows]}"
+read -r r2 c2 w2 <<<"${MEDIAN[many]}"
 awk -v r1="$r1" -v r2="$r2" -v c1="$c1" -v c2="$c2" -v w1="$w1" -v w2="$w2" 'BEGIN {
   printf "many / rows: %.2fx the starts/s, %.2fx the server CPU per start, %.2fx the WAL per start\n", r2 / r1, c2 / c1, w2 / w1 }'
