@@ -59,9 +59,7 @@ BEGIN
   END LOOP;
 END \$\$;
 CHECKPOINT;
-CREATE TEMP TABLE m AS SELECT pg_current_wal_insert_lsn() AS lsn,
-  (SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
-   FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) AS ticks, clock_timestamp() AS t;
+$(mark_sql)
 DO \$\$
 DECLARE k int; v_ids bigint[]; v_eps bigint[];
 BEGIN
@@ -69,11 +67,7 @@ BEGIN
     $body
   END LOOP;
 END \$\$;
-SELECT round($N / extract(epoch FROM clock_timestamp() - m.t)) || ' ' ||
-  round(((SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
-          FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) - m.ticks) * 1e6 / 100 / $N, 1) || ' ' ||
-  round((pg_current_wal_insert_lsn() - m.lsn) / $N)
-FROM m;
+$(rates_sql "$N")
 SQL
   # the next run starts on tables without this one's rows
   Q -c "DELETE FROM genroc._log" -c "DELETE FROM genroc._instances" -c "VACUUM genroc._instances, genroc._log" >/dev/null

@@ -10,6 +10,27 @@ bench_cluster() { # name
   trap 'bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR" >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 }
 
+# SQL around a measured part of one session (superuser: it reads its own
+# /proc): mark_sql notes the WAL position, the backend's CPU ticks and the
+# time; rates_sql N prints "per_second cpu_us_per_unit wal_bytes_per_unit"
+# for N units since the mark.
+mark_sql() {
+  cat <<'SQL'
+CREATE TEMP TABLE m AS SELECT pg_current_wal_insert_lsn() AS lsn,
+  (SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+   FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) AS ticks, clock_timestamp() AS t;
+SQL
+}
+rates_sql() { # N
+  cat <<SQL
+SELECT round($1 / extract(epoch FROM clock_timestamp() - m.t)) || ' ' ||
+  round(((SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+          FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) - m.ticks) * 1e6 / 100 / $1, 1) || ' ' ||
+  round((pg_current_wal_insert_lsn() - m.lsn) / $1)
+FROM m;
+SQL
+}
+
 # The median of the numbers on stdin, one per line.
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 

@@ -36,9 +36,7 @@ run() { # way
     many) call="SELECT count(*) FROM genroc.start_many('one', \$1)" ;;
   esac
   Q <<SQL
-CREATE TEMP TABLE m AS SELECT pg_current_wal_insert_lsn() AS lsn,
-  (SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
-   FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) AS ticks, clock_timestamp() AS t;
+$(mark_sql)
 DO \$\$
 DECLARE k int;
 BEGIN
@@ -47,11 +45,7 @@ BEGIN
     COMMIT;
   END LOOP;
 END \$\$;
-SELECT round($N / extract(epoch FROM clock_timestamp() - m.t)) || ' ' ||
-  round(((SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
-          FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) - m.ticks) * 1e6 / 100 / $N, 1) || ' ' ||
-  round((pg_current_wal_insert_lsn() - m.lsn) / $N)
-FROM m;
+$(rates_sql "$N")
 SQL
 }
 
