@@ -45,26 +45,24 @@
 PG_FUNCTION_INFO_V1(genroc_claim);
 
 /*
- * The heartbeat, on the live worker's row; its settings back.  Not found:
- * the general claim says why (RC006, or 22004 for a null id).
+ * The heartbeat, on the live worker's row; its settings back, and whether
+ * any queue has a limit (then the general claim decides).  Not found: the
+ * general claim says why (RC006, or 22004 for a null id).
  */
 static const char *const heartbeat_sql =
 "UPDATE genroc._workers w SET heartbeat_at = $2,"
 "  session_pid = CASE WHEN w.session_pid IS NOT NULL THEN pg_catalog.pg_backend_pid() END,"
 "  session_start = CASE WHEN w.session_pid IS NOT NULL THEN genroc._session_start() END"
 " WHERE w.id = $1 AND w.stopped_at IS NULL"
-" RETURNING w.owner::oid, w.drain_requested_at IS NOT NULL, w.concurrency, w.lease_duration";
+" RETURNING w.owner::oid, w.drain_requested_at IS NOT NULL, w.concurrency, w.lease_duration,"
+"  EXISTS (SELECT 1 FROM genroc._queues q"
+"          WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL"
+"             OR q.partition_rate_limit IS NOT NULL)";
 
 /* The tasks a worker with a concurrency holds. */
 static const char *const held_sql =
 "SELECT pg_catalog.count(*)::int FROM genroc._instances i"
 " WHERE i.status = 'running' AND i.lease_owner = $1";
-
-/* Whether any queue has a limit (then the general claim decides). */
-static const char *const limited_sql =
-"SELECT EXISTS (SELECT 1 FROM genroc._queues q"
-" WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL"
-"    OR q.partition_rate_limit IS NOT NULL)";
 
 /*
  * The claim itself, the general claim's statement for queues without
@@ -114,7 +112,6 @@ static const char *const general_sql =
 
 static SPIPlanPtr heartbeat_plan = NULL;
 static SPIPlanPtr held_plan = NULL;
-static SPIPlanPtr limited_plan = NULL;
 static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr general_plan = NULL;
 
@@ -215,6 +212,7 @@ genroc_claim(PG_FUNCTION_ARGS)
 		bool		draining;
 		Datum		concurrency;
 		bool		no_concurrency;
+		bool		limited;
 
 		(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("progress"));
 		run(prepared(&heartbeat_plan, heartbeat_sql, 2, hb_types), hb_args, NULL,
@@ -234,6 +232,7 @@ genroc_claim(PG_FUNCTION_ARGS)
 			concurrency = SPI_getbinval(w, wd, 3, &no_concurrency);
 			lease_duration = SPI_datumTransfer(SPI_getbinval(w, wd, 4, &isnull), false,
 											   sizeof(Interval));
+			limited = DatumGetBool(SPI_getbinval(w, wd, 5, &isnull));
 			if (!general && draining)
 			{
 				/* a draining worker takes nothing more (worker_drain) */
@@ -254,15 +253,9 @@ genroc_claim(PG_FUNCTION_ARGS)
 					return (Datum) 0;
 				}
 			}
+			/* a queue with a limit: the general claim applies it */
+			general = general || limited;
 		}
-	}
-	if (!general)
-	{
-		bool		isnull;
-
-		run(prepared(&limited_plan, limited_sql, 0, NULL), NULL, NULL, SPI_OK_SELECT);
-		general = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-											 &isnull));
 	}
 
 	if (general)
