@@ -7,7 +7,9 @@
  * The state machine's transitions are PL/pgSQL (extension/sql/); what is
  * clearly better in C lives here: evaluating ASL (paths, Choice rules,
  * Retry/Catch) through the interpreter in core/, which the SQLite shim
- * shares, so both stores run the very same ASL semantics.
+ * shares, so both stores run the very same ASL semantics, and the step
+ * requests of the hot path written as text.  The common claim is C too, in
+ * claim.c.
  *
  * Glossary
  *	  cache key	the sha256 of a definition's canonical text; the interpreter
