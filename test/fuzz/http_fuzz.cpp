@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,11 @@ genroc::ApiHandler &handler() {
 		genroc::log::set_level(genroc::log::Level::error);
 		char dir[] = "/tmp/genroc-http-fuzz-XXXXXX";
 		if (!::mkdtemp(dir)) std::abort();
+		// Gone when the fuzzer exits (registered before the handler is made,
+		// so the handler and its store are destroyed first).
+		static std::string made;
+		made = dir;
+		std::atexit([] { std::error_code ec; std::filesystem::remove_all(made, ec); });
 		const std::string db = std::string(dir) + "/fuzz.db";
 		// A definition and an instance, so routes that need them go deeper.
 		auto store = genroc::open_store(db);
