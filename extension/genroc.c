@@ -66,7 +66,8 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
-#include "utils/typcache.h"
+#include "executor/executor.h"
+#include "utils/fmgroids.h"
 #include "utils/uuid.h"
 
 #include "asl_c.h"
@@ -431,6 +432,21 @@ is_reference_at(Jsonb *jb, const char *key)
 }
 
 /*
+ * genroc.<name>(value jsonb), a SQL function the C here hands its rare cases
+ * to, looked up by name on each such call so that a dropped and remade
+ * extension is found again.
+ */
+static Datum
+call_sql_jsonb(const char *name, Datum value)
+{
+	Oid			argtypes[1] = {JSONBOID};
+	Oid			fn = LookupFuncName(list_make2(makeString("genroc"), makeString(pstrdup(name))),
+									1, argtypes, false);
+
+	return OidFunctionCall1(fn, value);
+}
+
+/*
  * genroc._log_payloads(detail jsonb) → jsonb: a log entry's detail as the log
  * keeps it (20_core.sql says what that is).  Answered here in the common
  * case, the detail kept as it is: it has no payload key (input, output,
@@ -438,8 +454,7 @@ is_reference_at(Jsonb *jb, const char *key)
  * genroc.log_payload_max (or that is 0), its datum is within
  * genroc.object_threshold and no payload in it is already a reference.
  * Every other detail goes to genroc._log_payloads_slow, the rules in SQL
- * (genroc._log_detail, then genroc._log_values), looked up by name on each
- * such call so that a dropped and remade extension is found again.
+ * (genroc._log_detail, then genroc._log_values).
  */
 Datum
 genroc_log_payloads_fn(PG_FUNCTION_ARGS)
@@ -469,14 +484,7 @@ genroc_log_payloads_fn(PG_FUNCTION_ARGS)
 	}
 	if (kept)
 		PG_RETURN_JSONB_P(detail);
-	{
-		Oid			argtypes[1] = {JSONBOID};
-		Oid			slow = LookupFuncName(list_make2(makeString("genroc"),
-													 makeString("_log_payloads_slow")),
-										  1, argtypes, false);
-
-		PG_RETURN_DATUM(OidFunctionCall1(slow, PointerGetDatum(detail)));
-	}
+	PG_RETURN_DATUM(call_sql_jsonb("_log_payloads_slow", PointerGetDatum(detail)));
 }
 
 /*
@@ -749,6 +757,23 @@ text_arg(FunctionCallInfo fcinfo, int k)
 	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
 }
 
+/* Ends a step request being written: its scope and variables (JSON text) when not NULL. */
+static void
+end_request(StringInfo buf, const char *scope, const char *variables)
+{
+	if (scope != NULL)
+	{
+		appendStringInfoString(buf, ", \"scope\": ");
+		escape_json(buf, scope);
+	}
+	if (variables != NULL)
+	{
+		appendStringInfoString(buf, ", \"variables\": ");
+		appendStringInfoString(buf, variables);
+	}
+	appendStringInfoChar(buf, '}');
+}
+
 /*
  * genroc._step_in_context(cache_key text, definition jsonb, request jsonb,
  *     now_ms bigint, id bigint, name text, start_time text, input jsonb,
@@ -798,17 +823,7 @@ genroc_step_in_context(PG_FUNCTION_ARGS)
 
 		append_now_and_context(&request, &c);
 	}
-	if (!PG_ARGISNULL(11))
-	{
-		appendStringInfoString(&request, ", \"scope\": ");
-		escape_json(&request, text_to_cstring(PG_GETARG_TEXT_PP(11)));
-	}
-	if (!PG_ARGISNULL(12))
-	{
-		appendStringInfoString(&request, ", \"variables\": ");
-		appendStringInfoString(&request, jsonb_text(PG_GETARG_DATUM(12)));
-	}
-	appendStringInfoChar(&request, '}');
+	end_request(&request, text_arg(fcinfo, 11), PG_ARGISNULL(12) ? NULL : jsonb_text(PG_GETARG_DATUM(12)));
 	PG_RETURN_DATUM(step_answer(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_DATUM(1), request.data));
 }
 
@@ -846,48 +861,10 @@ genroc_step_start(PG_FUNCTION_ARGS)
 }
 
 /*
- * Columns of a row argument (a table's row type) by name, in one pass over
- * its descriptor: values[k] and nulls[k] for names[k].  The values point into
- * the row.
- */
-static void
-row_columns(HeapTupleHeader row, const char *const *names, int n, Datum *values, bool *nulls)
-{
-	TupleDesc	desc = lookup_rowtype_tupdesc(HeapTupleHeaderGetTypeId(row),
-											  HeapTupleHeaderGetTypMod(row));
-	HeapTupleData tuple;
-
-	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-	ItemPointerSetInvalid(&tuple.t_self);
-	tuple.t_tableOid = InvalidOid;
-	tuple.t_data = row;
-	for (int k = 0; k < n; k++)
-	{
-		int			attno = 0;
-
-		for (int a = 0; a < desc->natts && attno == 0; a++)
-		{
-			Form_pg_attribute att = TupleDescAttr(desc, a);
-
-			if (!att->attisdropped && strcmp(NameStr(att->attname), names[k]) == 0)
-				attno = a + 1;
-		}
-		if (attno == 0)
-		{
-			ReleaseTupleDesc(desc);
-			elog(ERROR, "genroc: a row of type %s has no column \"%s\"",
-				 format_type_be(HeapTupleHeaderGetTypeId(row)), names[k]);
-		}
-		values[k] = heap_getattr(&tuple, attno, desc, &nulls[k]);
-	}
-	ReleaseTupleDesc(desc);
-}
-
-/*
  * A column's value as JSON text, as genroc._load_value gives it: a stored
  * object's reference ({"genroc:object": hash}, genroc._is_ref) is read
- * through genroc._load_value, looked up by name on each such call (rare:
- * values over genroc.object_threshold); NULL stays NULL.
+ * through genroc._load_value (rare: values over genroc.object_threshold);
+ * NULL stays NULL.
  */
 static char *
 loaded_json(Datum value, bool isnull)
@@ -898,16 +875,8 @@ loaded_json(Datum value, bool isnull)
 		return NULL;
 	jb = DatumGetJsonbP(value);
 	if (JB_ROOT_IS_OBJECT(jb) && has_key(jb, "genroc:object"))
-	{
-		Oid			argtypes[1] = {JSONBOID};
-		Oid			load = LookupFuncName(list_make2(makeString("genroc"),
-													 makeString("_load_value")),
-										  1, argtypes, false);
-		Datum		loaded = OidFunctionCall1(load, PointerGetDatum(jb));
-
-		return jsonb_text(loaded);
-	}
-	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+		return jsonb_text(call_sql_jsonb("_load_value", PointerGetDatum(jb)));
+	return jsonb_text(PointerGetDatum(jb));
 }
 
 /* genroc._iso in C: ISO-8601 UTC with milliseconds (to_char's MS truncates). */
@@ -923,23 +892,6 @@ iso_text(TimestampTz at)
 				 errmsg("timestamp out of range")));
 	return psprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year, tm.tm_mon, tm.tm_mday,
 					tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (fsec / 1000));
-}
-
-/* A version 4 UUID's text from the strong random source, as gen_random_uuid()::text. */
-static char *
-random_token(void)
-{
-	unsigned char b[UUID_LEN];
-
-	if (!pg_strong_random(b, UUID_LEN))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate a random task token")));
-	b[6] = (b[6] & 0x0f) | 0x40;
-	b[8] = (b[8] & 0x3f) | 0x80;
-	return psprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-					b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-					b[12], b[13], b[14], b[15]);
 }
 
 /*
@@ -973,8 +925,10 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("p_inst, p_def and p_now_ms must not be null")));
-	row_columns(PG_GETARG_HEAPTUPLEHEADER(0), inst_cols, lengthof(inst_cols), iv, in);
-	row_columns(PG_GETARG_HEAPTUPLEHEADER(1), def_cols, lengthof(def_cols), dv, dn);
+	for (int k = 0; k < (int) lengthof(inst_cols); k++)
+		iv[k] = GetAttributeByName(PG_GETARG_HEAPTUPLEHEADER(0), inst_cols[k], &in[k]);
+	for (int k = 0; k < (int) lengthof(def_cols); k++)
+		dv[k] = GetAttributeByName(PG_GETARG_HEAPTUPLEHEADER(1), def_cols[k], &dn[k]);
 	if (!in[7] && !in[9])
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1016,21 +970,11 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 		StepContext c = {PG_GETARG_INT64(3), DatumGetInt64(iv[0]),
 			in[1] ? NULL : TextDatumGetCString(iv[1]), iso_text(DatumGetTimestampTz(iv[2])),
 			loaded_json(iv[3], in[3]), TextDatumGetCString(dv[2]), DatumGetInt32(dv[3]),
-		random_token()};
+		DatumGetCString(DirectFunctionCall1(uuid_out, OidFunctionCall0(F_GEN_RANDOM_UUID)))};
 
 		append_now_and_context(&request, &c);
 	}
-	if (!in[7])
-	{
-		appendStringInfoString(&request, ", \"scope\": ");
-		escape_json(&request, TextDatumGetCString(iv[7]));
-	}
-	if (!in[8])
-	{
-		appendStringInfoString(&request, ", \"variables\": ");
-		appendStringInfoString(&request, jsonb_text(iv[8]));
-	}
-	appendStringInfoChar(&request, '}');
+	end_request(&request, in[7] ? NULL : TextDatumGetCString(iv[7]), in[8] ? NULL : jsonb_text(iv[8]));
 	PG_RETURN_DATUM(step_answer(TextDatumGetCString(dv[0]), dv[1], request.data));
 }
 

@@ -408,7 +408,9 @@ BEGIN
 		-- every ready row of the queues on each claim (a backlog of 20,000
 		-- made a claim 13 ms instead of 0.1).  A queue may lock a few rows
 		-- more than the merge keeps; they stay ready and are free again at
-		-- the commit.
+		-- the commit.  extension/claim.c runs the same statement for the
+		-- common claim: a change here is a change there (regress claim
+		-- compares the two ways).
 		OPEN v_claimed FOR
 			WITH candidates AS (
 				SELECT h.id FROM unnest(v_open) AS q (name)
