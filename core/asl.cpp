@@ -15,6 +15,7 @@
 //                    runs the task again) and Catch both apply, as in ASL
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -226,6 +227,7 @@ class Definition {
 	// parent scope), to refuse an inner Assign of an outer variable.
 	std::map<std::string, std::map<std::string, std::string>> assigned;
 	std::map<std::string, std::string> parent_scope;
+	bool reads_context = true;	// asl.hpp reads_context()
 };
 
 namespace {
@@ -1337,7 +1339,55 @@ void compile_machine(const json &def, const std::string &where, const std::strin
 	d.machines[scope] = std::move(m);
 }
 
+// Whether one string of a definition may read the context object (the
+// rule in asl.hpp's reads_context): "$$" anywhere, or "$states" not
+// followed by `.input`, `.result` or `.errorOutput` (blanks allowed around
+// the dot, as JSONata allows them).
+bool names_context(const std::string &s) {
+	if (s.find("$$") != std::string::npos)
+		return true;
+	static const std::string kStates = "$states";
+	for (size_t at = s.find(kStates); at != std::string::npos; at = s.find(kStates, at + 1)) {
+		size_t k = at + kStates.size();
+		auto skip_blanks = [&]() {
+			while (k < s.size() && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r'))
+				k++;
+		};
+		skip_blanks();
+		if (k >= s.size() || s[k] != '.')
+			return true;	// $states itself, indexed, or a longer name: may reach it
+		k++;
+		skip_blanks();
+		size_t end = k;
+		while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_'))
+			end++;
+		const std::string field = s.substr(k, end - k);
+		if (field != "input" && field != "result" && field != "errorOutput")
+			return true;
+	}
+	return false;
+}
+
+// names_context over every key and string of a JSON value.
+bool any_names_context(const json &v) {
+	if (v.is_string())
+		return names_context(v.get_ref<const std::string &>());
+	if (v.is_object()) {
+		for (auto it = v.begin(); it != v.end(); ++it)
+			if (names_context(it.key()) || any_names_context(*it))
+				return true;
+		return false;
+	}
+	if (v.is_array())
+		for (const auto &e : v)
+			if (any_names_context(e))
+				return true;
+	return false;
+}
+
 }  // namespace
+
+bool reads_context(const Definition &definition) { return definition.reads_context; }
 
 DefinitionPtr compile(const json &def) {
 	if (!def.is_object())
@@ -1359,6 +1409,7 @@ DefinitionPtr compile(const json &def) {
 									 ", outside this Parallel branch or Map item processor: inner "
 									 "states may read the variables around them but not assign them");
 		}
+	d->reads_context = any_names_context(def);
 	return d;
 }
 

@@ -176,6 +176,17 @@ extern "C" GenrocAslResult genroc_asl_step(const char *cache_key, const char *de
 	});
 }
 
+extern "C" int genroc_asl_reads_context(const char *cache_key) {
+	try {
+		DefinitionPtr def = cache_key ? cache().get(cache_key) : nullptr;
+		if (!def)
+			return -1;
+		return genroc::asl::reads_context(*def) ? 1 : 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
 extern "C" GenrocAslResult genroc_asl_check_depth(const char *json_text, const char *what) {
 	return guarded([&]() {
 		if (!json_text || !what)

@@ -41,6 +41,15 @@ extern GenrocAslResult genroc_asl_step(const char *cache_key, const char *defini
 									   const char *request_json);
 
 /*
+ * Whether steps of the definition cached under cache_key may read the
+ * context object (asl.hpp reads_context): 1 they may, 0 they cannot (a
+ * step request may then leave "context" out), -1 it is not in this
+ * process's cache (the caller writes the whole request; the step that
+ * compiles it fills the cache).  Never fails.
+ */
+extern int	genroc_asl_reads_context(const char *cache_key);
+
+/*
  * Checks that a payload (JSON text) nests at most json_depth levels of
  * arrays and objects (core/limits.def).  Fails with SQLSTATE 54000 and the
  * message a step gives for the same payload, e.g. "the input nests deeper

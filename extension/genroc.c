@@ -722,17 +722,44 @@ typedef struct StepContext
 } StepContext;
 
 /*
+ * Whether a step of the definition cached under cache_key needs the
+ * context object in its request: unless the interpreter knows the
+ * definition cannot read it (core/asl.hpp reads_context), which it does
+ * from the first step of the definition in this backend on.  Without it
+ * the request is a fraction of the text, and no token is drawn for it.
+ */
+static bool
+needs_context(const char *cache_key)
+{
+	return genroc_asl_reads_context(cache_key) != 0;
+}
+
+/* A fresh step token: gen_random_uuid's text. */
+static char *
+new_token(void)
+{
+	return DatumGetCString(DirectFunctionCall1(uuid_out, OidFunctionCall0(F_GEN_RANDOM_UUID)));
+}
+
+/* Appends `"now_ms": N` to a step request being written. */
+static void
+append_now(StringInfo buf, int64 now_ms)
+{
+	appendStringInfo(buf, "\"now_ms\": " INT64_FORMAT, now_ms);
+}
+
+/*
  * Appends `"now_ms": N, "context": {...}` to a step request being written:
  * the context object from its parts (extension/sql/20_core.sql says what
- * it holds).
+ * it holds).  A NULL token is drawn here (gen_random_uuid).
  */
 static void
 append_now_and_context(StringInfo buf, const StepContext *c)
 {
 	char	   *id = psprintf(INT64_FORMAT, c->id);
 
-	appendStringInfo(buf, "\"now_ms\": " INT64_FORMAT ", \"context\": {\"Execution\": {\"Id\": \"%s\", \"Name\": ",
-					 c->now_ms, id);
+	append_now(buf, c->now_ms);
+	appendStringInfo(buf, ", \"context\": {\"Execution\": {\"Id\": \"%s\", \"Name\": ", id);
 	escape_json(buf, c->name != NULL ? c->name : id);
 	appendStringInfoString(buf, ", \"StartTime\": ");
 	escape_json(buf, c->start_time);
@@ -746,7 +773,7 @@ append_now_and_context(StringInfo buf, const StepContext *c)
 	appendStringInfoString(buf, ", \"Name\": ");
 	escape_json(buf, c->def_name);
 	appendStringInfoString(buf, "}, \"Task\": {\"Token\": ");
-	escape_json(buf, c->token);
+	escape_json(buf, c->token != NULL ? c->token : new_token());
 	appendStringInfoString(buf, "}}");
 }
 
@@ -789,7 +816,8 @@ end_request(StringInfo buf, const char *scope, const char *variables)
  * parts repeat is overridden by them, as `||` would (the interpreter's
  * parser keeps a key's last value); its objects are keyed maps, so the
  * order of the keys does not reach it.  start_time is the ISO text
- * genroc._iso gives; a null name means the id.
+ * genroc._iso gives; a null name means the id.  The context is left out
+ * for a definition that cannot read it (needs_context).
  */
 Datum
 genroc_step_in_context(PG_FUNCTION_ARGS)
@@ -799,6 +827,7 @@ genroc_step_in_context(PG_FUNCTION_ARGS)
 	"p_scope", "p_variables"};
 	Jsonb	   *request_jb;
 	char	   *request_text;
+	char	   *cache_key;
 	size_t		len;
 	StringInfoData request;
 
@@ -812,10 +841,12 @@ genroc_step_in_context(PG_FUNCTION_ARGS)
 	len = strlen(request_text);
 	Assert(len >= 2 && request_text[len - 1] == '}');
 
+	cache_key = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	initStringInfo(&request);
 	appendBinaryStringInfo(&request, request_text, len - 1);
 	if (JB_ROOT_COUNT(request_jb) > 0)
 		appendStringInfoString(&request, ", ");
+	if (needs_context(cache_key))
 	{
 		StepContext c = {PG_GETARG_INT64(3), PG_GETARG_INT64(4), text_arg(fcinfo, 5),
 			text_arg(fcinfo, 6), PG_ARGISNULL(7) ? NULL : jsonb_text(PG_GETARG_DATUM(7)),
@@ -823,8 +854,10 @@ genroc_step_in_context(PG_FUNCTION_ARGS)
 
 		append_now_and_context(&request, &c);
 	}
+	else
+		append_now(&request, PG_GETARG_INT64(3));
 	end_request(&request, text_arg(fcinfo, 11), PG_ARGISNULL(12) ? NULL : jsonb_text(PG_GETARG_DATUM(12)));
-	PG_RETURN_DATUM(step_answer(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_DATUM(1), request.data));
+	PG_RETURN_DATUM(step_answer(cache_key, PG_GETARG_DATUM(1), request.data));
 }
 
 /*
@@ -834,7 +867,9 @@ genroc_step_in_context(PG_FUNCTION_ARGS)
  * genroc._step_in_context of the start request {op: start, input} with
  * the same input in the context (genroc.start_many's items): the input is
  * serialized once here, where building the request as jsonb copied it into
- * five nested objects (about a sixth of start_many's server time).
+ * five nested objects (about a sixth of start_many's server time).  A null
+ * token is drawn here, and only for a definition that can read the
+ * context (needs_context: without it the request has no context).
  */
 Datum
 genroc_step_start(PG_FUNCTION_ARGS)
@@ -842,22 +877,27 @@ genroc_step_start(PG_FUNCTION_ARGS)
 	static const char *const args[] = {"p_cache_key", "p_definition", "p_input", "p_now_ms",
 		"p_id", "p_name", "p_start_time", "p_def_name", "p_def_version", "p_token"};
 	char	   *input;
+	char	   *cache_key;
 	StringInfoData request;
 
-	require_args(fcinfo, args, lengthof(args), 1u << 5);
+	require_args(fcinfo, args, lengthof(args), (1u << 5) | (1u << 9));
+	cache_key = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	input = jsonb_text(PG_GETARG_DATUM(2));
 	initStringInfo(&request);
 	appendStringInfoString(&request, "{\"op\": \"start\", \"input\": ");
 	appendStringInfoString(&request, input);
 	appendStringInfoString(&request, ", ");
+	if (needs_context(cache_key))
 	{
 		StepContext c = {PG_GETARG_INT64(3), PG_GETARG_INT64(4), text_arg(fcinfo, 5),
 			text_arg(fcinfo, 6), input, text_arg(fcinfo, 7), PG_GETARG_INT32(8), text_arg(fcinfo, 9)};
 
 		append_now_and_context(&request, &c);
 	}
+	else
+		append_now(&request, PG_GETARG_INT64(3));
 	appendStringInfoChar(&request, '}');
-	PG_RETURN_DATUM(step_answer(text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_DATUM(1), request.data));
+	PG_RETURN_DATUM(step_answer(cache_key, PG_GETARG_DATUM(1), request.data));
 }
 
 /*
@@ -906,7 +946,9 @@ iso_text(TimestampTz at)
  * building that request as jsonb (its jsonb_strip_nulls, the
  * concatenations, the values loaded and copied into it) cost as much as
  * the interpreter's step.  An instance with a parent and a scope (a branch
- * or an item: its execution is an ancestor's) is refused.
+ * or an item: its execution is an ancestor's) is refused.  Like the others,
+ * it writes the context (and draws its token) only for a definition that
+ * can read it.
  */
 Datum
 genroc_step_succeeded(PG_FUNCTION_ARGS)
@@ -919,6 +961,7 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 	Datum		dv[lengthof(def_cols)];
 	bool		dn[lengthof(def_cols)];
 	char	   *state_input;
+	char	   *cache_key;
 	StringInfoData request;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3))
@@ -966,16 +1009,19 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 	appendStringInfoString(&request, ", \"result\": ");
 	appendStringInfoString(&request, PG_ARGISNULL(2) ? "null" : jsonb_text(PG_GETARG_DATUM(2)));
 	appendStringInfoString(&request, ", ");
+	cache_key = TextDatumGetCString(dv[0]);
+	if (needs_context(cache_key))
 	{
 		StepContext c = {PG_GETARG_INT64(3), DatumGetInt64(iv[0]),
 			in[1] ? NULL : TextDatumGetCString(iv[1]), iso_text(DatumGetTimestampTz(iv[2])),
-			loaded_json(iv[3], in[3]), TextDatumGetCString(dv[2]), DatumGetInt32(dv[3]),
-		DatumGetCString(DirectFunctionCall1(uuid_out, OidFunctionCall0(F_GEN_RANDOM_UUID)))};
+		loaded_json(iv[3], in[3]), TextDatumGetCString(dv[2]), DatumGetInt32(dv[3]), NULL};
 
 		append_now_and_context(&request, &c);
 	}
+	else
+		append_now(&request, PG_GETARG_INT64(3));
 	end_request(&request, in[7] ? NULL : TextDatumGetCString(iv[7]), in[8] ? NULL : jsonb_text(iv[8]));
-	PG_RETURN_DATUM(step_answer(TextDatumGetCString(dv[0]), dv[1], request.data));
+	PG_RETURN_DATUM(step_answer(cache_key, dv[1], request.data));
 }
 
 /*

@@ -2585,7 +2585,8 @@ class SqliteStore final : public Store {
 		auto def = compiled(inst.definition_id);
 		const std::string token = new_token();
 		request["now_ms"] = now;
-		request["context"] = context(inst, token);
+		// a definition that cannot read $$ is asked without it (asl.hpp reads_context)
+		if (asl::reads_context(*def)) request["context"] = context(inst, token);
 		if (inst.scope) request["scope"] = *inst.scope;
 		if (!inst.variables.is_null()) request["variables"] = inst.variables;
 		const json answer = asl::step(*def, request);

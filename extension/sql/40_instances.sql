@@ -311,7 +311,7 @@ BEGIN
 	), answered AS MATERIALIZED (
 		SELECT it.n, it.id, it.input,
 			   genroc._step_start(v_def.hash, v_def.definition, it.input, v_now_ms, it.id, NULL,
-								  genroc._iso(v_now), v_def.name, v_def.version, gen_random_uuid()::text)
+								  genroc._iso(v_now), v_def.name, v_def.version, NULL)
 				 AS answer
 		FROM item it
 	), stepped AS MATERIALIZED (

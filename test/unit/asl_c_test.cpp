@@ -122,3 +122,16 @@ TEST(CAbi, FreeIsSafeTwice) {
 	genroc_asl_free(nullptr);
 	EXPECT_EQ(r.message, nullptr);
 }
+
+TEST(CAbi, ReadsContextAnswersFromTheCacheOnly) {
+	EXPECT_EQ(genroc_asl_reads_context("ctx-never-cached"), -1);
+	EXPECT_EQ(genroc_asl_reads_context(nullptr), -1);
+	Result plain(genroc_asl_validate(kDef, "ctx-plain"));
+	ASSERT_EQ(plain.r.ok, 1);
+	EXPECT_EQ(genroc_asl_reads_context("ctx-plain"), 0);
+	Result reading(genroc_asl_validate(
+		R"({"StartAt":"A","States":{"A":{"Type":"Pass","Parameters":{"id.$":"$$.Execution.Id"},"End":true}}})",
+		"ctx-reading"));
+	ASSERT_EQ(reading.r.ok, 1);
+	EXPECT_EQ(genroc_asl_reads_context("ctx-reading"), 1);
+}
