@@ -90,6 +90,14 @@ ALTER TABLE genroc._instances DROP CONSTRAINT _instances_status_check,
 	ADD CONSTRAINT _instances_wait_kind_check
 		CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event}'::text[]));
 
+-- The definition and status indexes leave out ready and running rows
+-- (10_tables.sql): no entry for a task's start, claim or next task.
+DROP INDEX genroc._instances_definition, genroc._instances_status;
+CREATE INDEX _instances_definition ON genroc._instances (definition_id)
+	WHERE status NOT IN ('ready', 'running');
+CREATE INDEX _instances_status ON genroc._instances (status, id)
+	WHERE status NOT IN ('ready', 'running');
+
 -- The log has no primary key (10_tables.sql): one index entry fewer per
 -- entry; seq stays its identity, NOT NULL.
 ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
