@@ -1001,13 +1001,17 @@ BEGIN
 			   OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%'
 				   AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0)
 		), leased AS MATERIALIZED (
-			-- the hand-back: _apply_step asks _handback_lease with the row before the step
-			SELECT s.k, genroc._handback_lease(s.inst, p_worker, p_queues) AS lease
-			FROM stepped s WHERE s.kind = 'task' AND p_worker IS NOT NULL
+			-- the hand-back: _apply_step asks _handback_lease with the row
+			-- before the step.  A column of every stepped row, not a table
+			-- of its own: joined, each row's lookup rescanned it (a CTE is
+			-- estimated at one row), a hundred times a hundred.
+			SELECT s.*, CASE WHEN s.kind = 'task' AND p_worker IS NOT NULL
+							 THEN genroc._handback_lease(s.inst, p_worker, p_queues) END AS lease
+			FROM stepped s
 		), upd AS (
 			UPDATE genroc._instances i SET
 				status = CASE WHEN s.kind = 'succeeded' THEN 'succeeded'
-							  WHEN l.lease IS NOT NULL THEN 'running' ELSE 'ready' END,
+							  WHEN s.lease IS NOT NULL THEN 'running' ELSE 'ready' END,
 				state = CASE WHEN s.kind = 'succeeded' THEN s.last_state ELSE s.state END,
 				state_input = CASE WHEN s.kind = 'task'
 								   THEN genroc._store_value(s.state_input, 'the state input') END,
@@ -1015,17 +1019,17 @@ BEGIN
 								  THEN genroc._store_value(s.task_input, 'the task input') END,
 				resource = CASE WHEN s.kind = 'task' THEN s.resource END,
 				eligible_at = CASE WHEN s.kind = 'task' THEN v_now ELSE i.eligible_at END,
-				lease_owner = CASE WHEN l.lease IS NOT NULL THEN p_worker END,
-				lease_epoch = CASE WHEN l.lease IS NOT NULL THEN genroc._fencing_epoch(i.lease_epoch)
+				lease_owner = CASE WHEN s.lease IS NOT NULL THEN p_worker END,
+				lease_epoch = CASE WHEN s.lease IS NOT NULL THEN genroc._fencing_epoch(i.lease_epoch)
 								   ELSE i.lease_epoch END,
-				lease_expires = CASE WHEN l.lease IS NOT NULL THEN v_now + l.lease END,
+				lease_expires = CASE WHEN s.lease IS NOT NULL THEN v_now + s.lease END,
 				retry_counts = CASE WHEN s.kind = 'task' THEN s.retry_counts END,
 				attempt = CASE WHEN s.kind = 'task' THEN s.attempt ELSE i.attempt END,
 				interruptions = CASE WHEN s.kind = 'task' THEN 0 ELSE i.interruptions END,
 				only_once = s.kind = 'task' AND s.only_once,
 				timeout_s = CASE WHEN s.kind = 'task' THEN s.timeout_s END,
 				heartbeat_s = CASE WHEN s.kind = 'task' THEN s.heartbeat_s END,
-				timeout_at = CASE WHEN l.lease IS NOT NULL AND s.timeout_s IS NOT NULL
+				timeout_at = CASE WHEN s.lease IS NOT NULL AND s.timeout_s IS NOT NULL
 								  THEN v_now + s.timeout_s * interval '1 second' END,
 				heartbeat_at = NULL,
 				wait_kind = NULL, wait_until = NULL,
@@ -1037,9 +1041,12 @@ BEGIN
 				cause = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.cause END,
 				updated_at = v_now,
 				ended_at = CASE WHEN s.kind = 'succeeded' THEN v_now ELSE i.ended_at END
-			FROM stepped s LEFT JOIN leased l ON l.k = s.k
+			FROM leased s
 			WHERE i.id = s.id
-			RETURNING i.id, i.status, i.lease_epoch, i.lease_expires, i.queue
+			-- with the report's index and the stepped fields the answer
+			-- needs, so that nothing joins this back to stepped
+			RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource,
+					  s.task_input, s.only_once, s.timeout_s, s.attempt
 		), logged AS (
 			-- complete's task_succeeded, the entered rows, then the outcome's
 			-- rows, in that order per report (one insert, as _apply_step's)
@@ -1062,23 +1069,22 @@ BEGIN
 							ELSE jsonb_build_object('output', s.output) END)
 				  FROM stepped s
 				  UNION ALL
-				  SELECT s.k, 1000001, s.id, 'task_started', s.state,
+				  SELECT u.k, 1000001, u.id, 'task_started', u.state,
 						 genroc._log_payloads(jsonb_build_object('worker', p_worker, 'epoch', u.lease_epoch,
-																'attempt', s.attempt))
-				  FROM stepped s JOIN upd u ON u.id = s.id WHERE u.status = 'running') l
+																'attempt', u.attempt))
+				  FROM upd u WHERE u.status = 'running') l
 			ORDER BY l.k, l.n
 			RETURNING 1
 		)
 		SELECT array_agg(u.status ORDER BY g.k),
 			   array_agg(CASE WHEN u.status = 'running' THEN u.lease_epoch END ORDER BY g.k),
-			   array_agg(s.state ORDER BY g.k), array_agg(s.resource ORDER BY g.k),
-			   array_agg(s.task_input ORDER BY g.k), array_agg(s.only_once ORDER BY g.k),
-			   array_agg(s.timeout_s ORDER BY g.k), array_agg(s.attempt ORDER BY g.k),
+			   array_agg(u.state ORDER BY g.k), array_agg(u.resource ORDER BY g.k),
+			   array_agg(u.task_input ORDER BY g.k), array_agg(u.only_once ORDER BY g.k),
+			   array_agg(u.timeout_s ORDER BY g.k), array_agg(u.attempt ORDER BY g.k),
 			   array_agg(u.lease_expires ORDER BY g.k), array_agg(u.queue ORDER BY g.k)
 		INTO v_st, v_ep, v_state, v_res, v_in, v_oo, v_to, v_att, v_le, v_q
 		FROM generate_series(1, v_n) AS g (k)
-			 LEFT JOIN stepped s ON s.k = g.k
-			 LEFT JOIN upd u ON u.id = s.id;	-- logged runs whether read or not
+			 LEFT JOIN upd u ON u.k = g.k;	-- logged runs whether read or not
 		PERFORM pg_notify('genroc', q.queue)
 		FROM (SELECT DISTINCT v_q[g.k] AS queue FROM generate_series(1, v_n) AS g (k)
 			  WHERE v_st[g.k] = 'ready') q;
