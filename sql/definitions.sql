@@ -84,4 +84,20 @@ SELECT * FROM genroc.define('bad', '{"StartAt":"A","States":{"A":{"Type":"Task",
 -- nothing of it was stored
 SELECT count(*) AS bad_versions FROM genroc.list_definitions() WHERE name = 'bad';
 
+-- A definition's row stays while instances refer to it (_definitions_keep,
+-- in place of a foreign key): no delete, no new id, no truncate (23503);
+-- one without instances may go.
+SELECT * FROM genroc.define('kept', '{"StartAt":"A","States":{"A":{"Type":"Pass","End":true}}}');
+SELECT * FROM genroc.define('unused', '{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}');
+SELECT status FROM genroc.start('kept', '{}');
+DELETE FROM genroc._definitions WHERE name = 'kept';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE genroc._definitions SET id = DEFAULT WHERE name = 'kept';
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE genroc._definitions;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS kept FROM genroc._definitions WHERE name = 'kept';
+DELETE FROM genroc._definitions WHERE name = 'unused';
+SELECT count(*) AS unused FROM genroc._definitions WHERE name = 'unused';
+
 DROP EXTENSION genroc;

@@ -39,7 +39,12 @@ CREATE TABLE genroc._definitions (
 --   variables        the ASL variables (Assign), see below
 CREATE TABLE genroc._instances (
 	id				bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-	definition_id	bigint NOT NULL REFERENCES genroc._definitions (id),
+	-- no foreign key: its check cost a lookup and a row lock of the
+	-- definition for every instance written (a tenth of start_many's
+	-- time); genroc deletes no definition, and the trigger
+	-- _definitions_keep (30_definitions.sql) refuses anyone else's delete
+	-- of one with instances, as the key did
+	definition_id	bigint NOT NULL,
 	-- the two CHECKs below compare with one array constant, not an IN list:
 	-- PostgreSQL reads a table's CHECK expressions from their stored text in
 	-- every statement that writes a row, and the IN lists took a quarter

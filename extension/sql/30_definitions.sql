@@ -2,6 +2,39 @@
  * Definitions: define and list.
  */
 
+/*
+ * Keeps the rows instances refer to, in place of a foreign key from
+ * _instances.definition_id (10_tables.sql says why there is none): a
+ * definition that has instances cannot be deleted, have its id changed or
+ * be truncated away (23503, as the key's check).  genroc itself does none
+ * of these; the trigger stops anyone else with rights on the table.
+ */
+CREATE FUNCTION genroc._definitions_keep() RETURNS trigger
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF TG_OP = 'TRUNCATE' THEN
+		IF EXISTS (SELECT 1 FROM genroc._instances) THEN
+			RAISE EXCEPTION 'genroc._definitions cannot be truncated: instances refer to its rows'
+				USING ERRCODE = '23503';
+		END IF;
+		RETURN NULL;
+	END IF;
+	IF (TG_OP = 'DELETE' OR NEW.id IS DISTINCT FROM OLD.id)
+	   AND EXISTS (SELECT 1 FROM genroc._instances i WHERE i.definition_id = OLD.id) THEN
+		RAISE EXCEPTION 'definition % (% version %) has instances; it cannot be %',
+			OLD.id, OLD.name, OLD.version, CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'given another id' END
+			USING ERRCODE = '23503';
+	END IF;
+	RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END;
+$$;
+CREATE TRIGGER _definitions_keep BEFORE DELETE OR UPDATE OF id ON genroc._definitions
+	FOR EACH ROW EXECUTE FUNCTION genroc._definitions_keep();
+CREATE TRIGGER _definitions_keep_truncate BEFORE TRUNCATE ON genroc._definitions
+	FOR EACH STATEMENT EXECUTE FUNCTION genroc._definitions_keep();
+
 CREATE FUNCTION genroc.define(p_name text, p_definition jsonb)
 	RETURNS TABLE (name text, version int, is_new boolean)
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER

@@ -90,6 +90,11 @@ ALTER TABLE genroc._instances DROP CONSTRAINT _instances_status_check,
 	ADD CONSTRAINT _instances_wait_kind_check
 		CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event}'::text[]));
 
+-- No foreign key from an instance to its definition (10_tables.sql): the
+-- trigger _definitions_keep (30_definitions.sql, made by the parts) keeps
+-- the rows instances refer to instead.
+ALTER TABLE genroc._instances DROP CONSTRAINT _instances_definition_id_fkey;
+
 -- The definition and status indexes leave out ready and running rows
 -- (10_tables.sql): no entry for a task's start, claim or next task.
 DROP INDEX genroc._instances_definition, genroc._instances_status;
