@@ -21,8 +21,9 @@ import { definitions, startBatch } from './genroc.mjs';
 
 const { one: ONE, three: THREE } = definitions('genroc:noop');
 const POLL_MS = 50;
-const NOT_ENDED = `SELECT count(*)::int AS n FROM genroc._instances
-  WHERE status IN ('queued', 'ready', 'running', 'waiting')`;
+const NOT_ENDED = `SELECT ((SELECT count(*) FROM genroc._instances WHERE status = 'ready')
+  + (SELECT count(*) FROM genroc._instances WHERE status = 'running')
+  + (SELECT count(*) FROM genroc._instances WHERE status IN ('queued', 'waiting')))::int AS n`;
 
 export default async function make({ url, db, variant, conc }) {
   const prefetch = variant === 'tuned' ? 100 : 0;

@@ -714,8 +714,10 @@ CREATE FUNCTION genroc.list_queues()
 		names AS (
 			SELECT q.name FROM genroc._queues q
 			UNION SELECT unnest(l.queues) FROM live l
-			UNION SELECT DISTINCT i.queue FROM genroc._instances i
-				  WHERE i.status IN ('queued', 'ready', 'running', 'waiting'))
+			-- each status through its partial index (75_metrics.sql's inst)
+			UNION SELECT i.queue FROM genroc._instances i WHERE i.status = 'ready'
+			UNION SELECT i.queue FROM genroc._instances i WHERE i.status = 'running'
+			UNION SELECT i.queue FROM genroc._instances i WHERE i.status IN ('queued', 'waiting'))
 		SELECT n.name, coalesce(s.kind, 'unconfigured'), q.handler, q.match,
 			   s.global_concurrency, s.partition_concurrency, s.rate_limit,
 			   (extract(epoch FROM s.rate_period) * 1000)::bigint,

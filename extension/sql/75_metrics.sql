@@ -84,9 +84,17 @@ CREATE FUNCTION genroc.queue_stats()
 			SELECT w.queues FROM genroc._workers w, me
 			WHERE w.stopped_at IS NULL AND w.heartbeat_at > me.now - w.stale_after),
 		inst AS (
-			SELECT i.queue, i.status, i.eligible_at FROM genroc._instances i, me
-			WHERE i.status IN ('queued', 'ready', 'running')
-			  AND (me.every OR genroc._may(me.role, i.owner, 'operator'))),
+			-- each status through its partial index (ready: _instances_claim,
+			-- running: _instances_lease, queued: _instances_status, which
+			-- holds no ready or running row): a status list in one scan
+			-- reads the whole table
+			SELECT i.queue, i.status, i.eligible_at, i.owner FROM (
+				SELECT r.queue, r.status, r.eligible_at, r.owner FROM genroc._instances r WHERE r.status = 'ready'
+				UNION ALL
+				SELECT r.queue, r.status, r.eligible_at, r.owner FROM genroc._instances r WHERE r.status = 'running'
+				UNION ALL
+				SELECT r.queue, r.status, r.eligible_at, r.owner FROM genroc._instances r WHERE r.status = 'queued') i, me
+			WHERE me.every OR genroc._may(me.role, i.owner, 'operator')),
 		names AS (
 			SELECT q.name FROM genroc._queues q
 			UNION SELECT unnest(l.queues) FROM live l, me WHERE me.every
