@@ -1691,8 +1691,10 @@ int64_t seconds_from(const Path &p, const json &input, const Ctx &ctx, const cha
 
 class Runner {
   public:
-	Runner(const Machine &d, int64_t now, json ctx, json vars)
-		: def_(d), now_(now), ctxj_(std::move(ctx)), vars_(std::move(vars)) {}
+	// reads_context: whether the definition may read $$ (reads_context());
+	// when it cannot, the context's State object is not kept up to date.
+	Runner(const Machine &d, int64_t now, json ctx, json vars, bool reads_context)
+		: def_(d), now_(now), ctxj_(std::move(ctx)), vars_(std::move(vars)), reads_context_(reads_context) {}
 
 	json answer(json outcome) {
 		json a = {{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
@@ -2242,6 +2244,7 @@ class Runner {
 	json ctxj_;	 // the context object $$
 	json vars_;	 // the variables, as the step found them and Assign changed them
 	Ctx ctx_{ctxj_, vars_};
+	bool reads_context_;
 	bool vars_changed_ = false;
 
 	// ---------------------------------------------------------- JSONata
@@ -2494,6 +2497,8 @@ class Runner {
 	}
 
 	void set_state(const State &st, int64_t retry_count) {
+		if (!reads_context_)
+			return;	 // nothing reads it: no timestamp to format per state
 		ctxj_["State"] = {{"Name", st.name},
 						 {"EnteredTime", format_time(now_)},
 						 {"RetryCount", retry_count}};
@@ -2636,7 +2641,7 @@ json step(const Definition &d, const json &req) {
 		limits::check_json_depth(*it, "the variables");
 		vars = *it;
 	}
-	Runner runner(m, now_v.get<int64_t>(), std::move(ctx), std::move(vars));
+	Runner runner(m, now_v.get<int64_t>(), std::move(ctx), std::move(vars), d.reads_context);
 	json outcome;
 	if (op == "start") {
 		auto it = req.find("input");
