@@ -16,9 +16,12 @@
 // every statement, in the same implicit transaction (a pipeline of
 // set_config(..., true) and the statement, one Sync, one round trip), no
 // LISTEN is issued (wait_for_work sleeps: polling), and the worker registers
-// "pooled" (liveness by heartbeat).  Every statement is unnamed
+// "pooled" (liveness by heartbeat).  Every statement is then unnamed
 // (PQexecParams / PQsendQueryParams): no named prepared statement, which
-// pgbouncer before 1.21 cannot carry across transactions.
+// pgbouncer before 1.21 cannot carry across transactions.  On a session of
+// its own, the hot path's statements (claim, the reports, renew, the
+// heartbeat) are named prepared statements, parsed and planned once per
+// connection (exec_hot); the rest stay unnamed.
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -250,7 +253,7 @@ class PgStore final : public Store {
 	}
 
 	json worker_heartbeat(const std::string &worker) override {
-		auto r = exec("SELECT genroc.worker_heartbeat($1)", {worker});
+		auto r = exec_hot("SELECT genroc.worker_heartbeat($1)", {worker});
 		return jsonb(r.get(), 0, 0);
 	}
 
@@ -315,7 +318,7 @@ class PgStore final : public Store {
 
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues,
 							int n) override {
-		auto r = exec("SELECT instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO("lease_expires")
+		auto r = exec_hot("SELECT instance_id, epoch, state, resource, input, only_once, timeout_s, attempt, " ISO("lease_expires")
 					  ", queue FROM genroc.claim($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)), $3)",
 					  {worker, json(queues).dump(), std::to_string(n)});
 		std::vector<Task> tasks;
@@ -324,7 +327,7 @@ class PgStore final : public Store {
 	}
 
 	std::vector<int64_t> renew(const std::string &worker, const std::vector<int64_t> &ids) override {
-		auto r = exec("SELECT * FROM genroc.renew($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint))",
+		auto r = exec_hot("SELECT * FROM genroc.renew($1, ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint))",
 					  {worker, id_array(ids).dump()});
 		std::vector<int64_t> kept;
 		for (int i = 0; i < PQntuples(r.get()); i++) kept.push_back(int64(r.get(), i, 0));
@@ -337,13 +340,13 @@ class PgStore final : public Store {
 	}
 
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
-		return scalar("SELECT genroc.complete($1, $2, $3::jsonb)",
+		return scalar_hot("SELECT genroc.complete($1, $2, $3::jsonb)",
 					  {std::to_string(id), std::to_string(epoch), param(output, "the task result")});
 	}
 
 	std::string fail(int64_t id, int64_t epoch, const std::string &error,
 					 const std::string &cause) override {
-		return scalar("SELECT genroc.fail($1, $2, $3, $4)",
+		return scalar_hot("SELECT genroc.fail($1, $2, $3, $4)",
 					  {std::to_string(id), std::to_string(epoch), error, cause});
 	}
 
@@ -387,7 +390,7 @@ class PgStore final : public Store {
 		Result r;
 		try {
 			// the handed-back task's columns as claim's, from the third on
-			r = exec("SELECT status, sqlstate, instance_id, epoch, state, resource, input, only_once, timeout_s, "
+			r = exec_hot("SELECT status, sqlstate, instance_id, epoch, state, resource, input, only_once, timeout_s, "
 					  "attempt, " ISO("lease_expires") ", queue FROM genroc.complete_many("
 					  "ARRAY(SELECT jsonb_array_elements_text($1::jsonb)::bigint), "
 					  "ARRAY(SELECT jsonb_array_elements_text($2::jsonb)::bigint), "
@@ -569,6 +572,8 @@ class PgStore final : public Store {
 
   private:
 	std::string conninfo_;
+	std::map<std::string, std::string> prepared_;	// this connection's: SQL text -> statement name (exec_hot)
+	bool unnamed_only_ = false;						// exec_hot met a pooler: no named statements
 	const bool pooled_flag_;	// --pooled
 	bool pooled_;				// --pooled, or a transaction pooler detected
 	Conn conn_;
@@ -659,6 +664,7 @@ class PgStore final : public Store {
 			std::string msg = c ? PQerrorMessage(c.get()) : "out of memory";
 			throw Error(CONNECTION_FAILURE, "cannot connect to PostgreSQL: " + trim(msg));
 		}
+		prepared_.clear();
 		conn_ = std::move(c);
 		try {
 			check_extension_version();
@@ -723,12 +729,15 @@ class PgStore final : public Store {
 
 	void ensure_connected() {
 		if (!conn_ || PQstatus(conn_.get()) != CONNECTION_OK) {
-			conn_.reset();
+			drop_connection();
 			connect();
 		}
 	}
 
-	void drop_connection() { conn_.reset(); }
+	void drop_connection() {
+		conn_.reset();
+		prepared_.clear();
+	}
 
 	bool drain_notifications() {
 		bool any = false;
@@ -746,6 +755,46 @@ class PgStore final : public Store {
 		ensure_connected();
 		if (pooled_ && !settings_sql_.empty()) return exec_with_settings(sql, params);
 		return exec_plain(sql, params);
+	}
+
+	// A hot-path statement: on a session of this process's own, a named
+	// prepared statement made on its first use on this connection (the
+	// server re-plans it when what it names changes).  Behind a pooler, as
+	// exec.  "Cached plan must not change result type" (0A000: an ALTER
+	// EXTENSION changed a function's columns under it): the prepared
+	// statements are dropped and this one runs unnamed.  A prepared
+	// statement the session does not have, or has already (26000, 42P05: a
+	// transaction pooler the detection missed, which hands each statement
+	// another server connection): named statements are off for this store
+	// from then on, and this one runs unnamed.  Each time the failed
+	// statement did nothing, so running it again is safe.
+	Result exec_hot(const char *sql, std::initializer_list<Param> params) {
+		ensure_connected();
+		if (pooled_ || unnamed_only_) return exec(sql, params);
+		std::vector<const char *> values;
+		values.reserve(params.size());
+		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+		try {
+			auto it = prepared_.find(sql);
+			if (it == prepared_.end()) {
+				std::string name = "genroc_hot_" + std::to_string(prepared_.size() + 1);
+				checked(Result(PQprepare(conn_.get(), name.c_str(), sql, static_cast<int>(values.size()), nullptr)));
+				it = prepared_.emplace(sql, std::move(name)).first;
+			}
+			return checked(Result(PQexecPrepared(conn_.get(), it->second.c_str(), static_cast<int>(values.size()),
+												 values.data(), nullptr, nullptr, 0)));
+		} catch (const Error &e) {
+			if (!conn_) throw;
+			if (e.sqlstate == "26000" || e.sqlstate == "42P05") {
+				prepared_.clear();
+				unnamed_only_ = true;
+				return exec(sql, params);
+			}
+			if (e.sqlstate != "0A000") throw;
+			prepared_.clear();
+			exec_plain("DEALLOCATE ALL", {});
+			return exec_plain(sql, params);
+		}
 	}
 
 	Result exec_plain(const char *sql, std::initializer_list<Param> params) {
@@ -855,7 +904,7 @@ class PgStore final : public Store {
 	Report handback_report(const char *sql, std::initializer_list<Param> params, Plain plain) {
 		Result r;
 		try {
-			r = exec(sql, params);
+			r = exec_hot(sql, params);
 		} catch (const Error &e) {
 			if (e.sqlstate != "42883") throw;
 			handback_ = false;
@@ -869,6 +918,12 @@ class PgStore final : public Store {
 
 	std::string scalar(const char *sql, std::initializer_list<Param> params) {
 		auto r = exec(sql, params);
+		return PQntuples(r.get()) ? text(r.get(), 0, 0) : std::string();
+	}
+
+	// scalar through exec_hot
+	std::string scalar_hot(const char *sql, std::initializer_list<Param> params) {
+		auto r = exec_hot(sql, params);
 		return PQntuples(r.get()) ? text(r.get(), 0, 0) : std::string();
 	}
 
