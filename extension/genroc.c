@@ -1037,19 +1037,57 @@ genroc_caller(PG_FUNCTION_ARGS)
 	PG_RETURN_OID(GetOuterUserId());
 }
 
+/* The interpreter's json_depth (core/limits.def, the one table of limits). */
+#define GENROC_LIMIT(sym, name, value, what) enum { limit_##sym = (value) };
+#include "limits.def"
+#undef GENROC_LIMIT
+
+/*
+ * Whether a jsonb nests at most `limit` arrays and objects, counted from its
+ * own tokens (a scalar at the root counts as one: jsonb keeps it in an
+ * array), stopping as soon as it is over.
+ */
+static bool
+jsonb_depth_within(Jsonb *jb, int limit)
+{
+	JsonbIterator *it = JsonbIteratorInit(&jb->root);
+	JsonbValue	v;
+	JsonbIteratorToken token;
+	int			depth = 0;
+
+	while ((token = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (token == WJB_BEGIN_ARRAY || token == WJB_BEGIN_OBJECT)
+		{
+			if (++depth > limit)
+				return false;
+		}
+		else if (token == WJB_END_ARRAY || token == WJB_END_OBJECT)
+			depth--;
+	}
+	return true;
+}
+
 /*
  * genroc._check_depth(value jsonb, what text): raises 54000 when the value
  * nests deeper than the interpreter's json_depth, in the interpreter's words.
+ * A value one level or more inside the limit is passed here without the
+ * interpreter (which would parse all of its text to count); the interpreter
+ * judges the others, and words the error.
  */
 Datum
 genroc_check_depth(PG_FUNCTION_ARGS)
 {
-	char	   *value = jsonb_text(PG_GETARG_DATUM(0));
-	char	   *what = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	char	   *value;
+	char	   *what;
 	GenrocAslResult result;
 	GenrocFailure failure;
 	bool		ok;
 
+	if (jsonb_depth_within(PG_GETARG_JSONB_P(0), limit_JSON_DEPTH - 1))
+		PG_RETURN_VOID();
+	value = jsonb_text(PG_GETARG_DATUM(0));
+	what = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	result = genroc_asl_check_depth(value, what);
 	(void) take_result(&result, &ok, &failure);
 	if (!ok)
