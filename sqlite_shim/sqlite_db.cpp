@@ -102,11 +102,6 @@ std::shared_ptr<WriteTurns> WriteTurns::for_file(const std::string &path) {
 	return turns;
 }
 
-namespace {
-// What busy_timeout gives another process; a writer of this process waits
-// as long for its turn.
-constexpr int kBusyTimeoutMs = 10000;
-}  // namespace
 
 // Creates the file at path, empty and mode 0600 (before the umask), when
 // there is none.  It holds inputs, outputs and token hashes: SQLite would

@@ -38,6 +38,10 @@
 
 namespace genroc::sqlite {
 
+// What busy_timeout gives another process; a writer of this process waits
+// as long for its turn, and a store retries its switch to WAL as long.
+inline constexpr int kBusyTimeoutMs = 10000;
+
 // Throws genroc::Error for a SQLite result code (SQLSTATE chosen by kind).
 [[noreturn]] void raise(sqlite3 *db, int rc, std::string_view what);
 

@@ -433,7 +433,7 @@ class SqliteStore final : public Store {
 			}
 			return;
 		}
-		db_.exec("PRAGMA journal_mode=WAL");
+		use_wal();
 		// foreign keys on after the migration: schema 8 remakes the instances
 		// table, which SQLite allows only with them off (sqlite_schema.hpp)
 		migrate();
@@ -441,6 +441,26 @@ class SqliteStore final : public Store {
 	}
 	~SqliteStore() override {
 		for (auto &[_, fd] : worker_locks_) ::close(fd);
+	}
+
+	// The file in WAL mode.  Switching a new file to WAL takes its exclusive
+	// lock, and a connection that loses that race to another process's
+	// switch gets SQLITE_BUSY at once, without the busy handler (twenty
+	// processes opening a new file in the same millisecond: about one start
+	// in ten refused, faults_startup_test).  The switch is asked again until
+	// it holds, for as long as a busy writer is waited for; a file already
+	// in WAL mode answers at once.
+	void use_wal() {
+		const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(sqlite::kBusyTimeoutMs);
+		for (;;) {
+			try {
+				db_.exec("PRAGMA journal_mode=WAL");
+				return;
+			} catch (const Error &e) {
+				if (e.sqlstate != "55P03" || std::chrono::steady_clock::now() >= give_up) throw;
+			}
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		}
 	}
 	SqliteStore(const SqliteStore &) = delete;
 	SqliteStore &operator=(const SqliteStore &) = delete;
