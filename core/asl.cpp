@@ -227,7 +227,8 @@ class Definition {
 	// parent scope), to refuse an inner Assign of an outer variable.
 	std::map<std::string, std::map<std::string, std::string>> assigned;
 	std::map<std::string, std::string> parent_scope;
-	bool reads_context = true;	// asl.hpp reads_context()
+	bool reads_context = true;			 // asl.hpp reads_context()
+	bool reads_execution_input = true;	 // asl.hpp reads_execution_input()
 };
 
 namespace {
@@ -1368,19 +1369,32 @@ bool names_context(const std::string &s) {
 	return false;
 }
 
-// names_context over every key and string of a JSON value.
-bool any_names_context(const json &v) {
+// Whether one string of a definition may read $$.Execution.Input (the rule
+// in asl.hpp's reads_execution_input).
+bool names_execution_input(const std::string &s) {
+	for (const std::string mark : {"$$", "$states.context"})
+		for (size_t at = s.find(mark); at != std::string::npos; at = s.find(mark, at + mark.size())) {
+			const std::string rest = s.substr(at + mark.size(), 14);
+			if (!(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
+				  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0))
+				return true;
+		}
+	return false;
+}
+
+// Whether `names` holds for any key or string of a JSON value.
+bool any_string(const json &v, bool (*names)(const std::string &)) {
 	if (v.is_string())
-		return names_context(v.get_ref<const std::string &>());
+		return names(v.get_ref<const std::string &>());
 	if (v.is_object()) {
 		for (auto it = v.begin(); it != v.end(); ++it)
-			if (names_context(it.key()) || any_names_context(*it))
+			if (names(it.key()) || any_string(*it, names))
 				return true;
 		return false;
 	}
 	if (v.is_array())
 		for (const auto &e : v)
-			if (any_names_context(e))
+			if (any_string(e, names))
 				return true;
 	return false;
 }
@@ -1388,6 +1402,8 @@ bool any_names_context(const json &v) {
 }  // namespace
 
 bool reads_context(const Definition &definition) { return definition.reads_context; }
+
+bool reads_execution_input(const Definition &definition) { return definition.reads_execution_input; }
 
 DefinitionPtr compile(const json &def) {
 	if (!def.is_object())
@@ -1409,7 +1425,8 @@ DefinitionPtr compile(const json &def) {
 									 ", outside this Parallel branch or Map item processor: inner "
 									 "states may read the variables around them but not assign them");
 		}
-	d->reads_context = any_names_context(def);
+	d->reads_context = any_string(def, names_context);
+	d->reads_execution_input = d->reads_context && any_string(def, names_execution_input);
 	return d;
 }
 

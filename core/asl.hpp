@@ -70,6 +70,14 @@ DefinitionPtr compile(const json &definition);
 // interpreter reading it (a fifth of a small step's time).
 bool reads_context(const Definition &definition);
 
+// Whether a step of a Parallel branch or Map item of the definition may read
+// $$.Execution.Input (the top execution's input, which a store fetches from
+// an ancestor's row): some string of its text names "$$" or JSONata's
+// $states.context not followed by .Map., .StateMachine., .State. or .Task.
+// (the context objects a store does not fetch).  genroc._execution
+// (extension/sql/20_core.sql) tests the same with a regular expression.
+bool reads_execution_input(const Definition &definition);
+
 // Runs one step.  `request` and the returned object are described below.
 // Throws Error only for a malformed request (a caller bug, SQLSTATE 22023);
 // every ASL runtime problem (States.Runtime, States.IntrinsicFailure, a

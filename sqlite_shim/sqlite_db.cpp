@@ -102,7 +102,6 @@ std::shared_ptr<WriteTurns> WriteTurns::for_file(const std::string &path) {
 	return turns;
 }
 
-
 // Creates the file at path, empty and mode 0600 (before the umask), when
 // there is none.  It holds inputs, outputs and token hashes: SQLite would
 // make it 0644, and makes the -wal and -shm files with the main file's mode

@@ -2533,7 +2533,7 @@ class SqliteStore final : public Store {
 				name = a.name;
 				created_at = a.created_at;
 			}
-			with_input = reads_execution_input(self.definition_id);
+			with_input = asl::reads_execution_input(*compiled(self.definition_id));
 			if (with_input) {
 				Query q(db_, "SELECT input FROM instances WHERE id = ?1", id);
 				q.next();
@@ -2559,27 +2559,6 @@ class SqliteStore final : public Store {
 		if (!q.next()) throw Error("XX000", "definition " + std::to_string(definition_id) + " is missing");
 		json m = {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}};
 		return state_machines_.emplace(definition_id, std::move(m)).first->second;
-	}
-
-	// Whether a definition may read $$.Execution.Input: its text has $$ (or
-	// JSONata's $states.context) other than .Map. / .State. / .Task. /
-	// .StateMachine. after it (as genroc._execution's test).  Kept per definition id.
-	bool reads_execution_input(int64_t definition_id) {
-		auto it = reads_input_.find(definition_id);
-		if (it != reads_input_.end()) return it->second;
-		Query q(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
-		q.next();
-		const std::string text = q.text(0);
-		bool reads = false;
-		// $$ in JSONPath, $states.context in JSONata
-		for (const std::string mark : {"$$", "$states.context"})
-			for (size_t at = text.find(mark); at != std::string::npos && !reads; at = text.find(mark, at + mark.size())) {
-				const std::string rest = text.substr(at + mark.size(), 14);
-				reads = !(rest.rfind(".Map.", 0) == 0 || rest.rfind(".StateMachine.", 0) == 0 ||
-						  rest.rfind(".State.", 0) == 0 || rest.rfind(".Task.", 0) == 0);
-			}
-		reads_input_.emplace(definition_id, reads);
-		return reads;
 	}
 
 	// genroc._task_request: continues a stopped task with its result or error.
@@ -3696,7 +3675,6 @@ class SqliteStore final : public Store {
 	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
 	std::map<int64_t, json> state_machines_;  // definition id -> $$.StateMachine
-	std::map<int64_t, bool> reads_input_;  // reads_execution_input, per definition id
 	// context(): the unchanging columns of the ancestors it walked through
 	struct Ancestor {
 		int64_t id;

@@ -59,6 +59,14 @@ constexpr const char *CONNECTION_FAILURE = "08006";
 // A parameter: a value, or SQL NULL.
 using Param = std::optional<std::string>;
 
+// The parameters as libpq takes them: text, NULL for a null.
+std::vector<const char *> param_values(std::initializer_list<Param> params) {
+	std::vector<const char *> values;
+	values.reserve(params.size());
+	for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+	return values;
+}
+
 std::string text(PGresult *r, int row, int col) {
 	return PQgetisnull(r, row, col) ? std::string() : std::string(PQgetvalue(r, row, col));
 }
@@ -340,14 +348,14 @@ class PgStore final : public Store {
 	}
 
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
-		return scalar_hot("SELECT genroc.complete($1, $2, $3::jsonb)",
-					  {std::to_string(id), std::to_string(epoch), param(output, "the task result")});
+		return first_cell(exec_hot("SELECT genroc.complete($1, $2, $3::jsonb)",
+									{std::to_string(id), std::to_string(epoch), param(output, "the task result")}));
 	}
 
 	std::string fail(int64_t id, int64_t epoch, const std::string &error,
 					 const std::string &cause) override {
-		return scalar_hot("SELECT genroc.fail($1, $2, $3, $4)",
-					  {std::to_string(id), std::to_string(epoch), error, cause});
+		return first_cell(exec_hot("SELECT genroc.fail($1, $2, $3, $4)",
+									{std::to_string(id), std::to_string(epoch), error, cause}));
 	}
 
 	Report complete_and_claim(int64_t id, int64_t epoch, const json &output, const std::string &worker,
@@ -771,9 +779,7 @@ class PgStore final : public Store {
 	Result exec_hot(const char *sql, std::initializer_list<Param> params) {
 		ensure_connected();
 		if (pooled_ || unnamed_only_) return exec(sql, params);
-		std::vector<const char *> values;
-		values.reserve(params.size());
-		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+		const std::vector<const char *> values = param_values(params);
 		try {
 			auto it = prepared_.find(sql);
 			if (it == prepared_.end()) {
@@ -799,9 +805,7 @@ class PgStore final : public Store {
 
 	Result exec_plain(const char *sql, std::initializer_list<Param> params) {
 		ensure_connected();
-		std::vector<const char *> values;
-		values.reserve(params.size());
-		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+		const std::vector<const char *> values = param_values(params);
 		return checked(Result(PQexecParams(conn_.get(), sql, static_cast<int>(values.size()), nullptr,
 										   values.data(), nullptr, nullptr, 0)));
 	}
@@ -814,9 +818,7 @@ class PgStore final : public Store {
 	// then not run.
 	Result exec_with_settings(const char *sql, std::initializer_list<Param> params) {
 		PGconn *c = conn_.get();
-		std::vector<const char *> values;
-		values.reserve(params.size());
-		for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
+		const std::vector<const char *> values = param_values(params);
 		std::vector<const char *> settings;
 		settings.reserve(settings_.size());
 		for (const auto &v : settings_) settings.push_back(v.c_str());
@@ -916,16 +918,10 @@ class PgStore final : public Store {
 		return out;
 	}
 
-	std::string scalar(const char *sql, std::initializer_list<Param> params) {
-		auto r = exec(sql, params);
-		return PQntuples(r.get()) ? text(r.get(), 0, 0) : std::string();
-	}
+	std::string scalar(const char *sql, std::initializer_list<Param> params) { return first_cell(exec(sql, params)); }
 
-	// scalar through exec_hot
-	std::string scalar_hot(const char *sql, std::initializer_list<Param> params) {
-		auto r = exec_hot(sql, params);
-		return PQntuples(r.get()) ? text(r.get(), 0, 0) : std::string();
-	}
+	// The first row's first column, or "" for no row.
+	static std::string first_cell(const Result &r) { return PQntuples(r.get()) ? text(r.get(), 0, 0) : std::string(); }
 
 	json rows_as_json(const char *sql, std::initializer_list<Param> params) {
 		auto r = exec(sql, params);

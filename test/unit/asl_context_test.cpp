@@ -117,3 +117,19 @@ TEST(ReadsContext, ADefinitionThatReadsItAnswersDifferentlyWithout) {
 	request["context"] = a_context();
 	EXPECT_NE(asl::step(*d, request), without);
 }
+
+// reads_execution_input: the same walk, narrower rule (what a store fetches
+// from an ancestor's row for a branch or item).
+TEST(ReadsContext, ExecutionInputOnlyForAContextPathOtherThanMapStateMachineStateTask) {
+	auto input = [](const std::string &definition) {
+		return asl::reads_execution_input(*asl::compile(J(definition)));
+	};
+	EXPECT_FALSE(input(plain_one(R"j({"Type":"Task","Resource":"handler:h","End":true})j")));
+	EXPECT_TRUE(input(plain_one(R"j({"Type":"Pass","Parameters":{"i.$":"$$.Execution.Input"},"End":true})j")));
+	EXPECT_TRUE(input(plain_one(R"j({"Type":"Pass","Parameters":{"i.$":"$$"},"End":true})j")));
+	EXPECT_FALSE(input(plain_one(R"j({"Type":"Map","ItemSelector":{"v.$":"$$.Map.Item.Value"},
+	  "ItemProcessor":{"StartAt":"I","States":{"I":{"Type":"Pass","Parameters":{"t.$":"$$.Task.Token",
+	  "s.$":"$$.State.Name","m.$":"$$.StateMachine.Id"},"End":true}}},"End":true})j")));
+	EXPECT_TRUE(input(one_jsonata(R"j({"Type":"Pass","Output":"{% $states.context.Execution.Input %}","End":true})j")));
+	EXPECT_FALSE(input(one_jsonata(R"j({"Type":"Pass","Output":"{% $states.context.Task.Token %}","End":true})j")));
+}
