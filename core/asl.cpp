@@ -229,6 +229,7 @@ class Definition {
 	std::map<std::string, std::string> parent_scope;
 	bool reads_context = true;			 // asl.hpp reads_context()
 	bool reads_execution_input = true;	 // asl.hpp reads_execution_input()
+	std::optional<json> start_task;		 // asl.hpp start_task()
 };
 
 namespace {
@@ -1405,6 +1406,37 @@ bool reads_context(const Definition &definition) { return definition.reads_conte
 
 bool reads_execution_input(const Definition &definition) { return definition.reads_execution_input; }
 
+const std::optional<json> &start_task(const Definition &definition) { return definition.start_task; }
+
+namespace {
+
+// asl.hpp start_task(): what Runner::run answers for a start whose first
+// state is such a Task (run_inline's entry, then enter_task with nothing
+// read from the input).
+std::optional<json> plain_start_task(const Machine &m) {
+	const State &st = m.states.at(m.start_at);
+	if (st.type != StateType::Task || st.resource == "genroc:event" ||
+		st.resource == "genroc:call" || st.resource == "genroc:call.sync")
+		return std::nullopt;
+	if (st.jsonata ? (st.arguments || st.timeout_x || st.heartbeat_x)
+				   : (st.input_path.is_null || st.input_path.path || st.parameters ||
+					  st.timeout_path || st.heartbeat_path))
+		return std::nullopt;
+	if (st.timeout_s && st.heartbeat_s && *st.heartbeat_s >= *st.timeout_s)
+		return std::nullopt;  // the step fails it: let it say so
+	json entered = json::array();
+	entered.push_back(json{{"state", st.name}, {"type", st.type_name}});
+	return json{{"entered", std::move(entered)},
+				{"state", st.name},
+				{"resource", st.resource},
+				{"timeout_s", st.timeout_s ? json(*st.timeout_s) : json(nullptr)},
+				{"heartbeat_s", st.heartbeat_s ? json(*st.heartbeat_s) : json(nullptr)},
+				{"only_once", st.only_once},
+				{"retry_counts", std::vector<int64_t>(st.retry.size(), 0)}};
+}
+
+}  // namespace
+
 DefinitionPtr compile(const json &def) {
 	if (!def.is_object())
 		fault("$", std::string("a definition must be a JSON object, not ") + def.type_name());
@@ -1427,6 +1459,7 @@ DefinitionPtr compile(const json &def) {
 		}
 	d->reads_context = any_string(def, names_context);
 	d->reads_execution_input = d->reads_context && any_string(def, names_execution_input);
+	d->start_task = plain_start_task(d->machines.at(""));
 	return d;
 }
 

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -77,6 +78,17 @@ bool reads_context(const Definition &definition);
 // (the context objects a store does not fetch).  genroc._execution
 // (extension/sql/20_core.sql) tests the same with a regular expression.
 bool reads_execution_input(const Definition &definition);
+
+// A start of the definition that cannot depend on its input: the first
+// state is a Task the input reaches unchanged (no InputPath, Parameters or
+// Arguments, no timeout or heartbeat read from the input; not genroc:call
+// or genroc:event).  Every start then stops at that Task with the input as
+// the state input and the task input, and this object holds the rest of
+// step's answer: "entered", and the "task" outcome's "state", "resource",
+// "timeout_s", "heartbeat_s", "only_once" and "retry_counts" ("delay_ms"
+// is 0).  A store may write a batch of starts from it instead of a step
+// per input.  Empty: step each start.
+const std::optional<json> &start_task(const Definition &definition);
 
 // Runs one step.  `request` and the returned object are described below.
 // Throws Error only for a malformed request (a caller bug, SQLSTATE 22023);

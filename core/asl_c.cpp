@@ -127,6 +127,28 @@ json parse_or_throw(const char *text, const char *sqlstate, const char *what) {
 	return j;
 }
 
+// The definition cached under cache_key, else compiled from its text (and
+// cached); 55000 when neither is there (the caller calls again with the text).
+DefinitionPtr cached_or_compiled(const char *cache_key, const char *definition_json) {
+	DefinitionPtr def;
+	if (cache_key)
+		def = cache().get(cache_key);
+	if (def)
+		return def;
+	if (!definition_json && !cache_key)
+		throw genroc::Error(genroc::sqlstate::NULL_VALUE_NOT_ALLOWED,
+							"a step needs the definition's cache key or its text");
+	if (!definition_json)
+		throw genroc::Error("55000", "definition \"" + std::string(cache_key) +
+										 "\" is not in this process's cache; call again "
+										 "with its text");
+	def = genroc::asl::compile(
+		parse_or_throw(definition_json, genroc::sqlstate::INVALID_DEFINITION, "the definition"));
+	if (cache_key)
+		cache().put(cache_key, def);
+	return def;
+}
+
 }  // namespace
 
 extern "C" GenrocAslResult genroc_asl_validate(const char *definition_json, const char *cache_key) {
@@ -147,22 +169,7 @@ extern "C" GenrocAslResult genroc_asl_step(const char *cache_key, const char *de
 	return guarded([&]() {
 		if (!request_json)
 			throw genroc::Error(genroc::sqlstate::NULL_VALUE_NOT_ALLOWED, "the step request is NULL");
-		DefinitionPtr def;
-		if (cache_key)
-			def = cache().get(cache_key);
-		if (!def) {
-			if (!definition_json && !cache_key)
-				throw genroc::Error(genroc::sqlstate::NULL_VALUE_NOT_ALLOWED,
-									"a step needs the definition's cache key or its text");
-			if (!definition_json)
-				throw genroc::Error("55000", "definition \"" + std::string(cache_key) +
-												 "\" is not in this process's cache; call again "
-												 "with its text");
-			def = genroc::asl::compile(parse_or_throw(
-				definition_json, genroc::sqlstate::INVALID_DEFINITION, "the definition"));
-			if (cache_key)
-				cache().put(cache_key, def);
-		}
+		DefinitionPtr def = cached_or_compiled(cache_key, definition_json);
 		json request = parse_or_throw(request_json, genroc::sqlstate::INVALID_PARAMETER_VALUE,
 									  "the step request");
 		json answer = genroc::asl::step(*def, request);
@@ -170,6 +177,19 @@ extern "C" GenrocAslResult genroc_asl_step(const char *cache_key, const char *de
 		// make serialization throw; it has been checked already, this is a
 		// second line of defence.
 		char *text = dup(answer.dump(-1, ' ', false, json::error_handler_t::replace));
+		if (!text)
+			throw std::bad_alloc();
+		return ok(text);
+	});
+}
+
+extern "C" GenrocAslResult genroc_asl_start_task(const char *cache_key, const char *definition_json) {
+	return guarded([&]() {
+		DefinitionPtr def = cached_or_compiled(cache_key, definition_json);
+		const auto &task = genroc::asl::start_task(*def);
+		if (!task)
+			return ok(nullptr);
+		char *text = dup(task->dump(-1, ' ', false, json::error_handler_t::replace));
 		if (!text)
 			throw std::bad_alloc();
 		return ok(text);

@@ -41,6 +41,14 @@ extern GenrocAslResult genroc_asl_step(const char *cache_key, const char *defini
 									   const char *request_json);
 
 /*
+ * What every start of the definition answers apart from its input
+ * (asl.hpp start_task), as JSON text; json NULL when a start must be
+ * stepped.  The definition is found or compiled as for a step (a miss
+ * without definition_json fails with 55000).
+ */
+extern GenrocAslResult genroc_asl_start_task(const char *cache_key, const char *definition_json);
+
+/*
  * Whether steps of the definition cached under cache_key may read the
  * context object (asl.hpp reads_context): 1 they may, 0 they cannot (a
  * step request may then leave "context" out), -1 it is not in this

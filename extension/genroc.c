@@ -150,6 +150,7 @@ PG_FUNCTION_INFO_V1(genroc_now);
 PG_FUNCTION_INFO_V1(genroc_validate);
 PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_step_start);
+PG_FUNCTION_INFO_V1(genroc_start_task);
 PG_FUNCTION_INFO_V1(genroc_step_succeeded);
 PG_FUNCTION_INFO_V1(genroc_step_in_context);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
@@ -679,6 +680,35 @@ step_answer(const char *cache_key, Datum definition, const char *request)
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("ASL interpreter returned no answer")));
 	return DirectFunctionCall1(jsonb_in, CStringGetDatum(answer));
+}
+
+/*
+ * genroc._start_task(cache_key text, definition jsonb) → jsonb: what every
+ * start of the definition answers apart from its input (core/asl.hpp
+ * start_task), NULL when each start must be stepped.  genroc.start_many
+ * writes a batch of such starts from it, with no step per input.
+ */
+Datum
+genroc_start_task(PG_FUNCTION_ARGS)
+{
+	char	   *cache_key = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	GenrocAslResult result;
+	GenrocFailure failure;
+	bool		ok;
+	char	   *task;
+
+	result = genroc_asl_start_task(cache_key, NULL);
+	task = take_result(&result, &ok, &failure);
+	if (!ok && is_cache_miss(&failure))
+	{
+		result = genroc_asl_start_task(cache_key, jsonb_text(PG_GETARG_DATUM(1)));
+		task = take_result(&result, &ok, &failure);
+	}
+	if (!ok)
+		raise_failure(&failure);
+	if (task == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(task)));
 }
 
 /* genroc._step(cache_key text, definition jsonb, request jsonb) → jsonb. */

@@ -36,6 +36,17 @@ SELECT * FROM pg_temp.same('job', '[{"n":1}, 2, "three", null, [4]]');
 SELECT array_agg(instance_id ORDER BY instance_id) = array_agg(instance_id) AS ids_ascending
 FROM genroc.start_many('job', '[1, 2, 3, 4, 5, 6]');
 
+-- a first Task the input reaches unchanged is not stepped per input
+-- (genroc._start_task gives what every start answers but the input); its
+-- settings are the definition's all the same
+SELECT * FROM genroc.define('plain', '{"StartAt":"W","States":{"W":{"Type":"Task","Resource":"handler:work","TimeoutSeconds":30,"HeartbeatSeconds":10,"OnlyOnce":true,"Retry":[{"ErrorEquals":["x"]},{"ErrorEquals":["States.ALL"],"MaxAttempts":2}],"End":true}}}');
+SELECT genroc._start_task(hash, definition) FROM genroc._definitions WHERE name = 'plain';
+SELECT * FROM pg_temp.same('plain', '[{"n":1}, [2], null]', '{"priority":3}');
+-- one that reads its input is stepped
+SELECT * FROM genroc.define('shaped', '{"StartAt":"W","States":{"W":{"Type":"Task","Resource":"handler:work","InputPath":"$.n","End":true}}}');
+SELECT genroc._start_task(hash, definition) IS NULL AS stepped FROM genroc._definitions WHERE name = 'shaped';
+SELECT * FROM pg_temp.same('shaped', '[{"n":1}, {"n":[2]}]');
+
 -- the context ($$), Parameters, an Assign and the task's settings
 SELECT * FROM genroc.define('rich', $d${"StartAt":"Prep","States":{
 	"Prep":{"Type":"Pass","Parameters":{"exec.$":"$$.Execution.Id","name.$":"$$.Execution.Name",

@@ -147,6 +147,16 @@ CREATE FUNCTION genroc._step_start(p_cache_key text, p_definition jsonb, p_input
 	AS 'MODULE_PATHNAME', 'genroc_step_start'
 	LANGUAGE C VOLATILE;
 
+-- What every start of the definition answers apart from its input, when
+-- its first state is a Task the input reaches unchanged (core/asl.hpp
+-- start_task): "entered", and the task's "state", "resource", "timeout_s",
+-- "heartbeat_s", "only_once" and "retry_counts"; the input is its state
+-- input and task input.  NULL: each start is stepped.  genroc.start_many
+-- writes its batch from it, with no step per input.
+CREATE FUNCTION genroc._start_task(p_cache_key text, p_definition jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_start_task'
+	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
 -- genroc._step_in_context of genroc._task_request(p_inst, 'task_succeeded',
 -- p_result, NULL, NULL) for a top-level instance, in its own context (what
 -- genroc._execution answers for it) with a fresh token: the request written

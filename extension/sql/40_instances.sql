@@ -257,6 +257,14 @@ DECLARE
 	v_fast boolean[];
 	v_input jsonb;
 	v_k int;
+	v_task jsonb;
+	v_task_entered jsonb;
+	v_task_state text;
+	v_task_resource text;
+	v_task_retry jsonb;
+	v_task_only_once boolean;
+	v_task_timeout int;
+	v_task_heartbeat int;
 BEGIN
 	PERFORM genroc._check_definition(p_definition, 'admin');
 	IF p_definition IS NULL THEN
@@ -302,31 +310,52 @@ BEGIN
 	-- The first step of every input, then each instance written as that
 	-- step left it when it stops at a handler task ("fast": what
 	-- _apply_step writes for a 'task' outcome without delay), else as start
-	-- writes it before genroc._admit runs the step again below.
+	-- writes it before genroc._admit runs the step again below.  A
+	-- definition whose first state is a Task the input reaches unchanged
+	-- (genroc._start_task) is not stepped per input: every start stops
+	-- there, the input as its state and task input, the rest the same.
 	v_queue := genroc._route(v_def, v_labels);
+	v_task := genroc._start_task(v_def.hash, v_def.definition);
+	IF v_task IS NOT NULL THEN
+		v_task_entered := v_task -> 'entered';
+		v_task_state := v_task ->> 'state';
+		v_task_resource := v_task ->> 'resource';
+		v_task_retry := v_task -> 'retry_counts';
+		v_task_only_once := (v_task ->> 'only_once')::boolean;
+		v_task_timeout := (v_task ->> 'timeout_s')::int;
+		v_task_heartbeat := (v_task ->> 'heartbeat_s')::int;
+	END IF;
 	WITH item AS MATERIALIZED (
 		SELECT e.n, e.v AS input, nextval('genroc._instances_id_seq') AS id
 		FROM jsonb_array_elements(p_inputs) WITH ORDINALITY AS e(v, n)
 		ORDER BY e.n
 	), answered AS MATERIALIZED (
 		SELECT it.n, it.id, it.input,
-			   genroc._step_start(v_def.hash, v_def.definition, it.input, v_now_ms, it.id, NULL,
-								  genroc._iso(v_now), v_def.name, v_def.version, NULL)
+			   CASE WHEN v_task IS NULL
+					THEN genroc._step_start(v_def.hash, v_def.definition, it.input, v_now_ms, it.id, NULL,
+											genroc._iso(v_now), v_def.name, v_def.version, NULL) END
 				 AS answer
 		FROM item it
 	), stepped AS MATERIALIZED (
-		-- the outcome's fields, each read once
-		SELECT a.n, a.id, a.input, a.answer -> 'entered' AS entered, a.answer -> 'variables' AS variables,
-			   o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input,
-			   o.out -> 'task_input' AS task_input, o.out ->> 'resource' AS resource,
-			   coalesce(o.out -> 'retry_counts', '[]') AS retry_counts,
-			   (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(o.out -> 'retry_counts') AS c)
-				 AS attempt,
-			   coalesce((o.out ->> 'only_once')::boolean, false) AS only_once,
-			   (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s,
-			   (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%'
-				AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0) AS fast
-		FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o
+		-- the outcome's fields, each read once (without a step: _start_task's)
+		SELECT a.n, a.id, a.input, a.answer -> 'variables' AS variables, t.*,
+			   (t.kind = 'task' AND t.resource NOT LIKE 'activity:%' AND t.delay_ms = 0) AS fast
+		FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o,
+			 LATERAL (SELECT a.answer -> 'entered' AS entered, o.out ->> 'kind' AS kind,
+							 o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input,
+							 o.out -> 'task_input' AS task_input, o.out ->> 'resource' AS resource,
+							 coalesce(o.out -> 'retry_counts', '[]') AS retry_counts,
+							 (SELECT coalesce(sum(c::int), 0)
+							  FROM jsonb_array_elements_text(o.out -> 'retry_counts') AS c) AS attempt,
+							 coalesce((o.out ->> 'only_once')::boolean, false) AS only_once,
+							 (o.out ->> 'timeout_s')::int AS timeout_s,
+							 (o.out ->> 'heartbeat_s')::int AS heartbeat_s,
+							 coalesce((o.out ->> 'delay_ms')::bigint, 0) AS delay_ms
+					 WHERE v_task IS NULL
+					 UNION ALL
+					 SELECT v_task_entered, 'task', v_task_state, a.input, a.input, v_task_resource,
+							v_task_retry, 0, v_task_only_once, v_task_timeout, v_task_heartbeat, 0
+					 WHERE v_task IS NOT NULL) t
 	), ins AS (
 		INSERT INTO genroc._instances AS i (id, definition_id, status, eligible_at, input, labels, priority,
 			created_at, updated_at, queue, state, state_input, task_input, resource, retry_counts, attempt,

@@ -1,0 +1,102 @@
+// asl_start_task_test.cpp — start_task(): which definitions start the same
+// way whatever the input, and that a start of one answers exactly what
+// start_task says with the input put in (what genroc.start_many writes
+// without a step per input).
+
+#include "helpers.hpp"
+
+using namespace genroc;
+using namespace genroc::test;
+
+namespace {
+
+std::optional<json> task_of(const std::string &definition) {
+	return asl::start_task(*asl::compile(J(definition)));
+}
+
+// A JSONPath machine whose first state "A" is `body`, then "B" to end on.
+std::string first(const std::string &body) {
+	return R"j({"StartAt":"A","States":{"A":)j" + body + R"j(,"B":{"Type":"Succeed"}}})j";
+}
+
+// The same in a JSONata machine.
+std::string first_jsonata(const std::string &body) {
+	return R"j({"QueryLanguage":"JSONata","StartAt":"A","States":{"A":)j" + body +
+		   R"j(,"B":{"Type":"Succeed"}}})j";
+}
+
+// What start_task says a start answers: its fields around the input, as a
+// step would write them.
+json composed(const json &task, const json &input) {
+	return json{{"entered", task["entered"]},
+				{"outcome",
+				 {{"kind", "task"},
+				  {"state", task["state"]},
+				  {"resource", task["resource"]},
+				  {"state_input", input},
+				  {"task_input", input},
+				  {"timeout_s", task["timeout_s"]},
+				  {"heartbeat_s", task["heartbeat_s"]},
+				  {"only_once", task["only_once"]},
+				  {"retry_counts", task["retry_counts"]},
+				  {"delay_ms", 0}}}};
+}
+
+const char *const kInputs[] = {R"j({})j", R"j({"a":1,"b":[true,null,"x"]})j", R"j([1,2,3])j",
+							   R"j("text")j", R"j(42)j", R"j(null)j", R"j({"Name":"n","Definition":"d"})j"};
+
+}  // namespace
+
+TEST(StartTask, APlainFirstTaskStartsTheSameWhateverTheInput) {
+	const std::string defs[] = {
+		first(R"j({"Type":"Task","Resource":"handler:h","Next":"B"})j"),
+		first(R"j({"Type":"Task","Resource":"handler:h","TimeoutSeconds":30,"HeartbeatSeconds":5,
+		          "OnlyOnce":true,"Retry":[{"ErrorEquals":["x"]},{"ErrorEquals":["States.ALL"]}],
+		          "ResultPath":"$.r","OutputPath":"$.r","Next":"B"})j"),
+		first(R"j({"Type":"Task","Resource":"activity:a","ResultSelector":{"v.$":"$.v"},"Next":"B"})j"),
+		first_jsonata(R"j({"Type":"Task","Resource":"handler:h","TimeoutSeconds":9,
+		                  "Output":"{% $states.result %}","Assign":{"x":"{% $states.input %}"},"Next":"B"})j"),
+	};
+	for (const auto &def : defs) {
+		SCOPED_TRACE(def);
+		auto compiled = asl::compile(J(def));
+		const auto &task = asl::start_task(*compiled);
+		ASSERT_TRUE(task.has_value());
+		for (const char *in : kInputs) {
+			SCOPED_TRACE(in);
+			json input = J(in);
+			json answer = asl::step(*compiled, json{{"op", "start"}, {"input", input}, {"now_ms", 1764842400000}});
+			EXPECT_EQ(answer, composed(*task, input));
+		}
+	}
+}
+
+TEST(StartTask, TheFieldsAreTheFirstTasksOwn) {
+	auto task = task_of(first(R"j({"Type":"Task","Resource":"handler:h","TimeoutSeconds":30,
+	  "HeartbeatSeconds":5,"OnlyOnce":true,"Retry":[{"ErrorEquals":["x"]},{"ErrorEquals":["States.ALL"]}],"Next":"B"})j"));
+	ASSERT_TRUE(task.has_value());
+	EXPECT_EQ(*task, J(R"j({"entered":[{"state":"A","type":"Task"}],"state":"A","resource":"handler:h",
+	  "timeout_s":30,"heartbeat_s":5,"only_once":true,"retry_counts":[0,0]})j"));
+}
+
+TEST(StartTask, AnythingReadFromTheInputOrAnotherFirstStateMeansStepEachStart) {
+	// the input shaped on the way in, or a number read from it
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"handler:h","InputPath":"$.a","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"handler:h","InputPath":"$","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"handler:h","InputPath":null,"Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"handler:h","Parameters":{"a":1},"Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"handler:h","TimeoutSecondsPath":"$.t","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"handler:h","HeartbeatSecondsPath":"$.h","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first_jsonata(R"j({"Type":"Task","Resource":"handler:h","Arguments":{"a":1},"Next":"B"})j")));
+	EXPECT_FALSE(task_of(first_jsonata(R"j({"Type":"Task","Resource":"handler:h","TimeoutSeconds":"{% 5 %}","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first_jsonata(R"j({"Type":"Task","Resource":"handler:h","HeartbeatSeconds":"{% 5 %}","Next":"B"})j")));
+	// tasks the engine runs itself, which read their input
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"genroc:event","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"genroc:call","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Task","Resource":"genroc:call.sync","Next":"B"})j")));
+	// a first state that is not a Task
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Pass","Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Wait","Seconds":1,"Next":"B"})j")));
+	EXPECT_FALSE(task_of(first(R"j({"Type":"Parallel","Branches":[{"StartAt":"P","States":{"P":{"Type":"Task",
+	  "Resource":"handler:h","End":true}}}],"Next":"B"})j")));
+}
