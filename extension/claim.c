@@ -31,18 +31,22 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "storage/latch.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
+#include "utils/wait_event.h"
 
 #include "genroc.h"
 
 PG_FUNCTION_INFO_V1(genroc_claim);
+PG_FUNCTION_INFO_V1(genroc_claim_wait);
 
 /*
  * The heartbeat, on the live worker's row; its settings back, and whether
@@ -177,32 +181,40 @@ pass_rows(ReturnSetInfo *rsinfo)
 	return only_once;
 }
 
-/*
- * genroc.claim(p_worker text, p_queues text[], p_n int) → the leased tasks.
- * The semantics are genroc._claim_general's (50_workers.sql).
- */
-Datum
-genroc_claim(PG_FUNCTION_ARGS)
+/* What one claim came to (claim_once). */
+typedef enum ClaimEnd
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	CLAIM_TOOK,					/* the fast path leased tasks */
+	CLAIM_NONE_READY,			/* the fast path found no ready task */
+	CLAIM_OTHER					/* the general claim ran, or the worker may take nothing now */
+} ClaimEnd;
+
+/*
+ * One claim with the arguments of genroc.claim (the first three of fcinfo)
+ * at `now`, its rows added to the function's result: the semantics of
+ * genroc._claim_general (50_workers.sql).  *only_once: an OnlyOnce task was
+ * leased (its claim must be flushed).
+ */
+static ClaimEnd
+claim_once(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz at, bool *only_once)
+{
 	Oid			hb_types[2] = {TEXTOID, TIMESTAMPTZOID};
 	Oid			held_types[1] = {TEXTOID};
 	Oid			claim_types[5] = {TEXTOID, TEXTARRAYOID, INT4OID, TIMESTAMPTZOID, INTERVALOID};
 	Oid			general_types[3] = {TEXTOID, TEXTARRAYOID, INT4OID};
-	Datum		now;
+	Datum		now = TimestampTzGetDatum(at);
 	Datum		lease_duration = (Datum) 0;
 	bool		general;
-	bool		only_once = false;
 	int32		n;
+	ClaimEnd	end;
 
-	InitMaterializedSRF(fcinfo, 0);
+	*only_once = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "genroc.claim: SPI_connect failed");
 
 	/* a null or out-of-range argument: the general claim's errors */
 	general = PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_GETARG_INT32(2) < 1;
 	n = general ? 0 : PG_GETARG_INT32(2);
-	now = TimestampTzGetDatum(genroc_clock());
 
 	if (!general)
 	{
@@ -237,7 +249,7 @@ genroc_claim(PG_FUNCTION_ARGS)
 			{
 				/* a draining worker takes nothing more (worker_drain) */
 				SPI_finish();
-				return (Datum) 0;
+				return CLAIM_OTHER;
 			}
 			if (!general && !no_concurrency)
 			{
@@ -250,7 +262,7 @@ genroc_claim(PG_FUNCTION_ARGS)
 				if (n <= 0)
 				{
 					SPI_finish();
-					return (Datum) 0;
+					return CLAIM_OTHER;
 				}
 			}
 			/* a queue with a limit: the general claim applies it */
@@ -272,6 +284,7 @@ genroc_claim(PG_FUNCTION_ARGS)
 		run(prepared(&general_plan, general_sql, 3, general_types), args, nulls, SPI_OK_SELECT);
 		/* the general claim makes its own only_once flush */
 		(void) pass_rows(rsinfo);
+		end = CLAIM_OTHER;
 	}
 	else
 	{
@@ -279,12 +292,89 @@ genroc_claim(PG_FUNCTION_ARGS)
 		lease_duration};
 
 		run(prepared(&claim_plan, claim_sql, 5, claim_types), args, NULL, SPI_OK_SELECT);
-		only_once = pass_rows(rsinfo);
+		end = SPI_processed > 0 ? CLAIM_TOOK : CLAIM_NONE_READY;
+		*only_once = pass_rows(rsinfo);
 	}
 	SPI_finish();
+	return end;
+}
 
-	/* the claim of an OnlyOnce task must be on disk before its handler runs */
+/* The claim of an OnlyOnce task must be on disk before its handler runs. */
+static void
+flush_only_once(bool only_once)
+{
 	if (only_once)
 		(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("only_once_claim"));
+}
+
+/*
+ * genroc.claim(p_worker text, p_queues text[], p_n int) → the leased tasks.
+ * The semantics are genroc._claim_general's (50_workers.sql).
+ */
+Datum
+genroc_claim(PG_FUNCTION_ARGS)
+{
+	bool		only_once;
+
+	InitMaterializedSRF(fcinfo, 0);
+	(void) claim_once(fcinfo, (ReturnSetInfo *) fcinfo->resultinfo, genroc_clock(), &only_once);
+	flush_only_once(only_once);
+	return (Datum) 0;
+}
+
+/*
+ * genroc.claim_wait(p_worker text, p_queues text[], p_n int, p_wait
+ * interval) → the leased tasks: genroc.claim, and while the fast path
+ * finds no ready task, a wait of up to p_wait for one (see 50_workers.sql).
+ * The waits are on this backend's latch, which a NOTIFY on a channel the
+ * session listens on sets (async.c signals every listening backend of the
+ * database, inside a transaction or not); a claim is tried again when it
+ * is set and at least every kRecheckMs.  Each try reads the clock (the
+ * transaction's start time would leave out every task that became ready
+ * after it) and takes a new snapshot (SPI, read committed).
+ */
+#define kRecheckMs 250
+#define kMaxWaitMs (60 * 1000)
+
+Datum
+genroc_claim_wait(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	Interval   *wait;
+	int64		wait_ms;
+	TimestampTz deadline;
+	bool		only_once;
+
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("p_wait must not be null")));
+	wait = PG_GETARG_INTERVAL_P(3);
+	if (wait->month != 0 || wait->day != 0 || wait->time < 0 ||
+		wait->time > (int64) kMaxWaitMs * 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("p_wait must be between 0 and %d seconds", kMaxWaitMs / 1000)));
+	wait_ms = wait->time / 1000;
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_ms);
+	for (;;)
+	{
+		ClaimEnd	end = claim_once(fcinfo, rsinfo, genroc_clock_now(), &only_once);
+		long		left;
+
+		/* a snapshot for the whole transaction would never see a new task */
+		if (end != CLAIM_NONE_READY || IsolationUsesXactSnapshot())
+			break;
+		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		if (left <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 Min(left, kRecheckMs), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	flush_only_once(only_once);
 	return (Datum) 0;
 }

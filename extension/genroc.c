@@ -311,6 +311,15 @@ genroc_clock(void)
 	return GetCurrentTransactionStartTimestamp();
 }
 
+/* The test clock when set, else the time now (not the transaction's start). */
+TimestampTz
+genroc_clock_now(void)
+{
+	if (genroc_test_clock != NULL && genroc_test_clock[0] != '\0')
+		return genroc_clock();
+	return GetCurrentTimestamp();
+}
+
 /*
  * genroc._flush_commit(class): decides, for the transaction it runs in,
  * whether its commit is flushed, by setting synchronous_commit for this

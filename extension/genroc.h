@@ -15,6 +15,8 @@
 
 /* genroc.now() in C: the test clock when set, else the transaction start */
 extern TimestampTz genroc_clock(void);
+/* the test clock when set, else the time now (not the transaction start) */
+extern TimestampTz genroc_clock_now(void);
 
 /* genroc._flush_commit(class text): this transaction's commit flushed or not */
 extern PGDLLEXPORT Datum genroc_flush_commit(PG_FUNCTION_ARGS);

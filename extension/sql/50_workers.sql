@@ -517,6 +517,32 @@ CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
 COMMENT ON FUNCTION genroc.claim(text, text[], int) IS
 	'Leases up to p_n ready tasks of the given queues to a registered worker (priority, then eligible time, then id), each with a new lease epoch.';
 
+-- Semantics: genroc.claim, waiting in the server while there is nothing to
+-- claim.  When the claim finds no ready task in the queues, it waits up to
+-- p_wait (0 to 60 seconds) and claims again as soon as a task may be there:
+-- when a NOTIFY reaches the session (LISTEN genroc on the same session
+-- first: the engine notifies there when a task becomes ready) and at least
+-- every 250 ms without one.  It returns what the first claim that leases
+-- anything leases, or nothing when p_wait has passed.  Times (the leases,
+-- the log) are the clock's at the claim that leased, not the transaction
+-- start's; the test clock when it is set.  No wait, as claim: a worker
+-- that may take nothing now (draining, at its concurrency), a queue with a
+-- limit (global_concurrency, rate_limit, partition_rate_limit; claim_wake
+-- says when to ask again), REPEATABLE READ or SERIALIZABLE (its snapshot
+-- would never show a new task).  While it waits the worker's row stays
+-- locked by its heartbeat (worker_drain and worker_heartbeat of that
+-- worker wait for it) and its snapshot holds back vacuum: keep p_wait to
+-- a few seconds.  In C (extension/claim.c).
+CREATE FUNCTION genroc.claim_wait(p_worker text, p_queues text[], p_n int, p_wait interval)
+	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
+				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	AS 'MODULE_PATHNAME', 'genroc_claim_wait'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION genroc.claim_wait(text, text[], int, interval) IS
+	'genroc.claim that, when nothing is ready, waits up to p_wait (at most 60 s) for a task and claims it: woken by a NOTIFY on the session (LISTEN genroc) and every 250 ms.';
+
 -- Semantics: only leases the worker holds on running instances are
 -- extended (to now + its lease_duration); the others are absent from the
 -- result.  Counts as a heartbeat.  Ids in ascending order.

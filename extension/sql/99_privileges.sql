@@ -43,6 +43,7 @@ BEGIN
 		('genroc.worker_stop(text)',							'genroc_worker'),
 		('genroc.worker_drain(text)',							'genroc_worker, genroc_operator'),
 		('genroc.claim(text, text[], int)',						'genroc_worker'),
+		('genroc.claim_wait(text, text[], int, interval)',		'genroc_worker'),
 		('genroc.claim_wake(text[])',							'genroc_worker'),
 		('genroc.renew(text, bigint[])',						'genroc_worker'),
 		('genroc.release(text, bigint[])',						'genroc_worker'),

@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(109);
+SELECT plan(111);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -118,6 +118,7 @@ INSERT INTO matrix VALUES
 	('view workers', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.workers w WHERE w.worker = ':worker'))$$,
 	 '{operator,worker,admin}', '{operator,admin}'),
 	('claim', $$SELECT genroc.claim(':worker', '{default}', 1)$$, '{worker,admin}', '{admin}'),
+	('claim_wait', $$SELECT genroc.claim_wait(':worker', '{default}', 1, '0 s')$$, '{worker,admin}', '{admin}'),
 	('claim_wake', $$SELECT genroc.claim_wake('{default}')$$, '{worker,admin}', '{worker,admin}'),
 	('renew', $$SELECT genroc.renew(':worker', ARRAY[:inst]::bigint[])$$, '{worker,admin}', '{admin}'),
 	('release', $$SELECT genroc.release(':worker', ARRAY[:inst]::bigint[])$$, '{worker,admin}', '{admin}'),
