@@ -2,7 +2,8 @@
  *
  * claim.c
  *	  genroc.claim in C: the claim a worker makes in a loop, through
- *	  statements prepared once per backend.
+ *	  statements prepared once per backend; and genroc.claim_wait, the
+ *	  same claim tried again on the backend's latch while nothing is ready.
  *
  * genroc.claim is the hottest entry point after the reports: every worker
  * calls it whenever it has room, and on a quiet queue its time is most of
