@@ -503,10 +503,22 @@ BEGIN
 	END IF;
 	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
 
-	SELECT * INTO STRICT v_exec FROM genroc._execution(v_inst, v_def);
-	v_answer := genroc._step_in_context(v_def.hash, v_def.definition, p_request, genroc._ms(v_now),
-		v_exec.exec_id, v_exec.exec_name, genroc._iso(v_exec.exec_created), v_exec.exec_input,
-		v_def.name, v_def.version, v_token, v_inst.scope, v_inst.variables);
+	-- a start that stops at a first Task taking its input as it is
+	-- (genroc._start_task): its answer without a step
+	IF p_request ->> 'op' = 'start' AND v_inst.scope IS NULL THEN
+		v_answer := genroc._start_task(v_def.hash, v_def.definition);
+	END IF;
+	IF v_answer IS NOT NULL THEN
+		v_answer := jsonb_build_object('entered', v_answer -> 'entered', 'outcome',
+			(v_answer - 'entered') || jsonb_build_object('kind', 'task',
+				'state_input', coalesce(p_request -> 'input', '{}'), 'task_input', coalesce(p_request -> 'input', '{}'),
+				'delay_ms', 0));
+	ELSE
+		SELECT * INTO STRICT v_exec FROM genroc._execution(v_inst, v_def);
+		v_answer := genroc._step_in_context(v_def.hash, v_def.definition, p_request, genroc._ms(v_now),
+			v_exec.exec_id, v_exec.exec_name, genroc._iso(v_exec.exec_created), v_exec.exec_input,
+			v_def.name, v_def.version, v_token, v_inst.scope, v_inst.variables);
+	END IF;
 	-- an Assign changed the variables: kept before the outcome's rows, so a
 	-- fan-out's children copy them (65_children.sql)
 	IF v_answer ? 'variables' THEN
