@@ -1408,6 +1408,25 @@ bool reads_execution_input(const Definition &definition) { return definition.rea
 
 const std::optional<json> &start_task(const Definition &definition) { return definition.start_task; }
 
+std::optional<json> start_answer(const Definition &definition, const json &input) {
+	const auto &task = definition.start_task;
+	if (!task)
+		return std::nullopt;
+	limits::check_json_depth(input, "the input");
+	return json{{"entered", (*task)["entered"]},
+				{"outcome",
+				 {{"kind", "task"},
+				  {"state", (*task)["state"]},
+				  {"resource", (*task)["resource"]},
+				  {"state_input", input},
+				  {"task_input", input},
+				  {"timeout_s", (*task)["timeout_s"]},
+				  {"heartbeat_s", (*task)["heartbeat_s"]},
+				  {"only_once", (*task)["only_once"]},
+				  {"retry_counts", (*task)["retry_counts"]},
+				  {"delay_ms", 0}}}};
+}
+
 namespace {
 
 // asl.hpp start_task(): what Runner::run answers for a start whose first

@@ -89,6 +89,11 @@ bool reads_execution_input(const Definition &definition);
 // is 0).  A store may write a batch of starts from it instead of a step
 // per input.  Empty: step each start.
 const std::optional<json> &start_task(const Definition &definition);
+// What step answers to {"op": "start", "input": input} (the top machine),
+// composed from start_task without running a step; empty when the
+// definition has no start_task.  Throws as step does for an input over
+// json_depth.
+std::optional<json> start_answer(const Definition &definition, const json &input);
 
 // Runs one step.  `request` and the returned object are described below.
 // Throws Error only for a malformed request (a caller bug, SQLSTATE 22023);

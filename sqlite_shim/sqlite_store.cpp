@@ -2583,12 +2583,19 @@ class SqliteStore final : public Store {
 		const int64_t id = inst.id;
 		auto def = compiled(inst.definition_id);
 		const std::string token = new_token();
-		request["now_ms"] = now;
-		// a definition that cannot read $$ is asked without it (asl.hpp reads_context)
-		if (asl::reads_context(*def)) request["context"] = context(inst, token);
-		if (inst.scope) request["scope"] = *inst.scope;
-		if (!inst.variables.is_null()) request["variables"] = inst.variables;
-		const json answer = asl::step(*def, request);
+		// a start that stops at a first Task taking its input as it is: its
+		// answer without a step (asl.hpp start_answer)
+		std::optional<json> quick;
+		if (!inst.scope && request.value("op", "") == "start")
+			quick = asl::start_answer(*def, request.value("input", json::object()));
+		if (!quick) {
+			request["now_ms"] = now;
+			// a definition that cannot read $$ is asked without it (asl.hpp reads_context)
+			if (asl::reads_context(*def)) request["context"] = context(inst, token);
+			if (inst.scope) request["scope"] = *inst.scope;
+			if (!inst.variables.is_null()) request["variables"] = inst.variables;
+		}
+		const json answer = quick ? std::move(*quick) : asl::step(*def, request);
 		// an Assign changed the variables: kept before the outcome's rows, so
 		// a fan-out's children copy them (as genroc._apply_step)
 		if (answer.contains("variables"))

@@ -1,7 +1,7 @@
 // asl_start_task_test.cpp — start_task(): which definitions start the same
 // way whatever the input, and that a start of one answers exactly what
-// start_task says with the input put in (what genroc.start_many writes
-// without a step per input).
+// start_answer composes from it (what genroc.start_many, genroc._apply_step
+// and the SQLite store write without a step).
 
 #include "helpers.hpp"
 
@@ -25,23 +25,6 @@ std::string first_jsonata(const std::string &body) {
 		   R"j(,"B":{"Type":"Succeed"}}})j";
 }
 
-// What start_task says a start answers: its fields around the input, as a
-// step would write them.
-json composed(const json &task, const json &input) {
-	return json{{"entered", task["entered"]},
-				{"outcome",
-				 {{"kind", "task"},
-				  {"state", task["state"]},
-				  {"resource", task["resource"]},
-				  {"state_input", input},
-				  {"task_input", input},
-				  {"timeout_s", task["timeout_s"]},
-				  {"heartbeat_s", task["heartbeat_s"]},
-				  {"only_once", task["only_once"]},
-				  {"retry_counts", task["retry_counts"]},
-				  {"delay_ms", 0}}}};
-}
-
 const char *const kInputs[] = {R"j({})j", R"j({"a":1,"b":[true,null,"x"]})j", R"j([1,2,3])j",
 							   R"j("text")j", R"j(42)j", R"j(null)j", R"j({"Name":"n","Definition":"d"})j"};
 
@@ -62,11 +45,12 @@ TEST(StartTask, APlainFirstTaskStartsTheSameWhateverTheInput) {
 		auto compiled = asl::compile(J(def));
 		const auto &task = asl::start_task(*compiled);
 		ASSERT_TRUE(task.has_value());
+		EXPECT_FALSE(asl::start_answer(*asl::compile(J(first(R"j({"Type":"Pass","Next":"B"})j"))), J("{}")));
 		for (const char *in : kInputs) {
 			SCOPED_TRACE(in);
 			json input = J(in);
 			json answer = asl::step(*compiled, json{{"op", "start"}, {"input", input}, {"now_ms", 1764842400000}});
-			EXPECT_EQ(answer, composed(*task, input));
+			EXPECT_EQ(asl::start_answer(*compiled, input), answer);
 		}
 	}
 }
@@ -99,4 +83,23 @@ TEST(StartTask, AnythingReadFromTheInputOrAnotherFirstStateMeansStepEachStart) {
 	EXPECT_FALSE(task_of(first(R"j({"Type":"Wait","Seconds":1,"Next":"B"})j")));
 	EXPECT_FALSE(task_of(first(R"j({"Type":"Parallel","Branches":[{"StartAt":"P","States":{"P":{"Type":"Task",
 	  "Resource":"handler:h","End":true}}}],"Next":"B"})j")));
+}
+
+TEST(StartTask, AnInputTooDeepFailsAsTheStepFailsIt) {
+	auto compiled = asl::compile(J(first(R"j({"Type":"Task","Resource":"handler:h","Next":"B"})j")));
+	json deep = json::array();
+	for (int i = 0; i < 600; i++) deep = json::array({deep});
+	std::string stepped, composed;
+	try {
+		asl::step(*compiled, json{{"op", "start"}, {"input", deep}, {"now_ms", 1764842400000}});
+	} catch (const Error &e) {
+		stepped = std::string(e.sqlstate) + " " + e.what();
+	}
+	try {
+		asl::start_answer(*compiled, deep);
+	} catch (const Error &e) {
+		composed = std::string(e.sqlstate) + " " + e.what();
+	}
+	EXPECT_FALSE(stepped.empty());
+	EXPECT_EQ(composed, stepped);
 }
