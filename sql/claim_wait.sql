@@ -76,5 +76,19 @@ SELECT count(*) AS claimed,
 FROM genroc.claim_wait('w', ARRAY['default'], 5, '30 s');
 COMMIT;
 
+-- a queue with a limit: the general claim decides, no wait (claim_wake
+-- says when to ask again)
+SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 5}');
+SELECT count(*) AS claimed,
+	   clock_timestamp() - statement_timestamp() < interval '20 s' AS did_not_wait
+FROM genroc.claim_wait('w', ARRAY['default'], 5, '30 s');
+SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 0}');
+
+-- a draining worker takes nothing, and does not wait for it
+SELECT genroc.worker_drain('w') ->> 'draining' AS draining;
+SELECT count(*) AS claimed,
+	   clock_timestamp() - statement_timestamp() < interval '20 s' AS did_not_wait
+FROM genroc.claim_wait('w', ARRAY['default'], 5, '30 s');
+
 DROP EXTENSION dblink;
 DROP EXTENSION genroc;
