@@ -32,21 +32,28 @@ CREATE FUNCTION pg_temp.connect(p_name text) RETURNS text LANGUAGE sql AS $$
 	SELECT dblink_connect(p_name, format('host=%s port=%s dbname=%s user=%s application_name=%s',
 		split_part(current_setting('unix_socket_directories'), ',', 1), current_setting('port'),
 		current_database(), current_user, p_name)) $$;
+-- (up to 20 s, well inside the waiters' 50 s; if it gives up, it says
+-- what the waiter was doing instead)
 CREATE FUNCTION pg_temp.await_waiting(p_name text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+	v_seen text;
 BEGIN
-	FOR k IN 1 .. 3000 LOOP
+	FOR k IN 1 .. 2000 LOOP
 		IF EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = p_name
 				   AND a.wait_event_type = 'Extension' AND a.query LIKE '%claim_wait%') THEN
 			RETURN true;
 		END IF;
 		PERFORM pg_sleep(0.01);
 	END LOOP;
+	SELECT string_agg(format('%s %s/%s: %s', a.state, a.wait_event_type, a.wait_event, a.query), '; ')
+	INTO v_seen FROM pg_stat_activity a WHERE a.application_name = p_name;
+	RAISE NOTICE 'the waiter %: %', p_name, v_seen;
 	RETURN false;
 END $$;
 SELECT pg_temp.connect('listening');
 SELECT dblink_exec('listening', 'LISTEN genroc');
 SELECT dblink_send_query('listening',
-	$q$SELECT instance_id, input, lease_expires FROM genroc.claim_wait('w', ARRAY['default'], 5, '30 s')$q$);
+	$q$SELECT instance_id, input, lease_expires FROM genroc.claim_wait('w', ARRAY['default'], 5, '50 s')$q$);
 SELECT pg_temp.await_waiting('listening') AS waiting;
 SELECT 1 FROM genroc.start('job', '{"n":2}');
 CREATE TEMP TABLE got AS
@@ -63,7 +70,7 @@ SELECT dblink_disconnect('listening');
 -- a waiter that does not listen finds the task at a re-check
 SELECT pg_temp.connect('deaf');
 SELECT dblink_send_query('deaf',
-	$q$SELECT input FROM genroc.claim_wait('w', ARRAY['default'], 5, '30 s')$q$);
+	$q$SELECT input FROM genroc.claim_wait('w', ARRAY['default'], 5, '50 s')$q$);
 SELECT pg_temp.await_waiting('deaf') AS waiting;
 SELECT 1 FROM genroc.start('job', '{"n":3}');
 SELECT * FROM dblink_get_result('deaf') AS t(input jsonb);

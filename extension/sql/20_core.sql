@@ -509,6 +509,8 @@ BEGIN
 		v_answer := genroc._start_task(v_def.hash, v_def.definition);
 	END IF;
 	IF v_answer IS NOT NULL THEN
+		-- the step's own check of its input (genroc:call children's inputs)
+		PERFORM genroc._check_depth(coalesce(p_request -> 'input', '{}'), 'the input');
 		v_answer := jsonb_build_object('entered', v_answer -> 'entered', 'outcome',
 			(v_answer - 'entered') || jsonb_build_object('kind', 'task',
 				'state_input', coalesce(p_request -> 'input', '{}'), 'task_input', coalesce(p_request -> 'input', '{}'),
