@@ -25,6 +25,7 @@ const char *name(Level l) {
 void set_mode(Mode m) { g_mode = m; }
 void set_level(Level l) { g_level = l; }
 Mode mode() { return g_mode; }
+bool enabled(Level level) { return level >= g_level; }
 
 void write(Level level, const std::string &message, const json &fields) {
 	if (level < g_level) return;

@@ -17,6 +17,8 @@ enum class Mode { text, json };
 void set_mode(Mode mode);
 void set_level(Level level);
 Mode mode();
+// Whether write() at `level` writes: a hot path builds its fields only then.
+bool enabled(Level level);
 
 // fields: a JSON object of extra key/values (instance id, worker id, ...).
 void write(Level level, const std::string &message, const json &fields = json::object());

@@ -36,6 +36,9 @@ struct Runner::Slot {
 	std::atomic<bool> finished{false};	 // its thread has nothing left to do
 	std::atomic<bool> abandoned{false};	 // stopped unreported: release its lease
 	std::atomic<bool> lost{false};		 // renew no longer returns it
+	// A success its batch of reports did not take (Reports): run_task
+	// sends it alone before anything else.
+	std::optional<TaskResult> unreported;
 };
 
 // The task threads, kept for the next task.  A thread made and ended per
@@ -193,89 +196,101 @@ class Runner::Pool {
 	std::vector<std::unique_ptr<Store>> free_;
 };
 
-// Successful reports, many per transaction (issue 14), by group commit: a
-// task thread queues its report; when no batch is in the database, it sends
-// every queued report in one Store::complete_many (with the hand-back; a
-// batch of one is complete_and_claim), and the others wait for their
-// outcome.  While one batch is in the database the next one gathers, so
-// batches grow with the load and a lone report waits for nobody.  One batch
-// in flight, not two: bench/binary.sh (20,000 one-task jobs, --concurrency
-// 16) gave 2,909-2,958 jobs/s at 411 us of server CPU each with one, and
-// 2,386-2,473 at 558-589 us with two (smaller batches).  A batch that fails
-// as a whole (the database away, a conflict, a result over a limit) answers
-// "alone" to each of its reports: each thread then reports its own as
-// before, so one report's error never becomes another's.
+// Successful reports, many per transaction (issue 14), by group commit, and
+// without a thread waiting for each: a task thread queues its report
+// (queue) and is free for its next task at once.  When no batch is in the
+// database, the queuing thread sends every queued report in one
+// Store::complete_many (with the hand-back; a batch of one is
+// complete_and_claim), and keeps sending what gathered meanwhile until the
+// queue is empty; so one batch is in flight, batches grow with the load,
+// and a lone report waits for nobody.  Until its batch is in the database
+// a slot stays held (not finished: its lease is renewed, want_claim counts
+// it); then Runner::settle ends it or starts the task handed back in it.
+// One batch in flight, not two: bench/binary.sh (20,000 one-task jobs,
+// --concurrency 16) gave 2,909-2,958 jobs/s at 411 us of server CPU each
+// with one, and 2,386-2,473 at 558-589 us with two (smaller batches).  A
+// report that a batch did not take (the batch failed as a whole: the
+// database away, a conflict, a result over a limit; or this report's lease
+// lost) goes back to a task thread, which sends it alone and handles its
+// error as any report's, so one report's error never becomes another's.
+// Before, each task thread waited for its batch: two thread wake-ups per
+// task (issue 14: most of the binary's CPU per task was the scheduler).
+struct Runner::ReportEntry {
+	std::shared_ptr<Slot> slot;
+	Store::Completion c;
+};
+
 class Runner::Reports {
   public:
-	Reports(Pool &pool, const std::string &worker, const std::vector<std::string> &queues)
-		: pool_(pool), worker_(worker), queues_(queues) {}
+	explicit Reports(Runner &runner) : r_(runner) {}
 
-	// The outcome of the report, or nullopt: send it alone.
-	std::optional<Store::Outcome> send(const Store::Completion &c) {
-		Entry e{&c, std::nullopt, false};
+	using Entry = ReportEntry;
+
+	// Called on a task thread (in its run_task).
+	void queue(std::shared_ptr<Slot> slot, json output) {
 		std::unique_lock<std::mutex> g(m_);
-		queued_.push_back(&e);
-		while (!e.done) {
-			if (sending_ >= kInFlight || queued_.empty()) {
-				cv_.wait(g);
-				continue;
+		const Task &t = slot->task;
+		queued_.push_back({slot, {t.instance_id, t.epoch, std::move(output)}});
+		if (sending_) return;  // the sender takes it with the next batch
+		sending_ = true;
+		g.unlock();
+		// while this thread sends, a held task may run in its place
+		r_.threads_->step_aside();
+		for (;;) {
+			std::vector<Entry> batch;
+			g.lock();
+			if (queued_.empty()) {
+				sending_ = false;
+				break;
 			}
-			++sending_;
-			std::vector<Entry *> batch;
 			batch.swap(queued_);
 			g.unlock();
-			flush(batch);
-			g.lock();
-			for (Entry *x : batch) x->done = true;
-			--sending_;
-			cv_.notify_all();
+			r_.settle(batch, flush(batch));
 		}
-		return std::move(e.out);
+		g.unlock();
+		r_.threads_->step_back(false);
 	}
 
   private:
-	static constexpr int kInFlight = 1;
-	struct Entry {
-		const Store::Completion *c;
-		std::optional<Store::Outcome> out;
-		bool done;
-	};
-	void flush(const std::vector<Entry *> &batch) {
+	// One outcome per entry; nullopt: not known, send it alone.
+	std::vector<std::optional<Store::Outcome>> flush(std::vector<Entry> &batch) {
+		std::vector<std::optional<Store::Outcome>> out(batch.size());
+		// the outputs lent to the call, not copied, and given back after it
+		// (a report sent alone later needs its own)
+		std::vector<Store::Completion> reports;
+		reports.reserve(batch.size());
+		for (Entry &x : batch) reports.push_back(std::move(x.c));
 		std::unique_ptr<Store> store;
 		try {
-			store = pool_.take();
+			store = r_.pool_->take();
 			if (batch.size() == 1) {
-				batch[0]->out = store->complete_one(*batch[0]->c, worker_, queues_);
-				pool_.give(std::move(store));
-				return;
+				out[0] = store->complete_one(reports[0], r_.opt_.worker_id, r_.opt_.queues);
+			} else {
+				auto outcomes = store->complete_many(reports, r_.opt_.worker_id, r_.opt_.queues);
+				if (outcomes.size() == batch.size()) {	// else not what was asked: each alone
+					for (size_t i = 0; i < batch.size(); i++) out[i] = std::move(outcomes[i]);
+					metrics::reports_batched(static_cast<int>(batch.size()));
+				}
 			}
-			std::vector<Store::Completion> reports;
-			reports.reserve(batch.size());
-			for (const Entry *x : batch) reports.push_back(*x->c);
-			auto outcomes = store->complete_many(reports, worker_, queues_);
-			pool_.give(std::move(store));
-			if (outcomes.size() != batch.size()) return;  // not what was asked: each alone
-			for (size_t i = 0; i < batch.size(); i++) batch[i]->out = std::move(outcomes[i]);
-			metrics::reports_batched(static_cast<int>(batch.size()));
+			r_.pool_->give(std::move(store));
 		} catch (const std::exception &e) {
-			pool_.give(std::move(store));  // it reconnects on its next call
+			r_.pool_->give(std::move(store));  // it reconnects on its next call
 			log::debug("reports failed together; each is sent alone", {{"reports", batch.size()}, {"error", e.what()}});
 		}
+		for (size_t i = 0; i < batch.size(); i++) batch[i].c = std::move(reports[i]);
+		return out;
 	}
 
-	Pool &pool_;
-	const std::string &worker_;
-	const std::vector<std::string> &queues_;
+	Runner &r_;
 	std::mutex m_;
-	std::condition_variable cv_;
-	std::vector<Entry *> queued_;
-	int sending_ = 0;  // batches in the database
+	std::vector<Entry> queued_;
+	bool sending_ = false;	// a batch is in the database
 };
 
 Runner::Runner(WorkerOptions options, const HandlerRegistry &handlers, StoreFactory open_store)
 	: opt_(std::move(options)), handlers_(handlers), open_store_(std::move(open_store)),
 	  pool_(std::make_unique<Pool>(open_store_)),
-	  reports_(std::make_unique<Reports>(*pool_, opt_.worker_id, opt_.queues)),
+	  reports_(std::make_unique<Reports>(*this)),
 	  threads_(std::make_unique<Threads>([this](std::shared_ptr<Slot> slot) { run_task(std::move(slot)); },
 										 opt_.concurrency, opt_.concurrency + opt_.prefetch)) {}
 
@@ -428,68 +443,93 @@ void Runner::renew_loop() {
 	}
 }
 
+// The metrics and the debug line of a task reported (taken by the store).
+void Runner::note_reported(const Slot &slot, const TaskResult &result, const std::string &status) {
+	const Task &t = slot.task;
+	const bool ok = result.kind == TaskResult::Kind::succeeded;
+	if (ok)
+		metrics::task_succeeded(t.queue);
+	else
+		metrics::task_failed(t.queue);
+	metrics::step_seconds(t.queue, std::chrono::duration<double>(Clock::now() - slot.claimed_at).count());
+	// One line per task at debug; info gets the periodic summary
+	// (summarize()), so a Map of thousands is not thousands of lines.
+	if (log::enabled(log::Level::debug)) {
+		json f = {{"instance", t.instance_id}, {"state", t.state}, {"status", status}};
+		if (!ok) {
+			f["error"] = result.error;
+			f["cause"] = result.cause;
+		}
+		log::debug(ok ? "task succeeded" : "task failed", f);
+	}
+	(ok ? tasks_succeeded_ : tasks_failed_)++;
+}
+
+// A batch of reports is in the database (Reports): each slot ends, runs the
+// task handed back to it, or, when its report was not taken, goes to a task
+// thread that sends it alone (run_task, `unreported`).
+void Runner::settle(std::vector<ReportEntry> &batch, std::vector<std::optional<Store::Outcome>> outcomes) {
+	bool ended = false;
+	for (size_t i = 0; i < batch.size(); i++) {
+		Slot &slot = *batch[i].slot;
+		std::optional<Store::Outcome> &o = outcomes[i];
+		if (!o || !o->sqlstate.empty()) {
+			slot.unreported = TaskResult::success(std::move(batch[i].c.output));
+			threads_->start(batch[i].slot);
+			continue;
+		}
+		note_reported(slot, TaskResult::success(nullptr), o->status);
+		std::lock_guard<std::mutex> g(m_);
+		if (o->next) {
+			metrics::task_claimed(o->next->queue, o->next->attempt);
+			log::debug("claimed", {{"instance", o->next->instance_id}, {"epoch", o->next->epoch},
+								   {"state", o->next->state}, {"handed_back", true}});
+			slot.task = std::move(*o->next);
+			slot.claimed_at = Clock::now();
+			slot.lost = false;
+			threads_->start(batch[i].slot);
+		} else {
+			slot.finished = true;
+			ended = true;
+		}
+	}
+	if (ended) slots_cv_.notify_all();
+}
+
 std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 	const Task &t = slot.task;
 	TaskResult result = result_in;
 	bool ok = result.kind == TaskResult::Kind::succeeded;
 	Backoff backoff;
 	bool warned = false;
-	bool alone = false;	 // after a failed try: not in a batch
 	for (;;) {
 		std::unique_ptr<Store> store;
 		try {
 			// While running, the report may hand back the instance's next
 			// task (no claim round trip); while draining it takes none.
 			Store::Report rep;
-			bool sent = false;
-			if (ok && !alone && !stopping_ && !drain_requested_) {
-				if (auto o = reports_->send({t.instance_id, t.epoch, result.output})) {
-					if (!o->sqlstate.empty())  // not taken: as the report alone would have raised
-						throw Error(o->sqlstate, "report of instance " + std::to_string(t.instance_id) +
-													 " not taken (" + o->sqlstate + ")");
-					rep.status = std::move(o->status);
-					rep.next = std::move(o->next);
-					sent = true;
-				}
-			}
-			if (!sent) {
-				store = pool_->take();
-				if (stopping_ || drain_requested_)
-					rep.status = ok ? store->complete(t.instance_id, t.epoch, result.output)
-									: store->fail(t.instance_id, t.epoch, result.error, result.cause);
-				else
-					rep = ok ? store->complete_and_claim(t.instance_id, t.epoch, result.output, opt_.worker_id,
-														 opt_.queues)
-							 : store->fail_and_claim(t.instance_id, t.epoch, result.error, result.cause,
-													 opt_.worker_id, opt_.queues);
-				pool_->give(std::move(store));
-			}
-			const std::string &status = rep.status;
-			if (ok)
-				metrics::task_succeeded(t.queue);
+			store = pool_->take();
+			if (stopping_ || drain_requested_)
+				rep.status = ok ? store->complete(t.instance_id, t.epoch, result.output)
+								: store->fail(t.instance_id, t.epoch, result.error, result.cause);
 			else
+				rep = ok ? store->complete_and_claim(t.instance_id, t.epoch, result.output, opt_.worker_id,
+													 opt_.queues)
+						 : store->fail_and_claim(t.instance_id, t.epoch, result.error, result.cause,
+												 opt_.worker_id, opt_.queues);
+			pool_->give(std::move(store));
+			if (!ok && result.error == "genroc.HandlerMissing" && rep.status == "ready") {
 				metrics::task_failed(t.queue);
-			metrics::step_seconds(t.queue, std::chrono::duration<double>(Clock::now() - slot.claimed_at).count());
-			json f = {{"instance", t.instance_id}, {"state", t.state}, {"status", status}};
-			if (!ok) {
-				f["error"] = result.error;
-				f["cause"] = result.cause;
-			}
-			if (!ok && result.error == "genroc.HandlerMissing" && status == "ready") {
 				// genroc made the handler's queue and moved the task there
 				// (genroc._handler_missing): it waits for a worker with it
 				log::info("no handler here; the task waits in its handler's queue for a worker that has it",
 						  {{"instance", t.instance_id}, {"resource", t.resource}});
 				return std::nullopt;
 			}
-			// One line per task at debug; info gets the periodic summary
-			// (summarize()), so a Map of thousands is not thousands of lines.
-			log::debug(ok ? "task succeeded" : "task failed", f);
-			(ok ? tasks_succeeded_ : tasks_failed_)++;
+			note_reported(slot, result, rep.status);
 			return std::move(rep.next);
 		} catch (const Error &e) {
 			pool_->give(std::move(store));	// it reconnects on its next call
-			alone = true;
 			if (e.sqlstate == sqlstate::LEASE_LOST || e.sqlstate == sqlstate::INSTANCE_ENDED) {
 				// Another worker holds (or finished) the instance now; this
 				// result must not overwrite its run.
@@ -545,41 +585,56 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 }
 
 void Runner::run_task(std::shared_ptr<Slot> slot) {
-	// slot->task is written only here (under m_: the renewer and drain read
-	// its id); a task handed back by the report runs next in this slot.
+	// slot->task is written only under m_ (the renewer and drain read its
+	// id), here or by settle: a task handed back by the report runs next in
+	// this slot.
 	const Task &t = slot->task;
+	// A success its batch did not take: sent alone first, whatever else.
+	std::optional<TaskResult> r = std::exchange(slot->unreported, std::nullopt);
 	// A prefetched task that waited for a thread: not run once the worker is
 	// stopping (drain() releases its lease at once) or its lease was lost
 	// while it waited (another worker may hold it now).
 	const StopFlag *stop = stop_flag_;
-	if (stopping_ || drain_requested_ || (stop && stop->requested())) slot->abandoned = true;
-	const bool run = !slot->abandoned && !slot->lost;
+	if (!r && (stopping_ || drain_requested_ || (stop && stop->requested()))) slot->abandoned = true;
+	const bool run = r || (!slot->abandoned && !slot->lost);
 	while (run) {
-		TaskContext ctx;
-		ctx.instance_id = t.instance_id;
-		ctx.state = t.state;
-		ctx.resource = t.resource;
-		ctx.attempt = t.attempt;
-		if (t.timeout_s && *t.timeout_s > 0) ctx.timeout = std::chrono::seconds(*t.timeout_s);
-		ctx.cancel = &slot->cancel;
-		log::debug("task started", {{"instance", t.instance_id}, {"state", t.state},
-									{"resource", t.resource}, {"attempt", t.attempt}});
-		TaskResult r = handlers_.run(t.resource, t.input, ctx);
-		if (r.kind == TaskResult::Kind::abandoned) {
-			slot->abandoned = true;
-			log::info("task stopped at shutdown", {{"instance", t.instance_id}, {"state", t.state}});
-			break;
+		if (!r) {
+			TaskContext ctx;
+			ctx.instance_id = t.instance_id;
+			ctx.state = t.state;
+			ctx.resource = t.resource;
+			ctx.attempt = t.attempt;
+			if (t.timeout_s && *t.timeout_s > 0) ctx.timeout = std::chrono::seconds(*t.timeout_s);
+			ctx.cancel = &slot->cancel;
+			if (log::enabled(log::Level::debug))
+				log::debug("task started", {{"instance", t.instance_id}, {"state", t.state},
+											{"resource", t.resource}, {"attempt", t.attempt}});
+			r = handlers_.run(t.resource, t.input, ctx);
+			if (r->kind == TaskResult::Kind::abandoned) {
+				slot->abandoned = true;
+				log::info("task stopped at shutdown", {{"instance", t.instance_id}, {"state", t.state}});
+				break;
+			}
+			// A success goes with the next batch of reports, and this
+			// thread on to its next task; the batch ends the slot or runs
+			// the task handed back in it (settle).  While draining, each
+			// report goes alone and takes no next task.
+			if (r->kind == TaskResult::Kind::succeeded && !stopping_ && !drain_requested_) {
+				reports_->queue(std::move(slot), std::move(r->output));
+				return;
+			}
 		}
 		// while the report waits for its commit, a held task may run
 		threads_->step_aside();
 		std::optional<Task> next;
 		try {
-			next = report(*slot, r);
+			next = report(*slot, *r);
 		} catch (...) {
 			threads_->step_back(false);	 // counted again, whatever escaped
 			throw;
 		}
 		threads_->step_back(next.has_value());
+		r.reset();
 		if (!next) break;
 		metrics::task_claimed(next->queue, next->attempt);
 		{

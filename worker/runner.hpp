@@ -9,9 +9,12 @@
 //                  it last succeeded, for /healthz lease_age_ms
 //   task threads   one per running task, kept for the next task when it
 //                  ends (Runner::Threads): runs the handler, then reports
-//                  complete()/fail() with the lease epoch the claim gave it;
-//                  successful reports made while another batch is in the
-//                  database go together in one complete_many (Runner::Reports)
+//                  with the lease epoch the claim gave it: a success is
+//                  queued (Runner::Reports) and the thread moves on, the
+//                  queued ones going in one complete_many per batch, one
+//                  batch in the database at a time, sent by the thread that
+//                  found none there; a failure, or any report while
+//                  draining, is sent by its own thread (complete()/fail())
 // A Store is one connection and not thread-safe: the loop and the renewer
 // each open their own, the task threads share a pool of them.
 //
@@ -92,6 +95,10 @@ class Runner {
 	// Reports the result; the instance's next task when the store handed it
 	// back to this worker (Store::complete_and_claim), to run in the same slot.
 	std::optional<Task> report(Slot &slot, const TaskResult &result);
+	void note_reported(const Slot &slot, const TaskResult &result, const std::string &status);
+	class Reports;
+	struct ReportEntry;
+	void settle(std::vector<ReportEntry> &batch, std::vector<std::optional<Store::Outcome>> outcomes);
 	int running_locked() const;	// running(), m_ held
 	bool want_claim(int held) const;	// claim now, `held` tasks running or waiting?
 	void reap();
@@ -108,7 +115,6 @@ class Runner {
 
 	class Pool;
 	class Threads;
-	class Reports;
 
 	WorkerOptions opt_;
 	const HandlerRegistry &handlers_;

@@ -127,7 +127,7 @@ class Runner_ : public ::testing::Test {
 	std::string dir_, db_;
 	std::unique_ptr<Store> store_;
 	HandlerRegistry handlers_;
-	Gate gate_;
+	Gate gate_, gate2_;	 // members: a handler may still run in TearDown
 	StopFlag stop_;
 	std::unique_ptr<Runner> runner_;
 	std::thread thread_;
@@ -285,6 +285,41 @@ TEST_P(RunnerOnStores, AHeldTaskStartsWhileAReportWaitsForItsCommit) {
 	ASSERT_TRUE(eventually([&] { return count(ids, "succeeded") == 3; }));
 	EXPECT_EQ(gate_.get(&Gate::max_running), 1);
 	EXPECT_EQ(gate_.get(&Gate::started), 3);
+	EXPECT_EQ(stop_and_wait(), 0);
+}
+
+// Reports that go together (one batch while another is in the database)
+// and fail together: each is then sent alone, so one report's error stays
+// its own.  Here the batch holds a good result and one nested past
+// json_depth: the good one's instance succeeds, the other's task is
+// reported failed (States.DataLimitExceeded) and its instance fails.
+TEST_P(RunnerOnStores, AReportItsBatchCannotTakeIsSentAloneAndFailsOnlyItsTask) {
+	Gate &second = gate2_;
+	handlers_.add("gate2", [&](const json &in, const TaskContext &ctx) { return second.enter(in, ctx); });
+	handlers_.add("deep2", [&](const json &in, const TaskContext &ctx) {
+		TaskResult r = second.enter(in, ctx);
+		if (r.kind != TaskResult::Kind::succeeded) return r;
+		json v = 1;
+		for (int i = 0; i < 600; ++i) v = json::array({std::move(v)});
+		return TaskResult::success(std::move(v));
+	});
+	const int64_t first = start_task("handler:gate");
+	const int64_t good = start_task("handler:gate2");
+	const int64_t deep = start_task("handler:deep2");
+	run(3);
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 1 && second.get(&Gate::running) == 2; }));
+	hold_writes();
+	if (HasFatalFailure()) return;
+	gate_.release(1);  // its report is the batch in the database, held there
+	ASSERT_TRUE(eventually([&] { return gate_.get(&Gate::running) == 0; }));
+	second.release(2);	// these two gather for the next batch
+	const bool both_returned = eventually([&] { return second.get(&Gate::running) == 0; });
+	release();
+	ASSERT_TRUE(both_returned);
+	ASSERT_TRUE(eventually([&] { return status(first) == "succeeded" && status(good) == "succeeded" && status(deep) == "failed"; }))
+		<< status(first) << " " << status(good) << " " << status(deep);
+	json inst = store_->get_instance(deep);
+	EXPECT_EQ(inst["error"], "States.DataLimitExceeded") << inst.dump();
 	EXPECT_EQ(stop_and_wait(), 0);
 }
 
