@@ -208,7 +208,15 @@ class Runner::Pool {
 // it); then Runner::settle ends it or starts the task handed back in it.
 // One batch in flight, not two: bench/binary.sh (20,000 one-task jobs,
 // --concurrency 16) gave 2,909-2,958 jobs/s at 411 us of server CPU each
-// with one, and 2,386-2,473 at 558-589 us with two (smaller batches).  A
+// with one, and 2,386-2,473 at 558-589 us with two (smaller batches); with
+// the reports queued, two senders again lost (11,109-11,174 against
+// 11,954-12,657 jobs/s, --prefetch 100).  A batch takes at most half of
+// concurrency + prefetch reports: the server holds a worker to that many
+// leases, and a report's lease ends only at its batch's commit, so with all
+// of them in one batch the loop could not claim until that batch ended;
+// with halves, the first half's commit lets it claim while the second is in
+// the database (bench/binary.sh, N=30000 --prefetch 100, four turns each:
+// median 12,594 -> 13,917 jobs/s).  A
 // report that a batch did not take (the batch failed as a whole: the
 // database away, a conflict, a result over a limit; or this report's lease
 // lost) goes back to a task thread, which sends it alone and handles its
@@ -243,7 +251,14 @@ class Runner::Reports {
 				sending_ = false;
 				break;
 			}
-			batch.swap(queued_);
+			// at most half the leases the worker may hold (see above)
+			const size_t most = static_cast<size_t>(std::max(1, (r_.opt_.concurrency + r_.opt_.prefetch) / 2));
+			if (queued_.size() <= most) {
+				batch.swap(queued_);
+			} else {
+				batch.assign(std::make_move_iterator(queued_.begin()), std::make_move_iterator(queued_.begin() + most));
+				queued_.erase(queued_.begin(), queued_.begin() + most);
+			}
 			g.unlock();
 			r_.settle(batch, flush(batch));
 		}
