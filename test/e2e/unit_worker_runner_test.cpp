@@ -279,8 +279,11 @@ TEST_P(RunnerOnStores, AHeldTaskStartsWhileAReportWaitsForItsCommit) {
 	if (HasFatalFailure()) return;
 	gate_.release(1);  // the first ends; its report cannot commit
 	const bool second_started = eventually([&] { return gate_.get(&Gate::started) == 2; }, 5s);
+	// the first's slot is held (its lease renewed) until its report commits
+	const int held = runner_->running();
 	release();
 	EXPECT_TRUE(second_started) << "the held task waited for the other's report";
+	EXPECT_EQ(held, 3);
 	gate_.release(2);
 	ASSERT_TRUE(eventually([&] { return count(ids, "succeeded") == 3; }));
 	EXPECT_EQ(gate_.get(&Gate::max_running), 1);
