@@ -535,6 +535,8 @@ std::optional<Task> Runner::report(Slot &slot, const TaskResult &result_in) {
 			pool_->give(std::move(store));
 			if (!ok && result.error == "genroc.HandlerMissing" && rep.status == "ready") {
 				metrics::task_failed(t.queue);
+				metrics::step_seconds(t.queue,
+									  std::chrono::duration<double>(Clock::now() - slot.claimed_at).count());
 				// genroc made the handler's queue and moved the task there
 				// (genroc._handler_missing): it waits for a worker with it
 				log::info("no handler here; the task waits in its handler's queue for a worker that has it",
