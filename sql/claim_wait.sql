@@ -39,6 +39,8 @@ DECLARE
 	v_seen text;
 BEGIN
 	FOR k IN 1 .. 2000 LOOP
+		-- pg_stat_activity is read once per transaction unless told to read again
+		PERFORM pg_stat_clear_snapshot();
 		IF EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = p_name
 				   AND a.wait_event_type = 'Extension' AND a.query LIKE '%claim_wait%') THEN
 			RETURN true;
