@@ -24,7 +24,7 @@ EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" genroc.control
 PREVVERSION = 0.1
 MODULE_big  = genroc
 CORE_SRCS   = $(sort $(wildcard core/*.cpp))
-OBJS        = extension/genroc.o extension/claim.o extension/ticker.o $(CORE_SRCS:.cpp=.o)
+OBJS        = extension/genroc.o extension/claim.o extension/complete_many.o extension/ticker.o $(CORE_SRCS:.cpp=.o)
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
 UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
 UPGRADE_DELTA = extension/upgrade/$(PREVVERSION)--$(EXTVERSION).sql

@@ -120,38 +120,8 @@ static SPIPlanPtr held_plan = NULL;
 static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr general_plan = NULL;
 
-/*
- * A statement planned once for this backend, generic: PostgreSQL
- * revalidates a kept plan itself when a table or function under it
- * changes (an extension dropped and made again is found again).
- */
-static SPIPlanPtr
-prepared(SPIPlanPtr *plan, const char *sql, int nargs, Oid *argtypes)
-{
-	if (*plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-
-		if (p == NULL)
-			elog(ERROR, "genroc.claim: could not prepare a statement: %s",
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(p) != 0)
-			elog(ERROR, "genroc.claim: could not keep a prepared statement");
-		*plan = p;
-	}
-	return *plan;
-}
-
-/* Runs a kept plan; fails on anything but the expected result kind. */
-static void
-run(SPIPlanPtr plan, Datum *values, const char *nulls, int expected)
-{
-	int			rc = SPI_execute_plan(plan, values, nulls, false, 0);
-
-	if (rc != expected)
-		elog(ERROR, "genroc.claim: a statement ended with %s",
-			 SPI_result_code_string(rc));
-}
+#define prepared(plan, sql, nargs, types) genroc_prepared(plan, sql, nargs, types, "genroc.claim")
+#define run(plan, values, nulls, expected) genroc_run(plan, values, nulls, expected, "genroc.claim")
 
 /* Every row of the last statement into the function's result. */
 static bool

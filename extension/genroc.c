@@ -1204,3 +1204,29 @@ genroc_version(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_TEXT_P(cstring_to_text(installed));
 }
+
+SPIPlanPtr
+genroc_prepared(SPIPlanPtr *plan, const char *sql, int nargs, Oid *argtypes, const char *who)
+{
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
+
+		if (p == NULL)
+			elog(ERROR, "%s: could not prepare a statement: %s", who,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(p) != 0)
+			elog(ERROR, "%s: could not keep a prepared statement", who);
+		*plan = p;
+	}
+	return *plan;
+}
+
+void
+genroc_run(SPIPlanPtr plan, Datum *values, const char *nulls, int expected, const char *who)
+{
+	int			rc = SPI_execute_plan(plan, values, nulls, false, 0);
+
+	if (rc != expected)
+		elog(ERROR, "%s: a statement ended with %s", who, SPI_result_code_string(rc));
+}

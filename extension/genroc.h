@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * genroc.h
- *	  What genroc.c offers the module's other C files: its clock and the
+ *	  What genroc.c offers the module's other C files: its clock, the
  *	  SQL-callable functions they call directly (DirectFunctionCall),
- *	  without a round trip through SQL.
+ *	  without a round trip through SQL, and statements kept per backend.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,6 +12,7 @@
 
 #include "fmgr.h"
 #include "datatype/timestamp.h"
+#include "executor/spi.h"
 
 /* genroc.now() in C: the test clock when set, else the transaction start */
 extern TimestampTz genroc_clock(void);
@@ -20,5 +21,16 @@ extern TimestampTz genroc_clock_now(void);
 
 /* genroc._flush_commit(class text): this transaction's commit flushed or not */
 extern PGDLLEXPORT Datum genroc_flush_commit(PG_FUNCTION_ARGS);
+
+/*
+ * A statement prepared once for this backend with a generic plan, kept
+ * across calls (PostgreSQL revalidates a kept plan itself when a table or
+ * function under it changes); `who` names the caller in its errors.
+ */
+extern SPIPlanPtr genroc_prepared(SPIPlanPtr *plan, const char *sql, int nargs, Oid *argtypes,
+								  const char *who);
+/* Runs a kept plan; an error on any result but `expected` (SPI_OK_...). */
+extern void genroc_run(SPIPlanPtr plan, Datum *values, const char *nulls, int expected,
+					   const char *who);
 
 #endif							/* GENROC_H */

@@ -189,4 +189,51 @@ SELECT genroc.worker_register('w2') IS NOT NULL AS registered;
 SELECT r.status, r.epoch IS NULL AS not_handed_back
 FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM one)], ARRAY[(SELECT epoch FROM one)], ARRAY['"task"']::jsonb[], 'w2', '{default}') r;
 
+-- which way a batch went (complete_many is C, extension/complete_many.c):
+-- the calls of genroc._complete_many_general in the transaction (the
+-- count before the call taken off: counts of earlier transactions wait
+-- in the session to be reported).  A common batch is written set-wise,
+-- with none; a stale report among common ones goes there alone, after the
+-- others, and the rows keep the order given; a batch of one, and one with
+-- an instance twice, go there whole.
+SET track_functions = 'all';
+CREATE FUNCTION pg_temp.general_calls() RETURNS bigint LANGUAGE sql AS $$
+	SELECT coalesce(pg_stat_get_xact_function_calls(
+		'genroc._complete_many_general(bigint[], bigint[], jsonb[], text, text[])'::regprocedure), 0) $$;
+SELECT pg_temp.clear();
+SELECT count(*) FROM genroc.start_many('job', '[1, 2, 3, 4, 5, 6, 7, 8]');
+CREATE TEMP TABLE ways AS
+SELECT row_number() OVER (ORDER BY c.instance_id) AS k, c.* FROM genroc.claim('w1', '{default}', 8) c;
+BEGIN;
+SELECT pg_temp.general_calls() AS before \gset
+SELECT array_agg(r.status) AS statuses, pg_temp.general_calls() - :before AS general_calls
+FROM genroc.complete_many((SELECT array_agg(instance_id ORDER BY k) FROM ways WHERE k <= 3),
+	(SELECT array_agg(epoch ORDER BY k) FROM ways WHERE k <= 3), ARRAY['1', '2', '3']::jsonb[]) r;
+COMMIT;
+BEGIN;
+SELECT pg_temp.general_calls() AS before \gset
+SELECT r.n, r.instance_id = w.instance_id AS in_order, r.status, r.sqlstate,
+	   pg_temp.general_calls() - :before AS general_calls
+FROM genroc.complete_many((SELECT array_agg(instance_id ORDER BY k) FROM ways WHERE k BETWEEN 4 AND 6),
+	(SELECT array_agg(CASE WHEN k = 5 THEN epoch + 1 ELSE epoch END ORDER BY k) FROM ways WHERE k BETWEEN 4 AND 6),
+	ARRAY['4', '5', '6']::jsonb[]) WITH ORDINALITY AS r (instance_id, status, sqlstate, epoch, state, resource,
+		input, only_once, timeout_s, attempt, lease_expires, queue, n)
+	JOIN ways w ON w.k = r.n + 3
+ORDER BY r.n;
+COMMIT;
+BEGIN;
+SELECT pg_temp.general_calls() AS before \gset
+SELECT r.status, pg_temp.general_calls() - :before AS general_calls
+FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM ways WHERE k = 7)],
+	ARRAY[(SELECT epoch FROM ways WHERE k = 7)], ARRAY['7']::jsonb[]) r;
+COMMIT;
+BEGIN;
+SELECT pg_temp.general_calls() AS before \gset
+SELECT array_agg(coalesce(r.status, r.sqlstate)) AS answers, pg_temp.general_calls() - :before AS general_calls
+FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM ways WHERE k = 8), (SELECT instance_id FROM ways WHERE k = 8)],
+	ARRAY[(SELECT epoch FROM ways WHERE k = 8), (SELECT epoch FROM ways WHERE k = 8)],
+	ARRAY['8', '8']::jsonb[]) r;
+COMMIT;
+SELECT w.k, i.status, i.output FROM ways w JOIN genroc._instances i ON i.id = w.instance_id ORDER BY w.k;
+
 DROP EXTENSION genroc;

@@ -897,17 +897,41 @@ COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text
  * its new status (NULL when not taken), the SQLSTATE of a report not taken,
  * and with a hand-back the task as claim returns it (NULL columns
  * otherwise).
+ *
+ * The common reports are written set-wise, in one statement: a top-level
+ * instance (no parent, no partition), not OnlyOnce, whose step ends it
+ * ('succeeded') or stops at a handler task ready at once, written as
+ * _apply_step writes them (the row, the log rows in its order, the
+ * hand-back as _handback_lease allows it), each step run once through
+ * genroc._step_succeeded.  That is complete_many itself, in C
+ * (extension/complete_many.c), for a batch of more than one report, no
+ * instance twice, and no queue at global_concurrency (each report frees
+ * room there: _room_freed).  Every other report (a lost lease, a wait, a
+ * fan-out, a failure, a child, an activity, a retry delay), and every call
+ * it does not take (a misuse, one report, an instance twice, a limited
+ * queue), goes to genroc._complete_many_general below, one by one.
  */
 CREATE FUNCTION genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_outputs jsonb[],
 									 p_worker text DEFAULT NULL, p_queues text[] DEFAULT NULL)
 	RETURNS TABLE (instance_id bigint, status text, sqlstate text, epoch bigint, state text, resource text,
 				   input jsonb, only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
 				   queue text)
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+	AS 'MODULE_PATHNAME', 'genroc_complete_many'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION genroc.complete_many(bigint[], bigint[], jsonb[], text, text[]) IS
+	'Reports many tasks'' outputs in one transaction, each as complete (with p_worker and p_queues: as complete_and_claim); a row per report in order: its new status, or the SQLSTATE (RC003, RC004) of a report not taken.';
+
+-- complete_many's reports one by one, as complete_and_claim makes each
+-- (complete_many.c sends here every report it does not write set-wise, and
+-- every call it does not take: the semantics above, errors and all).
+CREATE FUNCTION genroc._complete_many_general(p_instances bigint[], p_epochs bigint[], p_outputs jsonb[],
+											  p_worker text, p_queues text[])
+	RETURNS TABLE (instance_id bigint, status text, sqlstate text, epoch bigint, state text, resource text,
+				   input jsonb, only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
+				   queue text)
+	LANGUAGE plpgsql VOLATILE
 	SET search_path = pg_catalog, pg_temp
-	-- the set-wise statement planned once per session, as claim's: with
-	-- custom plans it was planned again on every call
-	SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -919,18 +943,6 @@ DECLARE
 	v_next record;
 	v_status text;
 	v_caller oid := genroc._caller();
-	v_now timestamptz := genroc.now();
-	-- the reports done set-wise, by position (NULL: done one by one below)
-	v_st text[];
-	v_ep bigint[];
-	v_state text[];
-	v_res text[];
-	v_in jsonb[];
-	v_oo boolean[];
-	v_to int[];
-	v_att int[];
-	v_le timestamptz[];
-	v_q text[];
 BEGIN
 	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
@@ -970,174 +982,12 @@ BEGIN
 			USING ERRCODE = '22004';
 	END IF;
 	PERFORM 1 FROM genroc._instances i WHERE i.id = ANY (p_instances) ORDER BY i.id FOR UPDATE;
-	/*
-	 * The common reports set-wise, in one statement: a top-level instance
-	 * (no parent, no partition), not OnlyOnce, whose step ends it
-	 * ('succeeded') or stops at a handler task ready at once — written as
-	 * _apply_step writes them (the row, the log rows in its order, the
-	 * hand-back as _handback_lease allows it), each step run once through
-	 * genroc._step.  Every other report (a lost lease, a wait, a fan-out, a
-	 * failure, a child, an activity, a retry delay) goes one by one below,
-	 * its step run there.  Not with a queue at global_concurrency (each
-	 * report frees room there: _room_freed) nor with one instance twice.
-	 */
-	IF v_n > 1
-	   AND NOT EXISTS (SELECT 1 FROM genroc._queues q WHERE q.global_concurrency > 0)
-	   AND v_n = (SELECT count(DISTINCT x) FROM unnest(p_instances) AS x) THEN
-		-- another role's lease: as _leased refuses it, before anything (with
-		-- one role's workers, the hash of the others' is empty and ends it)
-		PERFORM genroc._check_owner(w.owner, 'admin', format('the lease on instance %s', i.id))
-		FROM unnest(p_instances, p_epochs) AS r (id, ep)
-			 JOIN genroc._instances i ON i.id = r.id
-			 JOIN genroc._workers w ON w.id = i.lease_owner
-		WHERE i.status = 'running' AND i.lease_epoch = r.ep AND w.owner <> v_caller;
-		-- Each report's row looked up by its key alone (LATERAL ... LIMIT 1,
-		-- the conditions outside it): joined plainly, the generic plan walked
-		-- the partial lease_owner index (status = 'running', estimated at one
-		-- row) against every report, the batch's cost growing with the tasks
-		-- all workers hold.
-		WITH rep AS MATERIALIZED (
-			SELECT r.k, r.id, r.ep, r.out, l.inst, d AS def
-			FROM unnest(p_instances, p_epochs, p_outputs) WITH ORDINALITY AS r (id, ep, out, k)
-				 CROSS JOIN LATERAL (SELECT i AS inst FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l
-				 JOIN genroc._definitions d ON d.id = (l.inst).definition_id
-			WHERE (l.inst).status = 'running' AND (l.inst).lease_epoch = r.ep AND (l.inst).parent_id IS NULL
-			  AND (l.inst).partition_key IS NULL AND NOT (l.inst).only_once
-		), answered AS MATERIALIZED (
-			-- the step's request written in C from the row (a top-level
-			-- instance is its own execution)
-			SELECT rep.*, genroc._step_succeeded(rep.inst, rep.def, rep.out, genroc._ms(v_now)) AS answer
-			FROM rep
-		), stepped AS MATERIALIZED (
-			-- the outcome's fields, each read once
-			SELECT a.k, a.id, a.ep, a.out AS reported, a.inst, o.out ->> 'kind' AS kind,
-				   coalesce(a.answer -> 'entered', '[]') AS entered, a.answer ? 'variables' AS assigned,
-				   a.answer -> 'variables' AS variables,
-				   o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input,
-				   o.out -> 'task_input' AS task_input, o.out ->> 'resource' AS resource,
-				   coalesce(o.out -> 'retry_counts', '[]') AS retry_counts,
-				   (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(coalesce(o.out -> 'retry_counts', '[]')) AS c)
-					 AS attempt,
-				   coalesce((o.out ->> 'only_once')::boolean, false) AS only_once,
-				   (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s,
-				   o.out -> 'output' AS output,
-				   coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', (a.inst).state) AS last_state
-			FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o
-			WHERE o.out ->> 'kind' = 'succeeded'
-			   OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%'
-				   AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0)
-		), leased AS MATERIALIZED (
-			-- the hand-back: _apply_step asks _handback_lease with the row
-			-- before the step.  A column of every stepped row, not a table
-			-- of its own: joined, each row's lookup rescanned it (a CTE is
-			-- estimated at one row), a hundred times a hundred.
-			SELECT s.*, CASE WHEN s.kind = 'task' AND p_worker IS NOT NULL
-							 THEN genroc._handback_lease(s.inst, p_worker, p_queues) END AS lease
-			FROM stepped s
-		), upd AS (
-			UPDATE genroc._instances i SET
-				status = CASE WHEN s.kind = 'succeeded' THEN 'succeeded'
-							  WHEN s.lease IS NOT NULL THEN 'running' ELSE 'ready' END,
-				state = CASE WHEN s.kind = 'succeeded' THEN s.last_state ELSE s.state END,
-				state_input = CASE WHEN s.kind = 'task'
-								   THEN genroc._store_value(s.state_input, 'the state input') END,
-				task_input = CASE WHEN s.kind = 'task'
-								  THEN genroc._store_value(s.task_input, 'the task input') END,
-				resource = CASE WHEN s.kind = 'task' THEN s.resource END,
-				eligible_at = CASE WHEN s.kind = 'task' THEN v_now ELSE i.eligible_at END,
-				lease_owner = CASE WHEN s.lease IS NOT NULL THEN p_worker END,
-				lease_epoch = CASE WHEN s.lease IS NOT NULL THEN genroc._fencing_epoch(i.lease_epoch)
-								   ELSE i.lease_epoch END,
-				lease_expires = CASE WHEN s.lease IS NOT NULL THEN v_now + s.lease END,
-				retry_counts = CASE WHEN s.kind = 'task' THEN s.retry_counts END,
-				attempt = CASE WHEN s.kind = 'task' THEN s.attempt ELSE i.attempt END,
-				interruptions = CASE WHEN s.kind = 'task' THEN 0 ELSE i.interruptions END,
-				only_once = s.kind = 'task' AND s.only_once,
-				timeout_s = CASE WHEN s.kind = 'task' THEN s.timeout_s END,
-				heartbeat_s = CASE WHEN s.kind = 'task' THEN s.heartbeat_s END,
-				timeout_at = CASE WHEN s.lease IS NOT NULL AND s.timeout_s IS NOT NULL
-								  THEN v_now + s.timeout_s * interval '1 second' END,
-				heartbeat_at = NULL,
-				wait_kind = NULL, wait_until = NULL,
-				activity = NULL, activity_token = NULL, activity_owner = NULL,
-				variables = CASE WHEN s.assigned THEN s.variables ELSE i.variables END,
-				output = CASE WHEN s.kind = 'succeeded'
-							  THEN genroc._store_value(s.output, 'the output') ELSE i.output END,
-				error = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.error END,
-				cause = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.cause END,
-				updated_at = v_now,
-				ended_at = CASE WHEN s.kind = 'succeeded' THEN v_now ELSE i.ended_at END
-			FROM leased s
-			WHERE i.id = s.id
-			-- with the report's index and the stepped fields the answer
-			-- needs, so that nothing joins this back to stepped
-			RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource,
-					  s.task_input, s.only_once, s.timeout_s, s.attempt
-		), logged AS (
-			-- complete's task_succeeded, the entered rows, then the outcome's
-			-- rows, in that order per report (one insert, as _apply_step's)
-			INSERT INTO genroc._log (instance_id, at, event, state, detail)
-			SELECT l.id, v_now, l.event, l.state, l.detail
-			FROM (SELECT s.k, 0::bigint AS n, s.id, 'task_succeeded' AS event, (s.inst).state AS state,
-						 genroc._log_payloads(jsonb_build_object('output', s.reported,
-							'worker', (s.inst).lease_owner, 'epoch', s.ep)) AS detail
-				  FROM stepped s
-				  UNION ALL
-				  SELECT s.k, t.n, s.id, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
-				  FROM stepped s, jsonb_array_elements(s.entered) WITH ORDINALITY AS t (e, n)
-				  UNION ALL
-				  SELECT s.k, 1000000, s.id,
-						 CASE s.kind WHEN 'task' THEN 'task_scheduled' ELSE 'succeeded' END,
-						 CASE s.kind WHEN 'task' THEN s.state ELSE s.last_state END,
-						 genroc._log_payloads(CASE s.kind
-							WHEN 'task' THEN jsonb_build_object('resource', s.resource, 'input', s.task_input,
-															   'attempt', s.attempt, 'delay_ms', 0)
-							ELSE jsonb_build_object('output', s.output) END)
-				  FROM stepped s
-				  UNION ALL
-				  SELECT u.k, 1000001, u.id, 'task_started', u.state,
-						 genroc._log_payloads(jsonb_build_object('worker', p_worker, 'epoch', u.lease_epoch,
-																'attempt', u.attempt))
-				  FROM upd u WHERE u.status = 'running') l
-			ORDER BY l.k, l.n
-			RETURNING 1
-		)
-		SELECT array_agg(u.status ORDER BY g.k),
-			   array_agg(CASE WHEN u.status = 'running' THEN u.lease_epoch END ORDER BY g.k),
-			   array_agg(u.state ORDER BY g.k), array_agg(u.resource ORDER BY g.k),
-			   array_agg(u.task_input ORDER BY g.k), array_agg(u.only_once ORDER BY g.k),
-			   array_agg(u.timeout_s ORDER BY g.k), array_agg(u.attempt ORDER BY g.k),
-			   array_agg(u.lease_expires ORDER BY g.k), array_agg(u.queue ORDER BY g.k)
-		INTO v_st, v_ep, v_state, v_res, v_in, v_oo, v_to, v_att, v_le, v_q
-		FROM generate_series(1, v_n) AS g (k)
-			 LEFT JOIN upd u ON u.k = g.k;	-- logged runs whether read or not
-		PERFORM pg_notify('genroc', q.queue)
-		FROM (SELECT DISTINCT v_q[g.k] AS queue FROM generate_series(1, v_n) AS g (k)
-			  WHERE v_st[g.k] = 'ready') q;
-		IF 'succeeded' = ANY (v_st) THEN
-			PERFORM genroc._flush_commit('terminal');
-		END IF;
-		IF true = ANY (ARRAY(SELECT v_oo[g.k] FROM generate_series(1, v_n) AS g (k) WHERE v_st[g.k] = 'running')) THEN
-			PERFORM genroc._flush_commit('only_once_claim');
-		END IF;
-	END IF;
 	FOR v_rep IN SELECT r.id, r.ep, r.out, r.k
 				 FROM unnest(p_instances, p_epochs, p_outputs) WITH ORDINALITY AS r (id, ep, out, k)
 				 ORDER BY r.k LOOP
 		instance_id := v_rep.id;
 		status := NULL; sqlstate := NULL; epoch := NULL; state := NULL; resource := NULL; input := NULL;
 		only_once := NULL; timeout_s := NULL; attempt := NULL; lease_expires := NULL; queue := NULL;
-		IF v_st[v_rep.k] IS NOT NULL THEN
-			-- done set-wise above
-			status := v_st[v_rep.k];
-			IF status = 'running' THEN
-				epoch := v_ep[v_rep.k]; state := v_state[v_rep.k]; resource := v_res[v_rep.k];
-				input := v_in[v_rep.k]; only_once := v_oo[v_rep.k]; timeout_s := v_to[v_rep.k];
-				attempt := v_att[v_rep.k]; lease_expires := v_le[v_rep.k]; queue := v_q[v_rep.k];
-			END IF;
-			RETURN NEXT;
-			CONTINUE;
-		END IF;
 		-- genroc._leased, its errors answered in the row
 		SELECT i AS inst, w.owner INTO v_lease
 		FROM genroc._instances i LEFT JOIN genroc._workers w ON w.id = i.lease_owner
@@ -1181,5 +1031,4 @@ BEGIN
 	END LOOP;
 END;
 $$;
-COMMENT ON FUNCTION genroc.complete_many(bigint[], bigint[], jsonb[], text, text[]) IS
-	'Reports many tasks'' outputs in one transaction, each as complete (with p_worker and p_queues: as complete_and_claim); a row per report in order: its new status, or the SQLSTATE (RC003, RC004) of a report not taken.';
+

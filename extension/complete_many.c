@@ -1,0 +1,541 @@
+/*-------------------------------------------------------------------------
+ *
+ * complete_many.c
+ *	  genroc.complete_many in C: a batch of task reports, its common ones
+ *	  written set-wise by one statement prepared once per backend.
+ *
+ * A worker that batches its reports calls complete_many once per batch,
+ * and the batches are small when the worker keeps up: a handful to a few
+ * dozen reports.  As PL/pgSQL each call cost about twice as much again as
+ * its set-wise statement: the interpreter's statements around it (the
+ * argument checks, the limited-queue and duplicate checks, ten ordered
+ * array_agg to carry the answers to one RETURN NEXT per report).  Here
+ * the same statements run with the same parameters, and the answers go
+ * into the result straight from the statement's rows.
+ *
+ * What it does itself is the common batch: valid arguments, more than one
+ * report, no instance twice, no queue at global_concurrency (each report
+ * frees room there: genroc._room_freed).  Everything else goes to
+ * genroc._complete_many_general (50_workers.sql), the reports one by one
+ * as complete_and_claim makes each, with the errors of a misused call:
+ * a whole call this file does not take, and within a batch it takes, the
+ * reports the set-wise statement leaves (a lost lease, a child, an OnlyOnce
+ * task, a step that waits, fans out, fails or retries later), in their
+ * order, after the set-wise ones, as the PL/pgSQL did.
+ *
+ * Glossary
+ *	  set-wise		the reports of top-level instances whose step ends the
+ *					instance or stops at a handler task ready at once,
+ *					written by one statement for the whole batch
+ *	  general		genroc._complete_many_general, the PL/pgSQL reports
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+#include "genroc.h"
+
+PG_FUNCTION_INFO_V1(genroc_complete_many);
+
+/* complete_many's RETURNS TABLE, in order (0-based) */
+enum
+{
+	COL_INSTANCE,
+	COL_STATUS,
+	COL_SQLSTATE,
+	COL_EPOCH,
+	COL_STATE,
+	COL_RESOURCE,
+	COL_INPUT,
+	COL_ONLY_ONCE,
+	COL_TIMEOUT_S,
+	COL_ATTEMPT,
+	COL_LEASE_EXPIRES,
+	COL_QUEUE,
+	RESULT_COLUMNS
+};
+
+/* the most reports one call takes (54000 beyond, from the general path) */
+#define MAX_REPORTS 10000
+
+/* Whether any queue has a global_concurrency (the general path's reports). */
+static const char *const limited_sql =
+"SELECT EXISTS (SELECT 1 FROM genroc._queues q WHERE q.global_concurrency > 0)";
+
+/*
+ * The rows locked in id order before anything reads them: two batches
+ * never wait on each other in a cycle, and the statements after this one
+ * see each row as its last writer committed it.
+ */
+static const char *const lock_sql =
+"SELECT 1 FROM genroc._instances i WHERE i.id = ANY ($1) ORDER BY i.id FOR UPDATE";
+
+/*
+ * Another role's lease, refused as genroc._leased refuses it, before
+ * anything is written (with one role's workers the join finds nothing).
+ */
+static const char *const owner_sql =
+"SELECT genroc._check_owner(w.owner, 'admin', pg_catalog.format('the lease on instance %s', i.id))"
+" FROM unnest($1, $2) AS r (id, ep)"
+"  JOIN genroc._instances i ON i.id = r.id"
+"  JOIN genroc._workers w ON w.id = i.lease_owner"
+" WHERE i.status = 'running' AND i.lease_epoch = r.ep AND w.owner <> $3";
+
+/*
+ * The set-wise reports, in one statement: $1 instances, $2 epochs, $3
+ * outputs, $4 worker and $5 queues (the hand-back; NULL for none), $6 now.
+ * Each report's row is looked up by its key alone (LATERAL ... LIMIT 1,
+ * the conditions outside it): joined plainly, the generic plan walked the
+ * partial lease_owner index (estimated at one row) against every report.
+ * answered: the step's request written in C from the row (a top-level
+ * instance is its own execution).  stepped: the outcome's fields, each
+ * read once, for the outcomes written here.  leased: the hand-back, as
+ * _apply_step asks _handback_lease with the row before the step; a column
+ * of every stepped row (a CTE joined to another is estimated at one row,
+ * and each lookup rescanned it).  upd: the row, as _apply_step writes it,
+ * returning the report's position and what the answer needs.  logged:
+ * complete's task_succeeded, the entered rows, then the outcome's rows,
+ * in that order per report (one insert, as _apply_step's); it runs to the
+ * end whether its rows are read or not.  One row per report written.
+ */
+static const char *const setwise_sql =
+"WITH rep AS MATERIALIZED ( "
+"  SELECT r.k, r.id, r.ep, r.out, l.inst, d AS def "
+"  FROM unnest($1, $2, $3) WITH ORDINALITY AS r (id, ep, out, k) "
+"     CROSS JOIN LATERAL (SELECT i AS inst FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l "
+"     JOIN genroc._definitions d ON d.id = (l.inst).definition_id "
+"  WHERE (l.inst).status = 'running' AND (l.inst).lease_epoch = r.ep AND (l.inst).parent_id IS NULL "
+"    AND (l.inst).partition_key IS NULL AND NOT (l.inst).only_once "
+"), answered AS MATERIALIZED ( "
+"  SELECT rep.*, genroc._step_succeeded(rep.inst, rep.def, rep.out, genroc._ms($6)) AS answer "
+"  FROM rep "
+"), stepped AS MATERIALIZED ( "
+"  SELECT a.k, a.id, a.ep, a.out AS reported, a.inst, o.out ->> 'kind' AS kind, "
+"       coalesce(a.answer -> 'entered', '[]') AS entered, a.answer ? 'variables' AS assigned, "
+"       a.answer -> 'variables' AS variables, "
+"       o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input, "
+"       o.out -> 'task_input' AS task_input, o.out ->> 'resource' AS resource, "
+"       coalesce(o.out -> 'retry_counts', '[]') AS retry_counts, "
+"       (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(coalesce(o.out -> 'retry_counts', '[]')) AS c) "
+"       AS attempt, "
+"       coalesce((o.out ->> 'only_once')::boolean, false) AS only_once, "
+"       (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s, "
+"       o.out -> 'output' AS output, "
+"       coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', (a.inst).state) AS last_state "
+"  FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o "
+"  WHERE o.out ->> 'kind' = 'succeeded' "
+"     OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' "
+"       AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0) "
+"), leased AS MATERIALIZED ( "
+"  SELECT s.*, CASE WHEN s.kind = 'task' AND $4 IS NOT NULL "
+"           THEN genroc._handback_lease(s.inst, $4, $5) END AS lease "
+"  FROM stepped s "
+"), upd AS ( "
+"  UPDATE genroc._instances i SET "
+"    status = CASE WHEN s.kind = 'succeeded' THEN 'succeeded' "
+"            WHEN s.lease IS NOT NULL THEN 'running' ELSE 'ready' END, "
+"    state = CASE WHEN s.kind = 'succeeded' THEN s.last_state ELSE s.state END, "
+"    state_input = CASE WHEN s.kind = 'task' "
+"               THEN genroc._store_value(s.state_input, 'the state input') END, "
+"    task_input = CASE WHEN s.kind = 'task' "
+"              THEN genroc._store_value(s.task_input, 'the task input') END, "
+"    resource = CASE WHEN s.kind = 'task' THEN s.resource END, "
+"    eligible_at = CASE WHEN s.kind = 'task' THEN $6 ELSE i.eligible_at END, "
+"    lease_owner = CASE WHEN s.lease IS NOT NULL THEN $4 END, "
+"    lease_epoch = CASE WHEN s.lease IS NOT NULL THEN genroc._fencing_epoch(i.lease_epoch) "
+"               ELSE i.lease_epoch END, "
+"    lease_expires = CASE WHEN s.lease IS NOT NULL THEN $6 + s.lease END, "
+"    retry_counts = CASE WHEN s.kind = 'task' THEN s.retry_counts END, "
+"    attempt = CASE WHEN s.kind = 'task' THEN s.attempt ELSE i.attempt END, "
+"    interruptions = CASE WHEN s.kind = 'task' THEN 0 ELSE i.interruptions END, "
+"    only_once = s.kind = 'task' AND s.only_once, "
+"    timeout_s = CASE WHEN s.kind = 'task' THEN s.timeout_s END, "
+"    heartbeat_s = CASE WHEN s.kind = 'task' THEN s.heartbeat_s END, "
+"    timeout_at = CASE WHEN s.lease IS NOT NULL AND s.timeout_s IS NOT NULL "
+"              THEN $6 + s.timeout_s * interval '1 second' END, "
+"    heartbeat_at = NULL, "
+"    wait_kind = NULL, wait_until = NULL, "
+"    activity = NULL, activity_token = NULL, activity_owner = NULL, "
+"    variables = CASE WHEN s.assigned THEN s.variables ELSE i.variables END, "
+"    output = CASE WHEN s.kind = 'succeeded' "
+"            THEN genroc._store_value(s.output, 'the output') ELSE i.output END, "
+"    error = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.error END, "
+"    cause = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.cause END, "
+"    updated_at = $6, "
+"    ended_at = CASE WHEN s.kind = 'succeeded' THEN $6 ELSE i.ended_at END "
+"  FROM leased s "
+"  WHERE i.id = s.id "
+"  RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
+"        s.task_input, s.only_once, s.timeout_s, s.attempt "
+"), logged AS ( "
+"  INSERT INTO genroc._log (instance_id, at, event, state, detail) "
+"  SELECT l.id, $6, l.event, l.state, l.detail "
+"  FROM (SELECT s.k, 0::bigint AS n, s.id, 'task_succeeded' AS event, (s.inst).state AS state, "
+"         genroc._log_payloads(jsonb_build_object('output', s.reported, "
+"          'worker', (s.inst).lease_owner, 'epoch', s.ep)) AS detail "
+"      FROM stepped s "
+"      UNION ALL "
+"      SELECT s.k, t.n, s.id, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type') "
+"      FROM stepped s, jsonb_array_elements(s.entered) WITH ORDINALITY AS t (e, n) "
+"      UNION ALL "
+"      SELECT s.k, 1000000, s.id, "
+"         CASE s.kind WHEN 'task' THEN 'task_scheduled' ELSE 'succeeded' END, "
+"         CASE s.kind WHEN 'task' THEN s.state ELSE s.last_state END, "
+"         genroc._log_payloads(CASE s.kind "
+"          WHEN 'task' THEN jsonb_build_object('resource', s.resource, 'input', s.task_input, "
+"                             'attempt', s.attempt, 'delay_ms', 0) "
+"          ELSE jsonb_build_object('output', s.output) END) "
+"      FROM stepped s "
+"      UNION ALL "
+"      SELECT u.k, 1000001, u.id, 'task_started', u.state, "
+"         genroc._log_payloads(jsonb_build_object('worker', $4, 'epoch', u.lease_epoch, "
+"                            'attempt', u.attempt)) "
+"      FROM upd u WHERE u.status = 'running') l "
+"  ORDER BY l.k, l.n "
+"  RETURNING 1 "
+") "
+"SELECT u.k, u.status, u.lease_epoch, u.state, u.resource, u.task_input, u.only_once, "
+"       u.timeout_s, u.attempt::int, u.lease_expires, u.queue "
+"FROM upd u";
+
+/* Its columns (0-based). */
+enum
+{
+	SW_K,
+	SW_STATUS,
+	SW_EPOCH,
+	SW_STATE,
+	SW_RESOURCE,
+	SW_INPUT,
+	SW_ONLY_ONCE,
+	SW_TIMEOUT_S,
+	SW_ATTEMPT,
+	SW_LEASE_EXPIRES,
+	SW_QUEUE,
+	SETWISE_COLUMNS
+};
+
+/* A handed-back task's columns in the result, as claim returns it. */
+static const int handed_back_from[] = {SW_EPOCH, SW_STATE, SW_RESOURCE, SW_INPUT, SW_ONLY_ONCE,
+SW_TIMEOUT_S, SW_ATTEMPT, SW_LEASE_EXPIRES, SW_QUEUE};
+static const int handed_back_to[] = {COL_EPOCH, COL_STATE, COL_RESOURCE, COL_INPUT, COL_ONLY_ONCE,
+COL_TIMEOUT_S, COL_ATTEMPT, COL_LEASE_EXPIRES, COL_QUEUE};
+
+static const char *const general_sql =
+"SELECT * FROM genroc._complete_many_general($1, $2, $3, $4, $5)";
+
+static SPIPlanPtr limited_plan = NULL;
+static SPIPlanPtr lock_plan = NULL;
+static SPIPlanPtr owner_plan = NULL;
+static SPIPlanPtr setwise_plan = NULL;
+static SPIPlanPtr general_plan = NULL;
+
+#define prepared(plan, sql, nargs, types) genroc_prepared(plan, sql, nargs, types, "genroc.complete_many")
+#define run(plan, values, nulls, expected) genroc_run(plan, values, nulls, expected, "genroc.complete_many")
+
+static int
+cmp_int64(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A batch this file takes: the three arrays one-dimensional (or empty),
+ * as long as each other, more than one report and at most MAX_REPORTS,
+ * no NULL element, no instance twice; the worker and its queues both given
+ * or both NULL.  Anything else is the general path's (its errors, or its
+ * reports one by one).  The instances and epochs come out deconstructed.
+ */
+static bool
+batch_taken(FunctionCallInfo fcinfo, Datum **ids, Datum **eps, int *n)
+{
+	ArrayType  *a[3];
+	int			k;
+	int			n_out;
+	bool	   *nulls;
+	int64	   *sorted;
+
+	for (k = 0; k < 3; k++)
+	{
+		if (PG_ARGISNULL(k))
+			return false;
+		a[k] = PG_GETARG_ARRAYTYPE_P(k);
+		if (ARR_NDIM(a[k]) > 1)
+			return false;
+	}
+	if (PG_ARGISNULL(3) != PG_ARGISNULL(4))
+		return false;
+	*n = ArrayGetNItems(ARR_NDIM(a[0]), ARR_DIMS(a[0]));
+	if (*n < 2 || *n > MAX_REPORTS ||
+		ArrayGetNItems(ARR_NDIM(a[1]), ARR_DIMS(a[1])) != *n ||
+		ArrayGetNItems(ARR_NDIM(a[2]), ARR_DIMS(a[2])) != *n)
+		return false;
+	if (array_contains_nulls(a[0]) || array_contains_nulls(a[1]) || array_contains_nulls(a[2]))
+		return false;
+	deconstruct_array(a[0], INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, ids, &nulls, n);
+	deconstruct_array(a[1], INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, eps, &nulls, &n_out);
+	sorted = palloc(sizeof(int64) * *n);
+	for (k = 0; k < *n; k++)
+		sorted[k] = DatumGetInt64((*ids)[k]);
+	qsort(sorted, *n, sizeof(int64), cmp_int64);
+	for (k = 1; k < *n; k++)
+		if (sorted[k] == sorted[k - 1])
+			return false;
+	pfree(sorted);
+	return true;
+}
+
+/*
+ * The set-wise statement's rows go into the result column by column: their
+ * types must be the result's own (and the position a bigint, the status
+ * text).
+ */
+static void
+check_setwise_type(TupleDesc sw, TupleDesc result)
+{
+	int			c;
+
+	if (sw->natts != SETWISE_COLUMNS || result->natts != RESULT_COLUMNS ||
+		TupleDescAttr(sw, SW_K)->atttypid != INT8OID ||
+		TupleDescAttr(sw, SW_STATUS)->atttypid != TupleDescAttr(result, COL_STATUS)->atttypid)
+		elog(ERROR, "genroc.complete_many: the set-wise statement answered an unexpected row type");
+	for (c = 0; c < (int) lengthof(handed_back_from); c++)
+		if (TupleDescAttr(sw, handed_back_from[c])->atttypid !=
+			TupleDescAttr(result, handed_back_to[c])->atttypid)
+			elog(ERROR, "genroc.complete_many: column %d of the set-wise statement has an unexpected type",
+				 handed_back_from[c] + 1);
+}
+
+/* The general path for the given arguments; its rows are SPI_tuptable. */
+static void
+run_general(Datum *args, const char *nulls)
+{
+	Oid			types[5] = {INT8ARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTOID, TEXTARRAYOID};
+
+	run(prepared(&general_plan, general_sql, 5, types), args, nulls, SPI_OK_SELECT);
+	if (SPI_tuptable == NULL || SPI_tuptable->tupdesc->natts != RESULT_COLUMNS)
+		elog(ERROR, "genroc.complete_many: the general path answered an unexpected row type");
+}
+
+/* One of the general path's rows into the result, as it is. */
+static void
+pass_row(ReturnSetInfo *rsinfo, SPITupleTable *tt, uint64 row)
+{
+	Datum		values[RESULT_COLUMNS];
+	bool		isnull[RESULT_COLUMNS];
+
+	heap_deform_tuple(tt->vals[row], tt->tupdesc, values, isnull);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+}
+
+/*
+ * genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_outputs
+ * jsonb[], p_worker text, p_queues text[]) → a row per report, in order.
+ * The semantics are in 50_workers.sql.
+ */
+Datum
+genroc_complete_many(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo;
+	Datum		args[6];
+	char		nulls[6];
+	Datum	   *ids = NULL;
+	Datum	   *eps = NULL;
+	int			n = 0;
+	int			k;
+	bool		isnull;
+	SPITupleTable *setwise;
+	HeapTuple  *by_k;
+	int			rest;
+	bool		ended = false;
+	bool		only_once = false;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (k = 0; k < 5; k++)
+	{
+		args[k] = PG_ARGISNULL(k) ? (Datum) 0 : PG_GETARG_DATUM(k);
+		nulls[k] = PG_ARGISNULL(k) ? 'n' : ' ';
+	}
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "genroc.complete_many: SPI_connect failed");
+
+	if (!batch_taken(fcinfo, &ids, &eps, &n))
+	{
+		uint64		row;
+
+		run_general(args, nulls);
+		for (row = 0; row < SPI_processed; row++)
+			pass_row(rsinfo, SPI_tuptable, row);
+		SPI_finish();
+		return (Datum) 0;
+	}
+
+	(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("progress"));
+	run(prepared(&limited_plan, limited_sql, 0, NULL), NULL, NULL, SPI_OK_SELECT);
+	if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+	{
+		uint64		row;
+
+		run_general(args, nulls);
+		for (row = 0; row < SPI_processed; row++)
+			pass_row(rsinfo, SPI_tuptable, row);
+		SPI_finish();
+		return (Datum) 0;
+	}
+
+	{
+		Oid			lock_types[1] = {INT8ARRAYOID};
+		Oid			owner_types[3] = {INT8ARRAYOID, INT8ARRAYOID, OIDOID};
+		Datum		owner_args[3] = {args[0], args[1], ObjectIdGetDatum(GetOuterUserId())};
+
+		run(prepared(&lock_plan, lock_sql, 1, lock_types), args, NULL, SPI_OK_SELECT);
+		run(prepared(&owner_plan, owner_sql, 3, owner_types), owner_args, NULL, SPI_OK_SELECT);
+	}
+
+	{
+		Oid			types[6] = {INT8ARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTOID, TEXTARRAYOID,
+		TIMESTAMPTZOID};
+
+		args[5] = TimestampTzGetDatum(genroc_clock());
+		nulls[5] = ' ';
+		run(prepared(&setwise_plan, setwise_sql, 6, types), args, nulls, SPI_OK_SELECT);
+	}
+	setwise = SPI_tuptable;
+	check_setwise_type(setwise->tupdesc, rsinfo->setDesc);
+
+	/* each written report by its position; what became ready is announced */
+	by_k = palloc0(sizeof(HeapTuple) * n);
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		HeapTuple	t = setwise->vals[row];
+		int64		pos = DatumGetInt64(SPI_getbinval(t, setwise->tupdesc, SW_K + 1, &isnull));
+		char	   *status;
+
+		if (isnull || pos < 1 || pos > n || by_k[pos - 1] != NULL)
+			elog(ERROR, "genroc.complete_many: the set-wise statement answered a report twice");
+		by_k[pos - 1] = t;
+		status = SPI_getvalue(t, setwise->tupdesc, SW_STATUS + 1);
+		if (strcmp(status, "succeeded") == 0)
+			ended = true;
+		else if (strcmp(status, "ready") == 0)
+		{
+			/* a ready task's queue; NOTIFY drops a repeat within a transaction */
+			char	   *queue = SPI_getvalue(t, setwise->tupdesc, SW_QUEUE + 1);
+
+			if (queue != NULL)
+				Async_Notify("genroc", queue);
+		}
+		else if (strcmp(status, "running") == 0)
+		{
+			Datum		oo = SPI_getbinval(t, setwise->tupdesc, SW_ONLY_ONCE + 1, &isnull);
+
+			if (!isnull && DatumGetBool(oo))
+				only_once = true;
+		}
+	}
+	if (ended)
+		(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("terminal"));
+	if (only_once)
+		(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("only_once_claim"));
+
+	/* the reports left, in their order, one by one */
+	rest = 0;
+	for (k = 0; k < n; k++)
+		if (by_k[k] == NULL)
+			rest++;
+	if (rest > 0)
+	{
+		ArrayType  *a_out = PG_GETARG_ARRAYTYPE_P(2);
+		Datum	   *outs;
+		bool	   *out_nulls;
+		int			n_out;
+		Datum	   *r_ids = palloc(sizeof(Datum) * rest);
+		Datum	   *r_eps = palloc(sizeof(Datum) * rest);
+		Datum	   *r_outs = palloc(sizeof(Datum) * rest);
+		int			j = 0;
+		Datum		r_args[5];
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+
+		get_typlenbyvalalign(JSONBOID, &typlen, &typbyval, &typalign);
+		deconstruct_array(a_out, JSONBOID, typlen, typbyval, typalign, &outs, &out_nulls, &n_out);
+		for (k = 0; k < n; k++)
+			if (by_k[k] == NULL)
+			{
+				r_ids[j] = ids[k];
+				r_eps[j] = eps[k];
+				r_outs[j] = outs[k];
+				j++;
+			}
+		r_args[0] = PointerGetDatum(construct_array(r_ids, rest, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		r_args[1] = PointerGetDatum(construct_array(r_eps, rest, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		r_args[2] = PointerGetDatum(construct_array(r_outs, rest, JSONBOID, typlen, typbyval, typalign));
+		r_args[3] = args[3];
+		r_args[4] = args[4];
+		run_general(r_args, nulls);
+		if (SPI_processed != (uint64) rest)
+			elog(ERROR, "genroc.complete_many: the general path answered %llu rows for %d reports",
+				 (unsigned long long) SPI_processed, rest);
+	}
+
+	/* the result, in the order given */
+	{
+		uint64		next_rest = 0;
+
+		for (k = 0; k < n; k++)
+		{
+			Datum		values[RESULT_COLUMNS];
+			bool		isnull_out[RESULT_COLUMNS];
+			Datum		sw[SETWISE_COLUMNS];
+			bool		sw_null[SETWISE_COLUMNS];
+			bool		running;
+			int			c;
+
+			if (by_k[k] == NULL)
+			{
+				pass_row(rsinfo, SPI_tuptable, next_rest++);
+				continue;
+			}
+			heap_deform_tuple(by_k[k], setwise->tupdesc, sw, sw_null);
+			for (c = 0; c < RESULT_COLUMNS; c++)
+			{
+				values[c] = (Datum) 0;
+				isnull_out[c] = true;
+			}
+			values[COL_INSTANCE] = ids[k];
+			isnull_out[COL_INSTANCE] = false;
+			values[COL_STATUS] = sw[SW_STATUS];
+			isnull_out[COL_STATUS] = sw_null[SW_STATUS];
+			running = !sw_null[SW_STATUS] &&
+				strcmp(TextDatumGetCString(sw[SW_STATUS]), "running") == 0;
+			if (running)
+			{
+				/* the handed-back task, as claim returns it */
+				for (c = 0; c < (int) lengthof(handed_back_from); c++)
+				{
+					values[handed_back_to[c]] = sw[handed_back_from[c]];
+					isnull_out[handed_back_to[c]] = sw_null[handed_back_from[c]];
+				}
+			}
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull_out);
+		}
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
