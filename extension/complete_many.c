@@ -361,6 +361,7 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	SPITupleTable *setwise;
 	HeapTuple  *by_k;
 	int			rest;
+	bool		taken;
 	bool		ended = false;
 	bool		only_once = false;
 
@@ -374,20 +375,15 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "genroc.complete_many: SPI_connect failed");
 
-	if (!batch_taken(fcinfo, &ids, &eps, &n))
+	taken = batch_taken(fcinfo, &ids, &eps, &n);
+	if (taken)
 	{
-		uint64		row;
-
-		run_general(args, nulls);
-		for (row = 0; row < SPI_processed; row++)
-			pass_row(rsinfo, SPI_tuptable, row);
-		SPI_finish();
-		return (Datum) 0;
+		/* a queue with a limit: the general path frees its room per report */
+		(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("progress"));
+		run(prepared(&limited_plan, limited_sql, 0, NULL), NULL, NULL, SPI_OK_SELECT);
+		taken = !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
-
-	(void) DirectFunctionCall1(genroc_flush_commit, CStringGetTextDatum("progress"));
-	run(prepared(&limited_plan, limited_sql, 0, NULL), NULL, NULL, SPI_OK_SELECT);
-	if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+	if (!taken)
 	{
 		uint64		row;
 

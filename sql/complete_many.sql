@@ -195,7 +195,8 @@ FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM one)], ARRAY[(SELECT ep
 -- in the session to be reported).  A common batch is written set-wise,
 -- with none; a stale report among common ones goes there alone, after the
 -- others, and the rows keep the order given; a batch of one, and one with
--- an instance twice, go there whole.
+-- an instance twice, go there whole (and any batch while a queue has a
+-- global_concurrency: below).
 SET track_functions = 'all';
 CREATE FUNCTION pg_temp.general_calls() RETURNS bigint LANGUAGE sql AS $$
 	SELECT coalesce(pg_stat_get_xact_function_calls(
@@ -234,6 +235,19 @@ FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM ways WHERE k = 8), (SEL
 	ARRAY[(SELECT epoch FROM ways WHERE k = 8), (SELECT epoch FROM ways WHERE k = 8)],
 	ARRAY['8', '8']::jsonb[]) r;
 COMMIT;
+-- a queue with a global_concurrency anywhere: the whole batch one by one,
+-- each report freeing its room (_room_freed)
+SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 5}');
+SELECT count(*) FROM genroc.start_many('job', '[9, 10]');
+CREATE TEMP TABLE limited AS
+SELECT row_number() OVER (ORDER BY c.instance_id) AS k, c.* FROM genroc.claim('w1', '{default}', 2) c;
+BEGIN;
+SELECT pg_temp.general_calls() AS before \gset
+SELECT array_agg(r.status) AS statuses, pg_temp.general_calls() - :before AS general_calls
+FROM genroc.complete_many((SELECT array_agg(instance_id ORDER BY k) FROM limited),
+	(SELECT array_agg(epoch ORDER BY k) FROM limited), ARRAY['9', '10']::jsonb[]) r;
+COMMIT;
+SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 0}');
 SELECT w.k, i.status, i.output FROM ways w JOIN genroc._instances i ON i.id = w.instance_id ORDER BY w.k;
 
 DROP EXTENSION genroc;
