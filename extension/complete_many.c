@@ -426,6 +426,8 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 			elog(ERROR, "genroc.complete_many: the set-wise statement answered a report twice");
 		by_k[pos - 1] = t;
 		status = SPI_getvalue(t, setwise->tupdesc, SW_STATUS + 1);
+		if (status == NULL)
+			elog(ERROR, "genroc.complete_many: the set-wise statement answered a report without a status");
 		if (strcmp(status, "succeeded") == 0)
 			ended = true;
 		else if (strcmp(status, "ready") == 0)
