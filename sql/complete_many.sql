@@ -201,52 +201,42 @@ SET track_functions = 'all';
 CREATE FUNCTION pg_temp.general_calls() RETURNS bigint LANGUAGE sql AS $$
 	SELECT coalesce(pg_stat_get_xact_function_calls(
 		'genroc._complete_many_general(bigint[], bigint[], jsonb[], text, text[])'::regprocedure), 0) $$;
+-- one complete_many of the claimed tasks numbered p_ks (in that order, a
+-- number twice for an instance twice; p_stale's with a wrong epoch): each
+-- report's status or SQLSTATE, whether the rows came back in the order
+-- given, and the general path's calls in this call (one transaction)
+CREATE FUNCTION pg_temp.batch(p_ks int[], p_stale int DEFAULT NULL)
+	RETURNS TABLE (answers text[], in_order boolean, general_calls bigint) LANGUAGE plpgsql AS $$
+DECLARE
+	v_before bigint := pg_temp.general_calls();
+	v_ids bigint[];
+BEGIN
+	SELECT array_agg(w.instance_id ORDER BY g.n) INTO v_ids
+	FROM unnest(p_ks) WITH ORDINALITY AS g (k, n) JOIN ways w ON w.k = g.k;
+	RETURN QUERY
+	SELECT array_agg(coalesce(r.status, r.sqlstate) ORDER BY r.n), array_agg(r.instance_id ORDER BY r.n) = v_ids,
+		   pg_temp.general_calls() - v_before
+	FROM genroc.complete_many(v_ids,
+		(SELECT array_agg(CASE WHEN w.k = p_stale THEN w.epoch + 1 ELSE w.epoch END ORDER BY g.n)
+		 FROM unnest(p_ks) WITH ORDINALITY AS g (k, n) JOIN ways w ON w.k = g.k),
+		(SELECT array_agg(to_jsonb(g.k) ORDER BY g.n) FROM unnest(p_ks) WITH ORDINALITY AS g (k, n)))
+		WITH ORDINALITY AS r (instance_id, status, sqlstate, epoch, state, resource, input, only_once,
+							  timeout_s, attempt, lease_expires, queue, n);
+END $$;
 SELECT pg_temp.clear();
 SELECT count(*) FROM genroc.start_many('job', '[1, 2, 3, 4, 5, 6, 7, 8]');
 CREATE TEMP TABLE ways AS
 SELECT row_number() OVER (ORDER BY c.instance_id) AS k, c.* FROM genroc.claim('w1', '{default}', 8) c;
-BEGIN;
-SELECT pg_temp.general_calls() AS before \gset
-SELECT array_agg(r.status) AS statuses, pg_temp.general_calls() - :before AS general_calls
-FROM genroc.complete_many((SELECT array_agg(instance_id ORDER BY k) FROM ways WHERE k <= 3),
-	(SELECT array_agg(epoch ORDER BY k) FROM ways WHERE k <= 3), ARRAY['1', '2', '3']::jsonb[]) r;
-COMMIT;
-BEGIN;
-SELECT pg_temp.general_calls() AS before \gset
-SELECT r.n, r.instance_id = w.instance_id AS in_order, r.status, r.sqlstate,
-	   pg_temp.general_calls() - :before AS general_calls
-FROM genroc.complete_many((SELECT array_agg(instance_id ORDER BY k) FROM ways WHERE k BETWEEN 4 AND 6),
-	(SELECT array_agg(CASE WHEN k = 5 THEN epoch + 1 ELSE epoch END ORDER BY k) FROM ways WHERE k BETWEEN 4 AND 6),
-	ARRAY['4', '5', '6']::jsonb[]) WITH ORDINALITY AS r (instance_id, status, sqlstate, epoch, state, resource,
-		input, only_once, timeout_s, attempt, lease_expires, queue, n)
-	JOIN ways w ON w.k = r.n + 3
-ORDER BY r.n;
-COMMIT;
-BEGIN;
-SELECT pg_temp.general_calls() AS before \gset
-SELECT r.status, pg_temp.general_calls() - :before AS general_calls
-FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM ways WHERE k = 7)],
-	ARRAY[(SELECT epoch FROM ways WHERE k = 7)], ARRAY['7']::jsonb[]) r;
-COMMIT;
-BEGIN;
-SELECT pg_temp.general_calls() AS before \gset
-SELECT array_agg(coalesce(r.status, r.sqlstate)) AS answers, pg_temp.general_calls() - :before AS general_calls
-FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM ways WHERE k = 8), (SELECT instance_id FROM ways WHERE k = 8)],
-	ARRAY[(SELECT epoch FROM ways WHERE k = 8), (SELECT epoch FROM ways WHERE k = 8)],
-	ARRAY['8', '8']::jsonb[]) r;
-COMMIT;
+SELECT * FROM pg_temp.batch('{1, 2, 3}');
+SELECT * FROM pg_temp.batch('{4, 5, 6}', 5);
+SELECT * FROM pg_temp.batch('{7}');
+SELECT * FROM pg_temp.batch('{8, 8}');
 -- a queue with a global_concurrency anywhere: the whole batch one by one,
 -- each report freeing its room (_room_freed)
 SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 5}');
 SELECT count(*) FROM genroc.start_many('job', '[9, 10]');
-CREATE TEMP TABLE limited AS
-SELECT row_number() OVER (ORDER BY c.instance_id) AS k, c.* FROM genroc.claim('w1', '{default}', 2) c;
-BEGIN;
-SELECT pg_temp.general_calls() AS before \gset
-SELECT array_agg(r.status) AS statuses, pg_temp.general_calls() - :before AS general_calls
-FROM genroc.complete_many((SELECT array_agg(instance_id ORDER BY k) FROM limited),
-	(SELECT array_agg(epoch ORDER BY k) FROM limited), ARRAY['9', '10']::jsonb[]) r;
-COMMIT;
+INSERT INTO ways SELECT 8 + row_number() OVER (ORDER BY c.instance_id), c.* FROM genroc.claim('w1', '{default}', 2) c;
+SELECT * FROM pg_temp.batch('{9, 10}');
 SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 0}');
 SELECT w.k, i.status, i.output FROM ways w JOIN genroc._instances i ON i.id = w.instance_id ORDER BY w.k;
 
