@@ -7,6 +7,10 @@
 #
 #   bash bench/pg_callgrind.sh onetask [N]   # N one-task jobs (default 300):
 #                                            # claim 1, complete_and_claim
+#   bash bench/pg_callgrind.sh batch [N]     # N one-task jobs (default 3200)
+#                                            # as W1's tuned drivers take
+#                                            # them: claims of B (default 32),
+#                                            # complete_many of the B
 #   bash bench/pg_callgrind.sh map [N]       # a Map of N genroc:noop items
 #                                            # (default 200), MaxConcurrency 50:
 #                                            # claims of 8, complete
@@ -21,7 +25,7 @@
 # CALLGRIND_OUT=FILE keeps callgrind's output (callgrind_annotate reads it).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WHAT=${1:?usage: pg_callgrind.sh onetask|map|start [N]}
+WHAT=${1:?usage: pg_callgrind.sh onetask|batch|map|start [N]}
 export PGBIN=${GENROC_PG_ROOT:-}$(pg_config --bindir)
 as_owner() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/genroc-callgrind.XXXXXX")
@@ -44,6 +48,18 @@ SQL
 DO $$ DECLARE r record; c record; BEGIN LOOP SELECT * INTO r FROM genroc.claim('w1', '{default}', 1); EXIT WHEN r.instance_id IS NULL; COMMIT; SELECT * INTO c FROM genroc.complete_and_claim(r.instance_id, r.epoch, '{}', 'w1', '{default}'); COMMIT; END LOOP; END $$;
 SQL
     ;;
+  batch)
+    N=${2:-3200}
+    B=${B:-32}
+    psql -X -q -d bench >/dev/null <<SQL
+SELECT genroc.define('one', '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}}');
+SELECT genroc.worker_register('w1', '{"queues":["default"]}');
+SELECT count(*) FROM generate_series(1, $N) g, genroc.start('one', jsonb_build_object('i', g));
+SQL
+    cat >"$W/do.sql" <<SQL
+DO \$\$ DECLARE i bigint[]; e bigint[]; BEGIN LOOP SELECT array_agg(c.instance_id), array_agg(c.epoch) INTO i, e FROM genroc.claim('w1', '{default}', $B) c; EXIT WHEN i IS NULL; COMMIT; PERFORM count(*) FROM genroc.complete_many(i, e, array_fill('{}'::jsonb, ARRAY[cardinality(i)])); COMMIT; END LOOP; END \$\$;
+SQL
+    ;;
   map)
     N=${2:-200}
     psql -X -q -d bench >/dev/null <<SQL
@@ -64,7 +80,7 @@ SQL
 DO \$\$ BEGIN FOR i IN 1..$N LOOP PERFORM genroc.start('one', jsonb_build_object('i', i)); COMMIT; END LOOP; END \$\$;
 SQL
     ;;
-  *) echo "pg_callgrind.sh: onetask, map or start" >&2; exit 2 ;;
+  *) echo "pg_callgrind.sh: onetask, batch, map or start" >&2; exit 2 ;;
 esac
 L0=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
 as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -w stop >/dev/null

@@ -98,12 +98,14 @@ static const char *const owner_sql =
  * Each report's row is looked up by its key alone (LATERAL ... LIMIT 1,
  * the conditions outside it): joined plainly, the generic plan walked the
  * partial lease_owner index (estimated at one row) against every report.
- * answered: the step's request written in C from the row (a top-level
- * instance is its own execution).  stepped: the outcome's fields, each
- * read once, for the outcomes written here.  leased: the hand-back, as
- * _apply_step asks _handback_lease with the row before the step; a column
- * of every stepped row (a CTE joined to another is estimated at one row,
- * and each lookup rescanned it).  upd: the row, as _apply_step writes it,
+ * rep also answers the step, its request written in C from the row (a
+ * top-level instance is its own execution), for the rows its conditions
+ * keep.  stepped: the outcome's fields, each read once, for the outcomes
+ * written here, and the hand-back, as _apply_step asks _handback_lease
+ * with the row before the step (a column, not a CTE joined: that is
+ * estimated at one row, and each lookup rescanned it).  The whole rows
+ * (the instance's, the definition's) are kept by no CTE after rep: each
+ * CTE copies what it keeps, row by row.  upd: the row, as _apply_step writes it,
  * returning the report's position and what the answer needs.  logged:
  * complete's task_succeeded, the entered rows, then the outcome's rows,
  * in that order per report (one insert, as _apply_step's); it runs to the
@@ -111,17 +113,16 @@ static const char *const owner_sql =
  */
 static const char *const setwise_sql =
 "WITH rep AS MATERIALIZED ( "
-"  SELECT r.k, r.id, r.ep, r.out, l.inst, d AS def "
+"  SELECT r.k, r.id, r.ep, r.out, l.inst, "
+"       genroc._step_succeeded(l.inst, d, r.out, genroc._ms($6)) AS answer "
 "  FROM unnest($1, $2, $3) WITH ORDINALITY AS r (id, ep, out, k) "
 "     CROSS JOIN LATERAL (SELECT i AS inst FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l "
 "     JOIN genroc._definitions d ON d.id = (l.inst).definition_id "
 "  WHERE (l.inst).status = 'running' AND (l.inst).lease_epoch = r.ep AND (l.inst).parent_id IS NULL "
 "    AND (l.inst).partition_key IS NULL AND NOT (l.inst).only_once "
-"), answered AS MATERIALIZED ( "
-"  SELECT rep.*, genroc._step_succeeded(rep.inst, rep.def, rep.out, genroc._ms($6)) AS answer "
-"  FROM rep "
 "), stepped AS MATERIALIZED ( "
-"  SELECT a.k, a.id, a.ep, a.out AS reported, a.inst, o.out ->> 'kind' AS kind, "
+"  SELECT a.k, a.id, a.ep, a.out AS reported, (a.inst).state AS old_state, "
+"       (a.inst).lease_owner AS old_owner, o.out ->> 'kind' AS kind, "
 "       coalesce(a.answer -> 'entered', '[]') AS entered, a.answer ? 'variables' AS assigned, "
 "       a.answer -> 'variables' AS variables, "
 "       o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input, "
@@ -132,15 +133,13 @@ static const char *const setwise_sql =
 "       coalesce((o.out ->> 'only_once')::boolean, false) AS only_once, "
 "       (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s, "
 "       o.out -> 'output' AS output, "
-"       coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', (a.inst).state) AS last_state "
-"  FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o "
+"       coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', (a.inst).state) AS last_state, "
+"       CASE WHEN o.out ->> 'kind' = 'task' AND $4 IS NOT NULL "
+"           THEN genroc._handback_lease(a.inst, $4, $5) END AS lease "
+"  FROM rep a, LATERAL (SELECT a.answer -> 'outcome' AS out) o "
 "  WHERE o.out ->> 'kind' = 'succeeded' "
 "     OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' "
 "       AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0) "
-"), leased AS MATERIALIZED ( "
-"  SELECT s.*, CASE WHEN s.kind = 'task' AND $4 IS NOT NULL "
-"           THEN genroc._handback_lease(s.inst, $4, $5) END AS lease "
-"  FROM stepped s "
 "), upd AS ( "
 "  UPDATE genroc._instances i SET "
 "    status = CASE WHEN s.kind = 'succeeded' THEN 'succeeded' "
@@ -174,16 +173,16 @@ static const char *const setwise_sql =
 "    cause = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.cause END, "
 "    updated_at = $6, "
 "    ended_at = CASE WHEN s.kind = 'succeeded' THEN $6 ELSE i.ended_at END "
-"  FROM leased s "
+"  FROM stepped s "
 "  WHERE i.id = s.id "
 "  RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
 "        s.task_input, s.only_once, s.timeout_s, s.attempt "
 "), logged AS ( "
 "  INSERT INTO genroc._log (instance_id, at, event, state, detail) "
 "  SELECT l.id, $6, l.event, l.state, l.detail "
-"  FROM (SELECT s.k, 0::bigint AS n, s.id, 'task_succeeded' AS event, (s.inst).state AS state, "
+"  FROM (SELECT s.k, 0::bigint AS n, s.id, 'task_succeeded' AS event, s.old_state AS state, "
 "         genroc._log_payloads(jsonb_build_object('output', s.reported, "
-"          'worker', (s.inst).lease_owner, 'epoch', s.ep)) AS detail "
+"          'worker', s.old_owner, 'epoch', s.ep)) AS detail "
 "      FROM stepped s "
 "      UNION ALL "
 "      SELECT s.k, t.n, s.id, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type') "
