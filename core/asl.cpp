@@ -230,6 +230,7 @@ class Definition {
 	bool reads_context = true;			 // asl.hpp reads_context()
 	bool reads_execution_input = true;	 // asl.hpp reads_execution_input()
 	std::optional<json> start_task;		 // asl.hpp start_task()
+	std::set<std::string> success_ends;	 // asl.hpp success_ends(): the states
 };
 
 namespace {
@@ -1408,6 +1409,10 @@ bool reads_execution_input(const Definition &definition) { return definition.rea
 
 const std::optional<json> &start_task(const Definition &definition) { return definition.start_task; }
 
+bool success_ends(const Definition &definition, const std::string &state) {
+	return definition.success_ends.count(state) > 0;
+}
+
 std::optional<json> start_answer(const Definition &definition, const json &input) {
 	const auto &task = definition.start_task;
 	if (!task)
@@ -1454,6 +1459,25 @@ std::optional<json> plain_start_task(const Machine &m) {
 				{"retry_counts", std::vector<int64_t>(st.retry.size(), 0)}};
 }
 
+// asl.hpp success_ends(): the Tasks of the top machine whose success
+// task_succeeded turns into leave(st, result) with nothing evaluated
+// (bounded() passes a result within json_depth) and nothing committed.
+std::set<std::string> plain_success_states(const Machine &m) {
+	std::set<std::string> names;
+	for (const auto &[name, st] : m.states) {
+		if (st.type != StateType::Task || !st.end)
+			continue;
+		bool plain = st.jsonata ? !st.output && !st.assign
+								: !st.result_selector && !st.assign && !st.result_path.discard &&
+									  (!st.result_path.path || st.result_path.path->is_root()) &&
+									  !st.output_path.is_null &&
+									  (!st.output_path.path || st.output_path.path->is_root());
+		if (plain)
+			names.insert(name);
+	}
+	return names;
+}
+
 }  // namespace
 
 DefinitionPtr compile(const json &def) {
@@ -1479,6 +1503,7 @@ DefinitionPtr compile(const json &def) {
 	d->reads_context = any_string(def, names_context);
 	d->reads_execution_input = d->reads_context && any_string(def, names_execution_input);
 	d->start_task = plain_start_task(d->machines.at(""));
+	d->success_ends = plain_success_states(d->machines.at(""));
 	return d;
 }
 

@@ -95,6 +95,16 @@ const std::optional<json> &start_task(const Definition &definition);
 // json_depth.
 std::optional<json> start_answer(const Definition &definition, const json &input);
 
+// Whether a task's success at `state`, a Task of the top machine, ends the
+// instance with the result as its output and nothing else read or written:
+// End, no ResultSelector or Assign, ResultPath and OutputPath absent or
+// "$" (JSONata: no Output or Assign).  For a result within json_depth,
+// step then answers {"op": "task_succeeded", "state": state, ...} with
+// {"entered": [], "outcome": {"kind": "succeeded", "output": result}}
+// whatever the rest of the request (the state input, the context, the
+// variables), and a store may write that instead of a step.
+bool success_ends(const Definition &definition, const std::string &state);
+
 // Runs one step.  `request` and the returned object are described below.
 // Throws Error only for a malformed request (a caller bug, SQLSTATE 22023);
 // every ASL runtime problem (States.Runtime, States.IntrinsicFailure, a

@@ -207,6 +207,17 @@ extern "C" int genroc_asl_reads_context(const char *cache_key) {
 	}
 }
 
+extern "C" int genroc_asl_success_ends(const char *cache_key, const char *state) {
+	try {
+		DefinitionPtr def = cache_key && state ? cache().get(cache_key) : nullptr;
+		if (!def)
+			return -1;
+		return genroc::asl::success_ends(*def, state) ? 1 : 0;
+	} catch (...) {
+		return -1;
+	}
+}
+
 extern "C" GenrocAslResult genroc_asl_check_depth(const char *json_text, const char *what) {
 	return guarded([&]() {
 		if (!json_text || !what)

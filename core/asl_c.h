@@ -58,6 +58,15 @@ extern GenrocAslResult genroc_asl_start_task(const char *cache_key, const char *
 extern int	genroc_asl_reads_context(const char *cache_key);
 
 /*
+ * Whether a task's success at `state` of the definition cached under
+ * cache_key ends the instance with the result as its output (asl.hpp
+ * success_ends): 1 it does, 0 it does not (step it), -1 the definition is
+ * not in this process's cache (step it: that fills the cache).  Never
+ * fails.
+ */
+extern int	genroc_asl_success_ends(const char *cache_key, const char *state);
+
+/*
  * Checks that a payload (JSON text) nests at most json_depth levels of
  * arrays and objects (core/limits.def).  Fails with SQLSTATE 54000 and the
  * message a step gives for the same payload, e.g. "the input nests deeper

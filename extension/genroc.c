@@ -76,6 +76,13 @@
 #include "genroc.h"
 #include "ticker.h"
 
+/* The interpreter's limits, json_depth among them (core/limits.def, the one table of limits). */
+#define GENROC_LIMIT(sym, name, value, what) enum { limit_##sym = (value) };
+#include "limits.def"
+#undef GENROC_LIMIT
+
+static bool jsonb_depth_within(Jsonb *jb, int limit);
+
 /*
  * PostgreSQL versions: 15 and later.  Every difference between the versions'
  * C APIs is guarded here with PG_VERSION_NUM (README "PostgreSQL versions"
@@ -1053,6 +1060,64 @@ row_columns(HeapTupleHeader row, const char *const *names, int n, RowColumns *ca
 	ReleaseTupleDesc(td);
 }
 
+/* A jsonb string value of a C string. */
+static JsonbValue
+jsonb_string(const char *text)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) text;
+	v.val.string.len = (int) strlen(text);
+	return v;
+}
+
+/*
+ * What the interpreter answers to a task's success at a state whose
+ * success ends the instance with the result as its output (core/asl.hpp
+ * success_ends; the result within json_depth):
+ * {"entered": [], "outcome": {"kind": "succeeded", "output": result}},
+ * built here with no request written, parsed, stepped and answered as
+ * text (the unit test asl_success_ends_test holds the two equal).
+ */
+static Datum
+success_answer(Jsonb *result)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	v;
+	JsonbValue *answer;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	v = jsonb_string("entered");
+	pushJsonbValue(&state, WJB_KEY, &v);
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	v = jsonb_string("outcome");
+	pushJsonbValue(&state, WJB_KEY, &v);
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	v = jsonb_string("kind");
+	pushJsonbValue(&state, WJB_KEY, &v);
+	v = jsonb_string("succeeded");
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	v = jsonb_string("output");
+	pushJsonbValue(&state, WJB_KEY, &v);
+	if (JB_ROOT_IS_SCALAR(result))
+	{
+		if (!JsonbExtractScalar(&result->root, &v))
+			elog(ERROR, "genroc: a scalar jsonb without its scalar");
+	}
+	else
+	{
+		v.type = jbvBinary;
+		v.val.binary.data = &result->root;
+		v.val.binary.len = VARSIZE(result) - VARHDRSZ;
+	}
+	pushJsonbValue(&state, WJB_VALUE, &v);
+	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	answer = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbPGetDatum(JsonbValueToJsonb(answer));
+}
+
 /*
  * genroc._step_succeeded(inst genroc._instances, def genroc._definitions,
  *     result jsonb, now_ms bigint) → jsonb.
@@ -1067,7 +1132,10 @@ row_columns(HeapTupleHeader row, const char *const *names, int n, RowColumns *ca
  * the interpreter's step.  An instance with a parent and a scope (a branch
  * or an item: its execution is an ancestor's) is refused.  Like the others,
  * it writes the context (and draws its token) only for a definition that
- * can read it.
+ * can read it.  A success that ends the instance with the result as its
+ * output (core/asl.hpp success_ends: a one-task job's) is answered without
+ * a step (success_answer); a definition not yet in this backend's cache,
+ * or a result near json_depth, is stepped.
  */
 Datum
 genroc_step_succeeded(PG_FUNCTION_ARGS)
@@ -1100,6 +1168,12 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("p_inst and p_def must be whole rows (id, created_at, hash, definition, name, version)")));
 
+	cache_key = TextDatumGetCString(dv[0]);
+	if (!in[4] && !PG_ARGISNULL(2) &&
+		genroc_asl_success_ends(cache_key, TextDatumGetCString(iv[4])) == 1 &&
+		jsonb_depth_within(PG_GETARG_JSONB_P(2), limit_JSON_DEPTH - 1))
+		PG_RETURN_DATUM(success_answer(PG_GETARG_JSONB_P(2)));
+
 	/* genroc._task_request: op, state and retry_counts when not null, state_input, result */
 	initStringInfo(&request);
 	appendStringInfoString(&request, "{\"op\": \"task_succeeded\"");
@@ -1128,7 +1202,6 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 	appendStringInfoString(&request, ", \"result\": ");
 	appendStringInfoString(&request, PG_ARGISNULL(2) ? "null" : jsonb_text(PG_GETARG_DATUM(2)));
 	appendStringInfoString(&request, ", ");
-	cache_key = TextDatumGetCString(dv[0]);
 	if (needs_context(cache_key))
 	{
 		StepContext c = {PG_GETARG_INT64(3), DatumGetInt64(iv[0]),
@@ -1156,10 +1229,6 @@ genroc_caller(PG_FUNCTION_ARGS)
 	PG_RETURN_OID(GetOuterUserId());
 }
 
-/* The interpreter's json_depth (core/limits.def, the one table of limits). */
-#define GENROC_LIMIT(sym, name, value, what) enum { limit_##sym = (value) };
-#include "limits.def"
-#undef GENROC_LIMIT
 
 /*
  * Whether a jsonb nests at most `limit` arrays and objects, counted from its
