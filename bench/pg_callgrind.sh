@@ -23,6 +23,8 @@
 # included).  Needs valgrind and the extension installed (make install;
 # with GENROC_PG_ROOT, a private PostgreSQL copy: scripts/private-pg.sh).
 # CALLGRIND_OUT=FILE keeps callgrind's output (callgrind_annotate reads it).
+# SETUP_SQL='...' runs before the count starts (what-if runs: an index
+# dropped, a setting changed).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WHAT=${1:?usage: pg_callgrind.sh onetask|batch|map|start [N]}
@@ -82,6 +84,8 @@ SQL
     ;;
   *) echo "pg_callgrind.sh: onetask, batch, map or start" >&2; exit 2 ;;
 esac
+# what-if runs: SETUP_SQL (e.g. an index dropped) after the workload's setup
+if [ -n "${SETUP_SQL:-}" ]; then psql -X -q -d bench -v ON_ERROR_STOP=1 -c "$SETUP_SQL" >/dev/null; fi
 L0=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
 as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -w stop >/dev/null
 mkdir -p "$W/cg"
