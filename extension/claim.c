@@ -101,7 +101,7 @@ static const char *const claim_sql =
 " logged AS ("
 "  INSERT INTO genroc._log (instance_id, at, event, state, detail)"
 "  SELECT c.id, $4, 'task_started', c.state,"
-"         pg_catalog.jsonb_build_object('worker', $1, 'epoch', c.lease_epoch, 'attempt', c.attempt)"
+"         genroc._detail('worker', $1, 'epoch', c.lease_epoch, 'attempt', c.attempt)"
 "  FROM claimed c ORDER BY c.priority, c.eligible_at, c.id)"
 " SELECT c.id, c.lease_epoch, c.state, c.resource, genroc._load_value(c.task_input), c.only_once,"
 "        c.timeout_s, c.attempt, c.lease_expires, c.queue"

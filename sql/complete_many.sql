@@ -75,6 +75,19 @@ END $$;
 
 SELECT * FROM genroc.define('job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","End":true}}}');
 SELECT * FROM pg_temp.same('job', '[1, 2, 3]', '[{"ok": 1}, null, [3]]', false) ORDER BY n;
+-- the success of 'job' ends it with the result (core success_ends): the set-wise
+-- statement writes that answer without a step; every JSON kind, a look-alike
+-- reference (stored as an object) and a nested value leave what a step leaves
+SELECT * FROM pg_temp.same('job', '[1, 2, 3, 4, 5]',
+	'[42, "x", true, {"genroc:object": "look-alike"}, {"deep": {"a": [1, {"b": null}]}}]', false) ORDER BY n;
+-- genroc._detail, the log details' builder, builds what jsonb_build_object
+-- builds for the types it takes; any other type is 22023
+SELECT genroc._detail('w', 'x'::text, 'e', 5::bigint, 'a', 2, 'b', true, 'j', '{"z": [1]}'::jsonb,
+		'n', NULL::jsonb, 's', '3'::jsonb, 'a', 3)
+	 = jsonb_build_object('w', 'x'::text, 'e', 5::bigint, 'a', 2, 'b', true, 'j', '{"z": [1]}'::jsonb,
+		'n', NULL::jsonb, 's', '3'::jsonb, 'a', 3) AS same_object;
+SELECT genroc._detail('at', now());
+SELECT genroc._detail(VARIADIC ARRAY['a', 'b']);
 
 -- the next state: a second task (handed back with a worker), a Choice to
 -- a Fail, a Wait, a Map of two items

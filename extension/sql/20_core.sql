@@ -321,6 +321,13 @@ BEGIN
 END;
 $$;
 
+-- A log entry's detail from key/value pairs, as jsonb_build_object builds
+-- it, for text, integer, boolean and jsonb values; the hot path's details
+-- (genroc.c says why it is not jsonb_build_object).
+CREATE FUNCTION genroc._detail(VARIADIC "any") RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'genroc_detail'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- A log entry's detail under the payload settings (genroc._log_detail),
 -- its large payloads then made references (genroc._log_values,
 -- 15_objects.sql): what every log row with a payload key is written with.
