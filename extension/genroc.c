@@ -622,21 +622,31 @@ genroc_log_payloads_fn(PG_FUNCTION_ARGS)
  * successfully.  Neither would a sequence (its advance is WAL-logged in the
  * same unflushed way).  The bytes come from pg_strong_random, the source
  * gen_random_uuid() uses, so a lost epoch comes back with probability 2^-63.
+ * They are drawn 64 epochs at a time (one call cost a claim's task as much
+ * as a log row's index entry) and each is handed out once; the backend's
+ * buffer is filled after the fork, and dies with the backend.
  */
 Datum
 genroc_fencing_epoch(PG_FUNCTION_ARGS)
 {
+	static uint64 drawn[64];
+	static int	left = 0;
 	int64		previous = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
-	uint64		bits;
 	int64		epoch;
 
 	do
 	{
-		if (!pg_strong_random(&bits, sizeof(bits)))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not generate a random lease epoch")));
-		epoch = (int64) (bits & UINT64CONST(0x7FFFFFFFFFFFFFFF));
+		if (left == 0)
+		{
+			if (!pg_strong_random(drawn, sizeof(drawn)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("could not generate a random lease epoch")));
+			left = lengthof(drawn);
+		}
+		left--;
+		epoch = (int64) (drawn[left] & UINT64CONST(0x7FFFFFFFFFFFFFFF));
+		drawn[left] = 0;
 	} while (epoch == 0 || epoch == previous);
 	PG_RETURN_INT64(epoch);
 }
