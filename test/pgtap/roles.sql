@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(111);
+SELECT plan(113);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -129,6 +129,10 @@ INSERT INTO matrix VALUES
 	('fail_and_claim', $$SELECT genroc.fail_and_claim(:inst, :epoch, 'E', NULL, ':worker', '{default}')$$,
 	 '{worker,admin}', '{admin}'),
 	('complete_many', $$SELECT pg_temp.must((SELECT r.status FROM genroc.complete_many(ARRAY[:inst]::bigint[], ARRAY[:epoch]::bigint[], ARRAY['{"ok":1}']::jsonb[]) r) IS NOT NULL)$$,
+	 '{worker,admin}', '{admin}'),
+	-- a batch (the set-wise path in C: the owner checked once per worker;
+	-- the failed instance's report is stale and answered RC004)
+	('complete_many (a batch)', $$SELECT pg_temp.must((SELECT count(*) FROM genroc.complete_many(ARRAY[:inst, :failed]::bigint[], ARRAY[:epoch, 1]::bigint[], ARRAY['{"ok":1}', '{}']::jsonb[]) r WHERE r.status = 'succeeded') = 1)$$,
 	 '{worker,admin}', '{admin}'),
 	('claim_activity', $$SELECT genroc.claim_activity(':act', ':worker', 1)$$, '{worker,admin}', '{admin}'),
 	('activity_succeed', $$SELECT genroc.activity_succeed(':token', '1')$$, '{worker,admin}', '{admin}'),
