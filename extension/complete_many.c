@@ -109,7 +109,9 @@ static const char *const check_sql =
  * with the row before the step (a column, not a CTE joined: that is
  * estimated at one row, and each lookup rescanned it).  The whole rows
  * (the instance's, the definition's) are kept by no CTE after rep: each
- * CTE copies what it keeps, row by row.  upd: the row, as _apply_step writes it,
+ * CTE copies what it keeps, row by row.  upd: the row, found by the
+ * version rep read (its ctid: the row is locked since lock_sql, so no one
+ * moves it; the id is checked too), as _apply_step writes it,
  * returning the report's position and what the answer needs.  logged:
  * complete's task_succeeded, the entered rows, then the outcome's rows,
  * in that order per report (one insert, as _apply_step's); it runs to the
@@ -117,15 +119,15 @@ static const char *const check_sql =
  */
 static const char *const setwise_sql =
 "WITH rep AS MATERIALIZED ( "
-"  SELECT r.k, r.id, r.ep, r.out, l.inst, "
+"  SELECT r.k, r.id, r.ep, r.out, l.inst, l.tid, "
 "       genroc._step_succeeded(l.inst, d, r.out, genroc._ms($6)) AS answer "
 "  FROM unnest($1, $2, $3) WITH ORDINALITY AS r (id, ep, out, k) "
-"     CROSS JOIN LATERAL (SELECT i AS inst FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l "
+"     CROSS JOIN LATERAL (SELECT i AS inst, i.ctid AS tid FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l "
 "     JOIN genroc._definitions d ON d.id = (l.inst).definition_id "
 "  WHERE (l.inst).status = 'running' AND (l.inst).lease_epoch = r.ep AND (l.inst).parent_id IS NULL "
 "    AND (l.inst).partition_key IS NULL AND NOT (l.inst).only_once "
 "), stepped AS MATERIALIZED ( "
-"  SELECT a.k, a.id, a.ep, a.out AS reported, (a.inst).state AS old_state, "
+"  SELECT a.k, a.id, a.tid, a.ep, a.out AS reported, (a.inst).state AS old_state, "
 "       (a.inst).lease_owner AS old_owner, o.out ->> 'kind' AS kind, "
 "       coalesce(a.answer -> 'entered', '[]') AS entered, a.answer ? 'variables' AS assigned, "
 "       a.answer -> 'variables' AS variables, "
@@ -178,7 +180,7 @@ static const char *const setwise_sql =
 "    updated_at = $6, "
 "    ended_at = CASE WHEN s.kind = 'succeeded' THEN $6 ELSE i.ended_at END "
 "  FROM stepped s "
-"  WHERE i.id = s.id "
+"  WHERE i.ctid = s.tid AND i.id = s.id "
 "  RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
 "        s.task_input, s.only_once, s.timeout_s, s.attempt "
 "), logged AS ( "
