@@ -85,7 +85,7 @@ SQL
   *) echo "pg_callgrind.sh: onetask, batch, map or start" >&2; exit 2 ;;
 esac
 # what-if runs: SETUP_SQL (e.g. an index dropped) after the workload's setup
-if [ -n "${SETUP_SQL:-}" ]; then psql -X -q -d bench -v ON_ERROR_STOP=1 -c "$SETUP_SQL" >/dev/null; fi
+if [ -n "${SETUP_SQL:-}" ]; then printf '%s\n' "$SETUP_SQL" | psql -X -q -d bench -v ON_ERROR_STOP=1 >/dev/null; fi
 L0=$(psql -X -Atq -d bench -c "SELECT pg_current_wal_insert_lsn()")
 as_owner "$PGBIN/pg_ctl" -D "$GENROC_PGDATA" -w stop >/dev/null
 mkdir -p "$W/cg"

@@ -138,7 +138,12 @@ CREATE INDEX _instances_heartbeat ON genroc._instances (heartbeat_at)
 -- those): an instance update is not HOT (status is indexed), so an index
 -- holding them took an entry at the start, at each claim and at each
 -- report that makes another task, about 2.5 µs each.
-CREATE INDEX _instances_definition ON genroc._instances (definition_id)
+-- The definition index holds the id as well: with the id alone, every
+-- entry of a definition was a duplicate and went into a posting list, a
+-- rewrite of it per concluded instance (an entry cost three times a plain
+-- one: bench/pg_callgrind.sh), and a listing by definition reads it in id
+-- order.
+CREATE INDEX _instances_definition ON genroc._instances (definition_id, id)
 	WHERE status NOT IN ('ready', 'running');
 CREATE INDEX _instances_status ON genroc._instances (status, id)
 	WHERE status NOT IN ('ready', 'running');
@@ -190,7 +195,10 @@ CREATE TABLE genroc._log (
 	state		text,
 	detail		jsonb
 );
-CREATE INDEX _log_instance ON genroc._log (instance_id, seq);
+-- Half full pages: an instance's later entries (its claim, its report)
+-- go beside its first ones, in the middle of the index; in full pages each
+-- such insert split a page (a page image in the WAL after a checkpoint).
+CREATE INDEX _log_instance ON genroc._log (instance_id, seq) WITH (fillfactor = 50);
 -- prune: log rows past the log retention, oldest first
 CREATE INDEX _log_at ON genroc._log (at);
 

@@ -98,7 +98,7 @@ ALTER TABLE genroc._instances DROP CONSTRAINT _instances_definition_id_fkey;
 -- The definition and status indexes leave out ready and running rows
 -- (10_tables.sql): no entry for a task's start, claim or next task.
 DROP INDEX genroc._instances_definition, genroc._instances_status;
-CREATE INDEX _instances_definition ON genroc._instances (definition_id)
+CREATE INDEX _instances_definition ON genroc._instances (definition_id, id)
 	WHERE status NOT IN ('ready', 'running');
 CREATE INDEX _instances_status ON genroc._instances (status, id)
 	WHERE status NOT IN ('ready', 'running');
@@ -106,6 +106,9 @@ CREATE INDEX _instances_status ON genroc._instances (status, id)
 -- The log has no primary key (10_tables.sql): one index entry fewer per
 -- entry; seq stays its identity, NOT NULL.
 ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
+-- Its instance index leaves room in each page (10_tables.sql); the pages
+-- written from now on.
+ALTER INDEX genroc._log_instance SET (fillfactor = 50);
 
 -- genroc._apply_step takes the report's log entry (p_first, 20_core.sql):
 -- its two-argument form goes, the three-argument one is made below.
