@@ -72,15 +72,17 @@ static const char *const held_sql =
 /*
  * The claim itself, the general claim's statement for queues without
  * limits (its comments say why each part is written so): each queue's
- * heads through its claim index, merged; leased with a new epoch; their
- * start logged (task_started has no payload key).  $1 worker, $2 queues,
+ * heads through its claim index, merged; leased with a new epoch (each
+ * row found by the version the candidate scan locked, its ctid, no second
+ * key lookup; the id checked as well); their start logged (task_started
+ * has no payload key).  $1 worker, $2 queues,
  * $3 how many, $4 now, $5 the worker's lease_duration.
  */
 static const char *const claim_sql =
 "WITH candidates AS ("
-"  SELECT h.id FROM pg_catalog.unnest(ARRAY(SELECT DISTINCT u FROM pg_catalog.unnest($2) AS u ORDER BY 1)) AS q (name)"
+"  SELECT h.id, h.tid FROM pg_catalog.unnest(ARRAY(SELECT DISTINCT u FROM pg_catalog.unnest($2) AS u ORDER BY 1)) AS q (name)"
 "  CROSS JOIN LATERAL ("
-"    SELECT i.id, i.priority, i.eligible_at FROM genroc._instances i"
+"    SELECT i.id, i.ctid AS tid, i.priority, i.eligible_at FROM genroc._instances i"
 "    WHERE i.status = 'ready' AND i.queue = q.name AND i.eligible_at <= $4"
 "    ORDER BY i.priority, i.eligible_at, i.id"
 "    LIMIT $3"
@@ -95,7 +97,7 @@ static const char *const claim_sql =
 "    lease_expires = $4 + $5,"
 "    timeout_at = CASE WHEN i.timeout_s IS NOT NULL THEN $4 + i.timeout_s * interval '1 second' END,"
 "    updated_at = $4"
-"  WHERE i.id = ANY (ARRAY(SELECT c.id FROM candidates c))"
+"  WHERE i.ctid = ANY (ARRAY(SELECT c.tid FROM candidates c)) AND i.id = ANY (ARRAY(SELECT c.id FROM candidates c))"
 "  RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,"
 "            i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue),"
 " logged AS ("
