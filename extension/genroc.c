@@ -52,7 +52,6 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
-#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -68,7 +67,6 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
-#include "utils/typcache.h"
 #include "executor/executor.h"
 #include "utils/fmgroids.h"
 #include "utils/uuid.h"
@@ -478,6 +476,26 @@ jsonb_string(const char *text)
 	return v;
 }
 
+/* A jsonb as a value to push into another: its scalar, or its container. */
+static JsonbValue
+jsonb_value_of(Jsonb *jb)
+{
+	JsonbValue	v;
+
+	if (JB_ROOT_IS_SCALAR(jb))
+	{
+		if (!JsonbExtractScalar(&jb->root, &v))
+			elog(ERROR, "genroc: a scalar jsonb without its scalar");
+	}
+	else
+	{
+		v.type = jbvBinary;
+		v.val.binary.data = &jb->root;
+		v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+	}
+	return v;
+}
+
 /*
  * genroc._detail(VARIADIC "any") → jsonb: the object of key/value pairs, as
  * jsonb_build_object builds it, for the types genroc's log details hold:
@@ -545,21 +563,7 @@ genroc_detail(PG_FUNCTION_ARGS)
 			v.val.boolean = PG_GETARG_BOOL(k);
 		}
 		else if (type == JSONBOID)
-		{
-			Jsonb	   *jb = PG_GETARG_JSONB_P(k);
-
-			if (JB_ROOT_IS_SCALAR(jb))
-			{
-				if (!JsonbExtractScalar(&jb->root, &v))
-					elog(ERROR, "genroc._detail: a scalar jsonb without its scalar");
-			}
-			else
-			{
-				v.type = jbvBinary;
-				v.val.binary.data = &jb->root;
-				v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
-			}
-		}
+			v = jsonb_value_of(PG_GETARG_JSONB_P(k));
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1099,84 +1103,6 @@ iso_text(TimestampTz at)
 }
 
 /*
- * The columns `names` (at most lengthof(cache->attnum)) of a whole-row
- * argument, read as GetAttributeByName reads them but with the row
- * deformed once and the columns found by name once per row type: each
- * GetAttributeByName looks its type up, compares the name with every column
- * and walks the row to it (a tenth of genroc.complete_many's server time
- * went to fourteen of those per report).  The cache is checked against the
- * names on each call, so a row type whose columns moved (ALTER TABLE in an
- * upgrade) is looked up again.  A name the type lacks is an error, as there.
- */
-typedef struct RowColumns
-{
-	Oid			typid;
-	int32		typmod;
-	int			natts;
-	AttrNumber	attnum[16];
-} RowColumns;
-
-static void
-row_columns(HeapTupleHeader row, const char *const *names, int n, RowColumns *cache,
-			Datum *values, bool *isnull)
-{
-	Oid			typid = HeapTupleHeaderGetTypeId(row);
-	int32		typmod = HeapTupleHeaderGetTypMod(row);
-	TupleDesc	td = lookup_rowtype_tupdesc(typid, typmod);
-	bool		known = cache->typid == typid && cache->typmod == typmod && cache->natts == td->natts;
-	HeapTupleData tuple;
-	Datum	   *all;
-	bool	   *allnull;
-
-	Assert(n <= (int) lengthof(cache->attnum));
-	for (int k = 0; known && k < n; k++)
-	{
-		Form_pg_attribute att = TupleDescAttr(td, cache->attnum[k] - 1);
-
-		known = !att->attisdropped && strcmp(NameStr(att->attname), names[k]) == 0;
-	}
-	if (!known)
-	{
-		for (int k = 0; k < n; k++)
-		{
-			cache->attnum[k] = InvalidAttrNumber;
-			for (int a = 0; a < td->natts; a++)
-			{
-				Form_pg_attribute att = TupleDescAttr(td, a);
-
-				if (!att->attisdropped && strcmp(NameStr(att->attname), names[k]) == 0)
-				{
-					cache->attnum[k] = (AttrNumber) (a + 1);
-					break;
-				}
-			}
-			if (cache->attnum[k] == InvalidAttrNumber)
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("attribute \"%s\" does not exist", names[k])));
-		}
-		cache->typid = typid;
-		cache->typmod = typmod;
-		cache->natts = td->natts;
-	}
-	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-	ItemPointerSetInvalid(&(tuple.t_self));
-	tuple.t_tableOid = InvalidOid;
-	tuple.t_data = row;
-	all = palloc(td->natts * sizeof(Datum));
-	allnull = palloc(td->natts * sizeof(bool));
-	heap_deform_tuple(&tuple, td, all, allnull);
-	for (int k = 0; k < n; k++)
-	{
-		values[k] = all[cache->attnum[k] - 1];
-		isnull[k] = allnull[cache->attnum[k] - 1];
-	}
-	pfree(all);
-	pfree(allnull);
-	ReleaseTupleDesc(td);
-}
-
-/*
  * What the interpreter answers to a task's success at a state whose
  * success ends the instance with the result as its output (core/asl.hpp
  * success_ends; the result within json_depth):
@@ -1205,17 +1131,7 @@ success_answer(Jsonb *result)
 	pushJsonbValue(&state, WJB_VALUE, &v);
 	v = jsonb_string("output");
 	pushJsonbValue(&state, WJB_KEY, &v);
-	if (JB_ROOT_IS_SCALAR(result))
-	{
-		if (!JsonbExtractScalar(&result->root, &v))
-			elog(ERROR, "genroc: a scalar jsonb without its scalar");
-	}
-	else
-	{
-		v.type = jbvBinary;
-		v.val.binary.data = &result->root;
-		v.val.binary.len = VARSIZE(result) - VARHDRSZ;
-	}
+	v = jsonb_value_of(result);
 	pushJsonbValue(&state, WJB_VALUE, &v);
 	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	answer = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
@@ -1223,14 +1139,18 @@ success_answer(Jsonb *result)
 }
 
 /*
- * genroc._step_succeeded(inst genroc._instances, def genroc._definitions,
+ * genroc._step_succeeded(id, name, created_at, input, state, retry_counts,
+ *     state_input, scope, variables, parent_id (the instance's columns),
+ *     hash, definition, def_name, def_version (its definition's),
  *     result jsonb, now_ms bigint) → jsonb.
  * The step of a task's success for a top-level instance, read from its row:
  * what genroc._step_in_context answers to genroc._task_request(inst,
  * 'task_succeeded', result, NULL, NULL) in the instance's own context
  * (a top-level instance is its own execution: genroc._execution's answer
  * for it) with a fresh token, but with the request written here from the
- * row's columns.  genroc.complete_many's set-wise reports are its callers:
+ * row's columns (the columns, not the rows: a whole row made into a
+ * composite value, and kept in a CTE, cost more than the step it fed).
+ * genroc.complete_many's set-wise reports are its callers:
  * building that request as jsonb (its jsonb_strip_nulls, the
  * concatenations, the values loaded and copied into it) cost as much as
  * the interpreter's step.  An instance with a parent and a scope (a branch
@@ -1244,39 +1164,49 @@ success_answer(Jsonb *result)
 Datum
 genroc_step_succeeded(PG_FUNCTION_ARGS)
 {
-	static const char *const inst_cols[] = {"id", "name", "created_at", "input", "state",
-	"retry_counts", "state_input", "scope", "variables", "parent_id"};
-	static const char *const def_cols[] = {"hash", "definition", "name", "version"};
-	static RowColumns inst_cache;
-	static RowColumns def_cache;
-	Datum		iv[lengthof(inst_cols)];
-	bool		in[lengthof(inst_cols)];
-	Datum		dv[lengthof(def_cols)];
-	bool		dn[lengthof(def_cols)];
+	enum
+	{
+		INST_COLUMNS = 10,		/* id .. parent_id */
+		DEF_COLUMNS = 4,		/* hash .. version */
+		ARG_RESULT = INST_COLUMNS + DEF_COLUMNS,
+		ARG_NOW_MS
+	};
+	Datum		iv[INST_COLUMNS];
+	bool		in[INST_COLUMNS];
+	Datum		dv[DEF_COLUMNS];
+	bool		dn[DEF_COLUMNS];
 	char	   *state_input;
 	char	   *cache_key;
 	StringInfoData request;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(3))
+	for (int k = 0; k < INST_COLUMNS; k++)
+	{
+		in[k] = PG_ARGISNULL(k);
+		iv[k] = in[k] ? (Datum) 0 : PG_GETARG_DATUM(k);
+	}
+	for (int k = 0; k < DEF_COLUMNS; k++)
+	{
+		dn[k] = PG_ARGISNULL(INST_COLUMNS + k);
+		dv[k] = dn[k] ? (Datum) 0 : PG_GETARG_DATUM(INST_COLUMNS + k);
+	}
+	if (PG_ARGISNULL(ARG_NOW_MS))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_inst, p_def and p_now_ms must not be null")));
-	row_columns(PG_GETARG_HEAPTUPLEHEADER(0), inst_cols, lengthof(inst_cols), &inst_cache, iv, in);
-	row_columns(PG_GETARG_HEAPTUPLEHEADER(1), def_cols, lengthof(def_cols), &def_cache, dv, dn);
+				 errmsg("p_now_ms must not be null")));
 	if (!in[7] && !in[9])
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("p_inst must be a top-level instance (a branch's or an item's execution is an ancestor's)")));
+				 errmsg("p_scope and p_parent_id: a top-level instance's step (a branch's or an item's execution is an ancestor's)")));
 	if (in[0] || in[2] || dn[0] || dn[1] || dn[2] || dn[3])
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_inst and p_def must be whole rows (id, created_at, hash, definition, name, version)")));
+				 errmsg("p_id, p_created_at, p_hash, p_definition, p_def_name and p_def_version must not be null")));
 
 	cache_key = TextDatumGetCString(dv[0]);
-	if (!in[4] && !PG_ARGISNULL(2) &&
+	if (!in[4] && !PG_ARGISNULL(ARG_RESULT) &&
 		genroc_asl_success_ends(cache_key, TextDatumGetCString(iv[4])) == 1 &&
-		jsonb_depth_within(PG_GETARG_JSONB_P(2), limit_JSON_DEPTH - 1))
-		PG_RETURN_DATUM(success_answer(PG_GETARG_JSONB_P(2)));
+		jsonb_depth_within(PG_GETARG_JSONB_P(ARG_RESULT), limit_JSON_DEPTH - 1))
+		PG_RETURN_DATUM(success_answer(PG_GETARG_JSONB_P(ARG_RESULT)));
 
 	/* genroc._task_request: op, state and retry_counts when not null, state_input, result */
 	initStringInfo(&request);
@@ -1304,18 +1234,18 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 	appendStringInfoString(&request, ", \"state_input\": ");
 	appendStringInfoString(&request, state_input != NULL ? state_input : "null");
 	appendStringInfoString(&request, ", \"result\": ");
-	appendStringInfoString(&request, PG_ARGISNULL(2) ? "null" : jsonb_text(PG_GETARG_DATUM(2)));
+	appendStringInfoString(&request, PG_ARGISNULL(ARG_RESULT) ? "null" : jsonb_text(PG_GETARG_DATUM(ARG_RESULT)));
 	appendStringInfoString(&request, ", ");
 	if (needs_context(cache_key))
 	{
-		StepContext c = {PG_GETARG_INT64(3), DatumGetInt64(iv[0]),
+		StepContext c = {PG_GETARG_INT64(ARG_NOW_MS), DatumGetInt64(iv[0]),
 			in[1] ? NULL : TextDatumGetCString(iv[1]), iso_text(DatumGetTimestampTz(iv[2])),
 		loaded_json(iv[3], in[3]), TextDatumGetCString(dv[2]), DatumGetInt32(dv[3]), NULL};
 
 		append_now_and_context(&request, &c);
 	}
 	else
-		append_now(&request, PG_GETARG_INT64(3));
+		append_now(&request, PG_GETARG_INT64(ARG_NOW_MS));
 	end_request(&request, in[7] ? NULL : TextDatumGetCString(iv[7]), in[8] ? NULL : jsonb_text(iv[8]));
 	PG_RETURN_DATUM(step_answer(cache_key, dv[1], request.data));
 }

@@ -133,9 +133,14 @@ SELECT * FROM genroc.define('ctx', $d${"StartAt":"A","States":{
 	"P":{"Type":"Pass","Parameters":{"exec.$":"$$.Execution.Id","name.$":"$$.Execution.Name"},"Next":"B"},
 	"B":{"Type":"Task","Resource":"handler:b","End":true}}}$d$);
 SELECT * FROM pg_temp.same('ctx', '[{}, {"k": 2}]', '[{"a": 1}, "b"]', false) ORDER BY n;
--- genroc._step_succeeded itself: a fresh version 4 UUID as the task
+-- genroc._step_succeeded itself (the row's and its definition's columns,
+-- as complete_many passes them): a fresh version 4 UUID as the task
 -- token on each call; a branch's or an item's row (a parent and a scope)
 -- refused; null arguments refused
+CREATE FUNCTION pg_temp.step_succeeded(i genroc._instances, d genroc._definitions, r jsonb, ms bigint)
+	RETURNS jsonb LANGUAGE sql AS $$
+	SELECT genroc._step_succeeded(i.id, i.name, i.created_at, i.input, i.state, i.retry_counts,
+		i.state_input, i.scope, i.variables, i.parent_id, d.hash, d.definition, d.name, d.version, r, ms) $$;
 SELECT * FROM genroc.define('tok', $d${"StartAt":"A","States":{
 	"A":{"Type":"Task","Resource":"handler:a","Next":"P"},
 	"P":{"Type":"Pass","Parameters":{"t.$":"$$.Task.Token"},"End":true}}}$d$);
@@ -143,15 +148,17 @@ SELECT instance_id AS tok FROM genroc.start('tok', '{}') \gset
 SELECT a -> 'outcome' -> 'output' ->> 't' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' AS uuid_v4,
 	   a -> 'outcome' ->> 'kind' AS kind
 FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id,
-	 LATERAL genroc._step_succeeded(i, d, '"r"', 1893456000000) AS a WHERE i.id = :tok;
-SELECT count(DISTINCT genroc._step_succeeded(i, d, '"r"', 1893456000000) -> 'outcome' -> 'output' ->> 't') AS tokens
+	 LATERAL pg_temp.step_succeeded(i, d, '"r"', 1893456000000) AS a WHERE i.id = :tok;
+SELECT count(DISTINCT pg_temp.step_succeeded(i, d, '"r"', 1893456000000) -> 'outcome' -> 'output' ->> 't') AS tokens
 FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id, generate_series(1, 3)
 WHERE i.id = :tok;
-SELECT genroc._step_succeeded(jsonb_populate_record(i, jsonb_build_object('parent_id', i.id, 'scope', 'x')), d, '1', 1)
+SELECT pg_temp.step_succeeded(jsonb_populate_record(i, jsonb_build_object('parent_id', i.id, 'scope', 'x')), d, '1', 1)
 FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id WHERE i.id = :tok;
 \echo :LAST_ERROR_SQLSTATE
-SELECT genroc._step_succeeded(NULL, d, '1', 1) FROM genroc._definitions d WHERE d.name = 'tok';
+SELECT pg_temp.step_succeeded(NULL, d, '1', 1) FROM genroc._definitions d WHERE d.name = 'tok';
 \echo :LAST_ERROR_SQLSTATE
+-- (its row types belong to the extension, which the file drops at its end)
+DROP FUNCTION pg_temp.step_succeeded(genroc._instances, genroc._definitions, jsonb, bigint);
 
 -- a Map's items reported in one batch: the parent ends with them
 SELECT * FROM genroc.define('fan', $d${"StartAt":"M","States":{"M":{"Type":"Map","ItemsPath":"$",

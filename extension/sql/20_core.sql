@@ -162,9 +162,12 @@ CREATE FUNCTION genroc._start_task(p_cache_key text, p_definition jsonb) RETURNS
 -- genroc._execution answers for it) with a fresh token: the request written
 -- in C from the row's columns (complete_many's set-wise reports), a stored
 -- state input or input read through genroc._load_value.  An instance with
--- a parent and a scope is refused (22023).
-CREATE FUNCTION genroc._step_succeeded(p_inst genroc._instances, p_def genroc._definitions,
-									   p_result jsonb, p_now_ms bigint)
+-- a parent and a scope is refused (22023).  The instance's and its
+-- definition's columns, not their rows (genroc.c says why).
+CREATE FUNCTION genroc._step_succeeded(p_id bigint, p_name text, p_created_at timestamptz,
+	p_input jsonb, p_state text, p_retry_counts jsonb, p_state_input jsonb, p_scope text,
+	p_variables jsonb, p_parent_id bigint, p_hash text, p_definition jsonb, p_def_name text,
+	p_def_version int, p_result jsonb, p_now_ms bigint)
 	RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'genroc_step_succeeded'
 	LANGUAGE C VOLATILE;
