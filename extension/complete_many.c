@@ -107,9 +107,11 @@ static const char *const check_sql =
  * keep.  stepped: the outcome's fields, each read once, for the outcomes
  * written here, and the hand-back, as _apply_step asks _handback_lease
  * with the row before the step (a column, not a CTE joined: that is
- * estimated at one row, and each lookup rescanned it).  The whole rows
- * (the instance's, the definition's) are kept by no CTE after rep: each
- * CTE copies what it keeps, row by row.  upd: the row, found by the
+ * estimated at one row, and each lookup rescanned it; the row read again
+ * by its ctid, only for a task handed back).  No CTE keeps a whole row:
+ * _step_succeeded takes the instance's and the definition's columns (made
+ * into composite values and copied from CTE to CTE, the rows cost more
+ * than the step they fed).  upd: the row, found by the
  * version rep read (its ctid: the row is locked since lock_sql, so no one
  * moves it; the id is checked too), as _apply_step writes it,
  * returning the report's position and what the answer needs.  logged:
