@@ -19,6 +19,7 @@ STEPS=${STEPS:-1}
 DURABILITY=${DURABILITY:-essential}
 BIN=${BIN:-$ROOT/build/genroc}
 [ -x "$BIN" ] || make -s -C "$ROOT" >/dev/null
+[ -x "$BIN" ] || { echo "binary.sh: no executable at $BIN" >&2; exit 2; }
 case $STEPS in 1 | 3) ;; *) echo "binary.sh: STEPS must be 1 or 3" >&2; exit 2 ;; esac
 
 eval "$(bash "$ROOT/test/pgcluster.sh" start)"
@@ -64,7 +65,11 @@ for c in $CONC; do
   coproc LOOK { psql -X -qAt -d b; }
   t0=$(date +%s.%N)
   s0=$(cpu_of $(pgrep -u postgres))
-  while open_left; do sleep 0.1; done
+  while open_left; do
+    # a worker that died (a BIN that cannot run, a crash) would leave the queue as it is
+    kill -0 "$worker" 2>/dev/null || { echo "binary.sh: the worker exited before the queue was empty" >&2; exit 1; }
+    sleep 0.1
+  done
   t1=$(date +%s.%N)
   s1=$(cpu_of $(pgrep -u postgres))
   w1=$(cpu_of "$worker")
