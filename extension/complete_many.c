@@ -281,7 +281,7 @@ refuse_other_roles(Datum *ids, Datum *eps, int n)
 	SPITupleTable *locked = SPI_tuptable;
 	uint64		rows = SPI_processed;
 	char	  **owner_of = palloc0(sizeof(char *) * n);
-	Datum	   *names = palloc(sizeof(Datum) * n);
+	char	  **distinct = palloc(sizeof(char *) * n);
 	int			n_names = 0;
 	char	  **others;
 	uint64		n_others;
@@ -317,20 +317,23 @@ refuse_other_roles(Datum *ids, Datum *eps, int n)
 		{
 			int			j = 0;
 
-			while (j < n_names && strcmp(TextDatumGetCString(names[j]), owner_of[k]) != 0)
+			while (j < n_names && strcmp(distinct[j], owner_of[k]) != 0)
 				j++;
 			if (j == n_names)
-				names[n_names++] = CStringGetTextDatum(owner_of[k]);
+				distinct[n_names++] = owner_of[k];
 		}
 	}
 	if (n_names == 0)
 		return;
 	{
 		Oid			types[2] = {TEXTARRAYOID, OIDOID};
-		Datum		args[2] = {PointerGetDatum(construct_array(names, n_names, TEXTOID, -1, false,
-															   TYPALIGN_INT)),
-		ObjectIdGetDatum(GetOuterUserId())};
+		Datum	   *names = palloc(sizeof(Datum) * n_names);
+		Datum		args[2];
 
+		for (int j = 0; j < n_names; j++)
+			names[j] = CStringGetTextDatum(distinct[j]);
+		args[0] = PointerGetDatum(construct_array(names, n_names, TEXTOID, -1, false, TYPALIGN_INT));
+		args[1] = ObjectIdGetDatum(GetOuterUserId());
 		run(prepared(&others_plan, others_sql, 2, types), args, NULL, SPI_OK_SELECT);
 	}
 	n_others = SPI_processed;
