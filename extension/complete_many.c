@@ -23,7 +23,16 @@
  * task, a step that waits, fans out, fails or retries later), in their
  * order, after the set-wise ones, as the PL/pgSQL did.
  *
+ * Within the batch, the reports that end their instance with the result as
+ * its output (a one-task job's, the most common report of all) are written
+ * first, by two plain statements (the rows, their log) with no step and no
+ * outcome read back from one: in the set-wise statement they cost half
+ * again as much, in its CTEs and the outcome's fields.
+ *
  * Glossary
+ *	  ends			the reports find_ends marks: the success ends a
+ *					top-level instance with the result as its output, at
+ *					a state of a definition this backend has compiled
  *	  set-wise		the reports of top-level instances whose step ends the
  *					instance or stops at a handler task ready at once,
  *					written by one statement for the whole batch
@@ -77,11 +86,63 @@ static const char *const limited_sql =
  * The rows locked in id order before anything reads them: two batches
  * never wait on each other in a cycle, and the statements after this one
  * see each row as its last writer committed it.  Each row comes with what
- * the owner check reads (whether it is leased, its epoch, its worker).
+ * the owner check reads (whether it is leased, its epoch, its worker), and
+ * what says whether its report is one that ends it (find_ends): the
+ * version locked (its ctid), its state, whether it is a top-level instance
+ * of the kind the set-wise statement takes (no partition key, no OnlyOnce
+ * task) and its definition's hash (the interpreter's cache key).
  */
 static const char *const lock_sql =
-"SELECT i.id, i.status = 'running' AND i.lease_owner IS NOT NULL, i.lease_epoch, i.lease_owner"
-" FROM genroc._instances i WHERE i.id = ANY ($1) ORDER BY i.id FOR UPDATE";
+"SELECT i.id, i.status = 'running' AND i.lease_owner IS NOT NULL, i.lease_epoch, i.lease_owner,"
+"       i.ctid, i.state, i.parent_id IS NULL AND i.partition_key IS NULL AND NOT i.only_once, d.hash"
+" FROM genroc._instances i JOIN genroc._definitions d ON d.id = i.definition_id"
+" WHERE i.id = ANY ($1) ORDER BY i.id FOR UPDATE OF i";
+
+/* Its columns, 1-based as SPI_getbinval numbers them. */
+enum
+{
+	LK_ID = 1,
+	LK_LEASED,
+	LK_EPOCH,
+	LK_OWNER,
+	LK_TID,
+	LK_STATE,
+	LK_TOP,
+	LK_HASH
+};
+
+/*
+ * The reports that end their instance with the result as its output (a
+ * one-task job's, find_ends) need no step and no outcome read back from
+ * one: two statements write them for the whole batch as the set-wise
+ * statement writes a succeeded outcome.  The rows, each by the version
+ * lock_sql locked (its ctid; the id checked as well), $1 versions, $2
+ * instances, $3 outputs, $4 now; the state stays, and so do the columns
+ * a success leaves (the epoch, the attempt, the variables) ...
+ */
+static const char *const ends_update_sql =
+"UPDATE genroc._instances i SET status = 'succeeded', state_input = NULL, task_input = NULL,"
+"  resource = NULL, lease_owner = NULL, lease_expires = NULL, retry_counts = NULL,"
+"  only_once = false, timeout_s = NULL, heartbeat_s = NULL, timeout_at = NULL, heartbeat_at = NULL,"
+"  wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL,"
+"  activity_owner = NULL, output = genroc._store_value(r.out, 'the output'), error = NULL,"
+"  cause = NULL, updated_at = $4, ended_at = $4"
+" FROM unnest($1, $2, $3) AS r (tid, id, out)"
+" WHERE i.ctid = r.tid AND i.id = r.id";
+
+/*
+ * ... and their log, per report complete's task_succeeded and the
+ * instance's succeeded, in the reports' order: $1 instances, $2 states,
+ * $3 outputs, $4 workers, $5 epochs, $6 now.
+ */
+static const char *const ends_log_sql =
+"INSERT INTO genroc._log (instance_id, at, event, state, detail)"
+" SELECT r.id, $6, e.event, r.state, genroc._log_payloads(CASE e.n"
+"   WHEN 0 THEN genroc._detail('output', r.out, 'worker', r.owner, 'epoch', r.ep)"
+"   ELSE genroc._detail('output', r.out) END)"
+" FROM unnest($1, $2, $3, $4, $5) WITH ORDINALITY AS r (id, state, out, owner, ep, k)"
+" CROSS JOIN (VALUES (0, 'task_succeeded'), (1, 'succeeded')) AS e (n, event)"
+" ORDER BY r.k, e.n";
 
 /*
  * Another role's lease is refused as genroc._leased refuses it, before
@@ -254,6 +315,8 @@ static SPIPlanPtr limited_plan = NULL;
 static SPIPlanPtr lock_plan = NULL;
 static SPIPlanPtr others_plan = NULL;
 static SPIPlanPtr check_plan = NULL;
+static SPIPlanPtr ends_update_plan = NULL;
+static SPIPlanPtr ends_log_plan = NULL;
 static SPIPlanPtr setwise_plan = NULL;
 static SPIPlanPtr general_plan = NULL;
 
@@ -270,48 +333,67 @@ cmp_int64(const void *a, const void *b)
 }
 
 /*
+ * The row lock_sql locked for instance `id`, or -1: the rows are in id
+ * order.
+ */
+static int64
+locked_row(SPITupleTable *locked, uint64 rows, int64 id)
+{
+	uint64		lo = 0;
+	uint64		hi = rows;
+	bool		isnull;
+
+	while (lo < hi)
+	{
+		uint64		mid = lo + (hi - lo) / 2;
+		int64		at = DatumGetInt64(SPI_getbinval(locked->vals[mid], locked->tupdesc, LK_ID, &isnull));
+
+		if (at < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == rows ||
+		DatumGetInt64(SPI_getbinval(locked->vals[lo], locked->tupdesc, LK_ID, &isnull)) != id)
+		return -1;
+	return (int64) lo;
+}
+
+/* Whether the locked row is leased under the report's epoch. */
+static bool
+leased_at(HeapTuple row, TupleDesc desc, Datum epoch)
+{
+	bool		isnull;
+	bool		leased = DatumGetBool(SPI_getbinval(row, desc, LK_LEASED, &isnull));
+
+	if (isnull || !leased)
+		return false;
+	return DatumGetInt64(SPI_getbinval(row, desc, LK_EPOCH, &isnull)) == DatumGetInt64(epoch) &&
+		!isnull;
+}
+
+/*
  * After lock_sql: refuses a report whose lease (its row running under the
  * epoch the report quotes) is held by a worker of another role the caller
  * may not act for (genroc._check_owner raises 42501), the reports in their
  * order.  The workers are looked up once each, not once per report.
  */
 static void
-refuse_other_roles(Datum *ids, Datum *eps, int n)
+refuse_other_roles(SPITupleTable *locked, uint64 rows, Datum *ids, Datum *eps, int n)
 {
-	SPITupleTable *locked = SPI_tuptable;
-	uint64		rows = SPI_processed;
 	char	  **owner_of = palloc0(sizeof(char *) * n);
 	char	  **distinct = palloc(sizeof(char *) * n);
 	int			n_names = 0;
 	char	  **others;
 	uint64		n_others;
-	bool		isnull;
 
 	for (int k = 0; k < n; k++)
 	{
-		int64		id = DatumGetInt64(ids[k]);
-		uint64		lo = 0;
-		uint64		hi = rows;
+		int64		lo = locked_row(locked, rows, DatumGetInt64(ids[k]));
 
-		/* the locked rows are in id order */
-		while (lo < hi)
-		{
-			uint64		mid = lo + (hi - lo) / 2;
-			int64		at = DatumGetInt64(SPI_getbinval(locked->vals[mid], locked->tupdesc, 1, &isnull));
-
-			if (at < id)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == rows ||
-			DatumGetInt64(SPI_getbinval(locked->vals[lo], locked->tupdesc, 1, &isnull)) != id)
+		if (lo < 0 || !leased_at(locked->vals[lo], locked->tupdesc, eps[k]))
 			continue;
-		if (!DatumGetBool(SPI_getbinval(locked->vals[lo], locked->tupdesc, 2, &isnull)) || isnull ||
-			DatumGetInt64(SPI_getbinval(locked->vals[lo], locked->tupdesc, 3, &isnull)) !=
-			DatumGetInt64(eps[k]))
-			continue;
-		owner_of[k] = SPI_getvalue(locked->vals[lo], locked->tupdesc, 4);
+		owner_of[k] = SPI_getvalue(locked->vals[lo], locked->tupdesc, LK_OWNER);
 		if (owner_of[k] == NULL)
 			continue;
 		{
@@ -355,6 +437,119 @@ refuse_other_roles(Datum *ids, Datum *eps, int n)
 				run(prepared(&check_plan, check_sql, 2, types), args, NULL, SPI_OK_SELECT);
 				break;
 			}
+	}
+}
+
+/*
+ * Marks the reports whose success ends their instance with the result as
+ * its output, which the set-wise statement would write without a step
+ * (genroc_success_ends): the row locked is running under the report's
+ * epoch, a top-level instance of the kind that statement takes, at a state
+ * whose success ends it, of a definition this backend has cached.  Returns
+ * how many.
+ */
+static int
+find_ends(SPITupleTable *locked, uint64 rows, Datum *ids, Datum *eps, Datum *outs, int n,
+		  bool *ends)
+{
+	int			count = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		int64		lo = locked_row(locked, rows, DatumGetInt64(ids[k]));
+		HeapTuple	row;
+		bool		top_null;
+		bool		state_null;
+		bool		hash_null;
+		Datum		top;
+		Datum		state;
+		Datum		hash;
+
+		ends[k] = false;
+		if (lo < 0 || !leased_at(locked->vals[lo], locked->tupdesc, eps[k]))
+			continue;
+		row = locked->vals[lo];
+		top = SPI_getbinval(row, locked->tupdesc, LK_TOP, &top_null);
+		state = SPI_getbinval(row, locked->tupdesc, LK_STATE, &state_null);
+		hash = SPI_getbinval(row, locked->tupdesc, LK_HASH, &hash_null);
+		if (top_null || !DatumGetBool(top) || state_null || hash_null)
+			continue;
+		if (genroc_success_ends(TextDatumGetCString(hash), TextDatumGetCString(state),
+								DatumGetJsonbP(outs[k])))
+		{
+			ends[k] = true;
+			count++;
+		}
+	}
+	return count;
+}
+
+/* An array of the n datums of `type` (varlena or by reference). */
+static Datum
+array_of(Datum *elems, int n, Oid type)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+
+	get_typlenbyvalalign(type, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_array(elems, n, type, typlen, typbyval, typalign));
+}
+
+/*
+ * Writes the reports find_ends marked (ends_update_sql, ends_log_sql), at
+ * `now`: each row by the version lock_sql locked, which no one else can
+ * have changed since.
+ */
+static void
+write_ends(SPITupleTable *locked, uint64 rows, Datum *ids, Datum *eps, Datum *outs, int n,
+		   const bool *ends, int n_ends, Datum now)
+{
+	Datum	   *tids = palloc(sizeof(Datum) * n_ends);
+	Datum	   *e_ids = palloc(sizeof(Datum) * n_ends);
+	Datum	   *e_eps = palloc(sizeof(Datum) * n_ends);
+	Datum	   *e_outs = palloc(sizeof(Datum) * n_ends);
+	Datum	   *e_states = palloc(sizeof(Datum) * n_ends);
+	Datum	   *e_owners = palloc(sizeof(Datum) * n_ends);
+	int			j = 0;
+	bool		isnull;
+
+	for (int k = 0; k < n; k++)
+	{
+		HeapTuple	row;
+
+		if (!ends[k])
+			continue;
+		row = locked->vals[locked_row(locked, rows, DatumGetInt64(ids[k]))];
+		tids[j] = SPI_getbinval(row, locked->tupdesc, LK_TID, &isnull);
+		e_states[j] = SPI_getbinval(row, locked->tupdesc, LK_STATE, &isnull);
+		e_owners[j] = SPI_getbinval(row, locked->tupdesc, LK_OWNER, &isnull);
+		e_ids[j] = ids[k];
+		e_eps[j] = eps[k];
+		e_outs[j] = outs[k];
+		j++;
+	}
+	{
+		Oid			types[4] = {TIDARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TIMESTAMPTZOID};
+		Datum		args[4] = {array_of(tids, n_ends, TIDOID), array_of(e_ids, n_ends, INT8OID),
+		array_of(e_outs, n_ends, JSONBOID), now};
+
+		run(prepared(&ends_update_plan, ends_update_sql, 4, types), args, NULL, SPI_OK_UPDATE);
+		if (SPI_processed != (uint64) n_ends)
+			elog(ERROR, "genroc.complete_many: %llu of %d locked rows written",
+				 (unsigned long long) SPI_processed, n_ends);
+	}
+	{
+		Oid			types[6] = {INT8ARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
+		TIMESTAMPTZOID};
+		Datum		args[6] = {array_of(e_ids, n_ends, INT8OID), array_of(e_states, n_ends, TEXTOID),
+			array_of(e_outs, n_ends, JSONBOID), array_of(e_owners, n_ends, TEXTOID),
+		array_of(e_eps, n_ends, INT8OID), now};
+
+		run(prepared(&ends_log_plan, ends_log_sql, 6, types), args, NULL, SPI_OK_INSERT);
+		if (SPI_processed != 2 * (uint64) n_ends)
+			elog(ERROR, "genroc.complete_many: %llu log rows for %d reports",
+				 (unsigned long long) SPI_processed, n_ends);
 	}
 }
 
@@ -460,10 +655,18 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	char		nulls[6];
 	Datum	   *ids = NULL;
 	Datum	   *eps = NULL;
+	Datum	   *outs;
+	bool	   *out_nulls;
 	int			n = 0;
+	int			n_out;
 	int			k;
 	bool		isnull;
-	SPITupleTable *setwise;
+	SPITupleTable *locked;
+	uint64		n_locked;
+	bool	   *ends;
+	int			n_ends;
+	Datum		now;
+	SPITupleTable *setwise = NULL;
 	HeapTuple  *by_k;
 	int			rest;
 	bool		taken;
@@ -503,50 +706,87 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 		Oid			lock_types[1] = {INT8ARRAYOID};
 
 		run(prepared(&lock_plan, lock_sql, 1, lock_types), args, NULL, SPI_OK_SELECT);
-		refuse_other_roles(ids, eps, n);
+		locked = SPI_tuptable;
+		n_locked = SPI_processed;
+		refuse_other_roles(locked, n_locked, ids, eps, n);
+	}
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(2), JSONBOID, -1, false, TYPALIGN_INT,
+					  &outs, &out_nulls, &n_out);
+	now = TimestampTzGetDatum(genroc_clock());
+
+	/* the reports that end their instance, without a step */
+	ends = palloc(sizeof(bool) * n);
+	n_ends = find_ends(locked, n_locked, ids, eps, outs, n, ends);
+	if (n_ends > 0)
+	{
+		write_ends(locked, n_locked, ids, eps, outs, n, ends, n_ends, now);
+		ended = true;
 	}
 
+	/* the set-wise statement, for the others: each written report by its position */
+	by_k = palloc0(sizeof(HeapTuple) * n);
+	if (n_ends < n)
 	{
+		int			n_sw = n - n_ends;
+		Datum	   *sw_ids = palloc(sizeof(Datum) * n_sw);
+		Datum	   *sw_eps = palloc(sizeof(Datum) * n_sw);
+		Datum	   *sw_outs = palloc(sizeof(Datum) * n_sw);
+		int		   *sw_pos = palloc(sizeof(int) * n_sw);
 		Oid			types[6] = {INT8ARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTOID, TEXTARRAYOID,
 		TIMESTAMPTZOID};
+		Datum		sw_args[6];
+		int			j = 0;
 
-		args[5] = TimestampTzGetDatum(genroc_clock());
+		for (k = 0; k < n; k++)
+			if (!ends[k])
+			{
+				sw_ids[j] = ids[k];
+				sw_eps[j] = eps[k];
+				sw_outs[j] = outs[k];
+				sw_pos[j] = k;
+				j++;
+			}
+		sw_args[0] = n_ends == 0 ? args[0] : array_of(sw_ids, n_sw, INT8OID);
+		sw_args[1] = n_ends == 0 ? args[1] : array_of(sw_eps, n_sw, INT8OID);
+		sw_args[2] = n_ends == 0 ? args[2] : array_of(sw_outs, n_sw, JSONBOID);
+		sw_args[3] = args[3];
+		sw_args[4] = args[4];
+		sw_args[5] = now;
 		nulls[5] = ' ';
-		run(prepared(&setwise_plan, setwise_sql, 6, types), args, nulls, SPI_OK_SELECT);
-	}
-	setwise = SPI_tuptable;
-	check_setwise_type(setwise->tupdesc, rsinfo->setDesc);
+		run(prepared(&setwise_plan, setwise_sql, 6, types), sw_args, nulls, SPI_OK_SELECT);
+		setwise = SPI_tuptable;
+		check_setwise_type(setwise->tupdesc, rsinfo->setDesc);
 
-	/* each written report by its position; what became ready is announced */
-	by_k = palloc0(sizeof(HeapTuple) * n);
-	for (uint64 row = 0; row < SPI_processed; row++)
-	{
-		HeapTuple	t = setwise->vals[row];
-		int64		pos = DatumGetInt64(SPI_getbinval(t, setwise->tupdesc, SW_K + 1, &isnull));
-		char	   *status;
-
-		if (isnull || pos < 1 || pos > n || by_k[pos - 1] != NULL)
-			elog(ERROR, "genroc.complete_many: the set-wise statement answered a report twice");
-		by_k[pos - 1] = t;
-		status = SPI_getvalue(t, setwise->tupdesc, SW_STATUS + 1);
-		if (status == NULL)
-			elog(ERROR, "genroc.complete_many: the set-wise statement answered a report without a status");
-		if (strcmp(status, "succeeded") == 0)
-			ended = true;
-		else if (strcmp(status, "ready") == 0)
+		/* what became ready is announced */
+		for (uint64 row = 0; row < SPI_processed; row++)
 		{
-			/* a ready task's queue; NOTIFY drops a repeat within a transaction */
-			char	   *queue = SPI_getvalue(t, setwise->tupdesc, SW_QUEUE + 1);
+			HeapTuple	t = setwise->vals[row];
+			int64		pos = DatumGetInt64(SPI_getbinval(t, setwise->tupdesc, SW_K + 1, &isnull));
+			char	   *status;
 
-			if (queue != NULL)
-				Async_Notify("genroc", queue);
-		}
-		else if (strcmp(status, "running") == 0)
-		{
-			Datum		oo = SPI_getbinval(t, setwise->tupdesc, SW_ONLY_ONCE + 1, &isnull);
+			if (isnull || pos < 1 || pos > n_sw || by_k[sw_pos[pos - 1]] != NULL)
+				elog(ERROR, "genroc.complete_many: the set-wise statement answered a report twice");
+			by_k[sw_pos[pos - 1]] = t;
+			status = SPI_getvalue(t, setwise->tupdesc, SW_STATUS + 1);
+			if (status == NULL)
+				elog(ERROR, "genroc.complete_many: the set-wise statement answered a report without a status");
+			if (strcmp(status, "succeeded") == 0)
+				ended = true;
+			else if (strcmp(status, "ready") == 0)
+			{
+				/* a ready task's queue; NOTIFY drops a repeat within a transaction */
+				char	   *queue = SPI_getvalue(t, setwise->tupdesc, SW_QUEUE + 1);
 
-			if (!isnull && DatumGetBool(oo))
-				only_once = true;
+				if (queue != NULL)
+					Async_Notify("genroc", queue);
+			}
+			else if (strcmp(status, "running") == 0)
+			{
+				Datum		oo = SPI_getbinval(t, setwise->tupdesc, SW_ONLY_ONCE + 1, &isnull);
+
+				if (!isnull && DatumGetBool(oo))
+					only_once = true;
+			}
 		}
 	}
 	if (ended)
@@ -557,36 +797,27 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	/* the reports left, in their order, one by one */
 	rest = 0;
 	for (k = 0; k < n; k++)
-		if (by_k[k] == NULL)
+		if (!ends[k] && by_k[k] == NULL)
 			rest++;
 	if (rest > 0)
 	{
-		ArrayType  *a_out = PG_GETARG_ARRAYTYPE_P(2);
-		Datum	   *outs;
-		bool	   *out_nulls;
-		int			n_out;
 		Datum	   *r_ids = palloc(sizeof(Datum) * rest);
 		Datum	   *r_eps = palloc(sizeof(Datum) * rest);
 		Datum	   *r_outs = palloc(sizeof(Datum) * rest);
 		int			j = 0;
 		Datum		r_args[5];
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
 
-		get_typlenbyvalalign(JSONBOID, &typlen, &typbyval, &typalign);
-		deconstruct_array(a_out, JSONBOID, typlen, typbyval, typalign, &outs, &out_nulls, &n_out);
 		for (k = 0; k < n; k++)
-			if (by_k[k] == NULL)
+			if (!ends[k] && by_k[k] == NULL)
 			{
 				r_ids[j] = ids[k];
 				r_eps[j] = eps[k];
 				r_outs[j] = outs[k];
 				j++;
 			}
-		r_args[0] = PointerGetDatum(construct_array(r_ids, rest, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		r_args[1] = PointerGetDatum(construct_array(r_eps, rest, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-		r_args[2] = PointerGetDatum(construct_array(r_outs, rest, JSONBOID, typlen, typbyval, typalign));
+		r_args[0] = array_of(r_ids, rest, INT8OID);
+		r_args[1] = array_of(r_eps, rest, INT8OID);
+		r_args[2] = array_of(r_outs, rest, JSONBOID);
 		r_args[3] = args[3];
 		r_args[4] = args[4];
 		run_general(r_args, nulls);
@@ -598,6 +829,7 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	/* the result, in the order given */
 	{
 		uint64		next_rest = 0;
+		Datum		succeeded = CStringGetTextDatum("succeeded");
 
 		for (k = 0; k < n; k++)
 		{
@@ -608,12 +840,11 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 			bool		running;
 			int			c;
 
-			if (by_k[k] == NULL)
+			if (!ends[k] && by_k[k] == NULL)
 			{
 				pass_row(rsinfo, SPI_tuptable, next_rest++);
 				continue;
 			}
-			heap_deform_tuple(by_k[k], setwise->tupdesc, sw, sw_null);
 			for (c = 0; c < RESULT_COLUMNS; c++)
 			{
 				values[c] = (Datum) 0;
@@ -621,6 +852,14 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 			}
 			values[COL_INSTANCE] = ids[k];
 			isnull_out[COL_INSTANCE] = false;
+			if (ends[k])
+			{
+				values[COL_STATUS] = succeeded;
+				isnull_out[COL_STATUS] = false;
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull_out);
+				continue;
+			}
+			heap_deform_tuple(by_k[k], setwise->tupdesc, sw, sw_null);
 			values[COL_STATUS] = sw[SW_STATUS];
 			isnull_out[COL_STATUS] = sw_null[SW_STATUS];
 			running = !sw_null[SW_STATUS] &&

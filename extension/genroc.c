@@ -1139,6 +1139,20 @@ success_answer(Jsonb *result)
 }
 
 /*
+ * Whether a task's success at `state`, for a definition in this backend's
+ * cache under `cache_key`, ends the instance with `result` as its output
+ * (core/asl.hpp success_ends, the result within json_depth): what
+ * success_answer answers, without a step.  False for a definition not
+ * cached yet (a step compiles and caches it).
+ */
+bool
+genroc_success_ends(const char *cache_key, const char *state, Jsonb *result)
+{
+	return genroc_asl_success_ends(cache_key, state) == 1 &&
+		jsonb_depth_within(result, limit_JSON_DEPTH - 1);
+}
+
+/*
  * genroc._step_succeeded(id, name, created_at, input, state, retry_counts,
  *     state_input, scope, variables, parent_id (the instance's columns),
  *     hash, definition, def_name, def_version (its definition's),
@@ -1204,8 +1218,7 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 
 	cache_key = TextDatumGetCString(dv[0]);
 	if (!in[4] && !PG_ARGISNULL(ARG_RESULT) &&
-		genroc_asl_success_ends(cache_key, TextDatumGetCString(iv[4])) == 1 &&
-		jsonb_depth_within(PG_GETARG_JSONB_P(ARG_RESULT), limit_JSON_DEPTH - 1))
+		genroc_success_ends(cache_key, TextDatumGetCString(iv[4]), PG_GETARG_JSONB_P(ARG_RESULT)))
 		PG_RETURN_DATUM(success_answer(PG_GETARG_JSONB_P(ARG_RESULT)));
 
 	/* genroc._task_request: op, state and retry_counts when not null, state_input, result */

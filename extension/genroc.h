@@ -13,6 +13,7 @@
 #include "fmgr.h"
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
+#include "utils/jsonb.h"
 
 /* genroc.now() in C: the test clock when set, else the transaction start */
 extern TimestampTz genroc_clock(void);
@@ -32,5 +33,12 @@ extern SPIPlanPtr genroc_prepared(SPIPlanPtr *plan, const char *sql, int nargs, 
 /* Runs a kept plan; an error on any result but `expected` (SPI_OK_...). */
 extern void genroc_run(SPIPlanPtr plan, Datum *values, const char *nulls, int expected,
 					   const char *who);
+
+/*
+ * Whether a task's success at `state` (the definition cached in this
+ * backend under `cache_key`, its hash) ends the instance with `result` as
+ * its output, with no step: false when the definition is not cached yet.
+ */
+extern bool genroc_success_ends(const char *cache_key, const char *state, Jsonb *result);
 
 #endif							/* GENROC_H */

@@ -80,6 +80,26 @@ SELECT * FROM pg_temp.same('job', '[1, 2, 3]', '[{"ok": 1}, null, [3]]', false) 
 -- reference (stored as an object) and a nested value leave what a step leaves
 SELECT * FROM pg_temp.same('job', '[1, 2, 3, 4, 5]',
 	'[42, "x", true, {"genroc:object": "look-alike"}, {"deep": {"a": [1, {"b": null}]}}]', false) ORDER BY n;
+-- complete_many writes those reports (the definition cached in the backend
+-- by then) with two statements of its own, no set-wise step: an output
+-- over the object threshold (stored as an object, its log rows too), one
+-- over log_payload_max (logged as its size), a small one, and a report on
+-- a lost lease among them (RC004) leave what complete leaves
+SET genroc.object_threshold = '1kB';
+SET genroc.log_payload_max = 2500;
+SELECT * FROM pg_temp.same('job', '[1, 2, 3]',
+	jsonb_build_array(repeat('x', 3000), repeat('y', 1500), 'small'), false) ORDER BY n;
+SELECT genroc._is_ref(i.output) AS stored, jsonb_typeof(i.output) AS kind
+FROM genroc._instances i WHERE i.status = 'succeeded' ORDER BY i.id DESC LIMIT 3;
+RESET genroc.log_payload_max;
+RESET genroc.object_threshold;
+SELECT pg_temp.clear();
+SELECT count(*) FROM genroc.start_many('job', '[1, 2]');
+SELECT array_agg(c.instance_id ORDER BY c.instance_id) AS ids, array_agg(c.epoch ORDER BY c.instance_id) AS eps
+FROM genroc.claim('w1', '{default}', 2) c \gset
+SELECT instance_id = (:'ids'::bigint[])[1] AS first, status, sqlstate
+FROM genroc.complete_many(:'ids'::bigint[], ARRAY[(:'eps'::bigint[])[1], 1], '{"1", "2"}');
+SELECT status, output FROM genroc._instances WHERE id = ANY (:'ids'::bigint[]) ORDER BY id;
 -- genroc._detail, the log details' builder, builds what jsonb_build_object
 -- builds for the types it takes; any other type is 22023
 SELECT genroc._detail('w', 'x'::text, 'e', 5::bigint, 'a', 2, 'b', true, 'j', '{"z": [1]}'::jsonb,
