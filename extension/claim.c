@@ -211,7 +211,7 @@ claim_once(FunctionCallInfo fcinfo, ReturnSetInfo *rsinfo, TimestampTz at, bool 
 
 			owner = SPI_getbinval(w, wd, 1, &isnull);
 			/* another role's worker: _check_worker decides (42501 or an admin) */
-			if (!isnull && DatumGetObjectId(owner) != GetOuterUserId())
+			if (!isnull && DatumGetObjectId(owner) != genroc_caller_id())
 				general = true;
 			draining = DatumGetBool(SPI_getbinval(w, wd, 2, &isnull));
 			concurrency = SPI_getbinval(w, wd, 3, &no_concurrency);
@@ -289,6 +289,7 @@ genroc_claim(PG_FUNCTION_ARGS)
 {
 	bool		only_once;
 
+	genroc_refuse_restricted();
 	InitMaterializedSRF(fcinfo, 0);
 	(void) claim_once(fcinfo, (ReturnSetInfo *) fcinfo->resultinfo, genroc_clock(), &only_once);
 	flush_only_once(only_once);
@@ -318,6 +319,7 @@ genroc_claim_wait(PG_FUNCTION_ARGS)
 	TimestampTz deadline;
 	bool		only_once;
 
+	genroc_refuse_restricted();
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

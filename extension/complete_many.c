@@ -415,7 +415,7 @@ refuse_other_roles(SPITupleTable *locked, uint64 rows, Datum *ids, Datum *eps, i
 		for (int j = 0; j < n_names; j++)
 			names[j] = CStringGetTextDatum(distinct[j]);
 		args[0] = PointerGetDatum(construct_array(names, n_names, TEXTOID, -1, false, TYPALIGN_INT));
-		args[1] = ObjectIdGetDatum(GetOuterUserId());
+		args[1] = ObjectIdGetDatum(genroc_caller_id());
 		run(prepared(&others_plan, others_sql, 2, types), args, NULL, SPI_OK_SELECT);
 	}
 	n_others = SPI_processed;
@@ -673,6 +673,7 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	bool		ended = false;
 	bool		only_once = false;
 
+	genroc_refuse_restricted();
 	InitMaterializedSRF(fcinfo, 0);
 	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	for (k = 0; k < 5; k++)
@@ -774,11 +775,12 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 				ended = true;
 			else if (strcmp(status, "ready") == 0)
 			{
-				/* a ready task's queue; NOTIFY drops a repeat within a transaction */
-				char	   *queue = SPI_getvalue(t, setwise->tupdesc, SW_QUEUE + 1);
-
-				if (queue != NULL)
-					Async_Notify("genroc", queue);
+				/*
+				 * a wake-up for the listening workers, without the queue's
+				 * name (anyone connected may LISTEN; README "Security");
+				 * NOTIFY drops a repeat within a transaction
+				 */
+				Async_Notify("genroc", "");
 			}
 			else if (strcmp(status, "running") == 0)
 			{

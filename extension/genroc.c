@@ -167,6 +167,7 @@ PG_FUNCTION_INFO_V1(genroc_log_settings);
 PG_FUNCTION_INFO_V1(genroc_log_payloads_fn);
 PG_FUNCTION_INFO_V1(genroc_object_threshold_fn);
 PG_FUNCTION_INFO_V1(genroc_caller);
+PG_FUNCTION_INFO_V1(genroc_entry);
 PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 PG_FUNCTION_INFO_V1(genroc_session_start);
 PG_FUNCTION_INFO_V1(genroc_session_alive);
@@ -181,6 +182,34 @@ static int
 genroc_stack_too_deep(void)
 {
 	return stack_is_too_deep() ? 1 : 0;
+}
+
+/*
+ * The check of the settings that act on every role's rows when an
+ * administering role's tick reads them (genroc.log_retention,
+ * genroc.instance_retention, genroc.object_grace): a database-wide default
+ * (ALTER DATABASE ... SET, ALTER ROLE ALL IN DATABASE ... SET) is not
+ * taken.  A database's owner may write those without administering genroc,
+ * and every session of the database would start with them, the
+ * in-database ticker's (a superuser by default) included.  Every other
+ * source is a role deciding for itself or an administrator's: the server's
+ * files (postgresql.conf, ALTER SYSTEM), ALTER ROLE (the role itself, or a
+ * role allowed to change it), the connection's options, the session's SET.
+ * The refusal is a WARNING when a session starts (or when the module loads
+ * in it), and the setting keeps its default.
+ */
+static bool
+check_not_database_default(int *newval, void **extra, GucSource source)
+{
+	if (source != PGC_S_DATABASE)
+		return true;
+	GUC_check_errcode(ERRCODE_INSUFFICIENT_PRIVILEGE);
+	GUC_check_errmsg("genroc's retention settings are not taken from a database's defaults");
+	GUC_check_errdetail("ALTER DATABASE ... SET is open to the database's owner, and the setting would delete "
+						"every role's rows; the default stays.");
+	GUC_check_errhint("Set it in postgresql.conf or with ALTER SYSTEM, for a role with ALTER ROLE, "
+					  "or in the administering session; README \"Roles and ownership\".");
+	return false;
 }
 
 /* Registers the settings genroc reads and the interpreter's stack check. */
@@ -221,7 +250,9 @@ _PG_init(void)
 	 * The log settings are USERSET: they shape only the log rows this
 	 * session writes, or what this session's tick prunes; tick prunes only
 	 * for a role that administers genroc, which may call genroc.prune with
-	 * any retention anyway (extension/sql/12_roles.sql).
+	 * any retention anyway (extension/sql/12_roles.sql).  The retentions
+	 * and the object grace are not taken from a database's defaults
+	 * (check_not_database_default): those a database owner writes.
 	 */
 	DefineCustomBoolVariable("genroc.log_payloads",
 							 "Whether the instance log records payloads.",
@@ -250,7 +281,7 @@ _PG_init(void)
 							0, INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_S,
-							NULL, NULL, NULL);
+							check_not_database_default, NULL, NULL);
 	DefineCustomIntVariable("genroc.instance_retention",
 							"Time after its end at which genroc.tick deletes a concluded top-level instance and its tree.",
 							"0 (the default) keeps concluded instances forever.",
@@ -259,11 +290,12 @@ _PG_init(void)
 							0, INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_S,
-							NULL, NULL, NULL);
+							check_not_database_default, NULL, NULL);
 	/*
 	 * USERSET like the log settings: the threshold decides only how this
 	 * session's writes store a value (reading is the same either way), the
-	 * grace only what this session's tick or prune collects.
+	 * grace only what this session's tick or prune collects (and, as the
+	 * retentions, not from a database's defaults).
 	 */
 	DefineCustomIntVariable("genroc.object_threshold",
 							"Size above which a value is stored once in genroc._objects and referenced.",
@@ -282,7 +314,7 @@ _PG_init(void)
 							0, INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_S,
-							NULL, NULL, NULL);
+							check_not_database_default, NULL, NULL);
 	/* the in-database ticker's settings, and its workers when preloaded */
 	genroc_ticker_init();
 #if PG_VERSION_NUM >= 150000
@@ -1264,16 +1296,63 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 }
 
 /*
- * genroc._caller(): the role genroc acts for, the session's current role
- * (after SET ROLE).  Inside genroc's SECURITY DEFINER functions
- * current_user is the extension's owner; the outer user id is not changed
- * by SECURITY DEFINER, so it still names the caller (extension/sql/
- * 12_roles.sql says what that means for a definer function in between).
+ * The refusal every genroc entry point makes first (README "Roles and
+ * ownership").  ANALYZE, VACUUM, CLUSTER, REINDEX, CREATE INDEX and REFRESH
+ * MATERIALIZED VIEW run a table owner's code (an index expression, a
+ * view's query) with the current user set to the owner but the outer user
+ * left as whoever ran the command: autovacuum's bootstrap superuser, or an
+ * administrator's manual ANALYZE.  genroc acts for the outer user, so a
+ * call from there would act for that role on code the table owner wrote;
+ * it is refused instead.  PostgreSQL marks exactly those operations
+ * (SECURITY_RESTRICTED_OPERATION), and keeps the mark through nested
+ * SECURITY DEFINER calls, genroc's own included.
  */
+void
+genroc_refuse_restricted(void)
+{
+	if (InSecurityRestrictedOperation())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("genroc cannot be called inside a security-restricted operation"),
+				 errdetail("ANALYZE, VACUUM, CLUSTER, REINDEX, CREATE INDEX and REFRESH MATERIALIZED VIEW "
+						   "run a table owner's code while the role that started them stays the session's; "
+						   "genroc would act for that role."),
+				 errhint("Call genroc from a statement, not from an index expression, a materialized "
+						 "view's query or anything else those commands run; README \"Roles and ownership\".")));
+}
+
+/*
+ * The role genroc acts for: the outer user id, which is the session's
+ * current role (SET ROLE changes it) and which a SECURITY DEFINER function,
+ * genroc's own or another role's, does not change (inside genroc's
+ * functions current_user is the extension's owner).  Refused first inside
+ * a security-restricted operation, where the outer user is not the role
+ * whose code is running.
+ */
+Oid
+genroc_caller_id(void)
+{
+	genroc_refuse_restricted();
+	return GetOuterUserId();
+}
+
+/* genroc._caller(): genroc_caller_id() for SQL (12_roles.sql). */
 Datum
 genroc_caller(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_OID(GetOuterUserId());
+	PG_RETURN_OID(genroc_caller_id());
+}
+
+/*
+ * genroc._entry(): the refusal alone, the first statement of every genroc
+ * function a role may call that does not take its caller at once (the
+ * pgTAP test test/pgtap/restricted.sql holds every such function to it).
+ */
+Datum
+genroc_entry(PG_FUNCTION_ARGS)
+{
+	genroc_refuse_restricted();
+	PG_RETURN_VOID();
 }
 
 

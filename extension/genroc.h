@@ -20,6 +20,14 @@ extern TimestampTz genroc_clock(void);
 /* the test clock when set, else the time now (not the transaction start) */
 extern TimestampTz genroc_clock_now(void);
 
+/*
+ * The role genroc acts for (genroc._caller()), after refusing (42501) inside
+ * a security-restricted operation; every entry point calls it first.
+ */
+extern Oid	genroc_caller_id(void);
+/* The refusal alone: 42501 inside a security-restricted operation. */
+extern void genroc_refuse_restricted(void);
+
 /* genroc._flush_commit(class text): this transaction's commit flushed or not */
 extern PGDLLEXPORT Datum genroc_flush_commit(PG_FUNCTION_ARGS);
 

@@ -112,6 +112,40 @@ SELECT genroc.get_instance(:m);
 SET genroc.log_retention = '-1';
 \echo :LAST_ERROR_SQLSTATE
 
+-- A database's default is not taken: its owner may write one without
+-- administering genroc, and every session of the database would start with
+-- it, the in-database ticker's (a superuser) included.  A new session, as
+-- the ticker's is, warns and keeps the default: its tick prunes nothing.
+SELECT current_database() AS db, datdba::regrole AS db_owner FROM pg_database
+WHERE datname = current_database() \gset
+CREATE ROLE genroc_test_dbo;
+ALTER DATABASE :"db" OWNER TO genroc_test_dbo;
+SET ROLE genroc_test_dbo;
+ALTER DATABASE :"db" SET genroc.instance_retention = '1s';
+RESET ROLE;
+SELECT instance_id AS e FROM genroc.start('echo', '{"say":"e"}') \gset
+SELECT genroc.get_instance(:e) ->> 'status' AS ended;
+\c
+SET genroc.test_clock = '2030-01-03 00:00:00Z';
+SET genroc.durability = 'none';
+SELECT genroc.tick() ->> 'pruned_instances' AS pruned;
+SHOW genroc.instance_retention;
+SELECT genroc.get_instance(:e) ->> 'status' AS still_there;
+-- a role's own default (ALTER ROLE, by the role itself or one allowed to
+-- change it) counts, as a session's SET and the server's files do
+ALTER ROLE CURRENT_USER IN DATABASE :"db" SET genroc.instance_retention = '1s';
+\c
+SET genroc.test_clock = '2030-01-03 00:00:00Z';
+SET genroc.durability = 'none';
+SELECT genroc.tick() ->> 'pruned_instances' AS pruned;
+ALTER ROLE CURRENT_USER IN DATABASE :"db" RESET genroc.instance_retention;
+ALTER DATABASE :"db" RESET genroc.instance_retention;
+ALTER DATABASE :"db" OWNER TO :"db_owner";
+DROP ROLE genroc_test_dbo;
+\c
+SET genroc.test_clock = '2030-01-03 00:00:00Z';
+SET genroc.durability = 'none';
+
 -- errors
 SELECT genroc.prune('-1 day', '0');
 \echo :LAST_ERROR_SQLSTATE

@@ -43,6 +43,12 @@
  * current_user is the extension's owner.  A SECURITY DEFINER function of
  * another role in between does not change whom genroc acts for; its owner
  * still needs the EXECUTE grant (the capability) to call genroc at all.
+ * Inside a security-restricted operation (ANALYZE, VACUUM, CLUSTER,
+ * REINDEX, CREATE INDEX, REFRESH MATERIALIZED VIEW: a table owner's code,
+ * run with the outer role of whoever started the command, autovacuum's
+ * superuser included) every genroc function refuses with 42501: each
+ * SECURITY DEFINER function calls genroc._entry() (or _caller()) first,
+ * and the C entry points refuse the same way (test/pgtap/restricted.sql).
  */
 
 DO $$
@@ -65,6 +71,14 @@ $$;
 CREATE FUNCTION genroc._caller() RETURNS oid
 	AS 'MODULE_PATHNAME', 'genroc_caller'
 	LANGUAGE C STABLE PARALLEL SAFE;
+
+-- The refusal alone (42501 inside ANALYZE, VACUUM, CLUSTER, REINDEX, CREATE
+-- INDEX, REFRESH MATERIALIZED VIEW: genroc.c genroc_refuse_restricted), the
+-- first thing every SECURITY DEFINER function of genroc does; _caller()
+-- refuses the same way.  VOLATILE, so that it runs where it is written.
+CREATE FUNCTION genroc._entry() RETURNS void
+	AS 'MODULE_PATHNAME', 'genroc_entry'
+	LANGUAGE C VOLATILE PARALLEL SAFE;
 
 -- Owners: the role that made the row.  A definition's owner is replaced by
 -- its name's owner on insert (genroc._definitions_owner); a child instance

@@ -270,9 +270,10 @@ $$;
  * GET /api/objects/{ref}).  Semantics: the caller sees it when an instance
  * it may read (its own, or any with the operator capability) uses it in a
  * column or its log; an object no instance uses any more (within its
- * grace) only an operator sees.  Another one the caller may not read is
- * 42501 (as get_instance answers for another role's instance); none (never
- * stored, or collected) is RC011.
+ * grace) only an operator sees.  One the caller may not read is RC011 with
+ * the same message as none (never stored, or collected): a reference is a
+ * hash of the value, so a different answer would tell whoever guesses a
+ * value that some instance holds it.
  */
 CREATE FUNCTION genroc.get_object(p_ref text) RETURNS jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -282,6 +283,7 @@ DECLARE
 	v_value jsonb;
 	v_caller oid := genroc._caller();
 BEGIN
+	PERFORM genroc._entry();
 	IF p_ref IS NULL THEN
 		RAISE EXCEPTION 'p_ref must not be null' USING ERRCODE = '22004';
 	END IF;
@@ -315,8 +317,7 @@ BEGIN
 				WHERE l.detail -> 'payload' ? 'genroc:object'
 				  AND l.detail -> 'payload' ->> 'genroc:object' = p_ref) r
 			WHERE genroc._may(v_caller, r.owner, 'operator')) THEN
-		-- as get_instance answers for another role's instance
-		RAISE EXCEPTION 'permission denied for stored value %', p_ref USING ERRCODE = '42501';
+		v_value := NULL;	-- not the caller's: answered as absent (above)
 	END IF;
 	IF v_value IS NULL THEN
 		RAISE EXCEPTION 'stored value % does not exist', p_ref
@@ -327,4 +328,4 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION genroc.get_object(text) IS
-	'One stored large value by its reference (as get_instance / history with references show it); RC003 when there is none or the caller may not read it.';
+	'One stored large value by its reference (as get_instance / history with references show it); RC011, the same answer, when there is none or the caller may not read it.';

@@ -460,7 +460,8 @@ $$;
  *   led to this step, e.g. complete's task_succeeded), one 'entered' row per
  *   state entered, then one row for the outcome
  *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
- *   NOTIFY genroc with the queue name when a task is ready at once
+ *   NOTIFY genroc (a wake-up, no payload: anyone connected may LISTEN)
+ *   when a task is ready at once
  *   p_handback_worker / p_handback_queues (complete_and_claim,
  *   fail_and_claim): a handler task ready at once that this worker may take
  *   (genroc._handback_lease, asked only then) is leased to it in the same
@@ -599,7 +600,7 @@ BEGIN
 											 'attempt', v_attempt));
 			v_status := 'running';
 		ELSIF v_status = 'ready' AND v_delay = 0 THEN
-			PERFORM pg_notify('genroc', v_inst.queue);
+			PERFORM pg_notify('genroc', '');
 		END IF;
 	WHEN 'parallel', 'map', 'call', 'event' THEN
 		-- after the log rows below: a fan-out and an event wait write their
@@ -776,7 +777,7 @@ BEGIN
 		timeout_at = NULL,
 		updated_at = v_now
 	WHERE id = p_instance;
-	PERFORM pg_notify('genroc', v_inst.queue);
+	PERFORM pg_notify('genroc', '');
 	RETURN 'ready';
 END;
 $$;

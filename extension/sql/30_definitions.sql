@@ -45,6 +45,7 @@ DECLARE
 	v_hash text;
 	v_version int;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._check_definition(p_name, 'admin');
 	IF p_name IS NULL THEN
@@ -86,6 +87,7 @@ CREATE FUNCTION genroc.list_definitions()
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		SELECT DISTINCT ON (d.name) d.name, d.version, d.created_at
 		FROM genroc._definitions d
 		WHERE genroc._sees(d.owner, 'operator')
@@ -123,6 +125,7 @@ AS $$
 DECLARE
 	v_def genroc._definitions;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_definition(p_name, 'operator');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';

@@ -153,6 +153,7 @@ DECLARE
 	v_id bigint;
 	v_status text;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_definition(p_definition, 'admin');
 	IF p_definition IS NULL THEN
 		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
@@ -266,6 +267,7 @@ DECLARE
 	v_task_timeout int;
 	v_task_heartbeat int;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_definition(p_definition, 'admin');
 	IF p_definition IS NULL THEN
 		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
@@ -402,7 +404,7 @@ BEGIN
 	FROM stepped s;	-- ins and logged run whether read or not
 
 	IF true = ANY (v_fast) THEN
-		PERFORM pg_notify('genroc', v_queue);
+		PERFORM pg_notify('genroc', '');
 	END IF;
 	FOR v_k IN 1 .. v_count LOOP
 		instance_id := v_ids[v_k];
@@ -452,6 +454,7 @@ AS $$
 DECLARE
 	c_tries constant int := 5;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
@@ -570,14 +573,20 @@ $$;
 CREATE FUNCTION genroc.retry(p_instance bigint) RETURNS text
 	LANGUAGE sql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
-	RETURN genroc._run_again(p_instance, NULL::jsonb);
+	BEGIN ATOMIC
+		SELECT genroc._entry();
+		SELECT genroc._run_again(p_instance, NULL::jsonb);
+	END;
 COMMENT ON FUNCTION genroc.retry(bigint) IS
 	'Runs a failed top-level instance again from the state it failed in (RC009 when it is not failed).';
 
 CREATE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAULT 'null') RETURNS text
 	LANGUAGE sql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
-	RETURN genroc._run_again(p_instance, coalesce(p_output, 'null'::jsonb));
+	BEGIN ATOMIC
+		SELECT genroc._entry();
+		SELECT genroc._run_again(p_instance, coalesce(p_output, 'null'::jsonb));
+	END;
 COMMENT ON FUNCTION genroc.resume(bigint, jsonb) IS
 	'Continues a failed top-level instance after its failed Task as if it had returned p_output (RC009 when it is not failed).';
 
@@ -685,6 +694,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_refs boolean := genroc._values_refs(p_options);
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
@@ -703,7 +713,10 @@ $$;
 CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
-	RETURN genroc.get_instance(p_instance, '{}'::jsonb);
+	BEGIN ATOMIC
+		SELECT genroc._entry();
+		SELECT genroc.get_instance(p_instance, '{}'::jsonb);
+	END;
 
 COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 	'One instance as JSON (status, state, input, output, error, lease, timestamps, ASL variables); RC003 when there is none.';
@@ -743,6 +756,7 @@ DECLARE
 	v_all boolean := genroc._can(genroc._caller(), 'operator');
 	v_refs boolean;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_options(v_filter, ARRAY['before', 'created_after', 'created_before', 'definition',
 												  'label', 'limit', 'offset', 'parent', 'root', 'status', 'top',
 												  'values'],
@@ -858,6 +872,7 @@ AS $$
 DECLARE
 	v_refs boolean := genroc._values_refs(p_options);
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_instance(p_instance, 'operator');
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
@@ -874,6 +889,7 @@ CREATE FUNCTION genroc.history(p_instance bigint)
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		SELECT * FROM genroc.history(p_instance, '{}'::jsonb);
 	END;
 

@@ -83,6 +83,7 @@ DECLARE
 	v_pooled boolean := false;
 	v_alive boolean;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_worker IS NULL THEN
@@ -190,6 +191,7 @@ AS $$
 DECLARE
 	v_drain timestamptz;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
@@ -208,9 +210,13 @@ COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
  * Semantics of worker_drain:
  *   the worker's owner (or an operator or admin) asks a registered, not
  *   stopped worker to drain: from now on claim hands it nothing, its
- *   heartbeat answers {"drain": true}, and NOTIFY genroc_drain carries its
- *   id, so the binary stops claiming, lets its running tasks finish within
- *   its --shutdown-grace and stops (worker_stop), as at SIGTERM
+ *   heartbeat answers {"drain": true}, and NOTIFY genroc_drain (no payload)
+ *   wakes the workers to ask their heartbeat at once, so the binary stops
+ *   claiming, lets its running tasks finish within its --shutdown-grace and
+ *   stops (worker_stop), as at SIGTERM.  The notification is only a
+ *   wake-up: anyone who can connect may NOTIFY genroc_drain, so the drain
+ *   itself is the row's drain_requested_at, which only this function (the
+ *   worker's owner, an operator or an admin) writes
  *   asking again changes nothing (the first request's time is kept);
  *   RC006 for an id that is not registered or already stopped
  *   returns {worker, draining: true, running: tasks it still holds}
@@ -222,13 +228,14 @@ AS $$
 DECLARE
 	v_owner oid;
 BEGIN
+	PERFORM genroc._entry();
 	SELECT w.owner INTO v_owner FROM genroc._workers w WHERE w.id = p_worker;
 	PERFORM genroc._check_owner(v_owner, 'operator', format('worker "%s"', p_worker));
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
 	UPDATE genroc._workers SET drain_requested_at = coalesce(drain_requested_at, genroc.now())
 	WHERE id = p_worker;
-	PERFORM pg_notify('genroc_drain', p_worker);
+	PERFORM pg_notify('genroc_drain', '');
 	RETURN jsonb_build_object('worker', p_worker, 'draining', true,
 		'running', (SELECT count(*) FROM genroc._instances i
 					WHERE i.status = 'running' AND i.lease_owner = p_worker));
@@ -263,6 +270,7 @@ CREATE FUNCTION genroc.worker_stop(p_worker text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	PERFORM genroc._live_worker(p_worker);
@@ -281,6 +289,7 @@ CREATE FUNCTION genroc.list_workers()
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		SELECT w.id, w.host, w.queues, w.concurrency,
 			   (extract(epoch FROM w.lease_duration) * 1000)::bigint,
 			   (extract(epoch FROM w.stale_after) * 1000)::bigint,
@@ -554,6 +563,7 @@ DECLARE
 	v_worker genroc._workers;
 	v_now timestamptz := genroc.now();
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
@@ -583,6 +593,7 @@ CREATE FUNCTION genroc.release(p_worker text, p_instances bigint[]) RETURNS int
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_instances IS NULL THEN
@@ -645,6 +656,7 @@ AS $$
 DECLARE
 	v_inst genroc._instances;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
@@ -678,6 +690,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
@@ -806,6 +819,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
@@ -846,6 +860,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';

@@ -321,14 +321,15 @@ $$;
 -- a queue with a global_concurrency limit a claimer may have found it full
 -- and gone to sleep, so wake the listeners (NOTIFY genroc, as a ready task
 -- does) instead of leaving the room to their --poll-interval (issue 19).
--- One NOTIFY per queue and transaction (PostgreSQL folds repeats).
+-- One NOTIFY per transaction (PostgreSQL folds repeats); no payload, as
+-- every NOTIFY of genroc's: anyone who can connect may LISTEN.
 CREATE FUNCTION genroc._room_freed(p_queue text) RETURNS void
 	LANGUAGE plpgsql VOLATILE
 AS $$
 BEGIN
 	IF EXISTS (SELECT 1 FROM genroc._queues q WHERE q.global_concurrency > 0)
 	   AND (genroc._queue_settings(p_queue)).global_concurrency > 0 THEN
-		PERFORM pg_notify('genroc', p_queue);
+		PERFORM pg_notify('genroc', '');
 	END IF;
 END;
 $$;
@@ -489,7 +490,7 @@ BEGIN
 		timeout_at = NULL,
 		updated_at = v_now
 	WHERE id = p_inst.id;
-	PERFORM pg_notify('genroc', v_queue);
+	PERFORM pg_notify('genroc', '');
 	RETURN 'ready';
 END;
 $$;
@@ -532,6 +533,7 @@ DECLARE
 	v_p text;
 	v_q record;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('outside');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
@@ -672,6 +674,7 @@ CREATE FUNCTION genroc.queue_drop(p_name text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('outside');
 	IF p_name IS NULL THEN
 		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
@@ -708,6 +711,7 @@ CREATE FUNCTION genroc.list_queues()
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		WITH live AS (
 			SELECT w.id, w.queues FROM genroc._workers w
 			WHERE w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after),
@@ -952,6 +956,7 @@ DECLARE
 	v_at timestamptz;
 	v_wake timestamptz;
 BEGIN
+	PERFORM genroc._entry();
 	IF p_queues IS NULL THEN
 		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
 	END IF;

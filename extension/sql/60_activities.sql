@@ -25,6 +25,7 @@ DECLARE
 	v_now timestamptz := genroc.now();
 	v_row record;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_worker(p_worker);
 	PERFORM genroc._flush_commit('progress');
 	IF p_activity IS NULL THEN
@@ -110,6 +111,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_activity(p_token);
 	IF p_output IS NULL THEN
 		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
@@ -136,6 +138,7 @@ DECLARE
 	v_inst genroc._instances;
 	v_status text;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_activity(p_token);
 	IF p_error IS NULL THEN
 		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
@@ -156,9 +159,11 @@ CREATE FUNCTION genroc.activity_heartbeat(p_token text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	v_inst genroc._instances := genroc._activity(p_token);
+	v_inst genroc._instances;
 	v_now timestamptz := genroc.now();
 BEGIN
+	PERFORM genroc._entry();
+	v_inst := genroc._activity(p_token);
 	PERFORM genroc._check_activity(p_token);
 	PERFORM genroc._flush_commit('progress');
 	UPDATE genroc._instances SET

@@ -89,10 +89,12 @@ CREATE FUNCTION genroc.emit(p_instance bigint, p_name text, p_payload jsonb DEFA
 	SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-	v_inst genroc._instances := genroc._lock_instance(p_instance);
+	v_inst genroc._instances;
 	v_payload jsonb := coalesce(p_payload, 'null'::jsonb);
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._check_instance(p_instance, 'operator');
+	v_inst := genroc._lock_instance(p_instance);	-- the caller's (or an operator's)
 	PERFORM genroc._flush_commit('outside');
 	IF p_name IS NULL OR p_name = '' THEN
 		RAISE EXCEPTION 'p_name must be a non-empty event name' USING ERRCODE = '22023';

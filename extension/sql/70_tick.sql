@@ -35,6 +35,7 @@ CREATE FUNCTION genroc.prune(p_log_retention interval, p_instance_retention inte
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	RETURN genroc._prune(p_log_retention, p_instance_retention, p_limit);
 END;
@@ -215,6 +216,7 @@ DECLARE
 	v_settings jsonb;
 	v_pruned jsonb;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('progress');
 	IF p_limit IS NULL THEN
 		RAISE EXCEPTION 'p_limit must not be null' USING ERRCODE = '22004';

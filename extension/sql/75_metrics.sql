@@ -62,6 +62,7 @@ CREATE FUNCTION genroc.tickers()
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		SELECT t.ticked_by, t.kind, t.role, t.first_tick_at, t.last_tick_at,
 			   (extract(epoch FROM genroc.now() - t.last_tick_at) * 1000)::bigint, t.ticks
 		FROM genroc._tickers t
@@ -76,6 +77,7 @@ CREATE FUNCTION genroc.queue_stats()
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		WITH me AS (
 			SELECT genroc._caller() AS role, genroc.now() AS now,
 				   genroc._can(genroc._caller(), 'operator')
@@ -147,6 +149,7 @@ DECLARE
 	v_queues jsonb;
 	v_workers bigint;
 BEGIN
+	PERFORM genroc._entry();
 	IF p_max_definitions IS NULL THEN
 		RAISE EXCEPTION 'p_max_definitions must not be null' USING ERRCODE = '22004';
 	END IF;

@@ -90,6 +90,7 @@ DECLARE
 	v_row genroc._tokens;
 	v_new boolean := true;
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('outside');
 	IF p_name IS NULL OR p_created_by IS NULL THEN
 		RAISE EXCEPTION '% must not be null', CASE WHEN p_name IS NULL THEN 'p_name' ELSE 'p_created_by' END
@@ -143,11 +144,14 @@ COMMENT ON FUNCTION genroc.token_create(text, text[], text, text) IS
 CREATE FUNCTION genroc.token_verify(p_token text) RETURNS jsonb
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
-	RETURN (SELECT jsonb_build_object('id', t.id, 'name', t.name, 'permissions', to_jsonb(t.permissions),
-									  'created_by', t.created_by)
-			FROM genroc._tokens t
-			WHERE t.id = genroc._token_id(p_token) AND t.revoked_at IS NULL
-			  AND t.hash = sha256(convert_to(p_token, 'UTF8')));
+	BEGIN ATOMIC
+		SELECT genroc._entry();
+		SELECT (SELECT jsonb_build_object('id', t.id, 'name', t.name, 'permissions', to_jsonb(t.permissions),
+										  'created_by', t.created_by)
+				FROM genroc._tokens t
+				WHERE t.id = genroc._token_id(p_token) AND t.revoked_at IS NULL
+				  AND t.hash = sha256(convert_to(p_token, 'UTF8')));
+	END;
 COMMENT ON FUNCTION genroc.token_verify(text) IS
 	'The token''s id, name, permissions and creator when the text is a live token; NULL otherwise.';
 
@@ -155,6 +159,7 @@ CREATE FUNCTION genroc.token_list() RETURNS SETOF jsonb
 	LANGUAGE sql STABLE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	BEGIN ATOMIC
+		SELECT genroc._entry();
 		SELECT genroc._token_json(t) FROM genroc._tokens t ORDER BY t.created_at, t.id;
 	END;
 COMMENT ON FUNCTION genroc.token_list() IS
@@ -167,6 +172,7 @@ CREATE FUNCTION genroc.token_revoke(p_id text) RETURNS void
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+	PERFORM genroc._entry();
 	PERFORM genroc._flush_commit('outside');
 	IF p_id IS NULL THEN
 		RAISE EXCEPTION 'p_id must not be null' USING ERRCODE = '22004';

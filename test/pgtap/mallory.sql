@@ -4,7 +4,7 @@
 -- line runs in a subtransaction that is rolled back, so a line that got
 -- through could not hide from the next one.
 BEGIN;
-SELECT plan(69);
+SELECT plan(72);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 CREATE ROLE tap_alice IN ROLE genroc_user, genroc_worker;
@@ -107,6 +107,44 @@ ORDER BY l.line;
 SELECT is(pg_temp.try(current_user, l.sql), 'TAPOK got through', 'an admin: ' || l.line)
 FROM lines l WHERE l.line LIKE 'queue_set%' OR l.line LIKE 'retention%'
 ORDER BY l.line;
+
+-- get_object: a value alice's instance holds answers eve (and mallory, who
+-- may not call it at all: 42501 from PostgreSQL) as a value that was never
+-- stored does: the same SQLSTATE, message, detail and hint, with the
+-- reference in its place.  Otherwise a reference, a hash of the value,
+-- tells whoever guesses a value (a card number, a salary) that some
+-- instance holds it.
+SET LOCAL ROLE tap_alice;
+SET LOCAL genroc.object_threshold = 64;
+INSERT INTO a SELECT 'big', s.instance_id
+FROM genroc.start('done', jsonb_build_object('card', '4111111111111111', 'pad', repeat('x', 200))) s;
+INSERT INTO a SELECT 'obj', genroc.get_instance(v::bigint, '{"values":"ref"}') -> 'input' ->> 'genroc:object'
+FROM a WHERE k = 'big';
+RESET ROLE;
+CREATE FUNCTION pg_temp.object_answer(p_role text, p_ref text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	v_state text;
+	v_msg text;
+	v_detail text;
+	v_hint text;
+BEGIN
+	EXECUTE format('SET LOCAL ROLE %I', p_role);
+	EXECUTE 'SELECT genroc.get_object($1)' USING p_ref;	-- checked as p_role each time
+	RESET ROLE;
+	RETURN 'read';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_msg = MESSAGE_TEXT,
+		v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
+	RETURN replace(concat_ws(' | ', v_state, v_msg, v_detail, v_hint), p_ref, 'REF');
+END;
+$$;
+SELECT is(pg_temp.object_answer('tap_alice', (SELECT v FROM a WHERE k = 'obj')), 'read',
+	'alice reads her stored value');
+SELECT is(pg_temp.object_answer('tap_eve', (SELECT v FROM a WHERE k = 'obj')),
+		  pg_temp.object_answer('tap_eve', repeat('0', 64)),
+	'eve: alice''s stored value answers as one never stored');
+SELECT matches(pg_temp.object_answer('tap_eve', (SELECT v FROM a WHERE k = 'obj')), '^RC011 ',
+	'eve: RC011');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -84,6 +84,20 @@ BEGIN
 END;
 $$;
 
+-- genroc.get_object, with RC011 for the fixture's existing value read as 42501
+-- (dynamic: PL/pgSQL keeps a simple expression's state, and with it the
+-- EXECUTE check of the first role that ran it, for the transaction)
+CREATE FUNCTION pg_temp.object(p_ref text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	v jsonb;
+BEGIN
+	EXECUTE 'SELECT genroc.get_object($1)' INTO v USING p_ref;
+	RETURN v;
+EXCEPTION WHEN SQLSTATE 'RC011' THEN
+	RAISE EXCEPTION 'not readable' USING ERRCODE = '42501';
+END;
+$$;
+
 -- The matrix: which capabilities may make the call on their own objects
 -- and on another role's.  admin = genroc_admin, etc.; "none" is never
 -- allowed anything.
@@ -100,7 +114,9 @@ INSERT INTO matrix VALUES
 	('retry', $$SELECT genroc.retry(:failed)$$, '{operator,admin}', '{operator,admin}'),
 	('resume', $$SELECT genroc.resume(:failed, '1')$$, '{operator,admin}', '{operator,admin}'),
 	('get_instance', $$SELECT genroc.get_instance(:inst)$$, '{user,operator,admin}', '{operator,admin}'),
-	('get_object', $$SELECT genroc.get_object(':obj')$$, '{user,operator,admin}', '{operator,admin}'),
+	-- a value the role may not read is answered as absent (RC011, the same
+	-- message: no existence oracle by hash); counted here as refused
+	('get_object', $$SELECT pg_temp.object(':obj')$$, '{user,operator,admin}', '{operator,admin}'),
 	('list_instances', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.list_instances() i WHERE (i ->> 'id')::bigint = :inst))$$,
 	 '{user,operator,admin}', '{operator,admin}'),
 	('history', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.history(:inst)))$$,
