@@ -2,7 +2,8 @@
 # ticker.sh — the in-database ticker (extension/ticker.c): a cluster of its
 # own with shared_preload_libraries = 'genroc' and genroc.ticker_databases;
 # no genroc binary runs, yet timers fire; a database named there without
-# the extension is waited for; psql sessions calling genroc.tick() at the
+# the extension is waited for; a database named there that does not exist
+# is said once (no FATAL restart loop) and ticked once it is made; psql sessions calling genroc.tick() at the
 # same time (as the binary's tick does) change nothing: every instance
 # ends once.  Who ticks: genroc.tickers and `genctl tickers` name the
 # ticker, then a genroc worker ticking beside it (GENROC_BIN, default
@@ -24,7 +25,7 @@ q() { psql -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 q -c "CREATE DATABASE tick_a" -c "CREATE DATABASE tick_b" && q -d tick_a -c "CREATE EXTENSION genroc" || exit 1
 cat >>"$GENROC_PGDATA/postgresql.conf" <<CONF
 shared_preload_libraries = 'genroc'
-genroc.ticker_databases = 'tick_a, tick_b'
+genroc.ticker_databases = 'tick_a, tick_b, tick_none'
 genroc.ticker_interval = 100ms
 CONF
 owner=""; [ "$(id -u)" -eq 0 ] && owner="runuser -u postgres --"
@@ -48,6 +49,21 @@ q -d tick_a -c "SELECT 1 FROM genroc.define('nap', '$def')" >/dev/null
 q -d tick_a -c "SELECT count(*) FROM genroc.start('nap', '{}'), generate_series(1, 1)" >/dev/null
 check "with no genroc binary running, a timer fires and the instance ends" wait_for 60 \
   "SELECT string_agg(status || ' ' || output::text, ',') FROM genroc._instances" 'succeeded "woke"'
+
+# by now the launcher has checked tick_none ten times and more (a timer of
+# 1 s fired at 100 ms intervals)
+said_once() {
+  local said fatal
+  said=$(grep -c 'no ticker for database "tick_none": it does not exist' "$GENROC_PGDIR/server.log")
+  fatal=$(grep -c 'FATAL:  database "tick_none" does not exist' "$GENROC_PGDIR/server.log")
+  echo "said $said times, FATAL $fatal times"
+  [ "$said" -eq 1 ] && [ "$fatal" -eq 0 ]
+}
+check "a named database that does not exist is said once, without a FATAL restart loop" said_once
+q -c "CREATE DATABASE tick_none" >/dev/null
+check "... and gets its ticker once it is made" wait_for 30 \
+  "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'genroc ticker' AND datname = 'tick_none'" "1"
+check "... which the log says" grep -q 'database "tick_none" can be ticked now' "$GENROC_PGDIR/server.log"
 
 check "who ticks: the ticker alone, named by its backend type (genroc.tickers)" wait_for 10 \
   "SELECT string_agg(ticked_by || ':' || kind, ',') FROM genroc.tickers() WHERE ago_ms < 5000" 'genroc ticker:ticker'
