@@ -946,7 +946,13 @@ int Runner::run(const StopFlag &stop) {
 				// A slot came free while this loop waited: claim at once.
 				if (free_slots - static_cast<int>(got) <= 0) break;
 				if (store->wait_for_work(static_cast<int>(slice.count()))) {
-					if (store->drain_notified(opt_.worker_id)) note_drain("notification");
+					// NOTIFY genroc_drain is only a wake-up (anyone may send
+					// one): whether this worker is to drain is read from the
+					// database, where only worker_drain's callers write it.
+					if (store->drain_woken()) {
+						log::debug("woken by genroc_drain: asking the database", {{"worker", opt_.worker_id}});
+						if (store->worker_heartbeat(opt_.worker_id).value("drain", false)) note_drain("notification");
+					}
 					break;
 				}
 			}
