@@ -3,9 +3,13 @@
 #include "sqlite_db.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -102,17 +106,51 @@ std::shared_ptr<WriteTurns> WriteTurns::for_file(const std::string &path) {
 	return turns;
 }
 
-// Creates the file at path, empty and mode 0600 (before the umask), when
-// there is none.  It holds inputs, outputs and token hashes: SQLite would
-// make it 0644, and makes the -wal and -shm files with the main file's mode
-// (its unix VFS copies it), so this one mode covers the three.  Names SQLite
-// does not take as a file path (":memory:", "", a file: URI) are left alone.
-static void create_private(const std::string &path) {
-	if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return;
-	// a file already there keeps its mode (the owner's choice); any other
-	// failure, sqlite3_open_v2 reports below
-	int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd >= 0) ::close(fd);
+// The name to give sqlite3_open_v2 for path, after the guards against a
+// planted symbolic link.  The file holds inputs, outputs and token hashes;
+// another user who may write its folder (a shared /tmp) could put a link
+// there to a file of their choosing, which SQLite would follow: its
+// creation then made the target (0644), or overwrote an empty victim.  So:
+// - a path whose last component is a symbolic link is refused (42501,
+//   naming the path), whether the link leads anywhere or not;
+// - a missing file is created here, empty and mode 0600 (before the umask),
+//   with O_EXCL | O_NOFOLLOW (a link planted meanwhile fails the create,
+//   and is refused as above); SQLite would make it 0644, and makes the
+//   -wal, -shm and journal files with the main file's mode (its unix VFS
+//   copies it), so this one mode covers them all; it opens each of those
+//   with O_NOFOLLOW itself;
+// - a file already there keeps its mode (the owner's choice);
+// - the folder part is resolved here (realpath: its links are the owner's
+//   choice), and SQLite gets the resolved name with SQLITE_OPEN_NOFOLLOW,
+//   which refuses a link anywhere in it: one swapped in at the last
+//   component after the checks above.
+// Names SQLite does not take as a file path (":memory:", "", a file: URI)
+// are left alone.
+static std::string guarded_name(const std::string &path, bool read_only) {
+	if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return path;
+	auto refuse = [&] {
+		throw Error("42501", "SQLite database \"" + path + "\" is a symbolic link; genroc opens no database through one",
+					"",
+					"Give the path of the database file itself. A link in its place may have been put there by another "
+					"user who may write that folder.");
+	};
+	struct stat st;
+	if (::lstat(path.c_str(), &st) == 0) {
+		if (S_ISLNK(st.st_mode)) refuse();
+	} else if (errno == ENOENT && !read_only) {
+		int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) ::close(fd);
+		else if ((errno == EEXIST || errno == ELOOP) && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+			refuse();
+		// any other failure, sqlite3_open_v2 reports
+	}
+	const auto slash = path.rfind('/');
+	const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+	const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+	char resolved[PATH_MAX];
+	if (base.empty() || !::realpath(dir.c_str(), resolved)) return path;  // SQLite reports what is wrong
+	const std::string folder = resolved;
+	return (folder == "/" ? "" : folder) + "/" + base;
 }
 
 // A file: URI of path with immutable=1 (RFC 3986 escapes for what a URI
@@ -134,14 +172,21 @@ static std::string immutable_uri(const std::string &path) {
 
 Db::Db(const std::string &path, bool read_only, bool immutable, unsigned lane)
 	: turns_(WriteTurns::for_file(path)), lane_(lane) {
-	if (!read_only) create_private(path);
+	const std::string guarded = guarded_name(path, read_only);
 	sqlite3 *h = nullptr;
-	const std::string name = read_only && immutable ? immutable_uri(path) : path;
+	const std::string name = read_only && immutable ? immutable_uri(guarded) : guarded;
+	const bool is_file = !(path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0);
 	int rc = sqlite3_open_v2(name.c_str(), &h,
 							 (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
-								 SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0),
+								 SQLITE_OPEN_NOMUTEX | (immutable ? SQLITE_OPEN_URI : 0) |
+								 (is_file ? SQLITE_OPEN_NOFOLLOW : 0),
 							 nullptr);
 	db_.reset(h);
+	if (rc != SQLITE_OK && h && sqlite3_extended_errcode(h) == SQLITE_CANTOPEN_SYMLINK) {
+		// a link swapped in after guarded_name looked
+		db_.reset();
+		throw Error("42501", "SQLite database \"" + path + "\" is a symbolic link; genroc opens no database through one");
+	}
 	if (rc != SQLITE_OK) raise(h, rc, "cannot open SQLite database \"" + path + "\"");
 	// Several processes may share the file: wait for the writer instead of
 	// failing at once.

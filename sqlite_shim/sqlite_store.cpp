@@ -27,6 +27,7 @@
 #include <openssl/rand.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1906,8 +1907,17 @@ class SqliteStore final : public Store {
 		}
 		const std::string p = worker_lock_path(worker);
 		if (p.empty()) return t;
-		int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+		// 0600 and never through a link: another user who could open it
+		// could flock it and keep the worker from starting again.  One left
+		// by an older version (0644) is made 0600 when it is ours.
+		int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0) return t;
+		struct stat st;
+		if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			::close(fd);
+			return t;
+		}
+		if (st.st_uid == ::geteuid() && (st.st_mode & 077)) ::fchmod(fd, 0600);
 		if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			t.state = LockState::taken;
 			t.fd = fd;

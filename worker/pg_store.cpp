@@ -31,7 +31,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <utility>
 
@@ -270,7 +269,7 @@ class PgStore final : public Store {
 		return jsonb(r.get(), 0, 0);
 	}
 
-	bool drain_notified(const std::string &worker) override { return drains_notified_.erase(worker) > 0; }
+	bool drain_woken() override { return std::exchange(drain_woken_, false); }
 
 	void worker_stop(const std::string &worker) override {
 		exec("SELECT genroc.worker_stop($1)", {worker});
@@ -586,7 +585,7 @@ class PgStore final : public Store {
 	bool pooled_;				// --pooled, or a transaction pooler detected
 	Conn conn_;
 	bool listening_ = false;
-	std::set<std::string> drains_notified_;	// worker ids named by NOTIFY genroc_drain
+	bool drain_woken_ = false;	// a NOTIFY genroc_drain came (its payload is not read)
 	bool handback_ = true;	// complete_and_claim is there (false after 42883)
 	bool many_ = true;		// complete_many is there (false after 42883)
 	// Pooled: the settings every statement carries, as set_config parameters
@@ -751,7 +750,9 @@ class PgStore final : public Store {
 		bool any = false;
 		while (PGnotify *n = PQnotifies(conn_.get())) {
 			any = true;
-			if (std::strcmp(n->relname, "genroc_drain") == 0 && n->extra) drains_notified_.insert(n->extra);
+			// Anyone who can connect may NOTIFY either channel, with any
+			// payload: both are wake-ups only, and no payload is read.
+			if (std::strcmp(n->relname, "genroc_drain") == 0) drain_woken_ = true;
 			PQfreemem(n);
 		}
 		return any;

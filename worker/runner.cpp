@@ -46,8 +46,15 @@ struct Runner::Slot {
 // it, mapping and unmapping its stack, and the TLB flushes the unmapping
 // sends to the other cores, PostgreSQL's included: issue 14).  At most
 // `active` threads run handlers (--concurrency); a slot runs on an idle
-// thread, or on a new one when none is idle and fewer than `active`
-// threads are at work; else it waits in the queue (a prefetched task).
+// thread, or on a new one when no idle thread is free and fewer than
+// `active` threads are at work; else it waits in the queue (a prefetched
+// task).  Each queued slot that may start is handed to one thread by a
+// ticket (State::tickets): an idle thread woken for a slot holds one until
+// it takes the slot, so the next slot of the same claim sees that thread
+// taken and goes to another idle thread or a new one.  Counting only the
+// threads waiting (which change when a woken thread runs, later) handed
+// every slot of a claimed batch to the same one idle thread, and the rest
+// waited for a running task to end while places were free.
 // A thread that waits for its report's commit steps aside (step_aside):
 // it no longer counts, and the next queued slot starts on an idle or new
 // thread (never more than `most` threads in all: --concurrency +
@@ -79,13 +86,14 @@ class Runner::Threads {
 		dispatch();
 	}
 	// The same thread again, after step_aside: with a task to run (`run`)
-	// it waits for a place (those stepping back go before queued slots);
-	// without, it only counts again until it returns to its loop.
+	// it waits for a place (those stepping back go before queued slots not
+	// yet handed to a thread); without, it only counts again until it
+	// returns to its loop.
 	void step_back(bool run) {
 		std::unique_lock<std::mutex> g(st_->m);
-		if (run && st_->active >= st_->max_active && !st_->stopping) {
+		if (run && !place_free(*st_) && !st_->stopping) {
 			++st_->back_waiting;
-			st_->back.wait(g, [&] { return st_->active < st_->max_active || st_->stopping; });
+			st_->back.wait(g, [&] { return place_free(*st_) || st_->stopping; });
 			--st_->back_waiting;
 		}
 		++st_->active;
@@ -116,17 +124,38 @@ class Runner::Threads {
 	struct State {
 		std::function<void(std::shared_ptr<Slot>)> run;
 		std::mutex m;
-		std::condition_variable cv;	   // idle threads: a slot may start
+		std::condition_variable cv;	   // idle threads: a ticket was given
 		std::condition_variable back;  // step_back: a place is free
 		std::deque<std::shared_ptr<Slot>> queue;
-		int idle = 0;
+		int idle = 0;		   // waiting for a ticket (a new thread counts from its making)
+		int tickets = 0;	   // queued slots handed to an idle thread that has not taken one yet
 		int active = 0;		   // took a slot and did not step aside
 		int back_waiting = 0;  // in step_back, waiting for a place
 		int max_active = 1;
 		bool stopping = false;
 	};
-	static bool may_take(const State &st) {
-		return !st.queue.empty() && st.active < st.max_active && st.back_waiting == 0;
+	// A place nobody is on the way to: the tickets given are places taken.
+	static bool place_free(const State &st) { return st.active + st.tickets < st.max_active; }
+	// Queued slots that may start now and have no thread yet (none while
+	// one stepping back waits for a place: it goes first).
+	static int startable(const State &st) {
+		if (st.stopping || st.back_waiting > 0) return 0;
+		const int waiting = static_cast<int>(st.queue.size()) - st.tickets;
+		const int places = st.max_active - st.active - st.tickets;
+		return std::max(0, std::min(waiting, places));
+	}
+	// Under st.m: gives tickets to idle threads with none, for the slots
+	// that may start; returns how many slots are still without a thread.
+	// `self`: the calling thread is idle and about to wait, so the first
+	// ticket is its own (no wake-up needed).
+	static int hand_out(State &st, bool self) {
+		int n = startable(st);
+		for (; n > 0 && st.idle > st.tickets; --n) {
+			++st.tickets;
+			if (self) self = false;
+			else st.cv.notify_one();
+		}
+		return n;
 	}
 	// Under st_->m, after a place was freed or a slot queued: who may go.
 	void dispatch() {
@@ -134,24 +163,36 @@ class Runner::Threads {
 			st_->cv.notify_all();
 			return;
 		}
-		if (st_->active >= st_->max_active) return;
 		if (st_->back_waiting > 0) {
-			st_->back.notify_one();
+			if (place_free(*st_)) st_->back.notify_one();
 			return;
 		}
-		if (st_->queue.empty()) return;
-		if (st_->idle > 0 || static_cast<int>(threads_.size()) >= most_) st_->cv.notify_one();
-		else threads_.emplace_back(loop, st_);
+		// the slots no idle thread is free for: a new thread each, while
+		// there may be more
+		for (int n = hand_out(*st_, false); n > 0 && static_cast<int>(threads_.size()) < most_; --n) {
+			++st_->idle;
+			++st_->tickets;
+			threads_.emplace_back(loop, st_);
+		}
 	}
 	static void loop(std::shared_ptr<State> st) {
 		std::unique_lock<std::mutex> g(st->m);
 		for (;;) {
-			++st->idle;
-			st->cv.wait(g, [&] { return may_take(*st) || st->stopping; });
+			// idle counted already: by dispatch when it made this thread, or
+			// below when its last slot ended
+			st->cv.wait(g, [&] { return st->tickets > 0 || st->stopping; });
 			--st->idle;
 			// stopping: the slots left are taken whatever the count (run_task
 			// runs no handler then), and the thread ends when none is left
-			if (st->queue.empty()) return;
+			if (st->stopping) {
+				if (st->queue.empty()) return;
+			} else {
+				--st->tickets;
+				if (st->queue.empty()) {  // not expected: a ticket is a queued slot
+					++st->idle;
+					continue;
+				}
+			}
 			auto slot = std::move(st->queue.front());
 			st->queue.pop_front();
 			++st->active;
@@ -159,9 +200,14 @@ class Runner::Threads {
 			st->run(std::move(slot));
 			g.lock();
 			--st->active;
-			// this thread looks at the queue itself next; one stepping back
-			// goes first
-			if (st->back_waiting > 0) st->back.notify_one();
+			++st->idle;
+			// its place: to one stepping back first, else to the next queued
+			// slot (this thread's own ticket, then idle ones')
+			if (st->back_waiting > 0) {
+				if (place_free(*st)) st->back.notify_one();
+			} else if (!st->stopping) {
+				hand_out(*st, true);
+			}
 		}
 	}
 	std::shared_ptr<State> st_;
@@ -946,7 +992,13 @@ int Runner::run(const StopFlag &stop) {
 				// A slot came free while this loop waited: claim at once.
 				if (free_slots - static_cast<int>(got) <= 0) break;
 				if (store->wait_for_work(static_cast<int>(slice.count()))) {
-					if (store->drain_notified(opt_.worker_id)) note_drain("notification");
+					// NOTIFY genroc_drain is only a wake-up (anyone may send
+					// one): whether this worker is to drain is read from the
+					// database, where only worker_drain's callers write it.
+					if (store->drain_woken()) {
+						log::debug("woken by genroc_drain: asking the database", {{"worker", opt_.worker_id}});
+						if (store->worker_heartbeat(opt_.worker_id).value("drain", false)) note_drain("notification");
+					}
 					break;
 				}
 			}

@@ -132,8 +132,9 @@ class Runner {
 	StopFlag renewer_stop_;
 	std::thread renewer_;
 	std::atomic<bool> need_register_{false};
-	// worker_drain asked this worker to drain (its heartbeat or NOTIFY
-	// genroc_drain): claim nothing more, finish, stop
+	// worker_drain asked this worker to drain (its heartbeat says so, read
+	// on the renew thread's turn or when a NOTIFY genroc_drain woke the
+	// loop): claim nothing more, finish, stop
 	std::atomic<bool> drain_requested_{false};
 	void note_drain(const char *how);
 	std::atomic<bool> stopping_{false};	// draining: reports take no next task

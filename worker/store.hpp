@@ -295,13 +295,13 @@ class Store {
 	// LISTEN genroc; pooled: a sleep, as no notification can arrive; SQLite: a
 	// short poll).  True when woken by a signal.
 	virtual bool wait_for_work(int timeout_ms) = 0;
-	// True (once) when a notification that `worker` is to drain arrived
-	// while waiting (PostgreSQL: NOTIFY genroc_drain from worker_drain);
-	// false without notifications (pooled, SQLite): the heartbeat tells.
-	virtual bool drain_notified(const std::string &worker) {
-		(void)worker;
-		return false;
-	}
+	// True (once) when a NOTIFY genroc_drain arrived while waiting
+	// (PostgreSQL: worker_drain sends one).  Only a wake-up: anyone who can
+	// connect may send it, with any payload, so its payload is not read; the
+	// worker then asks the database (worker_heartbeat) whether it is to
+	// drain.  False without notifications (pooled, SQLite): the heartbeat
+	// tells.
+	virtual bool drain_woken() { return false; }
 	// True when the database answers (GET /healthz).
 	virtual bool ping() = 0;
 	// True when the connection goes through a transaction pooler (--pooled,

@@ -2,7 +2,9 @@
 // Reopening keeps everything, a file of an older schema version is brought
 // up to date, another schema version is refused, a file that is not a
 // database is refused, several processes share one file, the files are
-// created 0600, and a read-only file is read by a read-only store.
+// created 0600, a symbolic link in place of the file is refused, the worker
+// lock files are 0600 and never followed through a link, and a read-only
+// file is read by a read-only store.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "sqlite_store.hpp"
@@ -317,6 +320,117 @@ TEST_F(SqliteFile, TheFilesAreCreatedReadableByTheOwnerOnly) {
 		ASSERT_EQ(::stat((path_ + suffix).c_str(), &st), 0) << path_ << suffix << " is missing";
 		EXPECT_EQ(st.st_mode & 0777, 0600u) << path_ << suffix;
 	}
+}
+
+// Another user who may write the database's folder (a shared /tmp) plants
+// a symbolic link where the file will be: genroc refuses the path, naming
+// it (42501), whether the link is dangling (SQLite would create its target,
+// 0644) or leads to a file (an empty victim would be overwritten with a
+// database), read-only too; the target is left as it was.  A link in a
+// folder of the path is the owner's choice and is followed.
+TEST_F(SqliteFile, ASymlinkInPlaceOfTheDatabaseIsRefusedAndItsTargetUntouched) {
+	const std::string target = path_ + ".target";
+	struct Cleanup {
+		std::vector<std::string> paths;
+		~Cleanup() {
+			for (auto &p : paths) std::filesystem::remove_all(p);
+		}
+	} cleanup{{target, path_ + ".dir", path_ + ".dirlink"}};
+	auto refused = [&](bool read_only) {
+		try {
+			open_sqlite_store(path_, read_only);
+			ADD_FAILURE() << "opened a database through a symbolic link (read_only " << read_only << ")";
+		} catch (const Error &e) {
+			EXPECT_EQ(e.sqlstate, "42501") << e.what();
+			EXPECT_NE(std::string(e.what()).find(path_), std::string::npos) << e.what();
+			EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+		}
+	};
+	// dangling: nothing is created at the target
+	std::filesystem::create_symlink(target, path_);
+	refused(false);
+	refused(true);
+	EXPECT_FALSE(std::filesystem::exists(target));
+	EXPECT_FALSE(std::filesystem::exists(target + "-wal"));
+	// to an empty file: it stays empty, with its mode
+	std::ofstream(target).flush();
+	::chmod(target.c_str(), 0644);
+	refused(false);
+	refused(true);
+	struct stat st{};
+	ASSERT_EQ(::stat(target.c_str(), &st), 0);
+	EXPECT_EQ(st.st_size, 0);
+	EXPECT_EQ(st.st_mode & 0777, 0644u);
+	std::filesystem::remove(path_);
+
+	// a linked folder: opened, and the file made 0600 in the real folder
+	std::filesystem::create_directory(path_ + ".dir");
+	std::filesystem::create_directory_symlink(path_ + ".dir", path_ + ".dirlink");
+	const mode_t old_umask = ::umask(0);
+	{
+		auto s = open_sqlite_store(path_ + ".dirlink/genroc.db");
+		s->define("job", kJob);
+	}
+	::umask(old_umask);
+	ASSERT_EQ(::lstat((path_ + ".dir/genroc.db").c_str(), &st), 0);
+	EXPECT_TRUE(S_ISREG(st.st_mode));
+	EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// A registered worker's lock file is 0600 (another user who could open it
+// could flock it and keep the worker from starting again), one left 0644
+// is made 0600, and a link planted in its place is not followed.
+TEST_F(SqliteFile, TheWorkerLockFileIsTheOwnersOnlyAndNoLinkIsFollowed) {
+	auto lock_files = [&] {
+		std::vector<std::string> found;
+		const std::string prefix = std::filesystem::path(path_).filename().string() + "-worker-";
+		for (auto &e : std::filesystem::directory_iterator(std::filesystem::path(path_).parent_path()))
+			if (e.path().filename().string().rfind(prefix, 0) == 0) found.push_back(e.path().string());
+		return found;
+	};
+	const std::string target = path_ + ".lock-target";
+	struct Cleanup {
+		std::function<std::vector<std::string>()> list;
+		std::string target;
+		~Cleanup() {
+			for (auto &p : list()) std::filesystem::remove(p);
+			std::filesystem::remove(target);
+		}
+	} cleanup{lock_files, target};
+	const mode_t old_umask = ::umask(0);
+	{
+		auto s = open_sqlite_store(path_);
+		s->worker_register("w1", json::object());
+		s->worker_stop("w1");
+	}
+	::umask(old_umask);
+	auto files = lock_files();
+	ASSERT_EQ(files.size(), 1u);
+	const std::string lock = files[0];
+	struct stat st{};
+	ASSERT_EQ(::lstat(lock.c_str(), &st), 0);
+	EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+	// left 0644 (an older genroc): 0600 once a worker takes it again
+	::chmod(lock.c_str(), 0644);
+	{
+		auto s = open_sqlite_store(path_);
+		s->worker_register("w1", json::object());
+		s->worker_stop("w1");
+	}
+	ASSERT_EQ(::lstat(lock.c_str(), &st), 0);
+	EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+	// a link in its place: not followed (the target is not made)
+	std::filesystem::remove(lock);
+	std::filesystem::create_symlink(target, lock);
+	{
+		auto s = open_sqlite_store(path_);
+		s->worker_register("w1", json::object());
+	}
+	EXPECT_FALSE(std::filesystem::exists(target));
+	ASSERT_EQ(::lstat(lock.c_str(), &st), 0);
+	EXPECT_TRUE(S_ISLNK(st.st_mode));
 }
 
 // A file the caller may read but not write: a store opened read-only reads

@@ -1,7 +1,8 @@
 // e2e_drain_test.cpp — issue 19: `genctl workers drain ID` on a real
 // `genroc worker` (both stores).  The drained worker stops claiming, lets
 // its running task finish and exits 0; the other keeps working; `genctl
-// workers` shows "draining" meanwhile and "stopped" after.
+// workers` shows "draining" meanwhile and "stopped" after.  A NOTIFY on
+// genroc_drain from any role only wakes a worker (PostgreSQL).
 //
 // Bounds are generous (a loaded machine); nothing asserts a duration.
 #include <sys/wait.h>
@@ -121,6 +122,64 @@ TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) 
 	auto [bad_rc, bad] = genctl("workers drain ghost");
 	EXPECT_EQ(bad_rc, 1) << bad;
 	EXPECT_NE(bad.find("RC006"), std::string::npos) << bad;
+}
+
+// A NOTIFY is a wake-up, never a command: anyone who can connect may send
+// one, on any channel, with any payload.  A role with no genroc rights at
+// all names the worker on genroc_drain (and sends one with no payload): the
+// worker, woken, reads its drain request from the database, finds none, and
+// keeps claiming and running tasks.  A drain asked through genroc (genctl
+// workers drain, worker_drain) still stops it.
+TEST_P(Drain, ANotifyFromAnyRoleOnlyWakesTheWorker) {
+	if (GetParam() != "postgres") GTEST_SKIP() << "notifications are PostgreSQL's";
+	auto w = worker("wn", {"--shutdown-grace", "60s"});
+	ASSERT_TRUE(eventually([&] { return worker_row("wn").value("live", false); }, 30s)) << w->log();
+	auto s = store();
+	s->define("quick", one_step(json::object()));
+	json first = wait_status(s->start("quick", json::object(), json::object()).instance_id, {"succeeded", "failed"}, 60s);
+	ASSERT_EQ(first.value("status", ""), "succeeded") << first.dump() << w->log();
+
+	const std::string role = "e2e_nobody_" + db_name_;
+	pg_exec(PgServer::get().admin_url(), "CREATE ROLE " + role + " LOGIN");
+	struct DropRole {
+		std::string role;
+		~DropRole() {
+			try {
+				pg_exec(PgServer::get().admin_url(), "DROP ROLE IF EXISTS " + role);
+			} catch (const std::exception &) {
+			}
+		}
+	} drop{role};
+	std::string nobody = db_url_;
+	nobody.replace(nobody.find("://") + 3, nobody.find('@') - nobody.find("://") - 3, role);
+	// Sent again at each look, so one sent before the worker listened
+	// cannot make the test pass or fail by chance.
+	ASSERT_TRUE(eventually(
+		[&] {
+			pg_exec(nobody, "NOTIFY genroc_drain, 'wn'");
+			pg_exec(nobody, "NOTIFY genroc_drain");
+			pg_exec(nobody, "SELECT pg_notify('genroc', 'wn')");
+			return w->log().find("woken by genroc_drain") != std::string::npos;
+		},
+		30s))
+		<< w->log();
+
+	// still serving: a task started after the notifications runs on it
+	json later = wait_status(s->start("quick", json::object(), json::object()).instance_id, {"succeeded", "failed"}, 60s);
+	ASSERT_EQ(later.value("status", ""), "succeeded") << later.dump() << w->log();
+	EXPECT_EQ(later.at("output").at("who"), "wn") << later.dump();
+	EXPECT_TRUE(w->running()) << w->log();
+	EXPECT_EQ(worker_row("wn").value("draining", true), false) << worker_row("wn").dump();
+	EXPECT_EQ(w->log().find("drain requested"), std::string::npos) << w->log();
+
+	// a drain asked through genroc stops it
+	auto [rc, said] = genctl("workers drain wn");
+	ASSERT_EQ(rc, 0) << said;
+	auto st = w->wait(60s);
+	ASSERT_TRUE(st.has_value()) << w->log();
+	EXPECT_EQ(exit_code(st), 0) << w->log();
+	EXPECT_NE(w->log().find("drain requested"), std::string::npos) << w->log();
+	EXPECT_EQ(state_shown("wn"), "stopped");
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, Drain, ::testing::Values("postgres", "sqlite"),

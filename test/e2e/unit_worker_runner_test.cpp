@@ -1,6 +1,7 @@
 // unit_worker_runner_test.cpp — the worker loop in-process on a SQLite file,
 // with in-process handlers that block on latches (no timing assumptions):
-// the concurrency cap, --prefetch, task threads kept for the next task, shutdown
+// the concurrency cap, --prefetch, task threads kept for the next task, a
+// claimed batch starting on every free place, shutdown
 // releasing what outlives the grace (OnlyOnce included),
 // genroc.HandlerMissing, lease_age_ms.
 #include <gtest/gtest.h>
@@ -205,6 +206,36 @@ TEST_F(Runner_, TaskThreadsAreKeptForTheNextTask) {
 	std::lock_guard<std::mutex> g(m);
 	EXPECT_GE(threads, 1);
 	EXPECT_LE(threads, 2);
+}
+
+// Tasks claimed together start on every free place at once
+// (Runner::Threads): one thread is kept idle from an earlier task, then six
+// tasks that block are claimed in one batch on --concurrency 8, and all six
+// handlers run before any ends.  Before, every task of the batch saw the
+// same one idle thread (the count drops only when the woken thread runs), so
+// no thread was made and five waited for a running task to end.
+TEST_F(Runner_, TasksClaimedTogetherAllStartWhileSlotsAreFree) {
+	handlers_.add("quick", [](const json &in, const TaskContext &) { return TaskResult::success(in); });
+	const int64_t first = start_task("handler:quick");
+	run(8);
+	ASSERT_TRUE(eventually([&] { return status(first) == "succeeded" && runner_->running() == 0; }));
+	// one transaction: the worker's next claim takes all six
+	store_->define("blocking", {{"StartAt", "T"}, {"States", {{"T", {{"Type", "Task"}, {"Resource", "handler:gate"}, {"End", true}}}}}});
+	auto started = store_->start_many("blocking", json::array({1, 2, 3, 4, 5, 6}), json::object());
+	ASSERT_EQ(started.size(), 6u);
+	// a bound for failure only: before, five stayed queued until one ended
+	const bool all_running = eventually([&] { return gate_.get(&Gate::running) == 6; }, 30s);
+	EXPECT_TRUE(all_running) << "handlers running: " << gate_.get(&Gate::running)
+							 << ", worker holds: " << runner_->running();
+	EXPECT_EQ(gate_.get(&Gate::started), 6);
+	gate_.release(6);
+	ASSERT_TRUE(eventually([&] {
+		for (const auto &r : started)
+			if (status(r.instance_id) != "succeeded") return false;
+		return true;
+	}));
+	EXPECT_LE(gate_.get(&Gate::max_running), 8);
+	EXPECT_EQ(stop_and_wait(), 0);
 }
 
 // The Runner on either store (Runner_ itself runs on SQLite): on
