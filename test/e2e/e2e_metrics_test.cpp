@@ -563,12 +563,14 @@ echo '{}')SH");
 	ASSERT_TRUE(eventually([&] { return (wport = port_in_log(*w, "metrics listening")) > 0; }, 20s)) << w->log();
 	// the event: 44 tasks leased to the worker while its 4 threads are held
 	auto running = [&] {
-		for (auto &q : store()->metrics(0).at("queues"))
+		const json m = store()->metrics(0);
+		for (auto &q : m.at("queues"))
 			if (q.at("queue") == "default") return q.at("running").get<int>();
 		return -1;
 	};
 	int seen = 0;
-	EXPECT_TRUE(eventually([&] { return (seen = running()) == 44; }, 30s)) << seen << " running\n" << w->log();
+	EXPECT_TRUE(eventually([&] { return (seen = running()) == 44; }, 30s))
+		<< seen << " running: " << store()->metrics(0).dump() << "\n" << w->log();
 	std::ofstream(dir_ + "/release").put('\n');
 	const Series m = scrape_when_done(wport, n);
 	const double claims = value(m, "genroc_claim_duration_seconds_count");
