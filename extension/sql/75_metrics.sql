@@ -143,8 +143,12 @@ REVOKE ALL ON genroc.queue_stats FROM PUBLIC;
  * per definition version and status).  The table itself was read before
  * (a sequential scan of every row, joined to its definition one by one):
  * the time grew with the rows kept, wide ones included.  Other roles (their
- * own instances, or every one counted but only their own named) read the
- * rows to see their owner, as before.
+ * own instances, or, a worker, every one counted but only its own named)
+ * read the rows to see their owner, grouped by owner first: the caller's
+ * rights on an owner (genroc._may: role membership, the extension's owner)
+ * are asked once per owner, not once per row (6.5 µs a row before: 130 ms
+ * of server CPU per call at 20,000 instances, for a worker's
+ * --metrics-listen).
  */
 CREATE FUNCTION genroc.metrics(p_max_definitions int DEFAULT 50) RETURNS jsonb
 	LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -186,10 +190,10 @@ BEGIN
 			  WHERE r.status NOT IN ('ready', 'running') GROUP BY 1, 2) x
 		WHERE v_every
 		UNION ALL
-		SELECT r.definition_id, r.status, (v_ops OR genroc._may(v_role, r.owner, 'operator')), count(*)
-		FROM genroc._instances r
-		WHERE NOT v_every AND (v_all OR genroc._may(v_role, r.owner, 'operator'))
-		GROUP BY 1, 2, 3),
+		SELECT g.definition_id, g.status, (v_ops OR genroc._may(v_role, g.owner, 'operator')), g.n
+		FROM (SELECT r.definition_id, r.status, r.owner, count(*) AS n FROM genroc._instances r
+			  WHERE NOT v_every GROUP BY 1, 2, 3) g
+		WHERE v_all OR genroc._may(v_role, g.owner, 'operator')),
 	c AS (
 		SELECT d.name, k.status, k.named, sum(k.n)::bigint AS n
 		FROM counted k JOIN genroc._definitions d ON d.id = k.definition_id
