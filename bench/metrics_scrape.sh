@@ -4,8 +4,8 @@
 # complete, so each has its log rows) over DEFS definitions, READY of them
 # left ready and RUNNING leased, then `genroc api` scraped M times in a row;
 # prints the median and the max time of a scrape (curl's time_total), and
-# what genroc.metrics() alone takes in the server (EXPLAIN ANALYZE of the
-# call, median of 5).
+# what genroc.metrics() alone costs in the server (the backend's CPU and the
+# wall time per call, as an operator and as a worker role).
 #
 #   bash bench/metrics_scrape.sh                       # N=5000 M=50
 #   N=20000 M=100 bash bench/metrics_scrape.sh
@@ -58,10 +58,24 @@ VACUUM ANALYZE;
 SQL
 echo "instances: $(Q -c "SELECT string_agg(status || ' ' || n, ', ' ORDER BY status) FROM (SELECT status, count(*) n FROM genroc._instances GROUP BY 1) s"); log rows: $(Q -c "SELECT count(*) FROM genroc._log")"
 
-# genroc.metrics() in the server alone
-for _ in 1 2 3 4 5; do
-  Q -c "EXPLAIN (ANALYZE, FORMAT JSON) SELECT genroc.metrics(50)" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Execution Time"])'
-done | median | awk '{printf "genroc.metrics() in the server: median %.1f ms (5 calls)\n", $1}'
+# genroc.metrics() in the server alone: the backend's CPU per call over 20
+# calls (/proc, superuser), as the superuser (every instance counted and
+# named, like an operator) and as a role with genroc_worker alone (every
+# instance counted, its own named: a worker's --metrics-listen)
+cpu_per_call() { # role or empty
+  Q <<SQL
+CREATE TEMP TABLE m AS SELECT (SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+  FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) AS ticks, clock_timestamp() AS t;
+${1:+SET ROLE $1;}
+DO \$\$ BEGIN FOR i IN 1..20 LOOP PERFORM genroc.metrics(50); END LOOP; END \$\$;
+RESET ROLE;
+SELECT round(((SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint
+  FROM pg_read_file('/proc/' || pg_backend_pid() || '/stat') s) - m.ticks) * 10.0 / 20, 1) || ' ms CPU, ' ||
+  round(extract(epoch FROM clock_timestamp() - m.t)::numeric * 1000 / 20, 1) || ' ms wall' FROM m;
+SQL
+}
+Q -c "CREATE ROLE bench_metrics_worker IN ROLE genroc_worker" >/dev/null
+echo "genroc.metrics() per call, as an operator: $(cpu_per_call); as a worker role: $(cpu_per_call bench_metrics_worker)"
 
 # the binary, scraped M times in a row
 url="postgresql://postgres@127.0.0.1:$PGPORT/bench"
