@@ -1756,31 +1756,42 @@ class SqliteStore final : public Store {
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
 						"p_max_definitions must be between 0 and 1000, not " + std::to_string(max_definitions));
 		return read([&](int64_t now) {
-			json instances = json::array();
+			// One pass over the instances, by definition id and status, then
+			// named (a row per definition version and status): every figure
+			// below comes from it.  Every status is there, 0 when none has it.
+			std::map<std::string, int64_t> by_status = {{"cancelled", 0}, {"failed", 0},  {"queued", 0},
+														{"ready", 0},	  {"running", 0}, {"succeeded", 0},
+														{"waiting", 0}};
+			std::map<std::string, std::map<std::string, int64_t>> by_name;	// name -> status -> count
 			{
-				Query q(db_, "SELECT status, count(*) FROM instances GROUP BY status ORDER BY status");
-				while (q.next()) instances.push_back({{"status", q.text(0)}, {"count", q.i64(1)}});
-			}
-			// the definitions with the most instances, then by name
-			std::vector<std::string> named;
-			int64_t omitted = 0;
-			{
-				Query q(db_, "SELECT d.name FROM instances i JOIN definitions d ON d.id = i.definition_id "
-							 "GROUP BY d.name ORDER BY count(*) DESC, d.name");
+				Query q(db_, "SELECT d.name, k.status, k.n FROM (SELECT definition_id, status, count(*) AS n "
+							 "FROM instances GROUP BY definition_id, status) k JOIN definitions d ON d.id = k.definition_id");
 				while (q.next()) {
-					if (static_cast<int>(named.size()) < max_definitions) named.push_back(q.text(0));
-					else omitted++;
+					by_status[q.text(1)] += q.i64(2);
+					by_name[q.text(0)][q.text(1)] += q.i64(2);
 				}
 			}
-			json by_definition = json::array();
-			{
-				Query q(db_, "SELECT d.name, i.status, count(*) FROM instances i JOIN definitions d ON d.id = i.definition_id "
-							 "WHERE d.name IN (SELECT value FROM json_each(?1)) GROUP BY d.name, i.status "
-							 "ORDER BY d.name, i.status",
-						json(named).dump());
-				while (q.next())
-					by_definition.push_back({{"definition", q.text(0)}, {"status", q.text(1)}, {"count", q.i64(2)}});
+			json instances = json::array();
+			for (auto &[status, n] : by_status) instances.push_back({{"status", status}, {"count", n}});
+			// the definitions with the most instances, then by name
+			std::vector<std::pair<int64_t, std::string>> totals;
+			for (auto &[name, counts] : by_name) {
+				int64_t total = 0;
+				for (auto &sc : counts) total += sc.second;
+				totals.push_back({-total, name});
 			}
+			std::sort(totals.begin(), totals.end());
+			std::set<std::string> named;
+			int64_t omitted = 0;
+			for (auto &t : totals) {
+				if (static_cast<int>(named.size()) < max_definitions) named.insert(t.second);
+				else omitted++;
+			}
+			json by_definition = json::array();
+			for (auto &[name, counts] : by_name)
+				if (named.count(name))
+					for (auto &[status, n] : counts)
+						by_definition.push_back({{"definition", name}, {"status", status}, {"count", n}});
 			// queue_stats: configured, served by a live worker, or in use
 			const auto live = live_workers(now);
 			std::set<std::string> names;

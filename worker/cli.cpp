@@ -72,6 +72,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	std::string log_payload_max = "1MB", log_retention = "7d", instance_retention = "0";
 	std::string object_threshold = "8KB", object_grace = "1h";
 	std::string http_max_connections = "256", http_request_timeout = "30s";
+	std::string metrics_cache = "5s";
 
 	auto common = [&](CLI::App *sub) {
 		sub->add_option("--database", cfg.database,
@@ -195,6 +196,11 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"host:port serving GET /metrics and /healthz only, without auth and without the "
 						"per-definition series (README \"Metrics\")")
 			->envname("GENROC_METRICS_LISTEN");
+		sub->add_option("--metrics-cache", metrics_cache,
+						"GET /metrics reads the database's figures at most once in this time and serves that "
+						"answer to every scrape meanwhile; 0: at every scrape (duration, up to 1m)")
+			->envname("GENROC_METRICS_CACHE")
+			->capture_default_str();
 	};
 	auto *serve = app.add_subcommand("serve", "HTTP API and worker in one process");
 	common(serve);
@@ -327,6 +333,13 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		} catch (const std::exception &e) {
 			return usage_error(std::string("--metrics-listen: ") + e.what());
 		}
+	}
+	if (cfg.command == "serve" || cfg.command == "api" || cfg.command == "worker") {
+		auto t = parse_duration(metrics_cache);
+		if (!t || t->count() < 0 || t->count() > 60'000)
+			return usage_error("--metrics-cache: must be a duration from 0 to 1m (e.g. 5s), not \"" + metrics_cache +
+							   "\"");
+		cfg.metrics_cache = *t;
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		char *end = nullptr;
@@ -492,6 +505,7 @@ ApiOptions api_options(const Config &cfg) {
 	if (!cfg.jwt_groups.empty()) o.jwt_groups = auth::parse_groups(cfg.jwt_groups);
 	o.max_connections = cfg.http_max_connections;
 	o.request_timeout_ms = cfg.http_request_timeout.count();
+	o.metrics_cache_ms = cfg.metrics_cache.count();
 	return o;
 }
 
@@ -564,6 +578,7 @@ std::unique_ptr<ApiServer> start_metrics(const Config &cfg, const HealthInfo &he
 	o.listen = cfg.metrics_listen;
 	o.metrics_only = true;
 	o.max_connections = 16;
+	o.metrics_cache_ms = cfg.metrics_cache.count();
 	try {
 		return start_api(o, store_factory(cfg), health);
 	} catch (const std::exception &e) {

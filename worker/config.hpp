@@ -36,6 +36,7 @@ struct Config {
 	std::string queues_config;				// --queues-config: queues to queue_set at start
 	std::string listen = "127.0.0.1:8448";
 	std::string metrics_listen;				// --metrics-listen: /healthz and /metrics alone (README "Metrics")
+	Millis metrics_cache{5'000};			// --metrics-cache: /metrics reads the database at most once in this
 	log::Mode log_mode = log::Mode::text;
 	log::Level log_level = log::Level::info;
 	bool manual_tick = false;

@@ -1256,27 +1256,63 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		}
 	}
 
+	// The database part of GET /metrics, kept for --metrics-cache: one
+	// answer of genroc.metrics() and genroc.tickers() serves every scrape
+	// within that time, from every listener of this process (the figures
+	// depend on the process's database role only, never on the HTTP
+	// caller).  Several Prometheus servers scraping every 15 s thus cost the
+	// database one call per interval, not one per scrape.  A scrape that
+	// finds the answer too old reads the database while holding `mu`: the
+	// scrapes arriving meanwhile wait for that answer instead of each
+	// asking.  A failed read is not kept (genroc_database_up says so at once).
+	struct MetricsCache {
+		std::mutex mu;
+		std::chrono::steady_clock::time_point at;
+		bool valid = false;
+		json snapshot, tickers;
+	};
+	static MetricsCache &metrics_cache() {
+		static MetricsCache c;
+		return c;
+	}
+
 	// GET /metrics (metrics.hpp).  With --auth: a credential with reader,
 	// operator or admin, as the GET routes.  The database part is one
-	// genroc.metrics() and one genroc.tickers() call; when they fail the
-	// process's own series still answer, with genroc_database_up 0.
+	// genroc.metrics() and one genroc.tickers() call (or their answer kept
+	// for --metrics-cache); when they fail the process's own series still
+	// answer, with genroc_database_up 0.
 	void serve_metrics(const httplib::Request &req, httplib::Response &res) {
 		Call call{req, pool_};
 		call.auth = options_.auth;
 		try {
 			if (options_.auth && !options_.metrics_only) authenticate(call, auth::need_read());
 			json snapshot, tickers;
-			try {
-				snapshot = call.store().metrics(metrics::kMaxDefinitions);
-				tickers = call.store().tickers();
-			} catch (const Error &e) {
-				metrics::database_error(e.sqlstate);
-				if (transient_sqlstate(e.sqlstate)) call.store_.reset();
-				if (metrics_db_ok_.exchange(false))
-					log::warn("metrics: the database figures are not available",
-							  {{"sqlstate", e.sqlstate}, {"error", e.what()}});
-				snapshot = nullptr;
+			MetricsCache &cache = metrics_cache();
+			std::unique_lock<std::mutex> held(cache.mu);
+			const auto now = std::chrono::steady_clock::now();
+			if (cache.valid && options_.metrics_cache_ms > 0 &&
+				now - cache.at < std::chrono::milliseconds(options_.metrics_cache_ms)) {
+				snapshot = cache.snapshot;
+				tickers = cache.tickers;
+			} else {
+				cache.valid = false;
+				try {
+					snapshot = call.store().metrics(metrics::kMaxDefinitions);
+					tickers = call.store().tickers();
+					cache.snapshot = snapshot;
+					cache.tickers = tickers;
+					cache.at = std::chrono::steady_clock::now();
+					cache.valid = true;
+				} catch (const Error &e) {
+					metrics::database_error(e.sqlstate);
+					if (transient_sqlstate(e.sqlstate)) call.store_.reset();
+					if (metrics_db_ok_.exchange(false))
+						log::warn("metrics: the database figures are not available",
+								  {{"sqlstate", e.sqlstate}, {"error", e.what()}});
+					snapshot = nullptr;
+				}
 			}
+			held.unlock();
 			if (snapshot.is_object()) metrics_db_ok_ = true;
 			res.status = 200;
 			res.set_content(metrics::render(snapshot, tickers, !options_.metrics_only), metrics::kContentType);

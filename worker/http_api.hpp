@@ -85,6 +85,10 @@ struct ApiOptions {
 	// --metrics-listen: only GET /healthz and GET /metrics, without auth,
 	// and /metrics leaves out the series labelled with definition names.
 	bool metrics_only = false;
+	// --metrics-cache: GET /metrics reads the database at most once in this
+	// time and serves the answer to every scrape meanwhile; 0: every scrape
+	// reads it.
+	int64_t metrics_cache_ms = 5'000;
 };
 
 struct HealthInfo {

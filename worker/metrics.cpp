@@ -15,8 +15,16 @@
 #include <tuple>
 #include <vector>
 
+// The version of this build (genroc.control's default_version, set by
+// worker/CMakeLists.txt): the one the store checks the extension against.
+#ifndef GENROC_EXTENSION_VERSION
+#error "GENROC_EXTENSION_VERSION is set by worker/CMakeLists.txt"
+#endif
+
 namespace genroc::metrics {
 namespace {
+
+const char *const kVersion = GENROC_EXTENSION_VERSION;
 
 using prometheus::BuildCounter;
 using prometheus::BuildHistogram;
@@ -26,6 +34,13 @@ using prometheus::Family;
 using prometheus::Histogram;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
+
+// The SQLSTATE classes genroc_database_errors_total counts (metrics.hpp).
+const char *const kDatabaseErrorClasses[] = {"08", "40", "53", "55", "57", "58", "XX"};
+
+// Every status an instance can have (10_tables.sql's CHECK): each has a
+// genroc_instances series, 0 when no instance has it.
+const char *const kStatuses[] = {"queued", "ready", "running", "waiting", "succeeded", "failed", "cancelled"};
 
 // Claims take milliseconds; steps run a handler, seconds to an hour.
 const Histogram::BucketBoundaries kClaimBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
@@ -85,8 +100,13 @@ struct Process {
 	Counter &reconnects_all = reconnects.Add({});
 	std::mutex step_mu;
 	std::map<std::string, Histogram *> steps;	// Family::Add takes the buckets anew each time
-};
 
+	// Every class at 0 from the start: a series that appears with its
+	// first error is missed by rate() and by an alert on increase().
+	Process() {
+		for (const char *c : kDatabaseErrorClasses) db_errors.Add({{"class", c}});
+	}
+};
 Process &process() {
 	static Process p;
 	return p;
@@ -153,8 +173,7 @@ void step_seconds(const std::string &queue, double seconds) {
 bool database_error(const std::string &sqlstate) {
 	if (sqlstate.size() != 5) return false;
 	const std::string cls = sqlstate.substr(0, 2);
-	static const char *kClasses[] = {"08", "40", "53", "55", "57", "58", "XX"};
-	for (const char *c : kClasses)
+	for (const char *c : kDatabaseErrorClasses)
 		if (cls == c) {
 			process().db_errors.Add({{"class", cls}}).Increment();
 			return true;
@@ -167,14 +186,23 @@ void database_reconnected() { process().reconnects_all.Increment(); }
 std::string render(const json &snapshot, const json &tickers, bool with_definitions) {
 	std::vector<MetricFamily> out = process().registry->Collect();
 
+	MetricFamily build = family("genroc_build_info", "Always 1; the label says which genroc this process is (its version).");
+	build.metric.push_back(gauge(1, {{"version", kVersion}}));
+	out.push_back(std::move(build));
+
 	MetricFamily up = family("genroc_database_up", "1 when the database answered this scrape's queries, else 0.");
 	up.metric.push_back(gauge(snapshot.is_object() ? 1 : 0));
 	out.push_back(std::move(up));
 
 	if (snapshot.is_object()) {
 		MetricFamily inst = family("genroc_instances", "Instances by status (every instance this process's role may read).");
+		// every status, 0 when none has it (a series that vanishes reads as
+		// "no data", not 0)
+		std::map<std::string, double> by_status;
+		for (const char *st : kStatuses) by_status[st] = 0;
 		for (const auto &r : snapshot.value("instances", json::array()))
-			inst.metric.push_back(gauge(number(r, "count"), {{"status", text(r, "status")}}));
+			by_status[text(r, "status")] = number(r, "count");
+		for (const auto &[st, n] : by_status) inst.metric.push_back(gauge(n, {{"status", st}}));
 		out.push_back(std::move(inst));
 		if (with_definitions) {
 			MetricFamily by = family("genroc_instances_by_definition",

@@ -309,17 +309,37 @@ TEST_P(StoreTest, AHolderWhoseConnectionIsGoneIsTakenOverAtOnce) {
 
 // "pooled": the connection is not the worker's own (a transaction pooler),
 // so nothing tells whether it is alive until its heartbeat is stale: RC010,
-// also after its connection is gone.
+// also after its connection is gone, until the test clock reaches
+// stale-after, then taken over.
 TEST_P(StoreTest, APooledHolderCannotBeToldDeadUntilItIsStale) {
 	{
 		auto holder = open_another();
 		holder->worker_register("wp", {{"host", "alpha"}, {"stale_after", "30s"}, {"pooled", true}});
+		// the same connection holds an id of its own (not pooled): its
+		// take-over below is the sign that this connection is gone
+		holder->worker_register("wn", {{"host", "alpha"}, {"stale_after", "30s"}});
 		EXPECT_RAISES(sqlstate::WORKER_LIVENESS_UNKNOWN, "alpha", store().worker_register("wp", {{"host", "beta"}}));
-	}
+		EXPECT_RAISES(sqlstate::WORKER_ID_IN_USE, "alpha", store().worker_register("wn", {{"host", "beta"}}));
+	}  // the holder's process "dies": its connection closes
 	at(10);
-	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	// PostgreSQL ends the closed session's backend a moment later: waited
+	// for (bounded) through the id whose session is recorded
+	json taken;
+	for (int i = 0; i < 200 && !taken.is_object(); i++) {
+		try {
+			taken = store().worker_register("wn", {{"host", "beta"}});
+		} catch (const Error &e) {
+			ASSERT_EQ(e.sqlstate, sqlstate::WORKER_ID_IN_USE) << e.what();
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+		}
+	}
+	ASSERT_TRUE(taken.is_object()) << "the closed holder's session never ended";
+	// its session is gone, and still the pooled id cannot be told dead: no
+	// session was recorded for it; only its heartbeat's age tells
 	EXPECT_RAISES(sqlstate::WORKER_LIVENESS_UNKNOWN, "alpha", store().worker_register("wp", {{"host", "beta"}}));
-	at(31);
+	at(29.999);	 // heartbeat at 0, stale-after 30s: still fresh
+	EXPECT_RAISES(sqlstate::WORKER_LIVENESS_UNKNOWN, "alpha", store().worker_register("wp", {{"host", "beta"}}));
+	at(30);
 	EXPECT_EQ(store().worker_register("wp", {{"host", "beta"}}).at("reclaimed"), 0);
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "pooled", store().worker_register("wq", {{"pooled", "yes"}}));
 }

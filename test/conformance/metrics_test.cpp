@@ -31,7 +31,8 @@ TEST_P(StoreTest, MetricsCountQueuesAndBoundDefinitions) {
 	define("beta", task_def());
 	store().queue_set("bulk", {{"kind", "routed"}, {"match", {{"definitions", {"beta"}}}}});
 	json m = store().metrics(50);
-	EXPECT_EQ(m.at("instances"), json::array());
+	EXPECT_EQ(m.at("instances").size(), 7u) << m.dump();
+	for (auto &r : m.at("instances")) EXPECT_EQ(r.at("count"), 0) << m.dump();
 	EXPECT_EQ(queue_of(m, "bulk").at("ready"), 0);
 	EXPECT_EQ(queue_of(m, "bulk").at("oldest_ready_s"), 0);
 	EXPECT_EQ(m.at("workers_alive"), 0);
@@ -76,6 +77,37 @@ TEST_P(StoreTest, MetricsCountQueuesAndBoundDefinitions) {
 	EXPECT_EQ(store().metrics(0).at("by_definition"), json::array());
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "p_max_definitions", store().metrics(-1));
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "p_max_definitions", store().metrics(1001));
+}
+
+// Every status is in "instances", 0 when no instance has it (a gauge that
+// vanishes reads as "no data", not 0), in the order of their names; the
+// statuses of the rows that do exist are counted as before.
+TEST_P(StoreTest, MetricsNameEveryStatusEvenAtZero) {
+	const json every = {"cancelled", "failed", "queued", "ready", "running", "succeeded", "waiting"};
+	auto statuses = [](const json &m) {
+		json out = json::array();
+		for (auto &r : m.at("instances")) out.push_back(r.at("status"));
+		return out;
+	};
+	json m = store().metrics(50);
+	EXPECT_EQ(statuses(m), every) << m.dump();
+	define("alpha", task_def());
+	const int64_t done = start("alpha");
+	start("alpha");
+	worker("w1");
+	Task t = claim_one("w1");
+	ASSERT_EQ(t.instance_id, done);
+	store().complete(t.instance_id, t.epoch, json::object());
+	m = store().metrics(50);
+	EXPECT_EQ(statuses(m), every) << m.dump();
+	EXPECT_EQ(count_of(m.at("instances"), {{"status", "succeeded"}}), 1) << m.dump();
+	EXPECT_EQ(count_of(m.at("instances"), {{"status", "ready"}}), 1) << m.dump();
+	// the others are there (statuses() above), each with a count of 0
+	for (auto &r : m.at("instances")) {
+		if (r.at("status") != "succeeded" && r.at("status") != "ready") {
+			EXPECT_EQ(r.at("count"), 0) << m.dump();
+		}
+	}
 }
 
 TEST_P(StoreTest, TickersNameWhoTicksAndWhen) {

@@ -58,6 +58,19 @@ json one_step(const json &params) {
 }
 
 TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) {
+	// The held task's handler runs until the test releases it (the file
+	// "release"): it is running while the test looks, by construction.  It
+	// says it started by the file "held".  (Bounded: a test that fails
+	// before the release leaves no handler behind for long.)
+	const std::string release = dir_ + "/release", held = dir_ + "/held";
+	const std::string hold = script("hold.sh", R"SH(cat >/dev/null
+echo "$E2E_WHO $GENROC_INSTANCE_ID $GENROC_STATE $$" >> "$E2E_DIR/runs.log"
+: > "$E2E_DIR/held"
+i=0
+while [ ! -e "$E2E_DIR/release" ] && [ $i -lt 3000 ]; do sleep 0.05; i=$((i+1)); done
+printf '{"who":"%s","state":"%s"}\n' "$E2E_WHO" "$GENROC_STATE")SH");
+	handlers_ = handlers_file({{"step", dir_ + "/step.sh"}, {"record", dir_ + "/record.sh"}, {"hold", hold}});
+	auto exists = [](const std::string &path) { return std::ifstream(path).good(); };
 	auto a = worker("wa", {"--shutdown-grace", "60s"});
 	auto b = worker("wb", {"--shutdown-grace", "60s"});
 	ASSERT_TRUE(eventually([&] { return worker_row("wa").value("live", false) && worker_row("wb").value("live", false); },
@@ -66,7 +79,10 @@ TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) 
 	EXPECT_EQ(state_shown("wa"), "live");
 
 	auto s = store();
-	s->define("slow", one_step({{"sleep", 4}}));
+	s->define("slow", {{"StartAt", "Step"},
+					   {"States",
+						{{"Step", {{"Type", "Task"}, {"Resource", "handler:hold"}, {"Next", "Done"}}},
+						 {"Done", {{"Type", "Succeed"}}}}}});
 	s->define("quick", one_step(json::object()));
 	const int64_t slow = s->start("slow", json::object(), json::object()).instance_id;
 	std::string holder;
@@ -79,6 +95,7 @@ TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) 
 		},
 		30s))
 		<< s->get_instance(slow).dump();
+	ASSERT_TRUE(eventually([&] { return exists(held); }, 30s)) << "the held handler never started";
 	const std::string other = holder == "wa" ? "wb" : "wa";
 	Proc &drained = holder == "wa" ? *a : *b;
 	Proc &keeps = holder == "wa" ? *b : *a;
@@ -87,7 +104,7 @@ TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) 
 	ASSERT_EQ(rc, 0) << said;
 	EXPECT_NE(said.find("draining"), std::string::npos) << said;
 	EXPECT_EQ(worker_row(holder).value("draining", false), true) << worker_row(holder).dump();
-	// shown while its task still runs (it sleeps 4s; the drain waits for it)
+	// shown while its task still runs (held until released; the drain waits for it)
 	EXPECT_EQ(state_shown(holder), "draining");
 	EXPECT_EQ(state_shown(other), "live");
 
@@ -99,6 +116,12 @@ TEST_P(Drain, TheDrainedWorkerFinishesItsTaskAndExitsWhileTheOtherKeepsWorking) 
 		ASSERT_EQ(i.value("status", ""), "succeeded") << i.dump() << keeps.log();
 		EXPECT_EQ(i.at("output").at("who"), other) << i.dump();
 	}
+	// the drained worker waits for its running task: still there, still
+	// draining, until the handler is released
+	EXPECT_TRUE(drained.running()) << drained.log();
+	EXPECT_EQ(s->get_instance(slow).value("status", ""), "running");
+	EXPECT_EQ(state_shown(holder), "draining");
+	std::ofstream(release).put('\n');
 	// the held task was finished by its worker, which then exited 0
 	json done = wait_status(slow, {"succeeded", "failed"}, 60s);
 	ASSERT_EQ(done.value("status", ""), "succeeded") << done.dump() << drained.log();

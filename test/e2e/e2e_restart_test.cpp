@@ -4,8 +4,12 @@
 // real genroc processes.
 //
 // --stale-after is 30s here: the old rule (wait until the heartbeat is
-// stale) would take 30s for either answer.  The bounds are generous (10s)
-// and say "well under stale-after", not how fast a machine is.
+// stale) would take 30s for either answer.  What tells "at once" from
+// "after stale-after" is the path the worker took, asserted from its log:
+// the registration itself took the task back ("reclaimed=1"), a live
+// holder was proven alive (RC005), and never "retrying until stale-after"
+// (the RC010 wait).  The times are printed, never asserted: the failure
+// timeouts are generous and say nothing about speed.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -71,7 +75,6 @@ TEST_P(RestartById, AfterKill9TheSameIdTakesItsWorkBackAtOnce) {
 				"(stale-after 30s)\n",
 				GetParam().c_str(), registered, done);
 	ASSERT_EQ(inst["status"], "succeeded") << inst.dump() << "\n" << again->log();
-	EXPECT_LT(done, 10.0) << again->log();
 	EXPECT_EQ(runs_of_step(dir_), 2);
 	EXPECT_EQ(again->log().find("retrying until stale-after"), std::string::npos) << again->log();
 	// the take-back is the registration's ("reclaimed" 1), not a lapse
@@ -87,9 +90,11 @@ TEST_P(RestartById, ASecondLiveWorkerWithTheSameIdIsRefusedAtOnceNamingTheHost) 
 	const double took = seconds_since(t0);
 	std::printf("[%s] live duplicate refused after %.2fs (stale-after 30s)\n", GetParam().c_str(), took);
 	ASSERT_EQ(exit_code(st), 1) << b->log();
-	EXPECT_LT(took, 10.0) << b->log();
 	const std::string log = b->log();
 	EXPECT_NE(log.find("in use by a live worker"), std::string::npos) << log;
+	// proven alive (RC005), not "cannot tell, wait until stale" (RC010,
+	// which logs this warning first and gives up only after stale-after)
+	EXPECT_EQ(log.find("retrying until stale-after"), std::string::npos) << log;
 	EXPECT_NE(log.find("--worker-id"), std::string::npos) << log;	// what to do about it (issue 19)
 	EXPECT_NE(log.find(host_name()), std::string::npos) << log;
 	EXPECT_TRUE(a->running()) << a->log();
@@ -141,7 +146,9 @@ TEST_P(RestartById, TheDefaultIdIsTheHostWithASuffixPerStore) {
 	const auto t0 = Clock::now();
 	auto again = plain(db_url_, "again");
 	ASSERT_TRUE(started(*again)) << again->log();
-	EXPECT_LT(seconds_since(t0), 10.0) << again->log();
+	std::printf("[%s] default id restarted after %.2fs (stale-after 30s)\n", GetParam().c_str(), seconds_since(t0));
+	EXPECT_EQ(again->log().find("retrying until stale-after"), std::string::npos) << again->log();
+	EXPECT_NE(again->log().find("worker registered"), std::string::npos) << again->log();
 	EXPECT_EQ(ids(*here), std::vector<std::string>{id});
 	EXPECT_TRUE(b->running()) << b->log();
 }
