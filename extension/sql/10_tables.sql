@@ -142,12 +142,10 @@ CREATE INDEX _instances_heartbeat ON genroc._instances (heartbeat_at)
 -- entry of a definition was a duplicate and went into a posting list, a
 -- rewrite of it per concluded instance (an entry cost three times a plain
 -- one: bench/pg_callgrind.sh), and a listing by definition reads it in id
--- order.  The status index carries the definition too (an included column:
--- no entry more, 8 bytes in each): genroc.metrics counts the instances by
--- definition and status from it alone, not from the table's rows.
+-- order.
 CREATE INDEX _instances_definition ON genroc._instances (definition_id, id)
 	WHERE status NOT IN ('ready', 'running');
-CREATE INDEX _instances_status ON genroc._instances (status, id) INCLUDE (definition_id)
+CREATE INDEX _instances_status ON genroc._instances (status, id)
 	WHERE status NOT IN ('ready', 'running');
 -- a parent's children, in order
 CREATE INDEX _instances_parent ON genroc._instances (parent_id, child_gen, child_index)

@@ -100,7 +100,7 @@ ALTER TABLE genroc._instances DROP CONSTRAINT _instances_definition_id_fkey;
 DROP INDEX genroc._instances_definition, genroc._instances_status;
 CREATE INDEX _instances_definition ON genroc._instances (definition_id, id)
 	WHERE status NOT IN ('ready', 'running');
-CREATE INDEX _instances_status ON genroc._instances (status, id) INCLUDE (definition_id)
+CREATE INDEX _instances_status ON genroc._instances (status, id)
 	WHERE status NOT IN ('ready', 'running');
 
 -- The log has no primary key (10_tables.sql): one index entry fewer per
