@@ -138,13 +138,11 @@ REVOKE ALL ON genroc.queue_stats FROM PUBLIC;
  *
  * The work, for a role that sees every instance and names every definition
  * (an operator): the instances are counted
- * by definition id and status from indexes, never the table's rows: ready
- * and running rows (few: the work in flight) through _instances_claim and
- * _instances_lease, every other row from _instances_status alone (an
- * index-only scan: it carries definition_id), then grouped by name (a row
- * per definition version and status).  The table itself was read before
- * (a sequential scan of every row, joined to its definition one by one):
- * the time grew with the rows kept, wide ones included.  Other roles (their
+ * by definition id and status: ready and running rows (few: the work in
+ * flight) through _instances_claim and _instances_lease, every other row
+ * by a scan the planner picks (on a few thousand rows, a sequential scan:
+ * the time still grows with the rows kept), then grouped by name (a row
+ * per definition version and status).  Other roles (their
  * own instances, or, a worker, every one counted but only its own named)
  * read the rows to see their owner, grouped by owner first: the caller's
  * rights on an owner (genroc._may: role membership, the extension's owner)
