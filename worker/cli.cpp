@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -72,6 +74,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	std::string log_payload_max = "1MB", log_retention = "7d", instance_retention = "0";
 	std::string object_threshold = "8KB", object_grace = "1h";
 	std::string http_max_connections = "256", http_request_timeout = "30s";
+	std::string http_max_per_client = "32", http_max_response = "32MB", http_allowed_hosts;
 
 	auto common = [&](CLI::App *sub) {
 		sub->add_option("--database", cfg.database,
@@ -188,6 +191,20 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"closes (duration)")
 			->envname("GENROC_HTTP_REQUEST_TIMEOUT")
 			->capture_default_str();
+		sub->add_option("--http-max-connections-per-client", http_max_per_client,
+						"HTTP connections from one client address at once; more get 503 at once (a proxy in "
+						"front counts as one client)")
+			->envname("GENROC_HTTP_MAX_CONNECTIONS_PER_CLIENT")
+			->capture_default_str();
+		sub->add_option("--http-max-response", http_max_response,
+						"bytes of one list answer (instances, history, definitions, ...); a longer one is refused "
+						"with 400 / 54000 (size, e.g. 32MB)")
+			->envname("GENROC_HTTP_MAX_RESPONSE")
+			->capture_default_str();
+		sub->add_option("--http-allowed-hosts", http_allowed_hosts,
+						"Host header names served besides IP addresses, localhost and the --listen host: "
+						"name,*.domain,... or * for any (behind a proxy)")
+			->envname("GENROC_HTTP_ALLOWED_HOSTS");
 	};
 
 	auto metrics_flag = [&](CLI::App *sub) {
@@ -341,6 +358,34 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			return usage_error("--http-request-timeout: must be a duration from 100ms to 1h (e.g. 30s), not \"" +
 							   http_request_timeout + "\"");
 		cfg.http_request_timeout = *t;
+		errno = 0;
+		n = std::strtol(http_max_per_client.c_str(), &end, 10);
+		if (http_max_per_client.empty() || *end != '\0' || errno != 0 || n < 1 || n > 100000)
+			return usage_error("--http-max-connections-per-client: must be a whole number from 1 to 100000, not \"" +
+							   http_max_per_client + "\"");
+		cfg.http_max_connections_per_client = static_cast<int>(n);
+		auto size = parse_size(http_max_response);
+		if (!size || *size < (64 << 10) || *size > (int64_t{1} << 32))
+			return usage_error("--http-max-response: must be a size from 64KB to 4GB (e.g. 32MB), not \"" +
+							   http_max_response + "\"");
+		cfg.http_max_response = *size;
+		cfg.http_allowed_hosts.clear();
+		for (size_t at = 0; at < http_allowed_hosts.size();) {
+			size_t comma = http_allowed_hosts.find(',', at);
+			if (comma == std::string::npos) comma = http_allowed_hosts.size();
+			std::string h = http_allowed_hosts.substr(at, comma - at);
+			at = comma + 1;
+			while (!h.empty() && h.front() == ' ') h.erase(0, 1);
+			while (!h.empty() && h.back() == ' ') h.pop_back();
+			const std::string name = h.rfind("*.", 0) == 0 ? h.substr(2) : h;
+			const bool ok = h == "*" || (!name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+				return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == ':';
+			}));
+			if (!ok)
+				return usage_error("--http-allowed-hosts: \"" + h +
+								   "\" is not a host name, *.domain or * (a comma-separated list)");
+			cfg.http_allowed_hosts.push_back(h);
+		}
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		if (!cfg.jwt_secret.empty() && !cfg.auth) return usage_error("--jwt-secret: needs --auth");
@@ -492,6 +537,9 @@ ApiOptions api_options(const Config &cfg) {
 	if (!cfg.jwt_groups.empty()) o.jwt_groups = auth::parse_groups(cfg.jwt_groups);
 	o.max_connections = cfg.http_max_connections;
 	o.request_timeout_ms = cfg.http_request_timeout.count();
+	o.max_connections_per_client = cfg.http_max_connections_per_client;
+	o.max_response = static_cast<size_t>(cfg.http_max_response);
+	o.allowed_hosts = cfg.http_allowed_hosts;
 	return o;
 }
 
@@ -564,6 +612,8 @@ std::unique_ptr<ApiServer> start_metrics(const Config &cfg, const HealthInfo &he
 	o.listen = cfg.metrics_listen;
 	o.metrics_only = true;
 	o.max_connections = 16;
+	o.max_connections_per_client = std::min(16, cfg.http_max_connections_per_client);
+	o.allowed_hosts = cfg.http_allowed_hosts;
 	try {
 		return start_api(o, store_factory(cfg), health);
 	} catch (const std::exception &e) {

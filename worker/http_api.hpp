@@ -61,6 +61,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "auth.hpp"
 #include "store.hpp"
@@ -73,7 +74,19 @@ struct ApiOptions {
 	// What a client may hold (README "HTTP server limits").  Each connection
 	// has a thread of its own, so slow clients never queue /healthz behind
 	// them; the cap bounds those threads.
-	int max_connections = 256;				// more at once: 503 / 53300 and closed
+	int max_connections = 256;				// more at once: 503 / 53300 and closed (but GET /healthz)
+	int max_connections_per_client = 32;	// from one client address at once; more: 503 / 53300 at once
+	int healthz_reserve = 8;				// connections over max_connections read for GET /healthz alone
+	size_t max_response = 32u << 20;		// a list answer's bytes; more: 400 / 54000 naming the cause
+	int max_list_answers = 4;				// GET /api answers built at once; more wait their turn
+	// --allowed-hosts: Host header names accepted besides an IP address,
+	// localhost and the --listen host; "*.example.com" a domain, "*" any.
+	std::vector<std::string> allowed_hosts;
+	bool allowed_hosts_any() const {
+		for (const auto &h : allowed_hosts)
+			if (h == "*") return true;
+		return false;
+	}
 	int64_t request_timeout_ms = 30'000;	// a request's headers and body must arrive within this
 	int64_t read_timeout_ms = 5'000;		// silence within a request, or before the first one
 	int64_t write_timeout_ms = 5'000;		// a client that does not read its answer
