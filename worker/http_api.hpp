@@ -48,12 +48,15 @@
 // else 500.  Problems the server sees before any Store call have SQLSTATEs of their
 // own: 22P02 malformed JSON, 22023 a wrong or unknown field, 22004 a missing
 // one, 54000 a body over max_body (413) or nested deeper than kMaxJsonDepth
-// (400), 22003 a number beyond a double (400), 415 a multipart body, 408 a
-// request that did not arrive within request_timeout_ms, 42883 no such route
-// (404), 53300 over max_connections (503).  Any Content-Type but multipart is
-// read as JSON (curl -d sends form-urlencoded).  A POST without
-// Content-Length or chunked encoding has no body; auth is checked before a
-// body is read.
+// (400), 22003 a number beyond a double (400), 22023 a Content-Type other
+// than application/json, or a body without one (415), 408 a request that did
+// not arrive within request_timeout_ms, 42883 no such route (404), 53300 over
+// max_connections or max_connections_per_client, or too many answers being
+// made (503), 54000 a list answer over max_response (400), 08P01 two
+// Content-Length or Transfer-Encoding headers, both, or a coding other than
+// chunked (400), 42501 a Host this server does not answer to (421) or a POST
+// whose Origin is another server's (403).  A POST without Content-Length or
+// chunked encoding has no body; auth is checked before a body is read.
 #pragma once
 
 #include <cstddef>
