@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -75,6 +76,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	std::string object_threshold = "8KB", object_grace = "1h";
 	std::string http_max_connections = "256", http_request_timeout = "30s";
 	std::string http_max_per_client = "32", http_max_response = "32MB", http_allowed_hosts;
+	std::string http_healthz_reserve = "8", http_max_answers = "4";
 
 	auto common = [&](CLI::App *sub) {
 		sub->add_option("--database", cfg.database,
@@ -200,6 +202,16 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"bytes of one list answer (instances, history, definitions, ...); a longer one is refused "
 						"with 400 / 54000 (size, e.g. 32MB)")
 			->envname("GENROC_HTTP_MAX_RESPONSE")
+			->capture_default_str();
+		sub->add_option("--http-healthz-reserve", http_healthz_reserve,
+						"connections over --http-max-connections still read (2 s) for GET /healthz alone; "
+						"0 = none")
+			->envname("GENROC_HTTP_HEALTHZ_RESERVE")
+			->capture_default_str();
+		sub->add_option("--http-max-answers", http_max_answers,
+						"GET /api answers made at once (each up to --http-max-response); more wait their turn, "
+						"then 503")
+			->envname("GENROC_HTTP_MAX_ANSWERS")
 			->capture_default_str();
 		sub->add_option("--http-allowed-hosts", http_allowed_hosts,
 						"Host header names served besides IP addresses, localhost and the --listen host: "
@@ -364,6 +376,23 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			return usage_error("--http-max-connections-per-client: must be a whole number from 1 to 100000, not \"" +
 							   http_max_per_client + "\"");
 		cfg.http_max_connections_per_client = static_cast<int>(n);
+		auto whole = [](const std::string &text, long lo, long hi) -> std::optional<int> {
+			char *e = nullptr;
+			errno = 0;
+			long v = std::strtol(text.c_str(), &e, 10);
+			if (text.empty() || *e != '\0' || errno != 0 || v < lo || v > hi) return std::nullopt;
+			return static_cast<int>(v);
+		};
+		auto reserve = whole(http_healthz_reserve, 0, 1000);
+		if (!reserve)
+			return usage_error("--http-healthz-reserve: must be a whole number from 0 to 1000, not \"" +
+							   http_healthz_reserve + "\"");
+		cfg.http_healthz_reserve = *reserve;
+		auto answers = whole(http_max_answers, 1, 1000);
+		if (!answers)
+			return usage_error("--http-max-answers: must be a whole number from 1 to 1000, not \"" + http_max_answers +
+							   "\"");
+		cfg.http_max_answers = *answers;
 		auto size = parse_size(http_max_response);
 		if (!size || *size < (64 << 10) || *size > (int64_t{1} << 32))
 			return usage_error("--http-max-response: must be a size from 64KB to 4GB (e.g. 32MB), not \"" +
@@ -540,6 +569,8 @@ ApiOptions api_options(const Config &cfg) {
 	o.max_connections_per_client = cfg.http_max_connections_per_client;
 	o.max_response = static_cast<size_t>(cfg.http_max_response);
 	o.allowed_hosts = cfg.http_allowed_hosts;
+	o.healthz_reserve = cfg.http_healthz_reserve;
+	o.max_list_answers = cfg.http_max_answers;
 	return o;
 }
 

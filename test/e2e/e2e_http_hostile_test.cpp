@@ -378,7 +378,9 @@ TEST_F(HostileProcess, BadHttpLimitFlagsAreUsageErrors) {
 		 {std::vector<std::string>{"--http-max-connections-per-client", "0"},
 		  std::vector<std::string>{"--http-max-response", "12"},
 		  std::vector<std::string>{"--http-max-response", "lots"},
-		  std::vector<std::string>{"--http-allowed-hosts", "a b"}}) {
+		  std::vector<std::string>{"--http-allowed-hosts", "a b"},
+		  std::vector<std::string>{"--http-healthz-reserve", "-1"},
+		  std::vector<std::string>{"--http-max-answers", "0"}}) {
 		std::vector<std::string> argv = {kGenroc, "api", "--database", (dir_ / "g.db").string()};
 		argv.insert(argv.end(), flags.begin(), flags.end());
 		Output o = run(argv, {}, 30);
