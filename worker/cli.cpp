@@ -6,12 +6,15 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -73,6 +76,8 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	std::string object_threshold = "8KB", object_grace = "1h";
 	std::string http_max_connections = "256", http_request_timeout = "30s";
 	std::string metrics_cache = "5s";
+	std::string http_max_per_client = "32", http_max_response = "32MB", http_allowed_hosts;
+	std::string http_healthz_reserve = "8", http_max_answers = "4";
 
 	auto common = [&](CLI::App *sub) {
 		sub->add_option("--database", cfg.database,
@@ -189,6 +194,30 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 						"closes (duration)")
 			->envname("GENROC_HTTP_REQUEST_TIMEOUT")
 			->capture_default_str();
+		sub->add_option("--http-max-connections-per-client", http_max_per_client,
+						"HTTP connections from one client address at once; more get 503 at once (a proxy in "
+						"front counts as one client)")
+			->envname("GENROC_HTTP_MAX_CONNECTIONS_PER_CLIENT")
+			->capture_default_str();
+		sub->add_option("--http-max-response", http_max_response,
+						"bytes of one list answer (instances, history, definitions, ...); a longer one is refused "
+						"with 400 / 54000 (size, e.g. 32MB)")
+			->envname("GENROC_HTTP_MAX_RESPONSE")
+			->capture_default_str();
+		sub->add_option("--http-healthz-reserve", http_healthz_reserve,
+						"connections over --http-max-connections still read (2 s) for GET /healthz alone; "
+						"0 = none")
+			->envname("GENROC_HTTP_HEALTHZ_RESERVE")
+			->capture_default_str();
+		sub->add_option("--http-max-answers", http_max_answers,
+						"GET /api answers made at once (each up to --http-max-response); more wait their turn, "
+						"then 503")
+			->envname("GENROC_HTTP_MAX_ANSWERS")
+			->capture_default_str();
+		sub->add_option("--http-allowed-hosts", http_allowed_hosts,
+						"Host header names served besides IP addresses, localhost and the --listen host: "
+						"name,*.domain,... or * for any (behind a proxy)")
+			->envname("GENROC_HTTP_ALLOWED_HOSTS");
 	};
 
 	auto metrics_flag = [&](CLI::App *sub) {
@@ -354,6 +383,51 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			return usage_error("--http-request-timeout: must be a duration from 100ms to 1h (e.g. 30s), not \"" +
 							   http_request_timeout + "\"");
 		cfg.http_request_timeout = *t;
+		errno = 0;
+		n = std::strtol(http_max_per_client.c_str(), &end, 10);
+		if (http_max_per_client.empty() || *end != '\0' || errno != 0 || n < 1 || n > 100000)
+			return usage_error("--http-max-connections-per-client: must be a whole number from 1 to 100000, not \"" +
+							   http_max_per_client + "\"");
+		cfg.http_max_connections_per_client = static_cast<int>(n);
+		auto whole = [](const std::string &text, long lo, long hi) -> std::optional<int> {
+			char *e = nullptr;
+			errno = 0;
+			long v = std::strtol(text.c_str(), &e, 10);
+			if (text.empty() || *e != '\0' || errno != 0 || v < lo || v > hi) return std::nullopt;
+			return static_cast<int>(v);
+		};
+		auto reserve = whole(http_healthz_reserve, 0, 1000);
+		if (!reserve)
+			return usage_error("--http-healthz-reserve: must be a whole number from 0 to 1000, not \"" +
+							   http_healthz_reserve + "\"");
+		cfg.http_healthz_reserve = *reserve;
+		auto answers = whole(http_max_answers, 1, 1000);
+		if (!answers)
+			return usage_error("--http-max-answers: must be a whole number from 1 to 1000, not \"" + http_max_answers +
+							   "\"");
+		cfg.http_max_answers = *answers;
+		auto size = parse_size(http_max_response);
+		if (!size || *size < (64 << 10) || *size > (int64_t{1} << 32))
+			return usage_error("--http-max-response: must be a size from 64KB to 4GB (e.g. 32MB), not \"" +
+							   http_max_response + "\"");
+		cfg.http_max_response = *size;
+		cfg.http_allowed_hosts.clear();
+		for (size_t at = 0; at < http_allowed_hosts.size();) {
+			size_t comma = http_allowed_hosts.find(',', at);
+			if (comma == std::string::npos) comma = http_allowed_hosts.size();
+			std::string h = http_allowed_hosts.substr(at, comma - at);
+			at = comma + 1;
+			while (!h.empty() && h.front() == ' ') h.erase(0, 1);
+			while (!h.empty() && h.back() == ' ') h.pop_back();
+			const std::string name = h.rfind("*.", 0) == 0 ? h.substr(2) : h;
+			const bool ok = h == "*" || (!name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+				return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == ':';
+			}));
+			if (!ok)
+				return usage_error("--http-allowed-hosts: \"" + h +
+								   "\" is not a host name, *.domain or * (a comma-separated list)");
+			cfg.http_allowed_hosts.push_back(h);
+		}
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		if (!cfg.jwt_secret.empty() && !cfg.auth) return usage_error("--jwt-secret: needs --auth");
@@ -506,6 +580,11 @@ ApiOptions api_options(const Config &cfg) {
 	o.max_connections = cfg.http_max_connections;
 	o.request_timeout_ms = cfg.http_request_timeout.count();
 	o.metrics_cache_ms = cfg.metrics_cache.count();
+	o.max_connections_per_client = cfg.http_max_connections_per_client;
+	o.max_response = static_cast<size_t>(cfg.http_max_response);
+	o.allowed_hosts = cfg.http_allowed_hosts;
+	o.healthz_reserve = cfg.http_healthz_reserve;
+	o.max_list_answers = cfg.http_max_answers;
 	return o;
 }
 
@@ -579,6 +658,8 @@ std::unique_ptr<ApiServer> start_metrics(const Config &cfg, const HealthInfo &he
 	o.metrics_only = true;
 	o.max_connections = 16;
 	o.metrics_cache_ms = cfg.metrics_cache.count();
+	o.max_connections_per_client = std::min(16, cfg.http_max_connections_per_client);
+	o.allowed_hosts = cfg.http_allowed_hosts;
 	try {
 		return start_api(o, store_factory(cfg), health);
 	} catch (const std::exception &e) {

@@ -59,6 +59,11 @@ struct Config {
 	// the HTTP server's limits (serve, api; README "HTTP server limits")
 	int http_max_connections = 256;			// connections at once; more get 503
 	Millis http_request_timeout{30'000};	// a request's headers and body arrive within this
+	int http_max_connections_per_client = 32;	 // from one client address at once; more get 503
+	int64_t http_max_response = 32 << 20;	// a list answer's bytes; more: 400 / 54000
+	int http_healthz_reserve = 8;			// connections over the cap read for GET /healthz alone
+	int http_max_answers = 4;				// GET /api answers made at once; more wait
+	std::vector<std::string> http_allowed_hosts;	// Host names served besides addresses and localhost
 
 	// genroc token create
 	std::string token_name;

@@ -32,13 +32,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <chrono>
 #include <condition_variable>
 #include <initializer_list>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <optional>
@@ -128,6 +131,9 @@ struct Call {
 	int status = 200;
 	std::optional<int64_t> instance;  // for the log line of an error
 	bool auth = false;				  // the server runs with --auth
+	size_t max_response = SIZE_MAX;	  // a list answer's bytes (ApiOptions::max_response)
+	std::optional<std::string> text;  // a list answer's JSON text, built row by row (list_row)
+	size_t rows = 0;				  // rows in text so far
 	std::optional<auth::Principal> who;	 // the caller, once authenticated
 
 	Store &store() {
@@ -247,6 +253,48 @@ int64_t instance_id(Call &call) {
 	return *id;
 }
 
+// ---- list answers ---------------------------------------------------------
+//
+// A list answer is made as text, row by row, and refused (400 / 54000) once
+// it would pass ApiOptions::max_response: a client cannot make the server
+// hold an answer of any size.  GET /api/instances reads its rows in chunks,
+// so neither the store's rows nor their JSON are ever all in memory at once.
+
+constexpr int64_t kMaxListLimit = 10000;  // list_instances' own bound on limit
+constexpr int64_t kChunkRows = 100;		  // rows read from the store at a time
+
+// Opens c.text with `head` (e.g. {"instances":[).
+void list_begin(Call &c, const std::string &head) {
+	c.text = head;
+	c.rows = 0;
+}
+
+std::string over_response(const Call &c, const std::string &what) {
+	return "the answer is over the limit of " + std::to_string(c.max_response) +
+		   " bytes (--http-max-response) after " + std::to_string(c.rows) + " " + what;
+}
+
+// Appends one row; `what` names the rows, `fix` says what to ask instead.
+void list_row(Call &c, const json &row, const std::string &what, const std::string &fix) {
+	std::string t = row.dump(-1, ' ', false, json::error_handler_t::replace);
+	if (c.text->size() + t.size() + 64 > c.max_response) throw ApiError(400, "54000", over_response(c, what) + fix);
+	if (c.rows++ > 0) c.text->push_back(',');
+	c.text->append(t);
+}
+
+// Closes the answer with `tail` (e.g. ]}) and says so to serve().
+json list_end(Call &c, const std::string &tail) {
+	c.text->append(tail);
+	return nullptr;
+}
+
+// The rows of a store call that returns them all (no paging in the store).
+json list_all(Call &c, const char *key, const json &rows, const std::string &what, const std::string &fix = {}) {
+	list_begin(c, std::string("{\"") + key + "\":[");
+	for (const auto &r : rows) list_row(c, r, what, fix);
+	return list_end(c, "]}");
+}
+
 // ---- output ---------------------------------------------------------------
 
 template <class J>
@@ -285,7 +333,7 @@ json post_definition(Call &c) {
 	return {{"name", r.name}, {"version", r.version}, {"is_new", r.is_new}};
 }
 
-json get_definitions(Call &c) { return {{"definitions", c.store().list_definitions()}}; }
+json get_definitions(Call &c) { return list_all(c, "definitions", c.store().list_definitions(), "definitions"); }
 
 // One definition's stored text; ?version=N for an older one.
 json get_definition(Call &c) {
@@ -353,8 +401,10 @@ json get_instances(Call &c) {
 			if (!filter.contains("label")) filter["label"] = json::object();
 			filter["label"][value.substr(0, colon)] = value.substr(colon + 1);
 		} else if (key == "limit") {
-			auto n = parse_int(value, 1, INT32_MAX);
-			if (!n) throw invalid("query parameter \"limit\" must be a positive integer, got \"" + shown(value) + "\"");
+			auto n = parse_int(value, 1, kMaxListLimit);
+			if (!n)
+				throw invalid("query parameter \"limit\" must be a whole number from 1 to " +
+							  std::to_string(kMaxListLimit) + ", got \"" + shown(value) + "\"");
 			filter["limit"] = *n;
 		} else if (key == "root" || key == "before") {
 			auto n = parse_int(value, 1, INT64_MAX);
@@ -381,7 +431,44 @@ json get_instances(Call &c) {
 			throw invalid("unknown query parameter \"" + shown(key) + "\"");
 		}
 	}
-	return {{"instances", c.store().list_instances(filter)}};
+	// In chunks: the next one continues the keyset (before = the last id),
+	// or, for a parent's children (in their order), the offset.
+	const int64_t limit = filter.value("limit", int64_t{100});
+	const int64_t offset = filter.value("offset", int64_t{0});
+	const bool children = filter.contains("parent");
+	const bool refs = filter.value("values", "") == "ref";
+	const std::string fix = refs ? "; ask for fewer (query parameter \"limit\")"
+								 : "; ask for fewer (query parameter \"limit\"), or with values=ref";
+	list_begin(c, "{\"instances\":[");
+	int64_t got = 0;
+	json last_id;
+	while (got < limit) {
+		// No more rows than the bytes left would hold at the size seen so far.
+		int64_t n = std::min(limit - got, kChunkRows);
+		if (got > 0) {
+			const int64_t per_row = std::max<int64_t>(1, static_cast<int64_t>(c.text->size()) / got);
+			const int64_t room = static_cast<int64_t>(c.max_response > c.text->size() ? c.max_response - c.text->size() : 0);
+			n = std::clamp<int64_t>(room / per_row + 1, 1, n);
+		}
+		json f = filter;
+		f["limit"] = n;
+		if (got > 0) {
+			if (children) {
+				f["offset"] = offset + got;
+			} else {
+				f["before"] = last_id;
+				f.erase("offset");
+			}
+		}
+		json rows = c.store().list_instances(f);
+		for (const auto &r : rows) {
+			list_row(c, r, "instances", fix);
+			last_id = r.value("id", json());
+		}
+		got += static_cast<int64_t>(rows.size());
+		if (static_cast<int64_t>(rows.size()) < n || (!children && !last_id.is_number_integer())) break;
+	}
+	return list_end(c, "]}");
 }
 
 // ?values=ref: large values as references (README "Large values"); the
@@ -417,7 +504,9 @@ json get_history(Call &c) {
 	// An instance always has at least its start in its log, so an empty log
 	// may mean an unknown id: let get_instance say so (RC003, 404).
 	if (h.empty()) c.store().get_instance(id);
-	return {{"instance_id", id}, {"history", h}};
+	list_begin(c, "{\"instance_id\":" + std::to_string(id) + ",\"history\":[");
+	for (const auto &row : h) list_row(c, row, "history entries", refs ? "" : "; ask with values=ref");
+	return list_end(c, "]}");
 }
 
 json post_cancel(Call &c) {
@@ -486,7 +575,7 @@ json post_heartbeat(Call &c) {
 	return {{"ok", true}};
 }
 
-json get_workers(Call &c) { return {{"workers", c.store().list_workers()}}; }
+json get_workers(Call &c) { return list_all(c, "workers", c.store().list_workers(), "workers"); }
 
 // genroc.worker_drain: the worker claims nothing more and stops once its
 // running tasks end (README "Draining a worker").
@@ -504,7 +593,11 @@ json get_queues(Call &c) {
 	for (const auto &q : unserved_queues(list))
 		unserved.push_back({{"queue", q.value("name", json())}, {"depth", q.value("depth", json())},
 							{"hint", unserved_hint(q)}});
-	return {{"queues", list}, {"unserved", unserved}};
+	list_begin(c, "{\"queues\":[");
+	for (const auto &q : list) list_row(c, q, "queues", "");
+	c.text->append("],\"unserved\":");
+	c.text->append(unserved.dump(-1, ' ', false, json::error_handler_t::replace));
+	return list_end(c, "}");
 }
 
 // The token routes: with --auth only (without it anyone could mint tokens
@@ -535,7 +628,7 @@ json post_token(Call &c) {
 
 json get_tokens(Call &c) {
 	tokens_need_auth(c);
-	return {{"tokens", c.store().token_list()}};
+	return list_all(c, "tokens", c.store().token_list(), "tokens");
 }
 
 json revoke_token(Call &c) {
@@ -554,7 +647,14 @@ using Clock = std::chrono::steady_clock;
 struct ConnLimits {
 	Clock::duration request_timeout, read_timeout, write_timeout, keep_alive_timeout;
 	size_t max_header_bytes = 0;
+	int max_connections = 256;			 // at once, all clients
+	int max_per_client = 32;			 // at once, one client address
+	int healthz_reserve = 8;			 // over max_connections: may still ask GET /healthz
 };
+
+// How long a connection in the /healthz reserve has for its one request
+// (a probe sends it at once; its own timeout is a few seconds).
+constexpr auto kReserveRequestTime = std::chrono::seconds(2);
 
 // One client connection; the thread that serves it finds it in t_conn (the
 // routes use it to end the connection after a refusal that left a body
@@ -567,6 +667,7 @@ struct Conn {
 	size_t head_bytes = 0;
 	size_t line_len = 0;
 	bool close_after = false;  // close once this answer is written
+	bool healthz_only = false;  // a connection over the cap, in the /healthz reserve
 	std::string limit_hit;	   // why the last read failed on a limit; empty if it did not
 	int limit_status = 0;	   // its HTTP status: 408 (time) or 431 (head size)
 	char buf[8192];
@@ -769,8 +870,7 @@ constexpr size_t kKeepAliveMaxRequests = 100;
 // itself goes through httplib's own process_request.
 class GuardedServer final : public httplib::Server {
   public:
-	GuardedServer(const ConnLimits &limits, int max_connections)
-		: limits_(limits), max_connections_(max_connections) {
+	explicit GuardedServer(const ConnLimits &limits) : limits_(limits) {
 		new_task_queue = [] { return new ThreadPerConnection; };
 	}
 
@@ -809,37 +909,117 @@ class GuardedServer final : public httplib::Server {
 		Conn conn;
 		conn.fd = sock;
 		t_conn = &conn;
-		const int active = ++active_;
-		if (t_refuse || active > max_connections_) {
-			refuse(sock);
-		} else {
-			if (refusing_.exchange(false)) log::info("HTTP connections below the limit again");
-			ConnStream strm(conn, limits_, stopping_);
-			for (size_t count = 0; count < kKeepAliveMaxRequests && !stopping_; ++count) {
-				// The first request may take the read timeout to start; an
-				// idle connection between requests, the keep-alive timeout.
-				if (conn.pos >= conn.len && !wait_readable(sock, count == 0 ? limits_.read_timeout
-																		   : limits_.keep_alive_timeout))
-					break;
-				begin_request(conn);
-				bool closed = false;
-				if (!process_request(strm, count + 1 == kKeepAliveMaxRequests, closed, nullptr) || closed ||
-					conn.close_after || conn.limit_status != 0)
-					break;
-			}
+		// One client address holds at most max_per_client connections: over
+		// it, a 503 at once, and no slot taken (a flood from one address
+		// leaves the others served).
+		const std::string peer = peer_address(sock);
+		if (t_refuse || !enter_client(peer)) {
+			if (!t_refuse) refuse_client(sock, peer);
+			else refuse(sock);
+			t_conn = nullptr;
+			linger_close(sock, std::chrono::milliseconds(100));
+			return true;
 		}
-		--active_;
+		enum class Slot { general, reserve, none } slot = Slot::general;
+		if (++active_ > limits_.max_connections) {
+			--active_;
+			// Over the cap: a few more connections are read, briefly, for
+			// GET /healthz alone (the readiness probe must not fail because
+			// slow clients hold every slot); anything else gets the 503.
+			if (++reserve_active_ <= limits_.healthz_reserve) {
+				slot = Slot::reserve;
+				conn.healthz_only = true;
+				note_refusing();
+			} else {
+				--reserve_active_;
+				slot = Slot::none;
+				refuse(sock);
+			}
+		} else if (refusing_.exchange(false)) {
+			log::info("HTTP connections below the limit again");
+		}
+		if (slot != Slot::none) serve_connection(conn, sock);
+		if (slot == Slot::general) --active_;
+		if (slot == Slot::reserve) --reserve_active_;
+		leave_client(peer);
 		t_conn = nullptr;
 		linger_close(sock);
 		return true;
 	}
 
+	// The requests of one connection (one only in the /healthz reserve).
+	void serve_connection(Conn &conn, int sock) {
+		ConnStream strm(conn, limits_, stopping_);
+		const size_t most = conn.healthz_only ? 1 : kKeepAliveMaxRequests;
+		for (size_t count = 0; count < most && !stopping_; ++count) {
+			// The first request may take the read timeout to start; an
+			// idle connection between requests, the keep-alive timeout.
+			Clock::duration wait = count == 0 ? limits_.read_timeout : limits_.keep_alive_timeout;
+			if (conn.healthz_only) wait = std::min<Clock::duration>(wait, kReserveRequestTime);
+			if (conn.pos >= conn.len && !wait_readable(sock, wait)) break;
+			begin_request(conn);
+			bool closed = false;
+			if (!process_request(strm, count + 1 == most, closed, nullptr) || closed || conn.close_after ||
+				conn.limit_status != 0)
+				break;
+		}
+	}
+
+	// The client's address (no port), or "" when the socket has none.
+	static std::string peer_address(int fd) {
+		sockaddr_storage a{};
+		socklen_t len = sizeof a;
+		if (::getpeername(fd, reinterpret_cast<sockaddr *>(&a), &len) != 0) return {};
+		char text[INET6_ADDRSTRLEN] = {0};
+		if (a.ss_family == AF_INET)
+			::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in *>(&a)->sin_addr, text, sizeof text);
+		else if (a.ss_family == AF_INET6)
+			::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 *>(&a)->sin6_addr, text, sizeof text);
+		return text;
+	}
+
+	bool enter_client(const std::string &peer) {
+		std::lock_guard<std::mutex> g(clients_mu_);
+		int &n = clients_[peer];
+		if (n >= limits_.max_per_client) {
+			if (n == 0) clients_.erase(peer);
+			return false;
+		}
+		++n;
+		return true;
+	}
+
+	void leave_client(const std::string &peer) {
+		std::lock_guard<std::mutex> g(clients_mu_);
+		auto it = clients_.find(peer);
+		if (it != clients_.end() && --it->second <= 0) clients_.erase(it);
+	}
+
+	void note_refusing() {
+		if (!refusing_.exchange(true))
+			log::warn("HTTP connections at the limit; refusing new ones with 503 (GET /healthz still answers)",
+					  {{"max_connections", limits_.max_connections}});
+	}
+
+	// Over the per-client cap: a 503 without reading the request, and close.
+	void refuse_client(int fd, const std::string &peer) {
+		{
+			std::lock_guard<std::mutex> g(clients_mu_);
+			if (refused_clients_.insert(peer).second)
+				log::warn("HTTP connections of one client at the limit; refusing its new ones with 503",
+						  {{"client", peer}, {"max_connections_per_client", limits_.max_per_client}});
+			if (refused_clients_.size() > 1024) refused_clients_.clear();  // log again, never grow
+		}
+		send_503(fd, "too many connections from this client: the server serves at most " +
+						 std::to_string(limits_.max_per_client) + " at once from one address");
+	}
+
 	// Closing a socket with unread bytes (a body a refusal left, a head over
 	// the cap) sends a reset, which can destroy the answer before the client
 	// reads it: say FIN first, then drop what the client still sends, briefly.
-	void linger_close(int fd) const {
+	void linger_close(int fd, Clock::duration linger = std::chrono::milliseconds(500)) const {
 		::shutdown(fd, SHUT_WR);
-		const auto until = Clock::now() + std::chrono::milliseconds(500);
+		const auto until = Clock::now() + linger;
 		char scratch[16384];
 		size_t dropped = 0;
 		while (!stopping_ && dropped < (1u << 20) && Clock::now() < until) {
@@ -853,7 +1033,10 @@ class GuardedServer final : public httplib::Server {
 	}
 
 	void begin_request(Conn &conn) const {
-		conn.read_deadline = conn.in ? Clock::time_point::max() : Clock::now() + limits_.request_timeout;
+		conn.read_deadline = conn.in ? Clock::time_point::max()
+									 : Clock::now() + (conn.healthz_only ? std::min<Clock::duration>(
+																			   limits_.request_timeout, kReserveRequestTime)
+																		 : limits_.request_timeout);
 		conn.write_deadline = Clock::time_point::max();
 		conn.in_head = true;
 		conn.head_bytes = 0;
@@ -876,17 +1059,16 @@ class GuardedServer final : public httplib::Server {
 		return false;
 	}
 
-	// Over the connection cap: a 503 without reading the request, and close.
+	// Over the connection cap and the /healthz reserve: a 503 without
+	// reading the request, and close.
 	void refuse(int fd) {
-		if (!refusing_.exchange(true))
-			log::warn("HTTP connections at the limit; refusing new ones with 503",
-					  {{"max_connections", max_connections_}});
-		const std::string body = json{{"error",
-									   {{"sqlstate", "53300"},
-										{"message", "too many connections: the server serves at most " +
-														std::to_string(max_connections_) + " at once"}}}}
-									 .dump() +
-								 "\n";
+		note_refusing();
+		send_503(fd, "too many connections: the server serves at most " + std::to_string(limits_.max_connections) +
+						 " at once");
+	}
+
+	static void send_503(int fd, const std::string &message) {
+		const std::string body = json{{"error", {{"sqlstate", "53300"}, {"message", message}}}}.dump() + "\n";
 		const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
 								   "Connection: close\r\nRetry-After: 1\r\nContent-Length: " +
 								   std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -894,10 +1076,13 @@ class GuardedServer final : public httplib::Server {
 	}
 
 	ConnLimits limits_;
-	int max_connections_;
 	std::atomic<int> active_{0};
+	std::atomic<int> reserve_active_{0};
 	std::atomic<bool> stopping_{false};
 	std::atomic<bool> refusing_{false};
+	std::mutex clients_mu_;
+	std::map<std::string, int> clients_;		// connections held per client address
+	std::set<std::string> refused_clients_;	// logged once each
 };
 
 ConnLimits conn_limits(const ApiOptions &o) {
@@ -908,6 +1093,9 @@ ConnLimits conn_limits(const ApiOptions &o) {
 	l.write_timeout = milliseconds(o.write_timeout_ms);
 	l.keep_alive_timeout = milliseconds(o.keep_alive_timeout_ms);
 	l.max_header_bytes = o.max_header_bytes;
+	l.max_connections = o.max_connections;
+	l.max_per_client = o.max_connections_per_client;
+	l.healthz_reserve = o.healthz_reserve;
 	return l;
 }
 
@@ -917,6 +1105,114 @@ bool is_loopback(const std::string &host) {
 	return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+std::string lower(std::string s) {
+	for (char &ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+	return s;
+}
+
+bool all_digits(std::string_view s) {
+	return !s.empty() && s.size() <= 5 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// The name in a Host header (or an Origin's authority): lowercased, without
+// its port, brackets and a trailing dot; port the port given ("" if none);
+// nullopt when the text is not host[:port].
+std::optional<std::string> host_part(std::string_view h, std::string *port = nullptr) {
+	std::string name;
+	std::string_view rest;
+	if (!h.empty() && h.front() == '[') {
+		auto close = h.find(']');
+		if (close == std::string_view::npos) return std::nullopt;
+		name = std::string(h.substr(1, close - 1));
+		rest = h.substr(close + 1);
+	} else {
+		auto colon = h.find(':');
+		if (colon != std::string_view::npos && h.find(':', colon + 1) != std::string_view::npos)
+			return std::nullopt;  // an IPv6 address needs brackets
+		name = std::string(h.substr(0, colon));
+		if (colon != std::string_view::npos) rest = h.substr(colon);
+	}
+	if (!rest.empty() && (rest.front() != ':' || !all_digits(rest.substr(1)))) return std::nullopt;
+	if (port) *port = rest.empty() ? std::string() : std::string(rest.substr(1));
+	name = lower(name);
+	if (!name.empty() && name.back() == '.') name.pop_back();
+	if (name.empty()) return std::nullopt;
+	for (char ch : name)
+		if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == ':'))
+			return std::nullopt;
+	return name;
+}
+
+// application/json, with parameters (charset: utf-8 only), any case.
+bool json_type(const std::string &type) {
+	auto semi = type.find(';');
+	std::string media = lower(type.substr(0, semi));
+	while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.pop_back();
+	while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.erase(0, 1);
+	if (media != "application/json") return false;
+	std::string params = semi == std::string::npos ? std::string() : lower(type.substr(semi + 1));
+	params.erase(std::remove_if(params.begin(), params.end(), [](char ch) { return ch == ' ' || ch == '\t' || ch == '"'; }),
+				 params.end());
+	for (size_t at = 0; at <= params.size();) {
+		size_t end = params.find(';', at);
+		if (end == std::string::npos) end = params.size();
+		const std::string p = params.substr(at, end - at);
+		if (p.rfind("charset=", 0) == 0 && p != "charset=utf-8" && p != "charset=utf8") return false;
+		at = end + 1;
+	}
+	return true;
+}
+
+bool ip_literal(const std::string &name) {
+	unsigned char buf[sizeof(in6_addr)];
+	return ::inet_pton(AF_INET, name.c_str(), buf) == 1 || ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
+}
+
+// A name against one --allowed-hosts entry: the name, "*.domain" (a name
+// under it) or "*" (any).
+bool host_matches(const std::string &name, const std::string &entry) {
+	if (entry == "*") return true;
+	if (entry.rfind("*.", 0) == 0) {
+		const std::string suffix = entry.substr(1);  // ".domain"
+		return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+	}
+	return name == entry;
+}
+
+// At most ApiOptions::max_list_answers GET /api answers are made at once
+// (each may hold up to max_response bytes, and the store's rows besides);
+// the others wait their turn, up to the request timeout, then get 503.
+class AnswerGate {
+  public:
+	explicit AnswerGate(int most) : most_(std::max(1, most)) {}
+
+	class Turn {
+	  public:
+		Turn(AnswerGate &g, int64_t wait_ms) : g_(g) {
+			std::unique_lock<std::mutex> l(g_.mu_);
+			if (!g_.free_.wait_for(l, std::chrono::milliseconds(wait_ms), [&] { return g_.busy_ < g_.most_; }))
+				throw ApiError(503, "53300", "too many answers being made at once; try again");
+			++g_.busy_;
+		}
+		~Turn() {
+			std::lock_guard<std::mutex> l(g_.mu_);
+			--g_.busy_;
+			g_.free_.notify_one();
+		}
+		Turn(const Turn &) = delete;
+		Turn &operator=(const Turn &) = delete;
+
+	  private:
+		AnswerGate &g_;
+	};
+
+  private:
+	std::mutex mu_;
+	std::condition_variable free_;
+	int busy_ = 0;
+	const int most_;
+};
+
 class HttpServer final : public ApiServer, public ApiHandler {
   public:
 	HttpServer(const ApiOptions &options, std::function<std::unique_ptr<Store>()> open_store,
@@ -924,7 +1220,18 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		: options_(options),
 		  pool_(std::move(open_store)),
 		  health_(std::move(health)),
-		  svr_(conn_limits(options), options.max_connections) {
+		  svr_(conn_limits(options)) {
+		std::string host;
+		int port = 0;
+		try {
+			parse_listen(options_.listen, host, port);
+		} catch (const std::exception &) {
+			// start() says so; a handler without a socket has no listen address
+		}
+		listen_host_ = lower(host);
+		listen_any_ = host == "0.0.0.0" || host == "::";
+		char name[256] = {0};
+		if (::gethostname(name, sizeof name - 1) == 0) machine_host_ = lower(name);
 		routes();
 	}
 
@@ -1001,6 +1308,11 @@ class HttpServer final : public ApiServer, public ApiHandler {
 	std::atomic<bool> listen_failed_{false};
 	std::atomic<int> db_up_{-1};  // last /healthz verdict: -1 none yet, 0 down, 1 up
 	std::atomic<bool> metrics_db_ok_{true};	 // the last scrape read the database (log changes only)
+	AnswerGate answers_{options_.max_list_answers};
+	// The Host header names served (screen): the --listen host, and this
+	// machine's name when --listen is every interface.
+	std::string listen_host_, machine_host_;
+	bool listen_any_ = false;
 	// Every route's method and pattern: a request for none is answered
 	// before its body is read.
 	std::vector<std::pair<std::string, std::regex>> known_;
@@ -1031,6 +1343,84 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		const std::string method = req.method == "HEAD" ? "GET" : req.method;
 		for (const auto &[m, re] : known_)
 			if (m == method && std::regex_match(req.path, re)) return true;
+		return false;
+	}
+
+	// Is `name` (host_part of a Host header) a name this server answers to?
+	// An IP address always is: DNS rebinding needs a name the attacker
+	// owns, and a browser sends that name.  Then localhost, the --listen
+	// host (this machine's name when it is every interface) and
+	// --http-allowed-hosts.
+	bool host_allowed(const std::string &name) const {
+		if (ip_literal(name) || name == "localhost" || name == listen_host_) return true;
+		if (listen_any_ && !machine_host_.empty() && name == machine_host_) return true;
+		for (const auto &e : options_.allowed_hosts)
+			if (host_matches(name, lower(e))) return true;
+		return false;
+	}
+
+	// Before any route and any body: the request's framing, its Host and
+	// Origin, and the /healthz reserve.  A refusal closes the connection
+	// (a body may follow, unread).
+	void screen(const httplib::Request &req) const {
+		// One length, said once: two Content-Length headers (or one with
+		// Transfer-Encoding) let a proxy and this server read different
+		// bodies (request smuggling).
+		if (req.get_header_value_count("Content-Length") > 1)
+			throw ApiError(400, "08P01", "header Content-Length is given more than once");
+		const size_t te = req.get_header_value_count("Transfer-Encoding");
+		if (te > 1) throw ApiError(400, "08P01", "header Transfer-Encoding is given more than once");
+		if (te == 1) {
+			if (strcasecmp(req.get_header_value("Transfer-Encoding").c_str(), "chunked") != 0)
+				throw ApiError(400, "08P01", "header Transfer-Encoding must be chunked, not \"" +
+												 shown(req.get_header_value("Transfer-Encoding"), 40) + "\"");
+			if (req.has_header("Content-Length"))
+				throw ApiError(400, "08P01", "headers Content-Length and Transfer-Encoding are given together");
+		}
+		if (t_conn && t_conn->healthz_only && !(req.path == "/healthz" && (req.method == "GET" || req.method == "HEAD")))
+			throw ApiError(503, "53300", "too many connections: the server serves at most " +
+											 std::to_string(options_.max_connections) +
+											 " at once (GET /healthz still answers)");
+		// The Host a browser sent names this server (DNS rebinding).
+		const size_t hosts = req.get_header_value_count("Host");
+		if (hosts > 1) throw ApiError(400, "08P01", "header Host is given more than once");
+		std::optional<std::string> host;
+		if (hosts == 1) {
+			const std::string h = req.get_header_value("Host");
+			host = host_part(h);
+			if (!host) throw ApiError(400, "08P01", "header Host \"" + shown(h, 80) + "\" is not host[:port]");
+			if (!options_.allowed_hosts_any() && !host_allowed(*host))
+				throw ApiError(421, "42501",
+							   "header Host \"" + shown(h, 80) +
+								   "\" is not a name this server answers to: use its address, or list the name in "
+								   "--http-allowed-hosts");
+		}
+		// A browser's request from a page of another origin (a form, a
+		// fetch without a preflight) changes nothing.
+		if (req.method != "GET" && req.method != "HEAD" && req.has_header("Origin")) {
+			const std::string origin = req.get_header_value("Origin");
+			if (!same_origin(origin, hosts == 1 ? req.get_header_value("Host") : std::string()))
+				throw ApiError(403, "42501", "cross-origin request refused: Origin \"" + shown(origin, 80) +
+												 "\" is not this server");
+		}
+	}
+
+	// Does an Origin header name the server the request's Host names (or a
+	// name --http-allowed-hosts lists by name, e.g. behind a proxy)?
+	bool same_origin(const std::string &origin, const std::string &host_header) const {
+		auto scheme = origin.find("://");
+		if (scheme == std::string::npos) return false;	// "null", or not an origin
+		std::string authority = origin.substr(scheme + 3);
+		if (authority.find('/') != std::string::npos) return false;
+		std::string oport, hport;
+		auto oname = host_part(authority, &oport);
+		if (!oname) return false;
+		if (!host_header.empty()) {
+			auto hname = host_part(host_header, &hport);
+			if (hname && *hname == *oname && oport == hport) return true;
+		}
+		for (const auto &e : options_.allowed_hosts)
+			if (e != "*" && host_matches(*oname, lower(e))) return true;
 		return false;
 	}
 
@@ -1081,9 +1471,18 @@ class HttpServer final : public ApiServer, public ApiHandler {
 	// leaves body bytes unread, so the connection closes after the answer.
 	void read_body(Call &call, const httplib::ContentReader &reader, httplib::Response &res) {
 		const auto &req = call.req;
-		const std::string te = req.get_header_value("Transfer-Encoding");
-		const bool chunked = strcasestr(te.c_str(), "chunked") != nullptr;
+		const bool chunked = req.has_header("Transfer-Encoding");  // screen: then it is chunked
 		const bool has_length = req.has_header("Content-Length");
+		// A body is JSON only when it says so: a page of another origin can
+		// POST text/plain, a form or multipart without a preflight, never
+		// application/json.  Any other type is refused, with or without a body.
+		const std::string type = req.get_header_value("Content-Type");
+		if (!type.empty() && !json_type(type)) {
+			close_after_answer();
+			throw ApiError(415, "22023", "Content-Type \"" + shown(type, 80) +
+											 "\" is not accepted: send the body as JSON with Content-Type: "
+											 "application/json");
+		}
 		if (!chunked && !has_length) return;
 		const std::string too_big = "request body is over the limit of " + std::to_string(options_.max_body) + " bytes";
 		if (has_length && !chunked) {
@@ -1098,13 +1497,9 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			}
 			if (*n == 0) return;
 		}
-		// Any type is read as JSON (curl -d says form-urlencoded), except
-		// multipart, which wraps the JSON in parts.
-		const std::string type = req.get_header_value("Content-Type");
-		if (strncasecmp(type.c_str(), "multipart/", 10) == 0) {
+		if (type.empty()) {
 			close_after_answer();
-			throw ApiError(415, "22023", "Content-Type \"" + shown(type.substr(0, type.find(';'))) +
-											 "\" is not accepted: send the JSON body as it is (application/json)");
+			throw ApiError(415, "22023", "a request body needs Content-Type: application/json");
 		}
 		bool over = false;
 		const bool ok = reader([&](const char *data, size_t n) {
@@ -1126,12 +1521,22 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			   const httplib::ContentReader *reader) {
 		Call call{req, pool_};
 		call.auth = options_.auth;
+		call.max_response = options_.max_response;
 		try {
 			if (options_.auth) authenticate(call, need);
 			check_query(call);
 			if (reader) read_body(call, *reader, res);
+			// The answers that read stored data take turns (AnswerGate).
+			std::optional<AnswerGate::Turn> turn;
+			if (!reader) turn.emplace(answers_, options_.request_timeout_ms);
 			json out = fn(call);
-			send_json(res, call.status, out);
+			if (call.text) {
+				res.status = call.status;
+				call.text->push_back('\n');
+				res.set_content(std::move(*call.text), "application/json");
+			} else {
+				send_json(res, call.status, out);
+			}
 		} catch (const ApiError &e) {
 			fail(call, res, e.status, e);
 		} catch (const Error &e) {
@@ -1163,7 +1568,9 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		log::write(status >= 500 ? log::Level::error : log::Level::info, std::string("api: ") + e.what(), fields);
 		// RFC 6750: a 401 names the scheme it wants.
 		if (status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"genroc\"");
-		if (status == 503)
+		if (status == 503 && e.sqlstate == "53300" && dynamic_cast<const ApiError *>(&e))
+			send_json(res, status, error_body(e));	// the server's own capacity, said by itself
+		else if (status == 503)
 			send_json(res, status, error_body(Error(e.sqlstate, "the database is not available; try again")));
 		else if (status >= 500)
 			send_json(res, status,
@@ -1389,6 +1796,15 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		// No route: 404 before httplib reads a body for it (it would wait for
 		// the connection to close when there is no Content-Length).
 		svr_.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+			try {
+				screen(req);
+			} catch (const ApiError &e) {
+				close_after_answer();
+				res.set_header("Connection", "close");
+				Call call{req, pool_};
+				fail(call, res, e.status, e);
+				return httplib::Server::HandlerResponse::Handled;
+			}
 			if (known_route(req)) return httplib::Server::HandlerResponse::Unhandled;
 			// A body it may carry stays unread: close rather than read it
 			// as the next request.

@@ -48,12 +48,15 @@
 // else 500.  Problems the server sees before any Store call have SQLSTATEs of their
 // own: 22P02 malformed JSON, 22023 a wrong or unknown field, 22004 a missing
 // one, 54000 a body over max_body (413) or nested deeper than kMaxJsonDepth
-// (400), 22003 a number beyond a double (400), 415 a multipart body, 408 a
-// request that did not arrive within request_timeout_ms, 42883 no such route
-// (404), 53300 over max_connections (503).  Any Content-Type but multipart is
-// read as JSON (curl -d sends form-urlencoded).  A POST without
-// Content-Length or chunked encoding has no body; auth is checked before a
-// body is read.
+// (400), 22003 a number beyond a double (400), 22023 a Content-Type other
+// than application/json, or a body without one (415), 408 a request that did
+// not arrive within request_timeout_ms, 42883 no such route (404), 53300 over
+// max_connections or max_connections_per_client, or too many answers being
+// made (503), 54000 a list answer over max_response (400), 08P01 two
+// Content-Length or Transfer-Encoding headers, both, or a coding other than
+// chunked (400), 42501 a Host this server does not answer to (421) or a POST
+// whose Origin is another server's (403).  A POST without Content-Length or
+// chunked encoding has no body; auth is checked before a body is read.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +64,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "auth.hpp"
 #include "store.hpp"
@@ -73,7 +77,19 @@ struct ApiOptions {
 	// What a client may hold (README "HTTP server limits").  Each connection
 	// has a thread of its own, so slow clients never queue /healthz behind
 	// them; the cap bounds those threads.
-	int max_connections = 256;				// more at once: 503 / 53300 and closed
+	int max_connections = 256;				// more at once: 503 / 53300 and closed (but GET /healthz)
+	int max_connections_per_client = 32;	// from one client address at once; more: 503 / 53300 at once
+	int healthz_reserve = 8;				// connections over max_connections read for GET /healthz alone
+	size_t max_response = 32u << 20;		// a list answer's bytes; more: 400 / 54000 naming the cause
+	int max_list_answers = 4;				// GET /api answers built at once; more wait their turn
+	// --allowed-hosts: Host header names accepted besides an IP address,
+	// localhost and the --listen host; "*.example.com" a domain, "*" any.
+	std::vector<std::string> allowed_hosts;
+	bool allowed_hosts_any() const {
+		for (const auto &h : allowed_hosts)
+			if (h == "*") return true;
+		return false;
+	}
 	int64_t request_timeout_ms = 30'000;	// a request's headers and body must arrive within this
 	int64_t read_timeout_ms = 5'000;		// silence within a request, or before the first one
 	int64_t write_timeout_ms = 5'000;		// a client that does not read its answer

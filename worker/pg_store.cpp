@@ -885,6 +885,17 @@ class PgStore final : public Store {
 		};
 		std::string state = field(PG_DIAG_SQLSTATE);
 		std::string message = field(PG_DIAG_MESSAGE_PRIMARY);
+		// No SQLSTATE: libpq made the error itself, not the server (a pooled
+		// connection whose server went away in a crash restart fails so
+		// before PQstatus says it is bad).  The connection is not to be
+		// trusted: a connection failure, with libpq's text.
+		if (state.empty()) {
+			std::string msg = trim(PQresultErrorMessage(r.get()));
+			if (msg.empty()) msg = trim(PQerrorMessage(conn_.get()));
+			drop_connection();
+			throw Error(CONNECTION_FAILURE,
+						"connection to PostgreSQL lost: " + (msg.empty() ? std::string("no reason given") : msg));
+		}
 		// A database without the extension: say what to run, not only
 		// `schema "genroc" does not exist` (issue 19).
 		if (!missing_extension_db_.empty() && (state == "3F000" || state == "42883") &&

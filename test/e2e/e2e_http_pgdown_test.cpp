@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "e2e_http_support.hpp"
 #include "http_api.hpp"
@@ -116,6 +117,51 @@ TEST_F(PgDown, HealthzIs503WhileTheDatabaseIsDownAnd200AfterItRestarts) {
 	} while (std::chrono::steady_clock::now() < deadline);
 	EXPECT_EQ(status, 200) << b;
 	EXPECT_EQ(b["status"], "ok");
+	server->stop();
+}
+
+// A crash restart (a server process killed: the postmaster ends every
+// session) leaves the API's pooled connections stale.  Their next calls are
+// a lost connection, 503 with a class 08 or 57P0x SQLSTATE, never a 500
+// XX000 with an empty message; then the API serves again.
+TEST_F(PgDown, StalePooledConnectionsAfterACrashRestartAre503) {
+	const std::string url = "postgresql://postgres@127.0.0.1:" + port_ + "/postgres?connect_timeout=5";
+	ApiOptions opts;
+	opts.listen = "127.0.0.1:0";
+	auto server = start_api(opts, [url] { return open_store(url); }, HealthInfo{});
+	httplib::Client client("127.0.0.1", server->port());
+	client.set_read_timeout(30, 0);
+	auto r = client.Get("/healthz");
+	ASSERT_TRUE(r);
+	ASSERT_EQ(r->status, 200) << r->body;
+
+	// SIGKILL to the checkpointer: the postmaster restarts every process.
+	auto o = shell("kill -9 $(ps -o pid= -o args= --ppid \"$(head -1 '" + pgdata_ +
+				   "/postmaster.pid')\" | awk '/checkpointer/ {print $1}')");
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+
+	// Every answer until /healthz is 200 again: no 500 without a SQLSTATE.
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+	int healthy = 0;
+	std::vector<std::string> answers;
+	do {
+		r = client.Get("/api/definitions");
+		ASSERT_TRUE(r);
+		json b = json::parse(r->body, nullptr, false);
+		const std::string state = b.is_object() && b.contains("error") ? b["error"].value("sqlstate", "") : "";
+		answers.push_back(std::to_string(r->status) + " " + state);
+		EXPECT_NE(state, "XX000") << r->body;
+		if (r->status == 503) {
+			EXPECT_TRUE(state.rfind("08", 0) == 0 || state.rfind("57P0", 0) == 0) << r->body;
+		}
+		auto h = client.Get("/healthz");
+		healthy = h ? h->status : 0;
+		if (healthy != 200) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	} while (healthy != 200 && std::chrono::steady_clock::now() < deadline);
+	EXPECT_EQ(healthy, 200);
+	std::string seen;
+	for (const auto &a : answers) seen += a + "; ";
+	EXPECT_EQ(answers.front().substr(0, 3), "503") << seen;
 	server->stop();
 }
 

@@ -197,6 +197,31 @@ TEST_P(HttpApiTest, InstancesStartedInABatch) {
 	EXPECT_EQ(get("/api/instances").body["instances"].size(), 3u);
 }
 
+// A list answer is read from the store in chunks of 100 (bounded in bytes):
+// a longer page is still whole, in order, no row twice, offset and filters
+// as in one statement.
+TEST_P(HttpApiTest, ListPagesLongerThanAChunkAreWholeAndInOrder) {
+	define("approve", kApprove);
+	json inputs = json::array();
+	for (int k = 0; k < 250; ++k) inputs.push_back(k);
+	ASSERT_EQ(post("/api/instances/batch", json{{"definition", "approve"}, {"inputs", inputs}}).status, 201);
+	auto ids = [&](const std::string &query) {
+		std::vector<int64_t> out;
+		auto r = get("/api/instances?" + query);
+		EXPECT_EQ(r.status, 200) << r.raw.substr(0, 300);
+		for (const auto &i : r.body["instances"]) out.push_back(i["id"].get<int64_t>());
+		return out;
+	};
+	const auto all = ids("limit=250");
+	ASSERT_EQ(all.size(), 250u);
+	for (size_t k = 1; k < all.size(); ++k) EXPECT_EQ(all[k], all[k - 1] - 1) << k;
+	EXPECT_EQ(ids("limit=150&offset=10"), std::vector<int64_t>(all.begin() + 10, all.begin() + 160));
+	EXPECT_EQ(ids("limit=300&status=waiting&before=" + std::to_string(all[5])),
+			  std::vector<int64_t>(all.begin() + 6, all.end()));
+	EXPECT_EQ(ids("limit=1000&offset=240").size(), 10u);
+	EXPECT_EQ(ids("").size(), 100u);  // the default page
+}
+
 TEST_P(HttpApiTest, InstanceErrors) {
 	define("hello", kHello);
 	expect_error(get("/api/instances/987654"), 404, "RC003");

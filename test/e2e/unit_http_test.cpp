@@ -314,36 +314,163 @@ TEST_F(Hostile, NumbersBeyondADoubleAre400NamingTheField) {
 	EXPECT_EQ(status, 503);
 }
 
-TEST_F(Hostile, FormEncodedBodiesAreReadAsJsonAndMultipartIs415) {
-	// curl -d sends application/x-www-form-urlencoded; httplib capped those at
-	// 8 KB (413 "over the limit of 1048576 bytes") and parsed them as a form.
+// A body is JSON only with Content-Type: application/json.  Without --auth
+// any type was read as JSON, so a page of another origin could define and
+// start with a form or a fetch that needs no preflight (text/plain).
+TEST_F(Hostile, ABodyIsReadOnlyAsApplicationJsonElse415) {
 	int status = 0;
-	const std::string big = R"({"definition":"h","input":{"pad":")" + std::string(20'000, 'x') + R"("}})";
-	json b = post("/api/instances", big, status, "application/x-www-form-urlencoded");
-	EXPECT_EQ(status, 503) << b;  // read as JSON, as far as the database
-	b = post("/api/instances", R"({"definition":"h","bogus":1})", status, "application/x-www-form-urlencoded");
-	EXPECT_EQ(status, 400);
-	EXPECT_NE(b["error"].value("message", "").find("bogus"), std::string::npos) << b;
+	const std::string body = R"({"definition":"h"})";
+	for (const char *type : {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+							 "multipart/form-data; boundary=x", "application/json-patch+json",
+							 "application/json; charset=latin1"}) {
+		json b = post("/api/instances", body, status, type);
+		EXPECT_EQ(status, 415) << type << ": " << b;
+		EXPECT_EQ(b["error"]["sqlstate"], "22023") << b;
+		EXPECT_NE(b["error"].value("message", "").find("Content-Type: application/json"), std::string::npos) << b;
+	}
+	// None reached the database; application/json (any case, utf-8) does.
+	EXPECT_EQ(opens_.load(), opens_after_start_);
+	for (const char *type : {"application/json", "Application/JSON; charset=utf-8", "application/json;charset=\"UTF-8\""}) {
+		post("/api/instances", body, status, type);
+		EXPECT_EQ(status, 503) << type;
+	}
+	// A body without any Content-Type is refused too; a POST without a body
+	// and without a type (cancel) goes on.
+	std::string a = raw_exchange(server_->port(),
+								 "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 18\r\n\r\n" + body, 3);
+	EXPECT_EQ(status_of(a), 415) << a;
+	EXPECT_NE(body_of(a)["error"].value("message", "").find("needs Content-Type: application/json"), std::string::npos) << a;
+	a = raw_exchange(server_->port(),
+					 "POST /api/instances/7/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n"
+					 "Content-Length: 0\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 415) << a;
+}
 
-	b = post("/api/instances", "--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n{}\r\n--x--\r\n", status,
-			 "multipart/form-data; boundary=x");
-	EXPECT_EQ(status, 415);
-	EXPECT_EQ(b["error"]["sqlstate"], "22023");
-	EXPECT_NE(b["error"].value("message", "").find("multipart/form-data"), std::string::npos) << b;
+// DNS rebinding: a page at evil.example whose name now resolves to
+// 127.0.0.1 sends Host: evil.example.  Only names this server answers to
+// pass; an IP address always does (a rebinding page cannot send one).
+TEST_F(Hostile, AHostHeaderNotNamingTheServerIs421) {
+	for (const char *host : {"evil.example", "evil.example:8448", "127.0.0.1.evil.example", "localhost.evil.example"}) {
+		std::string a = raw_exchange(server_->port(),
+									 std::string("GET /api/definitions HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n", 3);
+		EXPECT_EQ(status_of(a), 421) << host << ": " << a;
+		EXPECT_EQ(body_of(a)["error"]["sqlstate"], "42501") << a;
+		EXPECT_NE(body_of(a)["error"].value("message", "").find("--http-allowed-hosts"), std::string::npos) << a;
+		a = raw_exchange(server_->port(), std::string("GET /healthz HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n", 3);
+		EXPECT_EQ(status_of(a), 421) << host << ": " << a;
+	}
+	EXPECT_EQ(opens_.load(), opens_after_start_);
+	for (const char *host : {"127.0.0.1", "127.0.0.1:8448", "localhost", "LOCALHOST:1", "localhost.", "[::1]:8448",
+							 "10.1.2.3:8448"}) {
+		std::string a = raw_exchange(server_->port(),
+									 std::string("GET /api/definitions HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n", 3);
+		EXPECT_EQ(status_of(a), 503) << host << ": " << a;  // as far as the database
+	}
+	std::string a = raw_exchange(server_->port(), "GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+	a = raw_exchange(server_->port(), "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+}
+
+TEST(HostCheck, AllowedHostsAddNamesDomainsOrAny) {
+	auto open = []() -> std::unique_ptr<Store> { throw Error("08006", "down"); };
+	ApiOptions o;
+	o.listen = "127.0.0.1:0";
+	o.allowed_hosts = {"genroc", "*.svc.cluster.local"};
+	auto server = start_api(o, open, HealthInfo{});
+	auto status = [&](const std::string &host) {
+		return status_of(raw_exchange(server->port(),
+									 "GET /healthz HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n", 3));
+	};
+	EXPECT_EQ(status("genroc:8448"), 503);
+	EXPECT_EQ(status("GENROC"), 503);
+	EXPECT_EQ(status("genroc.ns.svc.cluster.local"), 503);
+	EXPECT_EQ(status("svc.cluster.local"), 421);
+	EXPECT_EQ(status("genroc.evil.example"), 421);
+	server.reset();
+	o.allowed_hosts = {"*"};
+	server = start_api(o, open, HealthInfo{});
+	EXPECT_EQ(status("anything.example"), 503);
+}
+
+// A browser's POST from a page of another origin (no preflight: a form, or a
+// fetch without a body) changes nothing; the console's own (same origin) does.
+TEST_F(Hostile, ACrossOriginPostIs403) {
+	const std::string port = std::to_string(server_->port());
+	std::string a = raw_exchange(server_->port(),
+								 "POST /api/instances/7/cancel HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+									 "\r\nOrigin: http://evil.example\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 403) << a;
+	EXPECT_NE(body_of(a)["error"].value("message", "").find("cross-origin"), std::string::npos) << a;
+	a = raw_exchange(server_->port(), "POST /api/instances/7/cancel HTTP/1.1\r\nHost: localhost:" + port +
+										  "\r\nOrigin: http://localhost:3000\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 403) << a;	// another port, another origin
+	a = raw_exchange(server_->port(), "POST /api/instances/7/cancel HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+										  "\r\nOrigin: null\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 403) << a;
+	EXPECT_EQ(opens_.load(), opens_after_start_);
+	a = raw_exchange(server_->port(), "POST /api/instances/7/cancel HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+										  "\r\nOrigin: http://127.0.0.1:" + port + "\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 503) << a;
+	// A GET is not refused for its Origin (reading needs CORS, which the server never grants).
+	a = raw_exchange(server_->port(), "GET /api/definitions HTTP/1.1\r\nHost: 127.0.0.1:" + port +
+										  "\r\nOrigin: http://evil.example\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 503) << a;
+}
+
+// Two lengths (or a length and chunked) let a proxy in front and this server
+// read different bodies: request smuggling.  httplib took the first.
+TEST_F(Hostile, TwoContentLengthsOrALengthWithChunkedAre400) {
+	const std::string body = R"({"definition":"h"})";
+	std::string a = raw_exchange(server_->port(),
+								 "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+								 "Content-Length: 18\r\nContent-Length: 5\r\n\r\n" + body, 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+	EXPECT_EQ(body_of(a)["error"]["sqlstate"], "08P01") << a;
+	EXPECT_NE(body_of(a)["error"].value("message", "").find("Content-Length is given more than once"), std::string::npos) << a;
+	a = raw_exchange(server_->port(),
+					 "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					 "Content-Length: 18\r\nTransfer-Encoding: chunked\r\n\r\n12\r\n" + body + "\r\n0\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+	EXPECT_NE(body_of(a)["error"].value("message", "").find("given together"), std::string::npos) << a;
+	a = raw_exchange(server_->port(),
+					 "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					 "Transfer-Encoding: gzip, chunked\r\n\r\n12\r\n" + body + "\r\n0\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+	// On a GET too: the next request on the connection would be read from the body.
+	a = raw_exchange(server_->port(), "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
+									  "Content-Length: 40\r\n\r\n", 3);
+	EXPECT_EQ(status_of(a), 400) << a;
+	EXPECT_EQ(opens_.load(), opens_after_start_);
+	// One length: served (as far as the database).
+	a = raw_exchange(server_->port(),
+					 "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					 "Content-Length: 18\r\n\r\n" + body, 3);
+	EXPECT_EQ(status_of(a), 503) << a;
+}
+
+// A limit beyond what list_instances takes is refused here (the answer is
+// read in chunks, so the store no longer sees it).
+TEST_F(Hostile, AListLimitOverTenThousandIs400) {
+	auto r = client_->Get("/api/instances?limit=10001");
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 400);
+	EXPECT_NE(r->body.find("\\\"limit\\\" must be a whole number from 1 to 10000"), std::string::npos) << r->body;
+	EXPECT_EQ(opens_.load(), opens_after_start_);
 }
 
 TEST_F(Hostile, APostWithoutABodyIsAnsweredAtOnce) {
 	// No Content-Length, no chunked encoding: no body (the server used to wait
 	// 5 s for one, then answer 400 / 08P01).  The client gives up after 3 s.
-	std::string a = raw_exchange(server_->port(), "POST /api/instances HTTP/1.1\r\nHost: x\r\n\r\n", 3);
+	std::string a = raw_exchange(server_->port(), "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 3);
 	EXPECT_EQ(status_of(a), 400) << a;
 	EXPECT_EQ(body_of(a)["error"]["sqlstate"], "22P02") << a;
 	EXPECT_NE(body_of(a)["error"].value("message", "").find("empty"), std::string::npos) << a;
 	// A POST that takes no body (cancel) goes on, as far as the database.
-	a = raw_exchange(server_->port(), "POST /api/instances/7/cancel HTTP/1.1\r\nHost: x\r\n\r\n", 3);
+	a = raw_exchange(server_->port(), "POST /api/instances/7/cancel HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 3);
 	EXPECT_EQ(status_of(a), 503) << a;
 	// And an unknown route is a 404 at once, body or not.
-	a = raw_exchange(server_->port(), "POST /api/nothing HTTP/1.1\r\nHost: x\r\n\r\n", 3);
+	a = raw_exchange(server_->port(), "POST /api/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 3);
 	EXPECT_EQ(status_of(a), 404) << a;
 }
 
@@ -394,7 +521,7 @@ TEST_F(Hostile, DuplicateQueryParametersAre400NamingTheParameter) {
 }
 
 TEST_F(Hostile, HeadersOverTheCapAre431) {
-	std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+	std::string req = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n";
 	for (int i = 0; i < 64; i++) req += "X-Pad-" + std::to_string(i) + ": " + std::string(1000, 'p') + "\r\n";
 	req += "\r\n";
 	std::string a = raw_exchange(server_->port(), req, 5);
@@ -405,7 +532,7 @@ TEST_F(Hostile, HeadersOverTheCapAre431) {
 TEST_F(Hostile, ABodyOverTheLimitIsRefusedBeforeItIsSent) {
 	// Content-Length says 2 MiB; nothing of it is sent: the answer comes anyway.
 	std::string a = raw_exchange(server_->port(),
-								 "POST /api/instances HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n", 3);
+								 "POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2097152\r\n\r\n", 3);
 	EXPECT_EQ(status_of(a), 413) << a;
 	EXPECT_EQ(body_of(a)["error"]["sqlstate"], "54000") << a;
 }
@@ -414,13 +541,14 @@ TEST_F(Hostile, ABodyOverTheLimitIsRefusedBeforeItIsSent) {
 TEST(ApiHandler, ServesBytesWithoutASocket) {
 	auto h = make_api_handler(
 		ApiOptions{}, []() -> std::unique_ptr<Store> { throw Error("08006", "down"); }, HealthInfo{});
-	std::string a = h->serve_bytes("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+	std::string a = h->serve_bytes("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
 	EXPECT_EQ(status_of(a), 503) << a;
-	a = h->serve_bytes("POST /api/instances HTTP/1.1\r\nHost: x\r\nContent-Length: 200010\r\n\r\n" +
+	a = h->serve_bytes("POST /api/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+					   "Content-Length: 200010\r\n\r\n" +
 					   std::string(R"({"input":)") + nested(100'000) + "}");
 	EXPECT_EQ(status_of(a), 400) << a.substr(0, 300);
 	// Two requests on one connection: two answers.
-	a = h->serve_bytes("GET /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+	a = h->serve_bytes("GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
 	EXPECT_NE(a.find("HTTP/1.1 404"), std::string::npos) << a;
 	EXPECT_NE(a.find("HTTP/1.1 503"), std::string::npos) << a;
 }

@@ -36,11 +36,11 @@ serve_pid=$!
 up() { for _ in $(seq 1 150); do curl -sf "$url/healthz" >/dev/null && return 0; sleep 0.2; done; cat "$WORK/serve.log"; return 1; }
 check "genroc serve answers /healthz" up
 http_worker() {
-  curl -sf -XPOST "$url/api/definitions" \
+  curl -sf -XPOST "$url/api/definitions" -H 'Content-Type: application/json' \
     -d "$(jq -c '{name: "greet", definition: .}' examples/greet.json)" >/dev/null || return 1
   local who ids=()
   for who in ann bob cy; do
-    ids+=("$(curl -sf -XPOST "$url/api/instances" -d '{"definition":"greet","input":{"who":"'$who'"}}' |
+    ids+=("$(curl -sf -XPOST "$url/api/instances" -H 'Content-Type: application/json' -d '{"definition":"greet","input":{"who":"'$who'"}}' |
       jq -r .instance_id)") || return 1
   done
   timeout 60 python3 examples/activity_worker.py --url "$url" --activity greet --worker py-test \

@@ -107,7 +107,7 @@ check "genroc api starts through pgbouncer" api_up
 post() { # path body
   local deadline=$((SECONDS + 90)) code
   while :; do
-    code=$(curl -s -o "$BDIR/post.out" -w '%{http_code}' -XPOST "$API$1" -d "$2")
+    code=$(curl -s -o "$BDIR/post.out" -w '%{http_code}' -XPOST "$API$1" -H 'Content-Type: application/json' -d "$2")
     case "$code" in 2??) return 0 ;; esac
     [ $SECONDS -ge "$deadline" ] && { echo "POST $1: $code $(cat "$BDIR/post.out")"; return 1; }
     sleep 0.3
@@ -157,7 +157,7 @@ check "10 more starts over HTTP after the restart" start_http 21 30
 check "the activity completed over SQL through pgbouncer" \
   pooled -c "SELECT genroc.activity_succeed(token, '{\"approved\": true}') FROM genroc.claim_activity('approve', 'sql-client', 1)"
 check "an HTTP start repeated with its key is the same instance" \
-  bash -c "curl -sf -XPOST '$API/api/instances' -d '{\"definition\":\"flow\",\"input\":{\"n\":1,\"via\":\"http\"},\"options\":{\"idempotency_key\":\"h1\"}}' | grep -q '\"is_new\":false'"
+  bash -c "curl -sf -XPOST '$API/api/instances' -H 'Content-Type: application/json' -d '{\"definition\":\"flow\",\"input\":{\"n\":1,\"via\":\"http\"},\"options\":{\"idempotency_key\":\"h1\"}}' | grep -q '\"is_new\":false'"
 
 all_end() {
   local deadline=$((SECONDS + 120)) live
