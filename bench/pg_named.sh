@@ -38,7 +38,7 @@ cleanup() {
 }
 trap cleanup EXIT
 psql -X -q -c "CREATE DATABASE bench"
-psql -X -q -d bench >/dev/null <<SQL
+psql -X -q -v ON_ERROR_STOP=1 -d bench >/dev/null <<SQL
 CREATE EXTENSION genroc;
 SELECT genroc.define('one', '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"genroc:noop","End":true}}}');
 SELECT genroc.worker_register('w1', '{"queues":["default"]}');

@@ -816,17 +816,20 @@ class PgStore final : public Store {
 						  "connection was missing or there already): from now on, unnamed statements and "
 						  "work polled (--poll-interval) instead of LISTEN; --pooled says so from the start",
 						  {{"sqlstate", e.sqlstate}});
+				ensure_connected();
 				return exec_with_settings(sql, params, false, false);
 			}
 			if (e.sqlstate != "0A000") throw;
-			for (const auto &[text, name] : prepared_) {
+			const auto made = std::move(prepared_);	// a reconnect meanwhile clears prepared_
+			prepared_.clear();
+			for (const auto &[text, name] : made) {
 				try {
 					exec_plain(("DEALLOCATE " + name).c_str(), {});
 				} catch (const Error &) {
 					if (!conn_) throw;
 				}
 			}
-			prepared_.clear();
+			ensure_connected();
 			return exec_with_settings(sql, params, false, false);
 		}
 	}

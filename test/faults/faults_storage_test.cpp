@@ -160,7 +160,9 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 			acked.insert(id);
 		} else {
 			// A full disk is 53100 (disk_full, class 53): 503, try again.
-			if (st == "53100") EXPECT_EQ(status, 503) << "disk full answered " << status;
+			if (st == "53100") {
+				EXPECT_EQ(status, 503) << "disk full answered " << status;
+			}
 			refused[st + " " + std::to_string(status)]++;
 			n_refused++;
 			std::this_thread::sleep_for(100ms);	// the full disk lasts a while
