@@ -24,8 +24,10 @@ void raise(sqlite3 *db, int rc, std::string_view what) {
 		case SQLITE_LOCKED: throw Error("55P03", msg);
 		case SQLITE_CANTOPEN:
 		case SQLITE_NOTADB: throw Error("08006", msg);
+		// The disk (or the file's size limit) is full: class 53, as
+		// PostgreSQL's disk_full, so it is a 503 (try again) over HTTP.
+		case SQLITE_FULL: throw Error("53100", msg);
 		case SQLITE_IOERR:
-		case SQLITE_FULL:
 		case SQLITE_CORRUPT: throw Error("58030", msg);
 		case SQLITE_CONSTRAINT: throw Error("23505", msg);
 		// The file (or its directory) cannot be written: a write through a

@@ -136,9 +136,9 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			->capture_default_str();
 		sub->add_flag("--pooled", cfg.pooled,
 					  "PostgreSQL is reached through a transaction pooler (pgbouncer pool_mode=transaction): "
-					  "settings go with each transaction, work is polled instead of LISTEN, and a worker's "
+					  "no prepared statement is kept, work is polled instead of LISTEN, and a worker's "
 					  "restart by id waits --stale-after (its session cannot prove the old process dead); "
-					  "without it a pooler is detected at start")
+					  "without it a pooler is detected at start (settings go with each transaction either way)")
 			->envname("GENROC_POOLED");
 	};
 	auto worker_flags = [&](CLI::App *sub) {

@@ -501,8 +501,8 @@ int main(int argc, char **argv) {
 		->capture_default_str();
 	app.add_flag("--json", o.as_json, "print JSON instead of a table");
 	app.add_flag("--pooled", o.pooled,
-				 "PostgreSQL is reached through a transaction pooler: settings go with each transaction "
-				 "(without it, a pooler is detected)")
+				 "PostgreSQL is reached through a transaction pooler: no prepared statement is kept "
+				 "(without it, a pooler is detected; settings go with each transaction either way)")
 		->envname("GENROC_POOLED");
 
 	auto *definitions = app.add_subcommand("definitions", "list definitions (newest version of each)");

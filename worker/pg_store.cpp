@@ -6,22 +6,27 @@
 // unpacked in SQL, so no array literal is ever quoted by hand.
 //
 // A lost connection raises Error with SQLSTATE class 08 and drops the
-// connection; the next call reconnects and restores the session settings
-// (test clock, LISTEN).  Retrying is the caller's business (worker loop).
+// connection; the next call reconnects (and LISTENs again when it
+// listened).  Retrying is the caller's business (worker loop).
 //
-// Behind a transaction pooler (pgbouncer pool_mode=transaction: --pooled, or
-// detected once per process and database, see pooler_detected) the session
-// is not this process's own: each statement may run on another server
-// connection.  Then nothing is set for the session: the settings go with
-// every statement, in the same implicit transaction (a pipeline of
-// set_config(..., true) and the statement, one Sync, one round trip), no
-// LISTEN is issued (wait_for_work sleeps: polling), and the worker registers
-// "pooled" (liveness by heartbeat).  Every statement is then unnamed
-// (PQexecParams / PQsendQueryParams): no named prepared statement, which
-// pgbouncer before 1.21 cannot carry across transactions.  On a session of
-// its own, the hot path's statements (claim, the reports, renew, the
-// heartbeat) are named prepared statements, parsed and planned once per
-// connection (exec_hot); the rest stay unnamed.
+// No session state but LISTEN and the hot path's named statements on a
+// connection not found pooled: a server connection may be shared with other
+// clients (a transaction pooler: pgbouncer pool_mode=transaction, whether
+// said by --pooled or not), so nothing this process sets may stay on it
+// after a transaction.  The settings (TimeZone, genroc.durability, the log
+// settings, commit_delay, the test clock) go with every statement, in the
+// same implicit transaction: a pipeline of set_config(..., true) and the
+// statement, one Sync, one round trip (exec_with_settings); the application
+// name travels in the start-up packet, which pgbouncer keeps per client and
+// sets again on each server connection it lends the client.  The hot
+// path's statements are named prepared statements on a connection not
+// found pooled, their names this client connection's own (a random nonce:
+// see exec); one found missing turns the store pooled.  Behind a
+// transaction pooler (--pooled, or detected: pooler_detected) every
+// statement is unnamed (PQsendQueryParams), no LISTEN is issued (a
+// notification would reach a server connection, not this client:
+// wait_for_work sleeps, polling), and the worker registers "pooled"
+// (liveness by heartbeat).
 #include <libpq-fe.h>
 #include <poll.h>
 
@@ -31,6 +36,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -119,6 +126,18 @@ std::string trimmed(std::string s) {
 	return s;
 }
 
+// 16 random hex digits: what names a client connection's prepared
+// statements apart from any other client's.
+std::string new_nonce() {
+	static std::mutex m;
+	static std::random_device rd;
+	static std::mt19937_64 gen(rd());
+	std::lock_guard<std::mutex> g(m);
+	char buf[17];
+	std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(gen()));
+	return buf;
+}
+
 // pg_backend_pid() on a connection, or -1.
 long backend_pid(PGconn *c) {
 	Result r(PQexec(c, "SELECT pg_backend_pid()"));
@@ -126,25 +145,33 @@ long backend_pid(PGconn *c) {
 	return std::stol(PQgetvalue(r.get(), 0, 0));
 }
 
-// Whether the server behind `first` hands its sessions to several clients:
-// two client connections open at the same time never share a backend on
-// PostgreSQL itself (nor behind a session pooler), while a transaction
-// pooler gives a client that starts a transaction the server connection
-// another client just let go (pgbouncer: the most recently used one).  So a
-// second connection asks for its backend's pid right after the first did,
-// three times: the same pid = a transaction pooler.  It may miss one on a
-// busy pool (another client took that server connection in between), never
-// the other way round; --pooled says it without asking.  Nothing when it
-// could not ask (the second connection refused, a query failed).
+// Whether the server behind `first` hands its sessions to several clients
+// (a transaction pooler).  On PostgreSQL itself, and behind a session
+// pooler, a client connection keeps one backend for its life, and two
+// client connections open at once never share one.  So `first` and a second
+// connection ask for pg_backend_pid() in turns, `first` twice in a row then
+// the second, four rounds: a pid that changes on one connection, or a pid
+// both saw, is a transaction pooler's doing.  pgbouncer lends the server
+// connection just let go (the second connection then sees the first's
+// pid) or, with server_round_robin = 1, the one idle longest (`first`'s two
+// transactions in a row then land on two server connections when the pool
+// has two idle, on the same one as the second's when it has one).  It may
+// miss a pooler whose server connections other clients keep busy all along,
+// never the other way round; --pooled says it without asking.  Nothing when
+// it could not ask (the second connection refused, a query failed).
 std::optional<bool> pooler_detected(PGconn *first, const std::string &conninfo) {
 	const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
 	const char *vals[] = {"5", "genroc", conninfo.c_str(), nullptr};
 	Conn probe(PQconnectdbParams(keys, vals, 1));
 	if (!probe || PQstatus(probe.get()) != CONNECTION_OK) return std::nullopt;
-	for (int i = 0; i < 3; ++i) {
-		long a = backend_pid(first), b = backend_pid(probe.get());
-		if (a < 0 || b < 0) return std::nullopt;
-		if (a == b) return true;
+	std::set<long> firsts, probes;
+	for (int i = 0; i < 4; ++i) {
+		long a = backend_pid(first), a2 = backend_pid(first), b = backend_pid(probe.get());
+		if (a < 0 || a2 < 0 || b < 0) return std::nullopt;
+		firsts.insert({a, a2});
+		probes.insert(b);
+		if (firsts.size() > 1 || probes.size() > 1 || firsts.count(b) || probes.count(a) || probes.count(a2))
+			return true;
 	}
 	return false;
 }
@@ -162,8 +189,8 @@ bool pooler_detected_once(PGconn *first, const std::string &conninfo) {
 	const bool found = *answer;
 	known[conninfo] = found;
 	if (found)
-		log::warn("a transaction pooler is in front of PostgreSQL: settings go with each transaction, "
-				  "work is polled (--poll-interval) instead of LISTEN, a worker registers pooled; "
+		log::warn("a transaction pooler is in front of PostgreSQL: work is polled (--poll-interval) "
+				  "instead of LISTEN, a worker registers pooled (liveness by heartbeat); "
 				  "--pooled says so without this check",
 				  {});
 	return found;
@@ -173,6 +200,7 @@ class PgStore final : public Store {
   public:
 	PgStore(std::string conninfo, bool pooled)
 		: conninfo_(std::move(conninfo)), pooled_flag_(pooled), pooled_(pooled) {
+		rebuild_settings();
 		connect();
 	}
 
@@ -497,14 +525,13 @@ class PgStore final : public Store {
 	std::string now() override { return scalar("SELECT " ISO("genroc.now()"), {}); }
 
 	void set_test_clock(const std::optional<std::string> &iso_time) override {
-		test_clock_ = iso_time;
-		if (pooled_) return rebuild_settings();
-		exec("SELECT set_config('genroc.test_clock', $1, false)", {iso_time.value_or("")});
+		change_settings([&] { test_clock_ = iso_time; });
 	}
 
+	// A level the server always takes: tried at the next call.
 	void set_durability(DurabilityLevel level) override {
 		durability_ = level;
-		apply_durability();
+		rebuild_settings();
 	}
 
 	DurabilityLevel durability() override {
@@ -524,14 +551,11 @@ class PgStore final : public Store {
 									 "\" may not set commit_delay",
 						"Setting commit_delay needs a superuser or GRANT SET ON PARAMETER commit_delay.",
 						"Grant it, or set commit_delay in the server's parameters and leave --pg-commit-delay off.");
-		commit_delay_ = microseconds;
-		if (pooled_) return rebuild_settings();
-		exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(microseconds)});
+		change_settings([&] { commit_delay_ = microseconds; });
 	}
 
 	void set_log_options(const LogOptions &options) override {
-		log_options_ = options;
-		apply_log_options();
+		change_settings([&] { log_options_ = options; });
 	}
 
 	json prune(int64_t log_retention_ms, int64_t instance_retention_ms, int limit) override {
@@ -580,7 +604,8 @@ class PgStore final : public Store {
   private:
 	std::string conninfo_;
 	std::map<std::string, std::string> prepared_;	// this connection's: SQL text -> statement name (exec_hot)
-	bool unnamed_only_ = false;						// exec_hot met a pooler: no named statements
+	std::string nonce_;					// this connection's, in its statements' names
+	uint64_t statements_made_ = 0;		// the last statement name's number
 	const bool pooled_flag_;	// --pooled
 	bool pooled_;				// --pooled, or a transaction pooler detected
 	Conn conn_;
@@ -588,7 +613,7 @@ class PgStore final : public Store {
 	bool drain_woken_ = false;	// a NOTIFY genroc_drain came (its payload is not read)
 	bool handback_ = true;	// complete_and_claim is there (false after 42883)
 	bool many_ = true;		// complete_many is there (false after 42883)
-	// Pooled: the settings every statement carries, as set_config parameters
+	// The settings every statement carries, as set_config parameters
 	// (name, value, ...), and the statement that applies them.
 	std::vector<std::string> settings_;
 	std::string settings_sql_;
@@ -602,37 +627,33 @@ class PgStore final : public Store {
 	std::string missing_extension_db_;
 	std::optional<LogOptions> log_options_;
 
-	// The module defines genroc.durability when it loads; a value set before
-	// that would be taken unchecked, so the module is loaded first.
-	void apply_durability() {
-		if (!durability_) return;
-		if (pooled_) return rebuild_settings();
-		exec("SELECT genroc.durability()", {});
-		exec("SELECT set_config('genroc.durability', $1, false)", {durability_name(*durability_)});
-	}
-
-	// The same care as durability: the module is loaded (by the call in
-	// apply_durability or here) before its settings are set.
-	void apply_log_options() {
-		if (!log_options_) return;
-		if (pooled_) return rebuild_settings();
-		exec("SELECT genroc.durability()", {});
-		const LogOptions &o = *log_options_;
-		exec("SELECT set_config('genroc.log_payloads', $1, false), set_config('genroc.log_payload_max', $2, false), "
-			 "set_config('genroc.log_retention', $3, false), set_config('genroc.instance_retention', $4, false), "
-			 "set_config('genroc.object_threshold', $5, false), set_config('genroc.object_grace', $6, false)",
-			 {o.payloads ? "on" : "off", std::to_string(o.payload_max),
-			  std::to_string(o.log_retention_ms) + "ms", std::to_string(o.instance_retention_ms) + "ms",
-			  std::to_string(o.object_threshold), std::to_string(o.object_grace_ms) + "ms"});
+	// A changed setting, tried at once with a statement that carries it: a
+	// value the server refuses fails here, as a session setting did, and
+	// the settings before it stay.  A lost connection refuses nothing: the
+	// new settings stay, for the next call.
+	template <class Change>
+	void change_settings(Change change) {
+		auto before = std::make_tuple(test_clock_, durability_, log_options_, commit_delay_);
+		change();
+		rebuild_settings();
+		try {
+			exec("SELECT 1", {});
+		} catch (const Error &e) {
+			if (e.sqlstate.rfind("08", 0) != 0 && e.sqlstate.rfind("57P0", 0) != 0) {
+				std::tie(test_clock_, durability_, log_options_, commit_delay_) = before;
+				rebuild_settings();
+			}
+			throw;
+		}
 	}
 
 	static std::string trim(std::string s) { return trimmed(std::move(s)); }
 
-	// Pooled: what the session settings are in session mode, as local ones
-	// for each transaction.  The module is loaded first (genroc.durability()
-	// in the same statement, before the set_config calls) when a genroc.*
-	// setting is among them, as apply_durability does, so its values are
-	// checked by the module.
+	// The settings, as local ones for each transaction (none is ever set
+	// for the session).  The module is loaded first (genroc.durability() in
+	// the same statement, before the set_config calls) when a genroc.*
+	// setting is among them: it defines them when it loads, and a value set
+	// before that would be taken unchecked.
 	void rebuild_settings() {
 		std::vector<std::pair<std::string, std::string>> kv = {{"TimeZone", "UTC"}};
 		if (test_clock_) kv.emplace_back("genroc.test_clock", *test_clock_);
@@ -663,7 +684,8 @@ class PgStore final : public Store {
 		// health check or a reconnect; one given in the URL/conninfo wins
 		// (libpq lets values expanded from dbname override earlier keywords).
 		// The application name goes in the start-up packet, which a pooler
-		// keeps for this client (session mode also sets it, as before).
+		// keeps for this client (pgbouncer sets it again on each server
+		// connection it lends the client); one in the URL wins.
 		const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
 		const char *vals[] = {"5", "genroc", conninfo_.c_str(), nullptr};
 		Conn c(PQconnectdbParams(keys, vals, 1));
@@ -672,6 +694,7 @@ class PgStore final : public Store {
 			throw Error(CONNECTION_FAILURE, "cannot connect to PostgreSQL: " + trim(msg));
 		}
 		prepared_.clear();
+		nonce_ = new_nonce();
 		conn_ = std::move(c);
 		try {
 			check_extension_version();
@@ -681,19 +704,12 @@ class PgStore final : public Store {
 			throw;
 		}
 		if (pooled_) {
-			// Nothing for the session: the settings travel with each statement.
+			// A notification would reach a server connection of the pool.
 			listening_ = false;
-			rebuild_settings();
 			return;
 		}
 		bool was_listening = listening_;
 		listening_ = false;
-		// Session settings a reconnect must restore.
-		exec("SELECT set_config('application_name', 'genroc', false), set_config('TimeZone', 'UTC', false)", {});
-		if (test_clock_) exec("SELECT set_config('genroc.test_clock', $1, false)", {*test_clock_});
-		apply_durability();
-		apply_log_options();
-		if (commit_delay_) exec("SELECT set_config('commit_delay', $1, false)", {std::to_string(*commit_delay_)});
 		if (was_listening) {
 			exec("LISTEN genroc", {});
 			exec("LISTEN genroc_drain", {});
@@ -758,49 +774,65 @@ class PgStore final : public Store {
 		return any;
 	}
 
-	// The one path to the server: parameters as text, results as text;
-	// pooled, with the settings in the same transaction.
-	Result exec(const char *sql, std::initializer_list<Param> params) {
-		ensure_connected();
-		if (pooled_ && !settings_sql_.empty()) return exec_with_settings(sql, params);
-		return exec_plain(sql, params);
-	}
+	// The one path to the server: parameters as text, results as text, the
+	// settings in the same transaction (exec_with_settings).  On a
+	// connection not found pooled, the settings statement and the hot
+	// path's (exec_hot: claim, the reports, renew, the heartbeat) are named
+	// prepared statements, parsed and planned once per connection; the rest
+	// stay unnamed.  What naming saves, in server instructions per task
+	// (bench/pg_named.sh: the postmaster under callgrind, one client
+	// running this store's claim and complete_many statements over one-task
+	// jobs, each after the settings statement, all named against all
+	// unnamed): 3,594,179 against 4,773,617 with one task per call (25 %
+	// saved), 463,803 against 499,380 with 32 (7 %); a run again differs
+	// by up to 2 %.  More than 3 % per task, so on a connection of its own
+	// the hot path keeps them (session settings, as before, were 3,400,295
+	// and 462,089: settings with each transaction cost 6 % and 0.4 %).
+	// Their names carry a random nonce made per client connection
+	// (genroc_<nonce>_<n>), so two clients never collide on one server
+	// connection whatever lends it; each is made in the pipeline of its
+	// first use (PQsendPrepare before the statement: no round trip more).
+	// One the server connection does not have, or has already (26000,
+	// 42P05), proves a transaction pooler the detection missed (this
+	// client's transactions reach other server connections): the store
+	// turns pooled from then on (unnamed statements, no LISTEN wait), says
+	// so, and runs this call again unnamed (the failed pipeline did
+	// nothing).  "Cached plan must not change result type" (0A000: an ALTER
+	// EXTENSION changed a function's columns under it): this connection's
+	// statements are dropped and this call runs unnamed.
+	Result exec(const char *sql, std::initializer_list<Param> params) { return run(sql, params, false); }
+	Result exec_hot(const char *sql, std::initializer_list<Param> params) { return run(sql, params, true); }
 
-	// A hot-path statement: on a session of this process's own, a named
-	// prepared statement made on its first use on this connection (the
-	// server re-plans it when what it names changes).  Behind a pooler, as
-	// exec.  "Cached plan must not change result type" (0A000: an ALTER
-	// EXTENSION changed a function's columns under it): the prepared
-	// statements are dropped and this one runs unnamed.  A prepared
-	// statement the session does not have, or has already (26000, 42P05: a
-	// transaction pooler the detection missed, which hands each statement
-	// another server connection): named statements are off for this store
-	// from then on, and this one runs unnamed.  Each time the failed
-	// statement did nothing, so running it again is safe.
-	Result exec_hot(const char *sql, std::initializer_list<Param> params) {
+	Result run(const char *sql, std::initializer_list<Param> params, bool hot) {
 		ensure_connected();
-		if (pooled_ || unnamed_only_) return exec(sql, params);
-		const std::vector<const char *> values = param_values(params);
+		if (pooled_) return exec_with_settings(sql, params, false, false);
 		try {
-			auto it = prepared_.find(sql);
-			if (it == prepared_.end()) {
-				std::string name = "genroc_hot_" + std::to_string(prepared_.size() + 1);
-				checked(Result(PQprepare(conn_.get(), name.c_str(), sql, static_cast<int>(values.size()), nullptr)));
-				it = prepared_.emplace(sql, std::move(name)).first;
-			}
-			return checked(Result(PQexecPrepared(conn_.get(), it->second.c_str(), static_cast<int>(values.size()),
-												 values.data(), nullptr, nullptr, 0)));
+			return exec_with_settings(sql, params, true, hot);
 		} catch (const Error &e) {
 			if (!conn_) throw;
 			if (e.sqlstate == "26000" || e.sqlstate == "42P05") {
 				prepared_.clear();
-				unnamed_only_ = true;
-				return exec(sql, params);
+				pooled_ = true;
+				listening_ = false;
+				log::warn("a transaction pooler is in front of PostgreSQL (a prepared statement of this "
+						  "connection was missing or there already): from now on, unnamed statements and "
+						  "work polled (--poll-interval) instead of LISTEN; --pooled says so from the start",
+						  {{"sqlstate", e.sqlstate}});
+				ensure_connected();
+				return exec_with_settings(sql, params, false, false);
 			}
 			if (e.sqlstate != "0A000") throw;
+			const auto made = std::move(prepared_);	// a reconnect meanwhile clears prepared_
 			prepared_.clear();
-			exec_plain("DEALLOCATE ALL", {});
-			return exec_plain(sql, params);
+			for (const auto &[text, name] : made) {
+				try {
+					exec_plain(("DEALLOCATE " + name).c_str(), {});
+				} catch (const Error &) {
+					if (!conn_) throw;
+				}
+			}
+			ensure_connected();
+			return exec_with_settings(sql, params, false, false);
 		}
 	}
 
@@ -814,10 +846,13 @@ class PgStore final : public Store {
 	// One round trip, one implicit transaction: the settings statement and
 	// the caller's, then a single Sync (PostgreSQL runs what comes before a
 	// Sync as one transaction, so set_config(..., true) holds for the
-	// statement; a pooler keeps the server connection until the transaction
-	// ends).  A failed settings statement aborts the caller's, which is
-	// then not run.
-	Result exec_with_settings(const char *sql, std::initializer_list<Param> params) {
+	// statement and is gone after it; a pooler keeps the server connection
+	// until the transaction ends).  A failed settings statement aborts the
+	// caller's, which is then not run.  `named_settings`, `named`: the
+	// settings statement, the caller's, as this connection's named prepared
+	// statements, each made (PQsendPrepare) in the pipeline of its first use.
+	Result exec_with_settings(const char *sql, std::initializer_list<Param> params, bool named_settings,
+							  bool named) {
 		PGconn *c = conn_.get();
 		const std::vector<const char *> values = param_values(params);
 		std::vector<const char *> settings;
@@ -828,17 +863,34 @@ class PgStore final : public Store {
 			drop_connection();
 			throw Error(state, "connection to PostgreSQL lost: " + trim(msg));
 		};
-		if (PQenterPipelineMode(c) != 1 ||
-			PQsendQueryParams(c, settings_sql_.c_str(), static_cast<int>(settings.size()), nullptr,
-							  settings.data(), nullptr, nullptr, 0) != 1 ||
-			PQsendQueryParams(c, sql, static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-							  nullptr, 0) != 1 ||
+		// What each result up to the Sync answers, in order: a statement
+		// made (its text) or one run (empty).
+		std::vector<std::pair<std::string, std::string>> sent;	// text, name
+		auto send = [&](const std::string &text, const std::vector<const char *> &vals, bool named) {
+			const int n = static_cast<int>(vals.size());
+			if (!named) {
+				sent.emplace_back();
+				return PQsendQueryParams(c, text.c_str(), n, nullptr, vals.data(), nullptr, nullptr, 0) == 1;
+			}
+			std::string name;
+			auto it = prepared_.find(text);
+			if (it != prepared_.end()) {
+				name = it->second;
+			} else {
+				name = "genroc_" + nonce_ + "_" + std::to_string(++statements_made_);
+				sent.emplace_back(text, name);
+				if (PQsendPrepare(c, name.c_str(), text.c_str(), n, nullptr) != 1) return false;
+			}
+			sent.emplace_back();
+			return PQsendQueryPrepared(c, name.c_str(), n, vals.data(), nullptr, nullptr, 0) == 1;
+		};
+		if (PQenterPipelineMode(c) != 1 || !send(settings_sql_, settings, named_settings) || !send(sql, values, named) ||
 			PQpipelineSync(c) != 1)
 			lost(CONNECTION_FAILURE);
 		// Every result up to the Sync's; NULL ends one statement's results.
 		std::vector<Result> got;
 		bool synced = false;
-		for (int guard = 0; guard < 16 && PQstatus(c) == CONNECTION_OK; ++guard) {
+		for (int guard = 0; guard < 32 && PQstatus(c) == CONNECTION_OK; ++guard) {
 			PGresult *r = PQgetResult(c);
 			if (!r) continue;
 			if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
@@ -861,10 +913,18 @@ class PgStore final : public Store {
 			}
 			lost(state);
 		}
-		if (got.size() != 2) lost("08P01");
-		auto first = PQresultStatus(got[0].get());
-		if (first != PGRES_TUPLES_OK) checked(std::move(got[0]));	// throws: why the settings failed
-		return checked(std::move(got[1]));
+		if (got.size() != sent.size()) lost("08P01");
+		// A statement made is kept even when the transaction fails (they are
+		// not transactional); the first failure says why (those after it
+		// were not run).
+		for (size_t i = 0; i < got.size(); ++i)
+			if (!sent[i].first.empty() && PQresultStatus(got[i].get()) == PGRES_COMMAND_OK)
+				prepared_[sent[i].first] = sent[i].second;
+		for (size_t i = 0; i + 1 < got.size(); ++i) {
+			auto st = PQresultStatus(got[i].get());
+			if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) checked(std::move(got[i]));	// throws
+		}
+		return checked(std::move(got.back()));
 	}
 
 	// r as the caller's result, or the Error it carries.

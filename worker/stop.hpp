@@ -48,7 +48,7 @@ bool is_conflict(const Error &e);
 // The database is there but cannot take the call now: a lock wait ran out
 // (55P03: another process held a SQLite file's write lock past busy_timeout,
 // or PostgreSQL's lock_timeout), resources ran out (class 53: disk full, too
-// many connections), an I/O error (58030, a full disk on SQLite too).  The
+// many connections; a full disk on SQLite too), an I/O error (58030).  The
 // same call may succeed later; nothing was written.
 bool is_busy(const Error &e);
 

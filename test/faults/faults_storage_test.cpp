@@ -106,12 +106,14 @@ class Storage : public FaultBase {
 	// POST /api/instances: the id when acknowledged (2xx); else checks the
 	// answer is a clean error (a 5xx with a SQLSTATE and a message) and
 	// returns 0.  *sqlstate gets the error's SQLSTATE.
-	static int64_t start(httplib::Client &c, const json &input, std::string *sqlstate = nullptr) {
+	static int64_t start(httplib::Client &c, const json &input, std::string *sqlstate = nullptr,
+						 int *status = nullptr) {
 		auto r = c.Post("/api/instances", json{{"definition", "job"}, {"input", input}}.dump(), "application/json");
 		if (!r) {
 			ADD_FAILURE() << "no answer from the API: " << httplib::to_string(r.error());
 			return 0;
 		}
+		if (status) *status = r->status;
 		if (r->status / 100 == 2) return json::parse(r->body).at("instance_id").get<int64_t>();
 		json body = json::parse(r->body, nullptr, false);
 		EXPECT_GE(r->status, 500) << r->body;
@@ -152,11 +154,16 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 	int n_refused = 0;
 	for (int i = 0; i < 3000 && n_refused < 20 && !HasFailure(); i++) {
 		std::string st;
-		int64_t id = start(c, input, &st);
+		int status = 0;
+		int64_t id = start(c, input, &st, &status);
 		if (id) {
 			acked.insert(id);
 		} else {
-			refused[st]++;
+			// A full disk is 53100 (disk_full, class 53): 503, try again.
+			if (st == "53100") {
+				EXPECT_EQ(status, 503) << "disk full answered " << status;
+			}
+			refused[st + " " + std::to_string(status)]++;
 			n_refused++;
 			std::this_thread::sleep_for(100ms);	// the full disk lasts a while
 		}
@@ -166,6 +173,7 @@ TEST_F(Storage, SqliteFileOnAFullDiskAnswersErrorsAndLosesNothing) {
 	for (auto &[k, v] : refused) summary += k + "=" + std::to_string(v) + " ";
 	std::fprintf(stderr, "full disk: %zu starts acknowledged, refused: %s\n", acked.size(), summary.c_str());
 	ASSERT_FALSE(refused.empty()) << "the disk never filled";
+	EXPECT_TRUE(refused.count("53100 503")) << "no start refused as disk full (53100, 503): " << summary;
 	EXPECT_FALSE(acked.empty());
 	for (auto &p : procs_) EXPECT_TRUE(p->running()) << "a process exited on the full disk:\n" << p->log();
 

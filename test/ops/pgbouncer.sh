@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # pgbouncer.sh — genroc through a real pgbouncer in transaction pooling mode
 # (README "Behind a connection pooler"): a PostgreSQL cluster of its own, a
-# pgbouncer in front of it (pool_mode = transaction, fewer server
-# connections than clients, its config in a temporary folder), a `genroc
-# worker --pooled` and a `genroc api` (no --pooled: it must detect the
-# pooler) both through pgbouncer with --log-payloads=false, psql through
-# pgbouncer for the SQL API (starts, an activity).  Mid-run PostgreSQL is
-# restarted behind pgbouncer (pg_ctl restart -m immediate); the work carries
-# on and every instance ends once: none lost, none doubled, every Task
-# reported once.  The log-payloads check fails with session settings (they
-# stay on the server connection that ran them and are gone after the
-# restart).  Real time with generous bounds (a real-process test).
+# pgbouncer in front of it (pool_mode = transaction, server_round_robin = 1,
+# 4 server connections for more clients, its config in a temporary folder),
+# `genroc worker`, `genroc api`, `genroc serve` and genctl through it, none
+# with --pooled, all with settings other than the defaults (--durability
+# none --log-payloads=false), psql through pgbouncer for the SQL API
+# (starts, an activity).  A second psql client through the same pgbouncer
+# runs 40 transactions meanwhile and must never see genroc's settings
+# (genroc.durability, genroc.log_payloads, application_name, TimeZone), and
+# neither log may show a prepared statement of one client met by another.
+# Mid-run PostgreSQL is restarted behind pgbouncer (pg_ctl restart -m
+# immediate); the work carries on and every instance ends once: none lost,
+# none doubled, every Task reported once.  The log-payloads check fails with
+# session settings (they stay on the server connection that ran them and
+# are gone after the restart).  Real time with generous bounds (a
+# real-process test).
 # Skips (a "# SKIP" line, exit 0) only when pgbouncer is not installed;
 # scripts/deps.sh installs it.
 # Environment: PGBIN (default: pg_config's), the extension installed there;
-# GENROC_BIN (default build/genroc).
+# GENROC_BIN (default build/genroc), GENCTL_BIN (default: genctl beside it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 GENROC_BIN=${GENROC_BIN:-$ROOT/${BUILD:-build}/genroc}
+GENCTL_BIN=${GENCTL_BIN:-$(dirname "$GENROC_BIN")/genctl}
 PGBIN=${PGBIN:-$(pg_config --bindir)}
 n=0 failed=0
 check() { # description command...
@@ -68,8 +74,11 @@ auth_type = trust
 auth_file = $BDIR/userlist.txt
 admin_users = postgres
 pool_mode = transaction
-; fewer server connections than genroc's clients: they must share them
-default_pool_size = 3
+; fewer server connections than genroc's clients: they must share them,
+; lent out in turns (the one idle longest first), so a client's next
+; transaction seldom runs on the server connection of its last one
+default_pool_size = 4
+server_round_robin = 1
 max_client_conn = 200
 server_login_retry = 1
 query_wait_timeout = 120
@@ -90,17 +99,50 @@ def='{"StartAt":"Work","States":{
   "Done":{"Type":"Task","Resource":"genroc:noop","ResultPath":"$.done","End":true}}}'
 appr='{"StartAt":"Approve","States":{"Approve":{"Type":"Task","Resource":"activity:approve","End":true}}}'
 
-common=(--database "$URL" --log-payloads=false --log-level info)
-"$GENROC_BIN" worker "${common[@]}" --pooled --worker-id w1 --concurrency 8 --lease-duration 3s \
+# No --pooled anywhere: the settings must travel with each transaction
+# whether or not the pooler is detected.
+common=(--database "$URL" --durability none --log-payloads=false --log-level info)
+free_port() { local p=$(( 20000 + RANDOM % 12000 )); while (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null; do p=$(( 20000 + RANDOM % 12000 )); done; echo "$p"; }
+"$GENROC_BIN" worker "${common[@]}" --worker-id w1 --concurrency 8 --lease-duration 3s \
   --poll-interval 200ms --tick-interval 200ms >"$BDIR/worker.log" 2>&1 &
 pids+=($!); wpid=$!
-hport=$(( 20000 + RANDOM % 12000 ))
-while (exec 3<>/dev/tcp/127.0.0.1/$hport) 2>/dev/null; do hport=$(( 20000 + RANDOM % 12000 )); done
+hport=$(free_port)
 "$GENROC_BIN" api "${common[@]}" --listen "127.0.0.1:$hport" >"$BDIR/api.log" 2>&1 &
 pids+=($!); apid=$!
 API="http://127.0.0.1:$hport"
-api_up() { for _ in $(seq 1 100); do curl -sf "$API/healthz" >/dev/null && return 0; sleep 0.1; done; cat "$BDIR/api.log"; return 1; }
-check "genroc api starts through pgbouncer" api_up
+sport=$(free_port)
+"$GENROC_BIN" serve "${common[@]}" --listen "127.0.0.1:$sport" --worker-id s1 --concurrency 4 --lease-duration 3s \
+  --poll-interval 200ms --tick-interval 200ms >"$BDIR/serve.log" 2>&1 &
+pids+=($!); spid=$!
+api_up() { # url log
+  for _ in $(seq 1 100); do curl -sf "$1/healthz" >/dev/null && return 0; sleep 0.1; done; cat "$2"; return 1
+}
+check "genroc api starts through pgbouncer" api_up "$API" "$BDIR/api.log"
+check "genroc serve starts through pgbouncer" api_up "http://127.0.0.1:$sport" "$BDIR/serve.log"
+
+# The second client: 40 transactions, each its own, through the same
+# pgbouncer while genroc works; each line what that transaction saw.  When
+# genroc leaves nothing behind: the module's defaults, its own application
+# name and time zone (one other than genroc's UTC, sent at start-up, PGTZ).
+tz_default=America/Sao_Paulo
+watch_settings() {
+  local i
+  for i in $(seq 1 40); do
+    echo "SELECT genroc.durability() || ' ' || current_setting('genroc.log_payloads') || ' ' ||
+                 current_setting('application_name') || ' ' || current_setting('TimeZone');"
+    echo "SELECT pg_sleep(0.1);"
+  done | PGTZ=$tz_default psql -X -qAt -v ON_ERROR_STOP=1 -d "$URL?application_name=checker" | grep -v '^$' >"$BDIR/watch.out"
+}
+watch_settings & watcher=$!
+# genctl, without --pooled, while the others work
+genctl_calls() {
+  local i
+  for i in $(seq 1 10); do
+    "$GENCTL_BIN" --database "$URL" instances >/dev/null &&
+      "$GENCTL_BIN" --database "$URL" workers >/dev/null &&
+      "$GENCTL_BIN" --database "$URL" queues >/dev/null || return 1
+  done
+}
 
 # A request that may meet the outage: sent again until it is answered
 # (starts carry an idempotency key, so a repeat is the same instance).
@@ -129,7 +171,16 @@ start_sql() { # from to
              genroc.start('flow', jsonb_build_object('n', g, 'via', 'sql'), jsonb_build_object('idempotency_key', 's' || g))" >/dev/null
 }
 check "20 starts over HTTP" start_http 1 20
+check "genctl (instances, workers, queues) through pgbouncer, 10 times each" genctl_calls
 check "10 starts over SQL through pgbouncer" start_sql 1 10
+wait "$watcher"
+seen_none() {
+  [ "$(wc -l <"$BDIR/watch.out")" = 40 ] || { echo "$(wc -l <"$BDIR/watch.out") answers of 40"; return 1; }
+  local bad
+  bad=$(grep -vxF "essential on checker $tz_default" "$BDIR/watch.out")
+  [ -z "$bad" ] || { echo "expected: essential on checker $tz_default"; sort "$BDIR/watch.out" | uniq -c; return 1; }
+}
+check "a second client through pgbouncer never saw genroc's settings (40 transactions)" seen_none
 check "an activity's instance started over SQL" \
   pooled -c "SELECT 1 FROM genroc.start('appr', '{\"via\":\"sql\"}', '{\"idempotency_key\":\"a1\"}')"
 
@@ -216,12 +267,21 @@ no_payloads() {
                      WHERE l.event = 'started' AND $BY_PSQL AND l.detail ? 'input'")" = 11
 }
 check "the binaries' settings hold in every transaction across the restart (no payload logged)" no_payloads
-check "the worker registered pooled (no session recorded)" \
-  test "$(direct -c "SELECT session_pid IS NULL FROM genroc._workers WHERE id = 'w1'")" = t
-check "genroc api, without --pooled, detected the pooler" grep -q 'a transaction pooler is in front of PostgreSQL' "$BDIR/api.log"
+check "the workers registered pooled (no session recorded)" \
+  test "$(direct -c "SELECT string_agg(id || ' ' || (session_pid IS NULL), ',' ORDER BY id) FROM genroc._workers")" = "s1 true,w1 true"
+for what in worker api serve; do
+  check "genroc $what, without --pooled, detected the pooler (server_round_robin = 1)" \
+    grep -q 'a transaction pooler is in front of PostgreSQL' "$BDIR/$what.log"
+done
+no_statement_errors() {
+  ! grep -iE 'prepared statement|bind message supplies' "$GENROC_PGDIR/server.log" "$BDIR/pgbouncer.log" "$BDIR"/*.log
+}
+check "no prepared statement errors in the server's, pgbouncer's or genroc's logs" no_statement_errors
 
 kill -TERM "$wpid"; wait "$wpid"; wrc=$?
 check "the worker stops cleanly (SIGTERM, exit 0)" test "$wrc" = 0
+kill -TERM "$spid"; wait "$spid"; src=$?
+check "serve stops cleanly (SIGTERM, exit 0)" test "$src" = 0
 check "it is marked stopped" test "$(direct -c "SELECT stopped_at IS NOT NULL FROM genroc._workers WHERE id = 'w1'")" = t
 
 echo "# $n checks, $failed failed"
