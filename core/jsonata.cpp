@@ -2173,6 +2173,7 @@ std::vector<std::string> utf8_chars(const std::string &s) {
 		else if (c >= 0xE0) len = 3;
 		else if (c >= 0xC0) len = 2;
 		len = std::min(len, s.size() - i);
+		lim::count_bytes(sizeof(std::string));	// a string per character: polled, counted
 		out.push_back(s.substr(i, len));
 		i += len;
 	}

@@ -1091,8 +1091,10 @@ V f_shuffle(Context &, Args &a, const V &) {
 	count_items(items(a[0]).size());
 	out.a->items = items(a[0]);
 	auto &xs = out.a->items;
-	for (size_t i = xs.size() - 1; i > 0; i--)
+	for (size_t i = xs.size() - 1; i > 0; i--) {
+		lim::count_work(1);	 // a draw of random bytes each: the loop is polled
 		std::swap(xs[i], xs[asl::detail::random_below_inclusive(i)]);
+	}
 	return out;
 }
 

@@ -143,10 +143,11 @@ SELECT ok(genroc.get_instance(:bomb) ->> 'cause' LIKE '%(limit step_bytes)%',
 
 -- pg_cancel_backend from a second connection ends a long step within 1 s.
 CREATE EXTENSION IF NOT EXISTS dblink;
-SELECT dblink_connect('budget_other', 'dbname=' || current_database()) AS connected \gset
+SELECT dblink_connect('budget_other', format('dbname=%s port=%s host=%s', current_database(),
+	current_setting('port'), trim(split_part(current_setting('unix_socket_directories'), ',', 1)))) AS connected \gset
 SELECT pid AS other_pid FROM dblink('budget_other', 'SELECT pg_backend_pid()') AS t(pid int) \gset
 SELECT set_config('budget.other_pid', :'other_pid', true) AS noted \gset
-SELECT dblink_exec('budget_other', $$SELECT genroc.define('budget_long', '{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $count($sort($map([1..1000000], $random))) %}","End":true}}}')$$) AS long_defined \gset
+SELECT v AS long_defined FROM dblink('budget_other', $$SELECT genroc.define('budget_long', '{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $count($sort($map([1..1000000], $random))) %}","End":true}}}')::text$$) AS t(v text) \gset
 SELECT dblink_send_query('budget_other', $$SELECT genroc.start('budget_long', '{}')$$) AS sent \gset
 -- Waits for the step to run (an event: the other backend's query is active).
 DO $$
