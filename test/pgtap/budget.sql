@@ -166,7 +166,7 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
 	ended := SQLERRM;
 END $$;
-SELECT like((pg_temp.other_result()).ended, '%canceling statement due to user request%',
+SELECT alike(pg_temp.other_result(), '%canceling statement due to user request%',
 	'pg_cancel_backend ends the step with the cancel''s error');
 SELECT cmp_ok(extract(epoch FROM clock_timestamp() - :'cancel_t0'::timestamptz)::float8, '<', 1::float8,
 	'the canceled step ended within 1 s');
