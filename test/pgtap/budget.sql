@@ -163,7 +163,7 @@ CREATE FUNCTION pg_temp.other_result(OUT ended text) LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM * FROM dblink_get_result('budget_other') AS t(r text);
 	ended := 'ok';
-EXCEPTION WHEN OTHERS THEN
+EXCEPTION WHEN query_canceled OR OTHERS THEN  -- dblink raises the other backend's error
 	ended := SQLERRM;
 END $$;
 SELECT alike(pg_temp.other_result(), '%canceling statement due to user request%',
