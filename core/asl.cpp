@@ -1948,6 +1948,9 @@ class Runner {
 				input = std::move(out);
 			} catch (const Failure &f) {
 				return failed(f.error, f.what(), st.name, input);
+			} catch (const limits::BudgetExceeded &e) {  // the step's budget: States.Runtime
+				const Failure f(ERR_RUNTIME, "in state \"" + st.name + "\", " + e.what());
+				return failed(f.error, f.what(), st.name, input);
 			}
 		}
 	}
@@ -1974,6 +1977,9 @@ class Runner {
 			out = bounded(std::move(out), "the output", st.name);
 		} catch (const Failure &f) {
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), true);
+		} catch (const limits::BudgetExceeded &e) {  // the step's budget: States.Runtime
+			const Failure f(ERR_RUNTIME, "in state \"" + st.name + "\", " + e.what());
+			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), true);
 		}
 		commit(std::move(vars));
 		return leave(st, std::move(out));
@@ -1986,6 +1992,9 @@ class Runner {
 		try {
 			out = wait_output(st, raw);
 		} catch (const Failure &f) {
+			return failed(f.error, f.what(), st.name, raw);
+		} catch (const limits::BudgetExceeded &e) {  // the step's budget: States.Runtime
+			const Failure f(ERR_RUNTIME, "in state \"" + st.name + "\", " + e.what());
 			return failed(f.error, f.what(), st.name, raw);
 		}
 		return leave(st, std::move(out));
@@ -2045,6 +2054,9 @@ class Runner {
 				}
 			} catch (const Failure &f) {
 				return failed(f.error, f.what(), st.name, raw);
+			} catch (const limits::BudgetExceeded &e) {  // the step's budget: States.Runtime
+				const Failure f(ERR_RUNTIME, "in state \"" + st.name + "\", " + e.what());
+				return failed(f.error, f.what(), st.name, raw);
 			}
 			commit(std::move(vars));
 			return jump(c.next, std::move(out));
@@ -2097,6 +2109,8 @@ class Runner {
 					return task_succeeded(st, raw, json::array(), std::move(counts));
 				std::vector<json> inputs;
 				inputs.reserve(items_v.size());
+				limits::count_work(items_v.size());
+				limits::count_bytes(items_v.size() * limits::kItemBytes);
 				for (size_t i = 0; i < items_v.size(); i++) {
 					json input = items_v[i];
 					if (st.item_selector) {
@@ -2141,6 +2155,9 @@ class Runner {
 				out["tolerated_percentage"] = std::move(tol_pct);
 			}
 		} catch (const Failure &f) {
+			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
+		} catch (const limits::BudgetExceeded &e) {  // the step's budget: States.Runtime
+			const Failure f(ERR_RUNTIME, "in state \"" + st.name + "\", " + e.what());
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
 		}
 		out["retry_counts"] = counts;
@@ -2199,6 +2216,7 @@ class Runner {
 		std::vector<json> out;
 		json cur = start();
 		size_t bytes = frame;
+		limits::count_work(items.size());
 		for (auto &item : items) {
 			const size_t size = item.dump(-1, ' ', false, json::error_handler_t::replace).size();
 			if (most_bytes > 0 && frame + size > static_cast<size_t>(most_bytes))
@@ -2266,6 +2284,9 @@ class Runner {
 			if (is_call(st.resource))
 				check_call_input(task_input, st.name);
 		} catch (const Failure &f) {
+			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
+		} catch (const limits::BudgetExceeded &e) {  // the step's budget: States.Runtime
+			const Failure f(ERR_RUNTIME, "in state \"" + st.name + "\", " + e.what());
 			return handle_error(st, raw, f.error, json(f.what()), std::move(counts), false);
 		}
 		if (is_call(st.resource))
@@ -2684,6 +2705,7 @@ std::vector<int64_t> request_counts(const State &st, const json &req) {
 }  // namespace
 
 json step(const Definition &d, const json &req) {
+	limits::BudgetScope budget;	 // one budget of work and bytes for the whole step
 	if (!req.is_object())
 		bad_request("must be a JSON object");
 	const json &op_v = field(req, "op");

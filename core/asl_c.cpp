@@ -232,6 +232,10 @@ extern "C" void genroc_asl_set_stack_check(int (*too_deep)(void)) {
 	genroc::limits::set_stack_check(too_deep);
 }
 
+extern "C" void genroc_asl_set_interrupt_check(int (*pending)(void)) {
+	genroc::limits::set_interrupt_check(pending);
+}
+
 extern "C" void genroc_asl_free(GenrocAslResult *result) {
 	if (!result)
 		return;

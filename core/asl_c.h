@@ -84,6 +84,22 @@ extern GenrocAslResult genroc_asl_check_depth(const char *json_text, const char 
  */
 extern void genroc_asl_set_stack_check(int (*too_deep) (void));
 
+/*
+ * Sets the host's interrupt check: a function that returns nonzero when the
+ * host wants the interpreter to stop (the module passes one that reads
+ * PostgreSQL's InterruptPending with QueryCancelPending or ProcDiePending;
+ * it must not raise an error, longjmp or call CHECK_FOR_INTERRUPTS).  Every
+ * loop of the interpreter over data asks it every few thousand units of
+ * work (a few milliseconds at most); when it says so, the call fails with
+ * GENROC_ASL_INTERRUPTED as its SQLSTATE, and the caller lets the host raise
+ * its own error (CHECK_FOR_INTERRUPTS), else raises 57014.  NULL: never
+ * asked (the binary, the SQLite store).
+ */
+extern void genroc_asl_set_interrupt_check(int (*pending) (void));
+
+/* The SQLSTATE of a call the interrupt check stopped (query_canceled). */
+#define GENROC_ASL_INTERRUPTED "57014"
+
 /* Frees what a GenrocAslResult holds. */
 extern void genroc_asl_free(GenrocAslResult *result);
 

@@ -14,6 +14,9 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "digest.hpp"
 #include "internal.hpp"
@@ -454,6 +457,7 @@ std::string format_arg(const json &v) {
 
 json deep_merge(json a, const json &b) {
 	limits::RecursionGuard guard;
+	limits::count_work(b.size());
 	for (auto it = b.begin(); it != b.end(); ++it) {
 		auto mine = a.find(it.key());
 		if (mine != a.end() && mine->is_object() && it->is_object())
@@ -464,7 +468,108 @@ json deep_merge(json a, const json &b) {
 	return a;
 }
 
+// A hash that agrees with json's ==: equal values hash alike (a number by
+// its value as a double, as == compares an integer with a float).  An
+// unsigned number past INT64_MAX is == to the negative integer of the same
+// bits too, which no hash can follow: *odd is set, and the caller compares
+// without hashing.
+size_t hash_json(const json &v, bool *odd) {
+	limits::RecursionGuard guard;
+	limits::count_work(1);
+	auto mix = [](size_t h, size_t x) {
+		return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+	};
+	switch (v.type()) {
+	case json::value_t::null: return 0x61;
+	case json::value_t::boolean: return v.get<bool>() ? 0x62 : 0x63;
+	case json::value_t::number_unsigned:
+		if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+			*odd = true;
+		return std::hash<double>()(v.get<double>());
+	case json::value_t::number_integer:
+	case json::value_t::number_float: return std::hash<double>()(v.get<double>());
+	case json::value_t::string: return std::hash<std::string>()(v.get_ref<const std::string &>());
+	case json::value_t::array:
+	case json::value_t::object: {	// an object's keys are in order
+		size_t h = mix(v.is_array() ? 0x64 : 0x65, v.size());
+		for (auto it = v.begin(); it != v.end(); ++it) {
+			if (v.is_object())
+				h = mix(h, std::hash<std::string>()(it.key()));
+			h = mix(h, hash_json(*it, odd));
+		}
+		return h;
+	}
+	default: return 0x66;
+	}
+}
+
+// States.ArrayUnique: the first of each run of equal (==) items, in order.
+json array_unique(const json &items) {
+	json out = json::array();
+	limits::count_work(items.size());
+	limits::count_bytes(items.size() * limits::kItemBytes);
+	std::vector<size_t> hashes;
+	hashes.reserve(items.size());
+	bool odd = false;
+	for (const auto &item : items)
+		hashes.push_back(hash_json(item, &odd));
+	if (odd) {	// as == compares, one by one (each comparison counted)
+		for (const auto &item : items) {
+			bool seen = false;
+			for (const auto &kept : out) {
+				limits::count_work(1);
+				if (kept == item) {
+					seen = true;
+					break;
+				}
+			}
+			if (!seen)
+				out.push_back(item);
+		}
+		return out;
+	}
+	std::unordered_map<size_t, std::vector<size_t>> kept;	 // hash -> indices in out
+	for (size_t i = 0; i < items.size(); i++) {
+		auto &same_hash = kept[hashes[i]];
+		bool seen = false;
+		for (size_t k : same_hash) {
+			limits::count_work(1);
+			if (out[k] == items[i]) {
+				seen = true;
+				break;
+			}
+		}
+		if (!seen) {
+			same_hash.push_back(out.size());
+			out.push_back(items[i]);
+		}
+	}
+	return out;
+}
+
+// What an intrinsic's answer counts against the step's bytes: its text, or
+// kItemBytes per item (one level; the items were counted where made).
+void count_answer(const json &v) {
+	if (v.is_string())
+		limits::count_bytes(v.get_ref<const std::string &>().size() + 32);
+	else if (v.is_structured())
+		limits::count_bytes(v.size() * limits::kItemBytes + 64);
+}
+
+json eval_call(const Call &call, const json &input, const json &context, const json *vars);
+
 }  // namespace
+
+// The step's budget ends an intrinsic as the intrinsic's own failure.
+json eval_intrinsic(const Call &call, const json &input, const json &context, const json *vars) {
+	try {
+		json out = eval_call(call, input, context, vars);
+		count_answer(out);
+		return out;
+	} catch (const limits::BudgetExceeded &e) {
+		intrinsic_fail(call.name, e.what());
+	}
+}
 
 uint64_t random_below_inclusive(uint64_t bound) {
 	auto draw = []() {
@@ -494,7 +599,9 @@ std::shared_ptr<const Call> parse_intrinsic(const std::string &text) {
 	return call;
 }
 
-json eval_intrinsic(const Call &call, const json &input, const json &context, const json *vars) {
+namespace {
+
+json eval_call(const Call &call, const json &input, const json &context, const json *vars) {
 	limits::RecursionGuard guard;
 	const Signature &sig = *find_signature(call.name);
 	const std::string &fn = call.name;
@@ -529,6 +636,7 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 			call.args[0].kind == Arg::Literal ? call.args[0].raw : v[0].get_ref<const std::string &>();
 		std::string out;
 		size_t next = 1;
+		limits::count_work(1 + tpl.size() / 64);
 		for (size_t i = 0; i < tpl.size(); i++) {
 			const char c = tpl[i];
 			if (c == '\\' && i + 1 < tpl.size()) {
@@ -555,7 +663,15 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 		const std::string &text = v[0].get_ref<const std::string &>();
 		if (text.find_first_not_of(" \t\r\n") == std::string::npos)
 			return nullptr;
-		json parsed = json::parse(v[0].get_ref<const std::string &>(), nullptr, false);
+		// The parse asks the poll clock once per value it makes.
+		limits::count_bytes(text.size());
+		json parsed = json::parse(
+			text,
+			[](int, json::parse_event_t, json &) {
+				limits::touch(1);
+				return true;
+			},
+			false);
 		if (parsed.is_discarded())
 			intrinsic_fail(fn, "the string is not valid JSON");
 		// Parsing takes no recursion; using the value would.
@@ -574,6 +690,8 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 		if (size <= 0)
 			intrinsic_fail(fn, "the chunk size must be a positive integer");
 		json out = json::array();
+		limits::count_work(v[0].size());
+		limits::count_bytes(v[0].size() * limits::kItemBytes);
 		for (size_t i = 0; i < v[0].size(); i += static_cast<size_t>(size)) {
 			json chunk = json::array();
 			for (size_t k = i; k < v[0].size() && k < i + static_cast<size_t>(size); k++)
@@ -583,6 +701,7 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 		return out;
 	}
 	if (fn == "States.ArrayContains") {
+		limits::count_work(v[0].size());
 		for (const auto &item : v[0])
 			if (item == v[1])
 				return true;
@@ -611,17 +730,8 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 	}
 	if (fn == "States.ArrayLength")
 		return v[0].size();
-	if (fn == "States.ArrayUnique") {
-		json out = json::array();
-		for (const auto &item : v[0]) {
-			bool seen = false;
-			for (const auto &kept : out)
-				seen = seen || kept == item;
-			if (!seen)
-				out.push_back(item);
-		}
-		return out;
-	}
+	if (fn == "States.ArrayUnique")
+		return array_unique(v[0]);
 	if (fn == "States.Base64Encode")
 		return base64_encode(v[0].get_ref<const std::string &>());
 	if (fn == "States.Base64Decode") {
@@ -639,6 +749,7 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 		if (v[2].get<bool>())
 			return deep_merge(v[0], v[1]);
 		json out = v[0];
+		limits::count_work(v[1].size());
 		for (auto it = v[1].begin(); it != v[1].end(); ++it)
 			out[it.key()] = *it;
 		return out;
@@ -676,13 +787,17 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 		return sum;
 	}
 	if (fn == "States.StringSplit") {
-		const auto delims = code_points(v[1].get_ref<const std::string &>());
+		// A set of the delimiters: n characters and m delimiters are n + m
+		// lookups, not n * m comparisons.
+		const auto delim_list = code_points(v[1].get_ref<const std::string &>());
+		const std::unordered_set<std::string> delims(delim_list.begin(), delim_list.end());
 		json out = json::array();
 		std::string token;
-		for (const auto &cp : code_points(v[0].get_ref<const std::string &>())) {
-			bool is_delim = false;
-			for (const auto &d : delims)
-				is_delim = is_delim || d == cp;
+		const auto cps = code_points(v[0].get_ref<const std::string &>());
+		limits::count_work(cps.size() + delim_list.size());
+		limits::count_bytes(cps.size() * 32);	// the code points, one string each
+		for (const auto &cp : cps) {
+			const bool is_delim = delims.count(cp) != 0;
 			if (is_delim) {
 				if (!token.empty())
 					out.push_back(token);
@@ -700,5 +815,7 @@ json eval_intrinsic(const Call &call, const json &input, const json &context, co
 	// Unreachable: the parser accepts only the functions handled above.
 	intrinsic_fail(fn, "unknown function");
 }
+
+}  // namespace
 
 }  // namespace genroc::asl::detail

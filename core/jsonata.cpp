@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <unordered_set>
 
 #include "jsonata_internal.hpp"
 #include "limits.hpp"
@@ -29,6 +30,7 @@ void fail(const std::string &code, const std::string &message, size_t pos) {
 }
 
 void count_step(Context &cx) {
+	cx.budget->count_work(1);
 	if (++cx.steps > lim::JSONATA_STEPS)
 		fail("L0001", "the expression took more than " + std::to_string(lim::JSONATA_STEPS) +
 						  " evaluation steps" + lim::named("jsonata_steps"));
@@ -1019,6 +1021,7 @@ class Evaluator {
 	static Value lookup(const Value &input, const std::string &key) {
 		if (input.k == Value::Arr) {
 			Value out = Value::array(true);
+			count_items(input.a->items.size());
 			for (const auto &item : input.a->items) {
 				Value r = lookup(item, key);
 				if (r.undef())
@@ -1119,6 +1122,7 @@ class Evaluator {
 		}
 		Value in = is_array(input) ? input : seq_of(input);
 		const auto &items = in.a->items;
+		count_items(items.size());
 		if (pred.type == Node::Number) {
 			double idx = std::floor(pred.num);
 			if (idx < 0)
@@ -1239,11 +1243,13 @@ class Evaluator {
 		struct Entry {
 			Value data;
 			size_t index;
+			bool own = false;	// data is an array made here: append in place
 		};
 		std::vector<std::string> order;
 		std::unordered_map<std::string, Entry> groups;
 		Value in = is_array(input) ? input : seq_of(input);
 		std::vector<Value> items = in.a->items;
+		count_items(items.size());
 		if (items.empty())
 			items.push_back(Value());
 		for (auto &item : items) {
@@ -1261,7 +1267,19 @@ class Evaluator {
 					if (it->second.index != pi)
 						fail("D1009", "Multiple key definitions evaluate to same key: " + key.str(),
 							 pos);
-					it->second.data = append(it->second.data, item);
+					// What append() answers, without copying the group's items
+					// each time (quadratic in the group's size).
+					Entry &en = it->second;
+					if (en.own && !item.undef()) {
+						if (item.k == Value::Arr)
+							for (auto &x : item.a->items)
+								seq_push(en.data, x);
+						else
+							seq_push(en.data, item);
+					} else {
+						en.data = append(en.data, item);
+						en.own = en.data.k == Value::Arr && en.data.a.use_count() == 1;
+					}
 				} else {
 					groups.emplace(key.str(), Entry{item, pi});
 					order.push_back(key.str());
@@ -1369,6 +1387,8 @@ class Evaluator {
 								  lim::named("jsonata_sequence"),
 					 e.pos);
 			Value out = Value::array(true);
+			count_items(static_cast<size_t>(size));
+			out.a->items.reserve(static_cast<size_t>(size));
 			for (double d = lhs.n; d <= rhs.n; d++)
 				out.a->items.push_back(Value::number(d));
 			return out;
@@ -1391,6 +1411,7 @@ class Evaluator {
 				}
 			};
 			if (is_array(rhs)) {
+				count_visits(rhs.a->items.size());
 				for (auto &x : rhs.a->items)
 					if (same(x))
 						return Value::boolean(true);
@@ -1475,6 +1496,7 @@ class Evaluator {
 	Value sort(const Node &e, const Value &input, Frame *env) {
 		Value in = is_array(input) ? input : seq_of(input);
 		std::vector<Value> items = in.a->items;
+		count_items(2 * items.size());	// the copy and the answer
 		if (items.size() <= 1) {
 			Value out = Value::array(true);
 			out.a->items = items;
@@ -1489,6 +1511,7 @@ class Evaluator {
 		for (size_t i = 0; i < idx.size(); i++)
 			idx[i] = i;
 		auto greater = [&](size_t a, size_t b) -> bool {	 // the reference's comparator: a > b
+			cx_.budget->count_work(1);
 			for (size_t t = 0; t < e.terms.size(); t++) {
 				const Value &aa = keys[a][t];
 				const Value &bb = keys[b][t];
@@ -1530,6 +1553,7 @@ class Evaluator {
 		if (v.k == Value::Arr) {
 			Value r = Value::array(v.a->sequence);
 			r.a->cons = v.a->cons;
+			count_items(v.a->items.size());
 			for (auto &x : v.a->items)
 				r.a->items.push_back(deep_copy(x));
 			return r;
@@ -1590,14 +1614,15 @@ class Evaluator {
 							 "string or array of strings: " + stringify(del, false),
 							 e.pos);
 				auto &en = m.o->entries;
+				// A set of the names: n entries and m names are n + m, not n * m.
+				std::unordered_set<std::string> drop;
+				count_visits(ds.a->items.size() + en.size());
+				for (auto &d : ds.a->items)
+					drop.insert(d.str());
 				std::vector<std::pair<std::string, Value>> kept;
-				for (auto &p : en) {
-					bool drop = false;
-					for (auto &d : ds.a->items)
-						drop = drop || d.str() == p.first;
-					if (!drop)
+				for (auto &p : en)
+					if (!drop.count(p.first))
 						kept.push_back(p);
-				}
 				m.o->entries.clear();
 				m.o->index.clear();
 				for (auto &p : kept)
@@ -1845,6 +1870,7 @@ Value boolean_of(const Value &v) {
 
 bool deep_equal(const Value &a, const Value &b) {
 	lim::RecursionGuard guard;
+	lim::count_work(1);
 	if (a.k != b.k)
 		return false;
 	switch (a.k) {
@@ -1874,26 +1900,70 @@ bool deep_equal(const Value &a, const Value &b) {
 	return false;
 }
 
+size_t hash_value(const Value &v) {
+	lim::RecursionGuard guard;
+	lim::count_work(1);
+	auto mix = [](size_t h, size_t x) {
+		return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+	};
+	switch (v.k) {
+	case Value::Undef: return 0x51;
+	case Value::Null: return 0x52;
+	case Value::Bool: return v.b ? 0x53 : 0x54;
+	case Value::Num: return std::hash<double>()(v.n);	 // 0 and -0 alike
+	case Value::Str: return std::hash<std::string>()(v.str());
+	case Value::Arr: {
+		size_t h = mix(0x55, v.a->items.size());
+		for (auto &x : v.a->items)
+			h = mix(h, hash_value(x));
+		return h;
+	}
+	case Value::Obj: {
+		size_t h = 0x56;  // a sum: the entries' order does not matter
+		for (auto &[k, x] : v.o->entries)
+			h += mix(std::hash<std::string>()(k), hash_value(x));
+		return h;
+	}
+	case Value::Fn: return std::hash<const void *>()(v.f.get());
+	}
+	return 0;
+}
+
+// The caller's data (the input, the variables) is not charged to the step's
+// budget: it was not built by the step; only the poll clock moves.
 Value from_json(const json &j) {
 	lim::RecursionGuard guard;
+	lim::touch(1);
 	switch (j.type()) {
 	case json::value_t::null: return Value::null();
 	case json::value_t::boolean: return Value::boolean(j.get<bool>());
 	case json::value_t::number_integer:
 	case json::value_t::number_unsigned:
 	case json::value_t::number_float: return Value::number(j.get<double>());
-	case json::value_t::string: return Value::string(j.get<std::string>());
+	case json::value_t::string: {
+		Value v;
+		v.k = Value::Str;
+		v.s = std::make_shared<const std::string>(j.get_ref<const std::string &>());
+		return v;
+	}
 	case json::value_t::array: {
-		Value v = Value::array(false);
+		Value v;
+		v.k = Value::Arr;
+		v.a = std::make_shared<ArrayV>();
 		v.a->items.reserve(j.size());
 		for (auto &x : j)
 			v.a->items.push_back(from_json(x));
 		return v;
 	}
 	case json::value_t::object: {
-		Value v = Value::object();
-		for (auto it = j.begin(); it != j.end(); ++it)
-			v.o->set(it.key(), from_json(it.value()));
+		Value v;
+		v.k = Value::Obj;
+		v.o = std::make_shared<ObjectV>();
+		v.o->entries.reserve(j.size());
+		for (auto it = j.begin(); it != j.end(); ++it) {
+			v.o->index.emplace(it.key(), v.o->entries.size());
+			v.o->entries.emplace_back(it.key(), from_json(it.value()));
+		}
 		return v;
 	}
 	default: return Value();
@@ -1902,6 +1972,7 @@ Value from_json(const json &j) {
 
 std::optional<json> to_json(const Value &v) {
 	lim::RecursionGuard guard;
+	lim::touch(1);
 	switch (v.k) {
 	case Value::Undef: return std::nullopt;
 	case Value::Null: return json(nullptr);
@@ -1965,6 +2036,7 @@ void quote(std::string &out, const std::string &s) {
 
 void stringify_into(std::string &out, const Value &v, bool pretty, int indent) {
 	lim::RecursionGuard guard;
+	lim::count_work(1);
 	if (out.size() > lim::JSONATA_STRING)
 		fail("L0001", "a string grew past " + std::to_string(lim::JSONATA_STRING) + " bytes" +
 						  lim::named("jsonata_string"));
@@ -2037,6 +2109,7 @@ std::string number_to_string(double d) {
 }
 
 Value make_sequence(std::vector<Value> items) {
+	count_visits(items.size());
 	Value s = Value::array(true);
 	s.a->items = std::move(items);
 	return s;
@@ -2046,6 +2119,7 @@ void seq_push(Value &seq, Value v) {
 	if (seq.a->items.size() >= lim::JSONATA_SEQUENCE)
 		fail("L0001", "an array grew past " + std::to_string(lim::JSONATA_SEQUENCE) + " items" +
 						  lim::named("jsonata_sequence"));
+	count_items(1);
 	seq.a->items.push_back(std::move(v));
 }
 
@@ -2056,6 +2130,7 @@ Value append(const Value &a, const Value &b) {
 		return a;
 	Value out = Value::array(true);
 	if (a.k == Value::Arr) {
+		count_items(a.a->items.size());
 		out.a->items = a.a->items;
 		out.a->sequence = a.a->sequence;
 	} else {
@@ -2098,6 +2173,7 @@ std::vector<std::string> utf8_chars(const std::string &s) {
 		else if (c >= 0xE0) len = 3;
 		else if (c >= 0xC0) len = 2;
 		len = std::min(len, s.size() - i);
+		lim::count_bytes(sizeof(std::string));	// a string per character: polled, counted
 		out.push_back(s.substr(i, len));
 		i += len;
 	}
@@ -2206,6 +2282,7 @@ ExpressionPtr compile(const std::string &text) {
 }
 
 std::optional<json> evaluate(const Expression &expr, const json *input, const Environment &env) {
+	lim::BudgetScope budget;  // the step's, when a step evaluates it
 	Context cx;
 	cx.now_ms = env.now_ms;
 	try {
@@ -2227,7 +2304,9 @@ std::optional<json> evaluate(const Expression &expr, const json *input, const En
 		Value r = ev.eval(expr.root(), in, root);
 		r = flatten_sequence(r);
 		return to_json(r);
-	} catch (const Error &err) {	// RecursionGuard
+	} catch (const lim::Interrupted &) {
+		throw;	// the host's, not the expression's
+	} catch (const Error &err) {	// RecursionGuard, the step's budget
 		fail("L0001", err.what());
 	}
 }

@@ -44,6 +44,7 @@ struct Value {
 	static Value boolean(bool x) { Value v; v.k = Bool; v.b = x; return v; }
 	static Value number(double x) { Value v; v.k = Num; v.n = x; return v; }
 	static Value string(std::string x) {
+		genroc::limits::count_bytes(x.size() + 32);
 		Value v; v.k = Str; v.s = std::make_shared<const std::string>(std::move(x)); return v;
 	}
 	static Value array(bool sequence = false);
@@ -73,15 +74,19 @@ struct ObjectV {
 			entries[it->second].second = std::move(v);
 			return;
 		}
+		genroc::limits::count_bytes(key.size() + 2 * genroc::limits::kItemBytes);
 		index.emplace(key, entries.size());
 		entries.emplace_back(std::move(key), std::move(v));
 	}
 };
 
 inline Value Value::array(bool sequence) {
+	genroc::limits::count_bytes(64);
 	Value v; v.k = Arr; v.a = std::make_shared<ArrayV>(); v.a->sequence = sequence; return v;
 }
-inline Value Value::object() { Value v; v.k = Obj; v.o = std::make_shared<ObjectV>(); return v; }
+inline Value Value::object() {
+	genroc::limits::count_bytes(64);
+	Value v; v.k = Obj; v.o = std::make_shared<ObjectV>(); return v; }
 
 // ------------------------------------------------------------------ syntax tree
 
@@ -162,6 +167,7 @@ struct Function {
 
 struct Context {
 	int64_t now_ms = 0;
+	genroc::limits::Budget *budget = &genroc::limits::budget();	 // this thread's
 	uint64_t steps = 0;
 	size_t call_depth = 0;
 	std::vector<std::unique_ptr<Frame>> frames;
@@ -181,6 +187,9 @@ bool is_function(const Value &v);
 bool truthy(const Value &v);	  // $boolean, undefined -> false
 Value boolean_of(const Value &v);  // $boolean: undefined stays undefined
 bool deep_equal(const Value &a, const Value &b);
+// A hash that agrees with deep_equal: equal values hash alike (an object's
+// entries in any order; 0 and -0).
+size_t hash_value(const Value &v);
 Value from_json(const json &j);
 std::optional<json> to_json(const Value &v);
 std::string stringify(const Value &v, bool pretty);	// JSON.stringify as $string does
@@ -193,6 +202,15 @@ size_t utf8_length(const std::string &s);
 std::vector<std::string> utf8_chars(const std::string &s);
 void check_regex_subject(const std::string &s);
 void count_step(Context &cx);
+
+// A loop over data: `n` items visited (work), or copied / built into a new
+// array (work, and kItemBytes each against the step's bytes).
+inline void count_visits(size_t n) { genroc::limits::count_work(n); }
+inline void count_items(size_t n) {
+	genroc::limits::Budget &b = genroc::limits::budget();
+	b.count_work(n);
+	b.count_bytes(n * genroc::limits::kItemBytes);
+}
 
 // The subject of a regular expression as std::regex walks it: every read
 // and every move of the engine counts against the expression's steps

@@ -71,6 +71,7 @@ V f_sum(Context &, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
 	double t = 0;
+	count_visits(items(a[0]).size());
 	for (auto &x : items(a[0]))
 		t += x.n;
 	return V::number(t);
@@ -86,6 +87,7 @@ V f_max(Context &, Args &a, const V &) {
 	if (a[0].undef() || items(a[0]).empty())
 		return V();
 	double m = -INFINITY;
+	count_visits(items(a[0]).size());
 	for (auto &x : items(a[0]))
 		m = std::max(m, x.n);
 	return V::number(m);
@@ -95,6 +97,7 @@ V f_min(Context &, Args &a, const V &) {
 	if (a[0].undef() || items(a[0]).empty())
 		return V();
 	double m = INFINITY;
+	count_visits(items(a[0]).size());
 	for (auto &x : items(a[0]))
 		m = std::min(m, x.n);
 	return V::number(m);
@@ -104,6 +107,7 @@ V f_average(Context &, Args &a, const V &) {
 	if (a[0].undef() || items(a[0]).empty())
 		return V();
 	double t = 0;
+	count_visits(items(a[0]).size());
 	for (auto &x : items(a[0]))
 		t += x.n;
 	return V::number(t / static_cast<double>(items(a[0]).size()));
@@ -382,6 +386,7 @@ V f_join(Context &, Args &a, const V &) {
 	std::string sep = arg(a, 1).undef() ? "" : arg(a, 1).str();
 	std::string out;
 	bool first = true;
+	count_visits(items(a[0]).size());
 	for (auto &x : items(a[0])) {
 		if (!first)
 			out += sep;
@@ -778,6 +783,7 @@ V f_map(Context &cx, Args &a, const V &input) {
 		return V();
 	V out = V::array(true);
 	const auto &xs = items(a[0]);
+	count_visits(xs.size());
 	for (size_t i = 0; i < xs.size(); i++) {
 		V r = apply(cx, a[1], hof_args(a[1], xs[i], V::number(static_cast<double>(i)), a[0]), input);
 		if (!r.undef())
@@ -791,6 +797,7 @@ V f_filter(Context &cx, Args &a, const V &input) {
 		return V();
 	V out = V::array(true);
 	const auto &xs = items(a[0]);
+	count_visits(xs.size());
 	for (size_t i = 0; i < xs.size(); i++) {
 		V r = apply(cx, a[1], hof_args(a[1], xs[i], V::number(static_cast<double>(i)), a[0]), input);
 		if (truthy(r))
@@ -805,6 +812,7 @@ V f_single(Context &cx, Args &a, const V &input) {
 	bool found = false;
 	V result;
 	const auto &xs = items(a[0]);
+	count_visits(xs.size());
 	for (size_t i = 0; i < xs.size(); i++) {
 		bool pos = true;
 		if (!arg(a, 1).undef())
@@ -838,6 +846,7 @@ V f_reduce(Context &cx, Args &a, const V &input) {
 	} else {
 		result = arg(a, 2);
 	}
+	count_visits(xs.size());
 	for (; i < xs.size(); i++) {
 		Args args{result, xs[i]};
 		if (arity >= 3)
@@ -856,6 +865,7 @@ V f_zip(Context &, Args &a, const V &) {
 		n = std::min(n, items(x).size());
 	if (a.empty())
 		n = 0;
+	count_items(a.size() * (n == SIZE_MAX ? 0 : n));
 	for (size_t i = 0; i < n; i++) {
 		V t = V::array(false);
 		for (auto &x : a)
@@ -869,6 +879,7 @@ V f_sift(Context &cx, Args &a, const V &input) {
 	if (a[0].undef())
 		return V();
 	V out = V::object();
+	count_visits(a[0].o->entries.size());
 	for (auto &[k, v] : a[0].o->entries)
 		if (truthy(apply(cx, a[1], hof_args(a[1], v, V::string(k), a[0]), input)))
 			out.o->set(k, v);
@@ -881,6 +892,7 @@ V f_each(Context &cx, Args &a, const V &input) {
 	if (a[0].undef())
 		return V();
 	V out = V::array(true);
+	count_visits(a[0].o->entries.size());
 	for (auto &[k, v] : a[0].o->entries) {
 		V r = apply(cx, a[1], hof_args(a[1], v, V::string(k), a[0]), input);
 		if (!r.undef())
@@ -900,9 +912,11 @@ V keys_of(const V &x) {
 				merged.o->set(k.str(), V::boolean(true));
 		return keys_of(merged);
 	}
-	if (x.k == V::Obj)
+	if (x.k == V::Obj) {
+		count_items(x.o->entries.size());
 		for (auto &[k, v] : x.o->entries)
 			out.a->items.push_back(V::string(k));
+	}
 	return out;
 }
 
@@ -911,6 +925,7 @@ V f_keys(Context &, Args &a, const V &) { return keys_of(a[0]); }
 V lookup_of(const V &x, const std::string &key) {
 	if (x.k == V::Arr) {
 		V out = V::array(true);
+		count_visits(x.a->items.size());
 		for (auto &it : x.a->items) {
 			V r = lookup_of(it, key);
 			if (r.undef())
@@ -939,9 +954,20 @@ V f_append(Context &, Args &a, const V &) { return append(arg(a, 0), arg(a, 1));
 
 V spread_of(const V &x) {
 	if (x.k == V::Arr) {
+		// What append(out, ...) answers each time, without copying out each
+		// time (quadratic in the items).
 		V out = V::array(true);
-		for (auto &it : x.a->items)
-			out = append(out, spread_of(it));
+		count_visits(x.a->items.size());
+		for (auto &it : x.a->items) {
+			V r = spread_of(it);
+			if (r.undef())
+				continue;
+			if (r.k == V::Arr)
+				for (auto &y : r.a->items)
+					seq_push(out, y);
+			else
+				seq_push(out, r);
+		}
 		return out;
 	}
 	if (x.k == V::Obj) {
@@ -962,6 +988,7 @@ V f_merge(Context &, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
 	V out = V::object();
+	count_visits(items(a[0]).size());
 	for (auto &o : items(a[0]))
 		for (auto &[k, v] : o.o->entries)
 			out.o->set(k, v);
@@ -974,6 +1001,7 @@ V f_reverse(Context &, Args &a, const V &) {
 	if (items(a[0]).size() <= 1)
 		return a[0];
 	V out = V::array(false);
+	count_items(items(a[0]).size());
 	out.a->items.assign(items(a[0]).rbegin(), items(a[0]).rend());
 	return out;
 }
@@ -1008,6 +1036,8 @@ void msort(std::vector<V> &xs, const std::function<bool(const V &, const V &)> &
 	if (xs.size() <= 1)
 		return;
 	size_t mid = xs.size() / 2;
+	// The halves are copies freed at once: work, not bytes kept.
+	lim::count_work(xs.size());
 	std::vector<V> l(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(mid));
 	std::vector<V> r(xs.begin() + static_cast<std::ptrdiff_t>(mid), xs.end());
 	msort(l, comp);
@@ -1031,6 +1061,7 @@ V f_sort(Context &cx, Args &a, const V &input) {
 	if (items(a[0]).size() <= 1)
 		return a[0];
 	std::vector<V> xs = items(a[0]);
+	count_items(xs.size());
 	if (arg(a, 1).undef()) {
 		bool nums = true, strs = true;
 		for (auto &x : xs) {
@@ -1057,10 +1088,13 @@ V f_shuffle(Context &, Args &a, const V &) {
 	if (items(a[0]).size() <= 1)
 		return a[0];
 	V out = V::array(false);
+	count_items(items(a[0]).size());
 	out.a->items = items(a[0]);
 	auto &xs = out.a->items;
-	for (size_t i = xs.size() - 1; i > 0; i--)
+	for (size_t i = xs.size() - 1; i > 0; i--) {
+		lim::count_work(1);	 // a draw of random bytes each: the loop is polled
 		std::swap(xs[i], xs[asl::detail::random_below_inclusive(i)]);
+	}
 	return out;
 }
 
@@ -1070,15 +1104,22 @@ V f_distinct(Context &, Args &a, const V &) {
 	if (!is_arr(a[0]) || items(a[0]).size() <= 1)
 		return a[0];
 	V out = V::array(a[0].a->sequence);
+	count_items(items(a[0]).size());
+	// Items kept, by hash: an item is compared (deep_equal, as before) only
+	// with the kept ones of its hash, which are all those it can equal.
+	std::unordered_map<size_t, std::vector<size_t>> kept;
 	for (auto &x : items(a[0])) {
+		auto &same_hash = kept[hash_value(x)];
 		bool seen = false;
-		for (auto &y : out.a->items)
-			if (deep_equal(x, y)) {
+		for (size_t i : same_hash)
+			if (deep_equal(x, out.a->items[i])) {
 				seen = true;
 				break;
 			}
-		if (!seen)
+		if (!seen) {
+			same_hash.push_back(out.a->items.size());
 			out.a->items.push_back(x);
+		}
 	}
 	return out;
 }
@@ -1087,6 +1128,7 @@ V clone_of(const V &x) {
 	lim::RecursionGuard guard;
 	if (x.k == V::Arr) {
 		V r = V::array(x.a->sequence);
+		count_items(x.a->items.size());
 		for (auto &y : x.a->items)
 			r.a->items.push_back(clone_of(y));
 		return r;
@@ -1191,6 +1233,7 @@ V f_partition(Context &, Args &a, const V &) {
 	V out = V::array(false);
 	const auto &xs = items(a[0]);
 	size_t n = static_cast<size_t>(std::min(size, 1e9));
+	count_items(xs.size());
 	for (size_t i = 0; i < xs.size(); i += n) {
 		V chunk = V::array(false);
 		for (size_t j = i; j < xs.size() && j < i + n; j++)

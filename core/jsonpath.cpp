@@ -536,6 +536,7 @@ void slice_bounds(const Segment &seg, int64_t n, int64_t &from, int64_t &to) {
 void deep(const json &node, const std::vector<Segment> &segs, size_t i, const json &root,
 		  std::vector<const json *> &out) {
 	limits::RecursionGuard guard;
+	limits::count_work(1);
 	const Segment &seg = segs[i];
 	if (seg.kind == Segment::DeepName) {
 		if (node.is_object()) {
@@ -555,6 +556,7 @@ void deep(const json &node, const std::vector<Segment> &segs, size_t i, const js
 
 void walk(const json &node, const std::vector<Segment> &segs, size_t i, const json &root,
 		  std::vector<const json *> &out) {
+	limits::count_work(1);	// a node visited (the step's budget, the host's interrupts)
 	if (i == segs.size()) {
 		out.push_back(&node);
 		return;
@@ -633,6 +635,7 @@ std::optional<json> Path::select(const json &root) const {
 		return *found.front();
 	}
 	json all = json::array();
+	limits::count_bytes(found.size() * limits::kItemBytes);
 	for (const json *j : found)
 		all.push_back(*j);
 	return all;

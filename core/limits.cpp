@@ -14,6 +14,8 @@ namespace {
 constexpr size_t kShownSteps = 8;
 
 std::atomic<int (*)(void)> g_stack_check{nullptr};
+std::atomic<int (*)(void)> g_interrupt_check{nullptr};
+thread_local Budget t_budget;
 thread_local size_t t_depth = 0;
 
 // One array or object on the way down, and where the walk is inside it.  No
@@ -123,5 +125,47 @@ RecursionGuard::RecursionGuard() {
 }
 
 RecursionGuard::~RecursionGuard() { t_depth--; }
+
+Interrupted::Interrupted()
+	: Error("57014", "canceling the ASL interpreter: the server asked it to stop",
+			"A query cancel, a statement timeout or the end of the backend.") {}
+
+BudgetExceeded::BudgetExceeded(const std::string &message)
+	: Error(PROGRAM_LIMIT_EXCEEDED, message) {}
+
+void set_interrupt_check(int (*pending)(void)) { g_interrupt_check.store(pending); }
+
+Budget &budget() { return t_budget; }
+
+void Budget::settle() {
+	next_poll = ticks + kPollTicks;
+	int (*pending)(void) = g_interrupt_check.load(std::memory_order_relaxed);
+	if (pending && pending())
+		throw Interrupted();
+	if (open == 0) {  // no step: nothing is charged
+		work = 0;
+		bytes = 0;
+		return;
+	}
+	// Past the budget the step stays past it: what handles the error (a
+	// Catch's expressions) fails as soon as it works too.
+	if (work > STEP_WORK) {
+		throw BudgetExceeded("the step did more than " + std::to_string(STEP_WORK) +
+							 " units of work over data" + named("step_work"));
+	}
+	if (bytes > STEP_BYTES) {
+		throw BudgetExceeded("the step built more than " + std::to_string(STEP_BYTES) +
+							 " bytes of strings, arrays and objects" + named("step_bytes"));
+	}
+}
+
+BudgetScope::BudgetScope() {
+	if (t_budget.open++ == 0) {
+		t_budget.work = 0;
+		t_budget.bytes = 0;
+	}
+}
+
+BudgetScope::~BudgetScope() { t_budget.open--; }
 
 }  // namespace genroc::limits

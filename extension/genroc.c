@@ -32,6 +32,11 @@
  *	  session		a backend, named by its pid and start time; a worker's
  *				registration records its session, and while that session
  *				exists the worker is alive (genroc._session_alive)
+ *	  interrupt check	genroc_interrupt_pending(), handed to the interpreter
+ *				(genroc_asl_set_interrupt_check): it only reads whether a
+ *				cancel or a termination is pending; the interpreter asks
+ *				it every few thousand units of work, stops with 57014, and
+ *				raise_failure() then calls CHECK_FOR_INTERRUPTS()
  *	  stack check	PostgreSQL's stack_is_too_deep(), handed to the interpreter
  *				(genroc_asl_set_stack_check), which asks it once per level of
  *				recursion and fails with 54001 as a C++ error of its own: the
@@ -212,11 +217,30 @@ check_not_database_default(int *newval, void **extra, GucSource source)
 	return false;
 }
 
-/* Registers the settings genroc reads and the interpreter's stack check. */
+/*
+ * The interpreter's interrupt check: whether a query cancel (a statement
+ * timeout, pg_cancel_backend) or the end of the backend (pg_terminate_backend)
+ * is pending and may be processed now.  Only reads PostgreSQL's flags;
+ * CHECK_FOR_INTERRUPTS() would longjmp across the interpreter's C++ frames.
+ * raise_failure() lets PostgreSQL raise its own error once the interpreter
+ * has returned.
+ */
+static int
+genroc_interrupt_pending(void)
+{
+	return INTERRUPTS_PENDING_CONDITION() && (QueryCancelPending || ProcDiePending) &&
+		INTERRUPTS_CAN_BE_PROCESSED() ? 1 : 0;
+}
+
+/*
+ * Registers the settings genroc reads and the interpreter's stack and
+ * interrupt checks.
+ */
 void
 _PG_init(void)
 {
 	genroc_asl_set_stack_check(genroc_stack_too_deep);
+	genroc_asl_set_interrupt_check(genroc_interrupt_pending);
 	DefineCustomStringVariable("genroc.test_clock",
 							   "Time genroc.now() returns, for tests.",
 							   "Empty means real time (the transaction's start).",
@@ -772,6 +796,19 @@ raise_failure(const GenrocFailure *failure)
 	const char *s = failure->sqlstate;
 	int			code;
 
+	/*
+	 * The interpreter stopped for a pending interrupt: PostgreSQL raises its
+	 * own error (the cancel's or the timeout's 57014, FATAL for a
+	 * termination); if it does not, the cancel is ours to report.
+	 */
+	if (strcmp(s, GENROC_ASL_INTERRUPTED) == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling statement due to user request"),
+				 errdetail("The ASL interpreter stopped for a pending interrupt.")));
+	}
 	if (strlen(s) != 5)
 		code = ERRCODE_INTERNAL_ERROR;
 	else

@@ -94,3 +94,31 @@ TEST_P(StoreTest, ADeepTaskResultOrEventPayloadIsRefused) {
 }
 
 }  // namespace genroc::conformance
+
+namespace genroc::conformance {
+
+// The step's budget (step_bytes) on both stores: 10,000 arrays of 10,000
+// items in one expression (3 GB before it), each array under
+// jsonata_sequence, fails the instance with L0001; the store goes on.
+TEST_P(StoreTest, TheMapBombIsRefusedByTheStepsBytes) {
+	define("bomb", {{"QueryLanguage", "JSONata"},
+					{"StartAt", "A"},
+					{"States",
+					 {{"A",
+					   {{"Type", "Pass"},
+						{"Output", "{% $map([1..10000], function($i){[1..10000]}) %}"},
+						{"End", true}}}}}});
+	int64_t id = start("bomb");
+	EXPECT_EQ(status(id), "failed");
+	EXPECT_EQ(instance(id).at("error"), "States.QueryEvaluationError");
+	EXPECT_NE(instance(id).at("cause").get<std::string>().find("(limit step_bytes)"),
+			  std::string::npos)
+		<< instance(id).dump();
+	define("fine", {{"QueryLanguage", "JSONata"},
+					{"StartAt", "A"},
+					{"States", {{"A", {{"Type", "Pass"}, {"Output", "{% $count([1..1000000]) %}"}, {"End", true}}}}}});
+	int64_t ok = start("fine");
+	EXPECT_EQ(status(ok), "succeeded");
+}
+
+}  // namespace genroc::conformance
