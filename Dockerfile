@@ -27,6 +27,10 @@ RUN make -s CMAKE_BUILD_TYPE=Release BUILD=build-image \
 # CREATE EXTENSION genroc in a database still has to be run (compose does it
 # with an init script).
 FROM postgres:15-bookworm AS postgres
+# the libraries the module loads besides PostgreSQL's: libcrypto and
+# libpcre2-8 (JSONata's regular expressions); the base has both, this says so
+RUN apt-get update && apt-get install -y --no-install-recommends libssl3 libpcre2-8-0 \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/postgres/ /
 
 # genroc and genctl on a distroless base: no shell, no package manager, no

@@ -43,7 +43,7 @@ WERROR      = $(if $(filter ON on 1 YES yes,$(GENROC_WERROR)),-Werror)
 PG_CPPFLAGS = -Icore -DGENROC_VERSION='"$(EXTVERSION)"' -DGENROC_PREV_VERSION='"$(PREVVERSION)"'
 PG_CFLAGS   = -Wall -Wextra $(WERROR) -Wno-unused-parameter -Wno-missing-field-initializers
 PG_CXXFLAGS = -std=c++20 -fPIC -Wall -Wextra $(WERROR) -Wno-unused-parameter
-SHLIB_LINK  = -lstdc++ -lcrypto
+SHLIB_LINK  = -lstdc++ -lcrypto -lpcre2-8
 
 # No LLVM bitcode: the module's C++ is not worth inlining into JIT code, and
 # a fresh machine need not have clang.

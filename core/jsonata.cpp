@@ -416,33 +416,10 @@ class Parser {
 			auto n = make(Node::Regex, t.pos);
 			n->str = t.text;
 			n->flags = t.flags;
-			auto flags = std::regex::ECMAScript;
-			if (t.flags.find('i') != std::string::npos)
-				flags |= std::regex::icase;
-			if (t.flags.find('m') != std::string::npos)
-				flags |= std::regex::multiline;
-			// std::regex reads a quantifier's {n,m} and a back-reference's
-			// digits into a long without a bound (signed overflow in
-			// libstdc++, whose escapes such as \c may swallow a backslash):
-			// refuse more than 6 digits after any '{', ',' or '\' first.
-			for (size_t i = 0; i + 1 < t.text.size(); i++) {
-				const char c = t.text[i];
-				if (c != '{' && c != ',' && c != '\\')
-					continue;
-				size_t run = 0;
-				while (i + 1 + run < t.text.size() &&
-					   std::isdigit(static_cast<unsigned char>(t.text[i + 1 + run])))
-					run++;
-				if (run > 6)
-					fail("S0303", "Invalid regular expression /" + t.text +
-									  "/: a repetition count or back-reference has more than 6 digits",
-						 t.pos);
-			}
-			try {
-				n->re = std::make_shared<const std::regex>(t.text, flags);
-			} catch (const std::regex_error &e) {
-				fail("S0303", "Invalid regular expression /" + t.text + "/: " + e.what(), t.pos);
-			}
+			std::string error;
+			n->re = compile_regex(t.text, t.flags, error);
+			if (!n->re)
+				fail("S0303", "Invalid regular expression /" + t.text + "/: " + error, t.pos);
 			return n;
 		}
 		case Token::Op:
@@ -995,8 +972,9 @@ class Evaluator {
 			if (args.empty() || args[0].k != Value::Str)
 				return Value();
 			const std::string &s = args[0].str();
+			RegexSearch search(cx_, *f.re, s);
 			RegexMatch m;
-			if (!regex_search_counted(cx_, s, 0, m, *f.re))
+			if (!search.find(0, m))
 				return Value();
 			return regex_match_object(m, s);
 		}
@@ -2178,49 +2156,6 @@ std::vector<std::string> utf8_chars(const std::string &s) {
 		i += len;
 	}
 	return out;
-}
-
-void check_regex_subject(const std::string &s) {
-	if (s.size() > lim::JSONATA_REGEX_SUBJECT)
-		fail("L0001", "a regular expression was run on a string of " + std::to_string(s.size()) +
-						  " bytes, more than " + std::to_string(lim::JSONATA_REGEX_SUBJECT) +
-						  lim::named("jsonata_regex_subject"));
-}
-
-void RegexIt::too_many_steps() {
-	fail("L0001", "a regular expression took more than " + std::to_string(lim::JSONATA_STEPS) +
-					  " steps (the pattern backtracks too much on this string)" +
-					  lim::named("jsonata_steps"));
-}
-
-bool regex_search_counted(Context &cx, const std::string &s, size_t from, RegexMatch &m,
-						  const std::regex &re) {
-	check_regex_subject(s);
-	const RegexIt begin{s.data() + from, &cx}, end{s.data() + s.size(), &cx};
-	// From inside the subject, ^ and \b look at the byte before.
-	const auto flags = from > 0 ? std::regex_constants::match_prev_avail
-								: std::regex_constants::match_default;
-	return std::regex_search(begin, end, m, re, flags);
-}
-
-size_t regex_offset(const std::string &s, const RegexMatch &m, size_t i) {
-	return static_cast<size_t>(m[i].first.p - s.data());
-}
-
-std::string regex_group(const RegexMatch &m, size_t i) {
-	return m[i].matched ? std::string(m[i].first.p, m[i].second.p) : std::string();
-}
-
-Value regex_match_object(const RegexMatch &m, const std::string &subject) {
-	Value o = Value::object();
-	o.o->set("match", Value::string(regex_group(m, 0)));
-	const size_t start = regex_offset(subject, m, 0);
-	o.o->set("index", Value::number(static_cast<double>(utf8_length(subject.substr(0, start)))));
-	Value groups = Value::array(false);
-	for (size_t i = 1; i < m.size(); i++)
-		groups.a->items.push_back(Value::string(regex_group(m, i)));
-	o.o->set("groups", groups);
-	return o;
 }
 
 }  // namespace detail

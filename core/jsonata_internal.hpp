@@ -14,7 +14,6 @@
 #include <functional>
 #include <iterator>
 #include <memory>
-#include <regex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -29,6 +28,8 @@ struct Value;
 struct ArrayV;
 struct ObjectV;
 struct Function;
+struct Regex;  // a compiled regular expression (jsonata_regex.cpp)
+using RegexP = std::shared_ptr<const Regex>;
 
 struct Value {
 	enum Kind : uint8_t { Undef, Null, Bool, Num, Str, Arr, Obj, Fn } k = Undef;
@@ -122,7 +123,7 @@ struct Node {
 	bool keep_singleton_array = false;	// Path
 	bool consarray = false;				// ArrayCons first/last step of a path
 	bool partial = false;				// Call with a ? argument
-	std::shared_ptr<const std::regex> re;	// Regex, compiled once
+	RegexP re;			// Regex, compiled once
 };
 
 // ------------------------------------------------------------------ evaluation
@@ -160,7 +161,7 @@ struct Function {
 	Value second;					// Chain: the second
 	std::vector<Value> args;		// Partial: the bound arguments
 	std::vector<bool> holes;		// Partial: true where a ? stands
-	std::shared_ptr<const std::regex> re;	// Regex
+	RegexP re;						// Regex
 	std::string pattern;			// Regex (for messages)
 	size_t arity() const;
 };
@@ -212,60 +213,45 @@ inline void count_items(size_t n) {
 	b.count_bytes(n * genroc::limits::kItemBytes);
 }
 
-// The subject of a regular expression as std::regex walks it: every read
-// and every move of the engine counts against the expression's steps
-// (jsonata_steps), so a pattern that backtracks without end (/(a+)+b/ on a
-// run of a's) stops with L0001 instead of holding the thread (std::regex
-// has no bound of its own).  Bidirectional, as the engine needs.
-struct RegexIt {
-	using iterator_category = std::bidirectional_iterator_tag;
-	using value_type = char;
-	using difference_type = std::ptrdiff_t;
-	using pointer = const char *;
-	using reference = const char &;
-	const char *p = nullptr;
-	Context *cx = nullptr;
-	[[noreturn]] static void too_many_steps();
-	void tick() const {
-		if (++cx->steps > genroc::limits::JSONATA_STEPS)
-			too_many_steps();
-	}
-	reference operator*() const {
-		tick();
-		return *p;
-	}
-	RegexIt &operator++() {
-		tick();
-		++p;
-		return *this;
-	}
-	RegexIt operator++(int) {
-		RegexIt t = *this;
-		++*this;
-		return t;
-	}
-	RegexIt &operator--() {
-		tick();
-		--p;
-		return *this;
-	}
-	RegexIt operator--(int) {
-		RegexIt t = *this;
-		--*this;
-		return t;
-	}
-	bool operator==(const RegexIt &o) const { return p == o.p; }
-	bool operator!=(const RegexIt &o) const { return p != o.p; }
-};
-using RegexMatch = std::match_results<RegexIt>;
+// Regular expressions (jsonata_regex.cpp): JavaScript's syntax on PCRE2,
+// compiled once per literal; a search's work counts against the
+// expression's steps (jsonata_steps) and its memory is bounded, so a
+// pattern that backtracks without end (/(a+)+$/ on a run of a's) stops with
+// L0001 instead of holding the thread or overflowing the stack.
+// nullptr and `error` set (PCRE2's message) when the pattern is invalid.
+RegexP compile_regex(const std::string &pattern, const std::string &flags, std::string &error);
 
-// The first match of `re` in `s` from byte `from` on, its steps counted.
-bool regex_search_counted(Context &cx, const std::string &s, size_t from, RegexMatch &m,
-						  const std::regex &re);
-// Byte offset of a sub-match in its subject, and its text (not counted:
-// the engine is done).
-size_t regex_offset(const std::string &s, const RegexMatch &m, size_t i);
-std::string regex_group(const RegexMatch &m, size_t i);
+// One match: byte offsets of the whole match (group 0) and of each group.
+struct RegexMatch {
+	static constexpr size_t npos = static_cast<size_t>(-1);
+	std::vector<size_t> ov;	 // start, end per group; npos for a group that took no part
+	size_t groups() const { return ov.size() / 2; }	 // group 0 included
+	bool matched(size_t i) const { return ov[2 * i] != npos; }
+	size_t start(size_t i) const { return ov[2 * i]; }
+	size_t end(size_t i) const { return ov[2 * i + 1]; }
+	std::string group(const std::string &s, size_t i) const;  // "" when unmatched
+};
+
+// The searches of one regular expression in one subject (at most
+// jsonata_regex_subject bytes): the subject checked once, the match data
+// reused.
+class RegexSearch {
+public:
+	RegexSearch(Context &cx, const Regex &re, const std::string &s);
+	~RegexSearch();
+	RegexSearch(const RegexSearch &) = delete;
+	RegexSearch &operator=(const RegexSearch &) = delete;
+	// The first match at or after byte `from` (a character's start).
+	bool find(size_t from, RegexMatch &m);
+
+private:
+	struct State;
+	const std::string &s_;
+	std::unique_ptr<State> st_;
+	const Regex &re_;
+	bool valid_ = true;
+};
+
 Value regex_match_object(const RegexMatch &m, const std::string &subject);
 
 const Builtin *find_builtin(const std::string &name);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <regex>
 
 #include "asl.hpp"
 #include "internal.hpp"
@@ -294,19 +295,20 @@ struct Match {
 
 // Every match of `re` in `s`, as the reference's matcher walks them: after
 // the first, a zero-length match is an error (D1004).  The engine's work
-// counts against the expression's steps (regex_search_counted).
-std::vector<Match> all_matches(Context &cx, const std::regex &re, const std::string &s, size_t limit) {
+// counts against the expression's steps (RegexSearch).
+std::vector<Match> all_matches(Context &cx, const Regex &re, const std::string &s, size_t limit) {
 	std::vector<Match> out;
+	RegexSearch search(cx, re, s);
 	size_t pos = 0;
 	while (out.size() < limit) {
 		RegexMatch m;
-		if (!regex_search_counted(cx, s, pos, m, re))
+		if (!search.find(pos, m))
 			break;
-		size_t start = regex_offset(s, m, 0);
-		size_t len = static_cast<size_t>(m[0].second.p - m[0].first.p);
+		size_t start = m.start(0);
+		size_t len = m.end(0) - start;
 		if (!out.empty() && len == 0)
 			fail("D1004", "Regular expression matches zero length string");
-		out.push_back({start, len, m});
+		out.push_back({start, len, std::move(m)});
 		pos = start + len;
 		if (pos >= s.size())
 			break;
@@ -319,13 +321,13 @@ V match_object(const Match &mt, const std::string &s) {
 	o.o->set("match", V::string(s.substr(mt.start, mt.len)));
 	o.o->set("index", V::number(static_cast<double>(utf8_length(s.substr(0, mt.start)))));
 	V groups = V::array(false);
-	for (size_t i = 1; i < mt.m.size(); i++)
-		groups.a->items.push_back(mt.m[i].matched ? V::string(regex_group(mt.m, i)) : V());
+	for (size_t i = 1; i < mt.m.groups(); i++)
+		groups.a->items.push_back(mt.m.matched(i) ? V::string(mt.m.group(s, i)) : V());
 	o.o->set("groups", groups);
 	return o;
 }
 
-const std::regex &regex_of(const V &v) { return *v.f->re; }
+const Regex &regex_of(const V &v) { return *v.f->re; }
 
 bool is_regex(const V &v) { return v.k == V::Fn && v.f->kind == Function::Regex; }
 

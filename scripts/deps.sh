@@ -10,6 +10,7 @@ PACKAGES=(
   postgresql-server-dev-15 libpq-dev
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
+  libpcre2-dev             # JSONata's regular expressions (core/jsonata_regex.cpp)
   prometheus-cpp-dev
 )
 # What the test command needs besides (`--product`: the product's alone).

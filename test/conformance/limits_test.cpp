@@ -93,6 +93,39 @@ TEST_P(StoreTest, ADeepTaskResultOrEventPayloadIsRefused) {
 	EXPECT_EQ(status(id), "succeeded");
 }
 
+// A regular expression on a long subject: std::regex recursed once per
+// character and overflowed the stack (SIGSEGV in a PostgreSQL backend, the
+// cluster restarted; `genroc serve` exited 139).  The issue's reproducer
+// ends with its match; the same patterns on the input too, up to
+// jsonata_regex_subject bytes; past it, a failed instance (L0001).
+TEST_P(StoreTest, ARegexOnALongSubjectEndsTheInstance) {
+	define("rx", json::parse(R"({"QueryLanguage":"JSONata","StartAt":"P","States":{"P":{"Type":"Pass","Output":"{% $match($pad(\"\", 9999, \"ab\"), /(a|b|c|d)*$/) %}","End":true}}})"));
+	const int64_t id = start("rx");
+	ASSERT_EQ(status(id), "succeeded");
+	json out = instance(id).at("output");
+	EXPECT_EQ(out.at("index"), 0);
+	EXPECT_EQ(out.at("match").get<std::string>().size(), 9999u);
+	int n = 0;
+	for (const char *re : {"/(a|b|c|d)*$/", "/((a|b))*$/", "/((a)|(b))*$/"}) {
+		const std::string name = "rx" + std::to_string(++n);
+		define(name, json{{"QueryLanguage", "JSONata"},
+						  {"StartAt", "P"},
+						  {"States",
+						   {{"P",
+							 {{"Type", "Pass"},
+							  {"Output", std::string("{% $length($match($states.input.s, ") + re + ").match) %}"},
+							  {"End", true}}}}}});
+		const int64_t fits = start(name, {{"s", repeat("ab", 5000)}});
+		EXPECT_EQ(status(fits), "succeeded") << re;
+		EXPECT_EQ(instance(fits).at("output"), 10000) << re;
+		const int64_t over = start(name, {{"s", repeat("ab", 5120)}});  // 10 KB
+		EXPECT_EQ(status(over), "failed") << re;
+		EXPECT_EQ(instance(over).at("error"), "States.QueryEvaluationError") << re;
+		const std::string cause = instance(over).at("cause");
+		EXPECT_NE(cause.find("(limit jsonata_regex_subject)"), std::string::npos) << cause;
+	}
+}
+
 }  // namespace genroc::conformance
 
 namespace genroc::conformance {

@@ -353,10 +353,12 @@ TEST(Jsonata, Limits) {
 	json big = json{{"s", std::string(20000, 'a')}};
 	EXPECT_EQ(ev("$contains(s, /a+b/)", big), "error L0001");
 	// a pattern that backtracks without end: its work counts as steps
+	// (a required b the subject lacks, PCRE2 sees at once: [bc] hides it)
 	json run = json{{"s", std::string(40, 'a')}};
-	for (const char *e : {"$match(s, /(a+)+b/)", "$contains(s, /(a|aa)+b/)", "$split(s, /(a*)*b/)",
-						  "$replace(s, /(a+)+b/, 'x')", "/(a+)+b/(s)"})
+	for (const char *e : {"$match(s, /(a+)+[bc]/)", "$contains(s, /(a|aa)+[bc]/)", "$split(s, /(a*)*[bc]/)",
+						  "$replace(s, /(a+)+[bc]/, 'x')", "/(a+)+[bc]/(s)"})
 		EXPECT_EQ(ev(e, run), "error L0001") << e;
+	EXPECT_EQ(ev("$match(s, /(a+)+b/)", run), "undefined");
 	// ... but ordinary sizes are fine
 	EXPECT_EQ(ev("$count([1..100000])"), "100000");
 	EXPECT_EQ(ev("$count($match(s, /a/))", json{{"s", std::string(10000, 'a')}}), "10000");
@@ -371,12 +373,74 @@ TEST(Jsonata, AnUndefinedFunctionArgumentIsT1006) {
 		EXPECT_EQ(ev(e), "error T1006") << e;
 }
 
-// std::regex has no bound on a repetition count's digits (signed overflow in
-// libstdc++, found by the fuzz target): more than 6 are refused at compile.
+// Repetition counts and back-references of any length are read without
+// overflow (std::regex overflowed, found by the fuzz target): PCRE2 refuses
+// a count over 65535; \12345678 is JavaScript's octal \123 and "45678".
 TEST(Jsonata, HugeRegexCountsAreRefused) {
 	EXPECT_EQ(ev("$match('aa', /a{70000000000000000000}/)"), "error S0303");
 	EXPECT_EQ(ev("$match('aa', /a{1,70000000000000000000}/)"), "error S0303");
-	EXPECT_EQ(ev("$match('aa', /(a)\\12345678/)"), "error S0303");
+	EXPECT_EQ(ev("$match('aa', /(a)\\12345678/)"), "undefined");
+	EXPECT_EQ(ev("$match('aS45678', /(a)\\12345678/).match"), "\"aS45678\"");
 	EXPECT_EQ(ev("$contains('aa', /a{2}/)"), "true");
 	EXPECT_EQ(ev("$contains('1234567', /1234567/)"), "true");
+}
+
+// std::regex recursed once per character of the subject: these overflowed
+// the stack (a PostgreSQL backend's: SIGSEGV, the cluster restarted) on a
+// subject of 10,000 characters.  PCRE2 keeps its backtracking on the heap,
+// bounded by jsonata_regex_memory; each answers at once.
+TEST(Jsonata, RegexDoesNotRecurseOnTheSubject) {
+	for (const char *re : {"/(a|b|c|d)*$/", "/((a|b))*$/", "/((a)|(b))*$/"}) {
+		const std::string e = std::string("$match($pad(\"\", 9999, \"ab\"), ") + re + ")";
+		EXPECT_EQ(ev(e + ".index"), "0") << e;
+		EXPECT_EQ(ev("$length(" + e + ".match)"), "9999") << e;
+		EXPECT_EQ(ev(e, json{{"s", std::string(9999, 'a')}}).substr(0, 10), "{\"groups\":") << e;
+	}
+	// the same on the input, at the subject limit
+	json s = json{{"s", std::string(10000, 'b')}};
+	EXPECT_EQ(ev("$length($match(s, /(a|b|c|d)*$/).match)", s), "10000");
+	EXPECT_EQ(ev("$length($replace(s, /((a)|(b))*$/, 'x'))", s), "1");
+	// many groups per character: over jsonata_regex_memory, a clean L0001
+	std::string groups;
+	for (int i = 0; i < 60; i++)
+		groups += std::string(groups.empty() ? "" : "|") + "(" + static_cast<char>('a' + i % 26) + ")";
+	EXPECT_EQ(ev("$match(s, /(" + groups + ")*$/)", s), "error L0001");
+}
+
+// A match's work between two callouts is charged too: an item that scans
+// far and fails (a{7999}, a back-reference) after every backtracking step
+// ends with L0001 within the step budget, not after minutes.
+TEST(Jsonata, RegexScansCountAsSteps) {
+	json s = json{{"s", std::string(8000, 'a') + "c"}};
+	for (const char *e : {"$match(s, /(?:a?){30}a{7999}[bd]/)", "$match(s, /(?:a|a){0,40}?a{7990}[bd]/)",
+						  "$match(s, /(a*)(?:a?\\1){20}[bd]/)", "$match(s, /(?:a|a)*[ab]{7999}[yz]/)"})
+		EXPECT_EQ(ev(e, s), "error L0001") << e;
+}
+
+// JavaScript's syntax and meaning where PCRE2's differs (the reference's
+// answers, checked with the jsonata package).
+TEST(Jsonata, RegexIsJavaScripts) {
+	EXPECT_EQ(ev("$match('éa', /./).match"), R"(["é","a"])");			  // a character, not a byte
+	EXPECT_EQ(ev("$match('ÉCOLE', /école/i).match"), "\"ÉCOLE\"");
+	EXPECT_EQ(ev("$contains('a\u2028b', /a.b/)"), "false");				  // . skips line terminators
+	EXPECT_EQ(ev("$contains('a\rb', /a.b/)"), "false");
+	EXPECT_EQ(ev("$match('a\nb\r\nc', /^.$/m).match"), R"(["a","b","c"])");
+	EXPECT_EQ(ev("$match('ab\u2028cd', /^c/m).index"), "3");
+	EXPECT_EQ(ev("$contains('a\nb\n', /b$/)"), "false");					  // $ is the end only
+	EXPECT_EQ(ev("$match('x\u00a0y', /\\s/).index"), "1");				  // Unicode's spaces
+	EXPECT_EQ(ev("$match('x\u00a0y z', /\\S+/).match"), R"(["x","y","z"])");
+	EXPECT_EQ(ev("$match('a\\u000bb', /\\v/).index"), "1");
+	EXPECT_EQ(ev("$match('abc', /[^]/).match"), R"(["a","b","c"])");
+	EXPECT_EQ(ev("$contains('abc', /[]/)"), "false");
+	EXPECT_EQ(ev("$match('aQz', /\\Q/).match"), "\"Q\"");				  // an identity escape
+	EXPECT_EQ(ev("$match('A', /\\u0041/).match"), "\"A\"");
+	EXPECT_EQ(ev("$match('b', /(a)?\\1b/).match"), "\"b\"");			  // an unset group is empty
+	EXPECT_EQ(ev("$match('foo.bar', /\\w+\\b/).match"), R"(["foo","bar"])");
+	EXPECT_EQ(ev("$match('\u00e9t\u00e9', /\\w+/).match"), "\"t\"");	  // \w is ASCII
+	EXPECT_EQ(ev("$match('x', /(?<n>x)\\k<n>?/).groups"), R"(["x"])");
+	EXPECT_EQ(ev("$match('ab', /(?<=a)b/).index"), "1");
+	// a subject that is not UTF-8 (a lone surrogate's escape): no match
+	// across the invalid bytes, no error
+	EXPECT_EQ(ev("$match('\\uD800abc', /b/).index"), "2");
+	EXPECT_EQ(ev("$contains('\\uD800', /./)"), "false");
 }
