@@ -54,6 +54,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 
 #include "jsonata_internal.hpp"
 #include "limits.hpp"
@@ -278,6 +279,10 @@ struct Work {
 	size_t last = 0;			 // where the previous callout was
 	size_t weight = 1;			 // the cost of a character for the item after it
 	bool over = false;
+	// The step's budget or the host's interrupt check stopped the match
+	// (limits::count_work threw in the callout): thrown again once PCRE2
+	// has returned, never through its C frames.
+	std::exception_ptr stopped;
 };
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -333,6 +338,14 @@ int count_work(pcre2_callout_block *cb, void *data) {
 		charge += each * least_count(item, len);
 	}
 	w->cx->steps += charge;
+	// the same work counts against the step's budget, and asks the host
+	// for a pending cancel every few thousand characters moved
+	try {
+		lim::count_work(charge);
+	} catch (...) {
+		w->stopped = std::current_exception();
+		return PCRE2_ERROR_CALLOUT;
+	}
 	if (w->cx->steps > lim::JSONATA_STEPS) {
 		w->over = true;
 		return PCRE2_ERROR_CALLOUT;	 // abandons the match; no C++ exception through PCRE2
@@ -403,8 +416,11 @@ bool RegexSearch::find(size_t from, RegexMatch &m) {
 	st_->work.last = from;
 	st_->work.weight = 1;
 	st_->work.over = false;
+	st_->work.stopped = nullptr;
 	const int rc = pcre2_match(valid_ ? re_.code : re_.invalid_utf, reinterpret_cast<PCRE2_SPTR>(s_.data()), s_.size(), from,
 							   valid_ ? PCRE2_NO_UTF_CHECK : 0, st_->md, st_->mc);
+	if (st_->work.stopped)
+		std::rethrow_exception(st_->work.stopped);
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return false;
 	if (st_->work.over || rc == PCRE2_ERROR_MATCHLIMIT)

@@ -82,6 +82,10 @@ psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE genroc_template" \
   && psql -X -q -v ON_ERROR_STOP=1 -d genroc_template -c "CREATE EXTENSION genroc" \
   || broken+=("template database")
 export GENROC_TEST_TEMPLATE=genroc_template GENROC_TEST_REQUIRE_PG=1
+# The postmaster's start time, asked again after the last suite: a backend
+# that died of a signal (a crash in genroc's code, or one no cancel stopped
+# and someone killed) restarts every backend, and the time with them.
+postmaster_start=$(psql -X -At -c "SELECT pg_postmaster_start_time()")
 
 # The builds suite compiles the product once per CMake build type: minutes of
 # CPU with nothing to wait for.  It runs in the background at the lowest CPU
@@ -217,6 +221,10 @@ for suite in $SUITES; do
 done
 
 [ -n "$builds_pid" ] && finish_builds
+suite_start=$SECONDS
+now_start=$(psql -X -At -c "SELECT pg_postmaster_start_time()" 2>&1)
+if [ "$now_start" = "$postmaster_start" ]; then count postmaster 1 0
+else note "postmaster: started at $postmaster_start, now $now_start (a backend crashed or was killed)"; count postmaster 0 1; fi
 note "total: $SECONDS s"
 for b in "${broken[@]}"; do note "could not run: $b"; failed=$((failed + 1)); done
 echo "$passed passed, $failed failed"
