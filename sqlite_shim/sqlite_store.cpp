@@ -217,7 +217,9 @@ bool parse_timestamp(const std::string &text, int64_t &ms) {
 	static const std::regex re(
 		R"(^\s*(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?)?\s*(?:([Zz])|([+-]\d{2})(?::?(\d{2}))?)?\s*$)");
 	std::smatch m;
-	if (!std::regex_match(text, m, re)) return false;
+	// std::regex recurses per character: only texts of a timestamp's size
+	// reach it (the longest form with spaces around is well under 64)
+	if (text.size() > 64 || !std::regex_match(text, m, re)) return false;
 	std::string rfc = m[1].str() + "T" + (m[2].matched ? m[2].str() : "00:00") + (m[3].matched ? m[3].str() : ":00");
 	if (m[5].matched)
 		rfc += m[5].str() + ":" + (m[6].matched ? m[6].str() : "00");
@@ -251,7 +253,8 @@ int64_t duration_ms(const json &v, const std::string &option) {
 		static const std::regex re(R"(^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$)");
 		std::smatch m;
 		std::string s = v.is_string() ? v.get<std::string>() : std::string();
-		if (!v.is_string() || !std::regex_match(s, m, re))
+		// std::regex recurses per character: only a duration's size reaches it
+		if (!v.is_string() || s.size() > 32 || !std::regex_match(s, m, re))
 			throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid duration for option \"" + option + "\": " + v.dump(),
 						"", "Write a number of seconds or a string like \"10s\", \"500ms\", \"2m\", \"1h\", \"1d\".");
 		double n = std::stod(m[1].str());
@@ -897,7 +900,7 @@ class SqliteStore final : public Store {
 	// genroc.get_object: a stored value by its reference; RC011 when there is none.
 	json get_object(const std::string &ref) override {
 		static const std::regex hex("^[0-9a-f]{64}$");
-		if (!std::regex_match(ref, hex))
+		if (ref.size() != 64 || !std::regex_match(ref, hex))
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_ref must be a reference: 64 lowercase hex digits");
 		return read([&](int64_t) {
 			{

@@ -492,8 +492,10 @@ json get_instance(Call &c) {
 // (RC011, 404, when there is none or the caller's role may not read it).
 json get_object(Call &c) {
 	const std::string ref = c.req.matches[1];
-	static const std::regex hex("^[0-9a-f]{64}$");
-	if (!std::regex_match(ref, hex)) throw invalid("reference \"" + shown(ref) + "\" is not 64 lowercase hex digits");
+	const bool hex = ref.size() == 64 && std::all_of(ref.begin(), ref.end(), [](char ch) {
+		return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+	});
+	if (!hex) throw invalid("reference \"" + shown(ref) + "\" is not 64 lowercase hex digits");
 	return c.store().get_object(ref);
 }
 
@@ -864,6 +866,10 @@ class ThreadPerConnection final : public httplib::TaskQueue {
 };
 
 constexpr size_t kKeepAliveMaxRequests = 100;
+// The longest path served (screen): ten times what the longest route with
+// the longest identifiers needs, a tenth of what std::regex's recursion
+// could take on a connection thread's stack.
+constexpr size_t kMaxPath = 4096;
 
 // httplib::Server with its connection loop replaced (see the file comment).
 // process_and_close_socket is private in httplib but virtual; the request
@@ -1363,6 +1369,14 @@ class HttpServer final : public ApiServer, public ApiHandler {
 	// Origin, and the /healthz reserve.  A refusal closes the connection
 	// (a body may follow, unread).
 	void screen(const httplib::Request &req) const {
+		// The routes are std::regex patterns (httplib's and known_route's),
+		// and std::regex recurses once per character it matches: a path of
+		// tens of thousands of bytes would overflow a connection thread's
+		// stack.  No route needs more than kMaxPath bytes (identifiers are
+		// at most 200 characters).
+		if (req.path.size() > kMaxPath)
+			throw ApiError(414, "54000", "the request's path is " + std::to_string(req.path.size()) +
+											 " bytes, over the limit of " + std::to_string(kMaxPath));
 		// One length, said once: two Content-Length headers (or one with
 		// Transfer-Encoding) let a proxy and this server read different
 		// bodies (request smuggling).

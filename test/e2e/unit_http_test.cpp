@@ -459,6 +459,21 @@ TEST_F(Hostile, AListLimitOverTenThousandIs400) {
 	EXPECT_EQ(opens_.load(), opens_after_start_);
 }
 
+TEST_F(Hostile, APathOverFourKilobytesIs414BeforeAnyRouteIsMatched) {
+	// The routes are std::regex patterns, which recurse per character of the
+	// path: a path over kMaxPath is refused before any is tried.
+	auto r = client_->Get("/api/tokens/" + std::string(5000, 'x'));
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 414);
+	json b = json::parse(r->body, nullptr, false);
+	EXPECT_EQ(b["error"]["sqlstate"], "54000") << r->body;
+	EXPECT_EQ(opens_.load(), opens_after_start_);
+	// one at the bound is routed as usual
+	r = client_->Get("/api/objects/" + std::string(4096 - 13, 'a'));
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->status, 400) << r->body;
+}
+
 TEST_F(Hostile, APostWithoutABodyIsAnsweredAtOnce) {
 	// No Content-Length, no chunked encoding: no body (the server used to wait
 	// 5 s for one, then answer 400 / 08P01).  The client gives up after 3 s.
