@@ -98,6 +98,27 @@ tick_once(void)
 }
 
 /* The ticker of one database (its name in bgw_extra). */
+/*
+ * Sleeps one ticker_interval (or until the latch is set), then takes a
+ * pending interrupt and a pending reload: the loop of the ticker and of the
+ * launcher alike.
+ */
+static void
+wait_interval(void)
+{
+	(void) WaitLatch(MyLatch,
+					 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					 ticker_interval,
+					 PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+}
+
 void
 genroc_ticker_main(Datum arg)
 {
@@ -121,17 +142,7 @@ genroc_ticker_main(Datum arg)
 
 	for (;;)
 	{
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ticker_interval,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		wait_interval();
 		if (!tick_once())
 		{
 			if (!said_absent)
@@ -303,17 +314,7 @@ genroc_ticker_launcher_main(Datum arg)
 			slot->said_no_slot = false;
 		}
 
-		(void) WaitLatch(MyLatch,
-						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ticker_interval,
-						 PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
+		wait_interval();
 	}
 }
 
