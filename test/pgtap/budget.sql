@@ -4,11 +4,12 @@
 -- step's budget (step_work, step_bytes), each under statement_timeout = 1s:
 -- every call answers (a result, a clean error or 57014) within 2 s, and the
 -- postmaster is the same process at the end.  Then pg_cancel_backend from a
--- second connection (dblink) ends a long step within 1 s.
+-- second connection (dblink) ends a long step within 1 s, and
+-- pg_terminate_backend ends a third backend's within 1 s.
 -- Generated with the lists in the comment at the end; one statement per call,
 -- as statement_timeout counts per statement.
 BEGIN;
-SELECT plan(103);
+SELECT plan(104);
 SELECT pg_postmaster_start_time() AS postmaster_t0 \gset
 
 -- Runs `def` (a definition's JSON) to its first stop; answers the seconds
@@ -171,6 +172,25 @@ SELECT alike(pg_temp.other_result(), '%canceling statement due to user request%'
 SELECT cmp_ok(extract(epoch FROM clock_timestamp() - :'cancel_t0'::timestamptz)::float8, '<', 1::float8,
 	'the canceled step ended within 1 s');
 SELECT dblink_disconnect('budget_other') AS disconnected \gset
+
+-- pg_terminate_backend too: the backend running a long step ends within 1 s
+-- (pg_terminate_backend's timeout: true only when it is gone by then), and
+-- ends as a terminated backend, not a crash (the postmaster check below).
+SELECT dblink_connect('budget_third', format('dbname=%s port=%s host=%s', current_database(),
+	current_setting('port'), trim(split_part(current_setting('unix_socket_directories'), ',', 1)))) AS connected \gset
+SELECT pid AS third_pid FROM dblink('budget_third', 'SELECT pg_backend_pid()') AS t(pid int) \gset
+SELECT set_config('budget.third_pid', :'third_pid', true) AS noted \gset
+SELECT dblink_send_query('budget_third', $$SELECT genroc.start('budget_long', '{}')$$) AS sent \gset
+DO $$
+BEGIN
+	WHILE NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = current_setting('budget.third_pid')::int
+					  AND state = 'active' AND query LIKE '%budget_long%') LOOP
+		PERFORM pg_stat_clear_snapshot();
+	END LOOP;
+END $$;
+SELECT ok(pg_terminate_backend(:third_pid, 1000),
+	'pg_terminate_backend ends a backend in a long step within 1 s');
+SELECT dblink_disconnect('budget_third') AS disconnected \gset
 
 SELECT is(pg_postmaster_start_time(), :'postmaster_t0'::timestamptz,
 	'the postmaster is the same process (no backend crashed)');
