@@ -924,20 +924,24 @@ V keys_of(const V &x) {
 
 V f_keys(Context &, Args &a, const V &) { return keys_of(a[0]); }
 
+// Appends `r` to `out` as $append would (an array's items one by one,
+// nothing for undefined), without copying `out`.
+void push_flat(V &out, const V &r) {
+	if (r.undef())
+		return;
+	if (r.k == V::Arr)
+		for (auto &y : r.a->items)
+			seq_push(out, y);
+	else
+		seq_push(out, r);
+}
+
 V lookup_of(const V &x, const std::string &key) {
 	if (x.k == V::Arr) {
 		V out = V::array(true);
 		count_visits(x.a->items.size());
-		for (auto &it : x.a->items) {
-			V r = lookup_of(it, key);
-			if (r.undef())
-				continue;
-			if (r.k == V::Arr)
-				for (auto &y : r.a->items)
-					seq_push(out, y);
-			else
-				seq_push(out, r);
-		}
+		for (auto &it : x.a->items)
+			push_flat(out, lookup_of(it, key));
 		return out;
 	}
 	if (x.k == V::Obj)
@@ -960,16 +964,8 @@ V spread_of(const V &x) {
 		// time (quadratic in the items).
 		V out = V::array(true);
 		count_visits(x.a->items.size());
-		for (auto &it : x.a->items) {
-			V r = spread_of(it);
-			if (r.undef())
-				continue;
-			if (r.k == V::Arr)
-				for (auto &y : r.a->items)
-					seq_push(out, y);
-			else
-				seq_push(out, r);
-		}
+		for (auto &it : x.a->items)
+			push_flat(out, spread_of(it));
 		return out;
 	}
 	if (x.k == V::Obj) {

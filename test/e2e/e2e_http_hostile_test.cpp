@@ -30,9 +30,20 @@ const std::string kGenroc = GENROC_PATH;
 
 using Clock = std::chrono::steady_clock;
 
-// A client connection on a raw socket; -1 when it cannot connect.
-int connect_to(int port) {
+// A client connection on a raw socket from `source` (another loopback
+// address, 127.0.0.2: Linux routes all of 127/8 to lo, so the server sees
+// a second client; nullptr: the system's choice); -1 when it cannot connect.
+int connect_from(int port, const char *source) {
 	int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+	if (source) {
+		sockaddr_in src{};
+		src.sin_family = AF_INET;
+		::inet_pton(AF_INET, source, &src.sin_addr);
+		if (::bind(fd, reinterpret_cast<sockaddr *>(&src), sizeof src) != 0) {
+			::close(fd);
+			return -1;
+		}
+	}
 	sockaddr_in a{};
 	a.sin_family = AF_INET;
 	a.sin_port = htons(static_cast<uint16_t>(port));
@@ -44,27 +55,7 @@ int connect_to(int port) {
 	return fd;
 }
 
-// The same from another loopback address (127.0.0.2: Linux routes all of
-// 127/8 to lo), so the server sees a second client.
-int connect_from(int port, const char *source) {
-	int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-	sockaddr_in src{};
-	src.sin_family = AF_INET;
-	::inet_pton(AF_INET, source, &src.sin_addr);
-	if (::bind(fd, reinterpret_cast<sockaddr *>(&src), sizeof src) != 0) {
-		::close(fd);
-		return -1;
-	}
-	sockaddr_in a{};
-	a.sin_family = AF_INET;
-	a.sin_port = htons(static_cast<uint16_t>(port));
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
-		::close(fd);
-		return -1;
-	}
-	return fd;
-}
+int connect_to(int port) { return connect_from(port, nullptr); }
 
 bool send_all(int fd, const std::string &s) {
 	return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
