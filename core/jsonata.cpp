@@ -301,6 +301,89 @@ class Lexer {
 	size_t i_ = 0;
 };
 
+}  // namespace
+
+// ------------------------------------------------------------------ signatures
+// The reference's signature syntax: b boolean, n number, s string, l null,
+// a array (a<x> of x), o object, f function (f<...> its own signature), j any
+// JSON, x anything, u = (bnsl); ? optional, + one or more, - the context when
+// absent; after ':' the result's type (not checked, as in the reference).
+
+namespace detail {
+
+struct Param {
+	std::string types;	// letters
+	std::string sub;	// array subtype letters
+	bool optional = false, variadic = false, context = false;
+};
+
+}  // namespace detail
+
+namespace {
+
+std::vector<Param> parse_signature(const std::string &sig, size_t pos = 0) {
+	std::vector<Param> out;
+	size_t i = 1;	// past '<'
+	auto bad = [&](const char *code, const std::string &why) {
+		fail(code, why + " (signature " + sig + ")", pos);
+	};
+	while (i < sig.size() && sig[i] != '>' && sig[i] != ':') {
+		Param p;
+		char c = sig[i];
+		if (c == '(') {
+			size_t end = sig.find(')', i);
+			if (end == std::string::npos)
+				bad("S0401", "A choice group in a function signature must end with )");
+			p.types = sig.substr(i + 1, end - i - 1);
+			if (p.types.find('<') != std::string::npos)
+				bad("S0402", "Choice groups containing parameterized types are not supported");
+			i = end + 1;
+		} else if (c == '<') {
+			bad("S0401", "Type parameters can only be applied to functions and arrays");
+		} else {
+			if (!std::strchr("bnslaofjxu", c))
+				bad("S0401", std::string("Unknown type ") + c + " in a function signature");
+			p.types = std::string(1, c);
+			i++;
+			if (i < sig.size() && sig[i] == '<') {
+				if (c != 'a' && c != 'f')
+					bad("S0401", "Type parameters can only be applied to functions and arrays");
+				size_t start = i;
+				int depth = 0;
+				do {
+					if (sig[i] == '<') depth++;
+					else if (sig[i] == '>') depth--;
+					i++;
+				} while (depth > 0 && i < sig.size());
+				if (depth > 0)
+					bad("S0401", "A type parameter in a function signature must end with >");
+				if (c == 'a')
+					p.sub = sig.substr(start + 1, i - start - 2);
+			}
+		}
+		while (i < sig.size() && (sig[i] == '?' || sig[i] == '+' || sig[i] == '-')) {
+			if (sig[i] == '?') p.optional = true;
+			if (sig[i] == '+') p.variadic = true;
+			if (sig[i] == '-') p.context = true;
+			i++;
+		}
+		std::string expanded;
+		for (char t : p.types) {
+			if (t == 'j') expanded += "bnsloa";
+			else if (t == 'u') expanded += "bnsl";
+			else if (t == 'x') expanded += "bnsloaf";
+			else expanded += t;
+		}
+		p.types = expanded;
+		out.push_back(p);
+	}
+	return out;
+}
+
+}  // namespace
+
+namespace {
+
 // ------------------------------------------------------------------ parser
 
 int binding_power(const std::string &op) {
@@ -441,7 +524,7 @@ class Parser {
 		if (op == "**")
 			return make(Node::Descendant, t.pos);
 		if (op == "%")
-			fail("S0217", "The parent operator % is not supported by genroc's JSONata", t.pos);
+			return make(Node::Parent, t.pos);
 		if (op == "(") {
 			auto n = make(Node::Block, t.pos);
 			while (!is_op(")")) {
@@ -605,9 +688,16 @@ class Parser {
 			expect(")");
 			return n;
 		}
-		if (op == "@" || op == "#")
-			fail("S0218", "The focus (@) and index (#) bindings are not supported by genroc's JSONata",
-				 t.pos);
+		if (op == "@" || op == "#") {
+			auto n = make(Node::Binary, t.pos);
+			n->str = op;
+			n->lhs = left;
+			n->rhs = expression(binding_power(op));
+			if (n->rhs->type != Node::Variable)
+				fail("S0214", "The right side of " + op + " must be a variable name (start with $)",
+					 n->rhs->pos);
+			return n;
+		}
 		static const char *const binary[] = {".", "+", "-", "*", "/", "%", "=", "!=", "<", "<=",
 											 ">", ">=", "&", "and", "or", "in", "~>"};
 		for (const char *b : binary) {
@@ -639,7 +729,9 @@ class Parser {
 		}
 		expect(")");
 		if (is_op("<")) {
-			// a signature: skipped (genroc checks lambda arguments by count only)
+			// a signature: its tokens' text, checked at each call
+			size_t at = tok_.pos;
+			std::string sig;
 			int depth = 0;
 			do {
 				if (tok_.kind == Token::End)
@@ -648,8 +740,10 @@ class Parser {
 					depth++;
 				else if (is_op(">"))
 					depth--;
+				sig += tok_.text;
 				advance();
 			} while (depth > 0);
+			n->signature = std::make_shared<std::vector<Param>>(parse_signature(sig, at));
 		}
 		expect("{", true);
 		n->lhs = expression(0);
@@ -664,161 +758,362 @@ class Parser {
 
 // ------------------------------------------------------------------ rewrite
 // The reference's processAST: paths become lists of steps, predicates and
-// group-by attach to steps.
+// group-by attach to steps, @ and # mark the steps that make tuple streams,
+// and each % is resolved to the step whose input it names (that step then
+// binds its input under the %'s label in the tuples it makes).
 
-NodeP process(const NodeP &e);
+class Rewriter {
+  public:
+	NodeP top(const NodeP &e) {
+		NodeP r = process(e);
+		if (r->type == Node::Parent || r->seeking)
+			fail("S0217", "The parent operator % cannot be used here: no step before it has an input to name",
+				 r->pos);
+		return r;
+	}
 
-void process_all(std::vector<NodeP> &v) {
-	for (auto &x : v)
-		x = process(x);
-}
+  private:
+	int next_label_ = 0;
 
-NodeP process(const NodeP &e) {
-	lim::RecursionGuard guard;
-	NodeP result = e;
-	switch (e->type) {
-	case Node::EndMarker:
-		fail("S0207", "Unexpected end of expression", e->pos);
-	case Node::Binary:
-		if (e->str == ".") {
-			NodeP lstep = process(e->lhs);
-			if (lstep->type == Node::Path) {
-				result = lstep;
-			} else {
-				result = make(Node::Path, e->pos);
-				result->items.push_back(lstep);
+	// a % looking for its step: climbs back over `node` (a step)
+	SlotP seek_parent(Node &node, SlotP slot) {
+		lim::RecursionGuard guard;
+		switch (node.type) {
+		case Node::Name:
+		case Node::Wildcard:
+			if (--slot->level == 0) {
+				if (node.ancestor)	// one tuple variable for both
+					slot->label = node.ancestor->label;
+				node.ancestor = slot;
+				node.tuple = true;
 			}
-			NodeP rest = process(e->rhs);
-			if (rest->type == Node::Path) {
-				for (auto &s : rest->items)
-					result->items.push_back(s);
-			} else {
-				if (!rest->predicate.empty()) {
-					rest->stages = std::move(rest->predicate);
-					rest->predicate.clear();
+			break;
+		case Node::Parent:
+			slot->level++;
+			break;
+		case Node::Block:
+			if (!node.items.empty()) {
+				node.tuple = true;
+				slot = seek_parent(*node.items.back(), slot);
+			}
+			break;
+		case Node::Path: {
+			node.tuple = true;
+			size_t i = node.items.size();
+			slot = seek_parent(*node.items[--i], slot);
+			while (slot->level > 0 && i > 0)
+				slot = seek_parent(*node.items[--i], slot);
+			break;
+		}
+		default:
+			fail("S0217", "The parent operator % cannot name the input of this expression", node.pos);
+		}
+		return slot;
+	}
+
+	static void push_ancestry(Node &result, const Node &value) {
+		if (!value.seeking && value.type != Node::Parent)
+			return;
+		std::vector<SlotP> slots = value.seeking_parent;
+		if (value.type == Node::Parent)
+			slots.push_back(value.slot);
+		result.seeking = true;
+		for (auto &s : slots)
+			result.seeking_parent.push_back(s);
+	}
+
+	void resolve_ancestry(Node &path) {
+		Node &last = *path.items.back();
+		std::vector<SlotP> slots = last.seeking_parent;
+		if (last.type == Node::Parent)
+			slots.push_back(last.slot);
+		for (SlotP slot : slots) {
+			long index = static_cast<long>(path.items.size()) - 2;
+			while (slot->level > 0) {
+				if (index < 0) {
+					path.seeking = true;
+					path.seeking_parent.push_back(slot);
+					break;
 				}
-				result->items.push_back(rest);
+				Node *step = path.items[static_cast<size_t>(index--)].get();
+				// contiguous steps that bind the focus count as one
+				while (index >= 0 && !step->focus.empty() &&
+					   !path.items[static_cast<size_t>(index)]->focus.empty())
+					step = path.items[static_cast<size_t>(index--)].get();
+				slot = seek_parent(*step, slot);
 			}
-			for (auto &step : result->items) {
-				if (step->type == Node::Number || step->type == Node::Literal)
-					fail("S0213", "The literal value " +
-									  (step->type == Node::Number ? format_number(step->num)
-																  : step->str) +
-									  " cannot be used as a step within a path expression",
-						 step->pos);
-				if (step->type == Node::String)
-					step->type = Node::Name;
+		}
+	}
+
+	// The reference's tail-call rewrite: a call in tail position becomes a
+	// thunk that the caller's apply runs in a loop (constant stack).
+	static NodeP tail_call(const NodeP &e) {
+		if (e->type == Node::Call && !e->partial && e->predicate.empty() && !e->group) {
+			auto thunk = make(Node::Lambda, e->pos);
+			thunk->thunk = true;
+			thunk->lhs = e;
+			return thunk;
+		}
+		if (e->type == Node::Condition) {
+			if (e->then_ && e->then_ != e->lhs)
+				e->then_ = tail_call(e->then_);
+			if (e->else_)
+				e->else_ = tail_call(e->else_);
+		} else if (e->type == Node::Block && !e->items.empty()) {
+			e->items.back() = tail_call(e->items.back());
+		}
+		return e;
+	}
+
+	void process_all(Node &parent, std::vector<NodeP> &v) {
+		for (auto &x : v) {
+			x = process(x);
+			push_ancestry(parent, *x);
+		}
+	}
+
+	// As the reference: a [] on the expression stays on what it became.
+	NodeP process(const NodeP &e) {
+		bool keep = e->keep_array;
+		NodeP r = process_node(e);
+		if (keep)
+			r->keep_array = true;
+		return r;
+	}
+
+	NodeP process_node(const NodeP &e) {
+		lim::RecursionGuard guard;
+		NodeP result = e;
+		switch (e->type) {
+		case Node::EndMarker:
+			fail("S0207", "Unexpected end of expression", e->pos);
+		case Node::Parent:
+			e->slot = std::make_shared<Slot>();
+			e->slot->label = "!" + std::to_string(next_label_++);
+			break;
+		case Node::Binary:
+			if (e->str == ".")
+				return path(e);
+			if (e->str == "[") {
+				result = process(e->lhs);
+				Node *step = result.get();
+				bool stages = false;
+				if (result->type == Node::Path) {
+					step = result->items.back().get();
+					stages = true;
+				}
+				if (step->group)
+					fail("S0209", "A predicate cannot follow a grouping expression in a step", e->pos);
+				NodeP pred = process(e->rhs);
+				if (pred->seeking) {
+					for (auto &slot : pred->seeking_parent) {
+						if (slot->level == 1)
+							seek_parent(*step, slot);
+						else
+							slot->level--;
+					}
+					push_ancestry(*step, *pred);
+				}
+				(stages ? step->stages : step->predicate).push_back(pred);
+				return result;
 			}
-			for (auto &step : result->items)
-				if (step->keep_array)
-					result->keep_singleton_array = true;
-			if (result->items.front()->type == Node::ArrayCons)
-				result->items.front()->consarray = true;
-			if (result->items.back()->type == Node::ArrayCons)
-				result->items.back()->consarray = true;
+			if (e->str == "{") {
+				result = process(e->lhs);
+				if (result->group)
+					fail("S0210", "Each step can only have one grouping expression", e->pos);
+				auto g = std::make_shared<std::vector<std::pair<NodeP, NodeP>>>();
+				for (auto &p : e->rhs->pairs)
+					g->emplace_back(process(p.first), process(p.second));
+				result->group = g;
+				return result;
+			}
+			if (e->str == "@") {
+				result = process(e->lhs);
+				Node *step = result.get();
+				if (result->type == Node::Path)
+					step = result->items.back().get();
+				if (!step->stages.empty() || !step->predicate.empty())
+					fail("S0215", "A context variable binding must precede any predicates on a step",
+						 e->pos);
+				if (step->type == Node::Sort)
+					fail("S0216", "A context variable binding must precede the 'order-by' clause on a step",
+						 e->pos);
+				if (e->keep_array)
+					step->keep_array = true;
+				step->focus = e->rhs->str;
+				step->tuple = true;
+				return result;
+			}
+			if (e->str == "#") {
+				result = process(e->lhs);
+				Node *step = result.get();
+				if (result->type == Node::Path) {
+					step = result->items.back().get();
+				} else {
+					NodeP p = make(Node::Path, e->pos);
+					p->items.push_back(result);
+					result = p;
+					if (!step->predicate.empty()) {
+						step->stages = std::move(step->predicate);
+						step->predicate.clear();
+					}
+				}
+				if (step->stages.empty()) {
+					step->index = e->rhs->str;
+				} else {
+					auto st = make(Node::IndexStage, e->pos);
+					st->str = e->rhs->str;
+					step->stages.push_back(st);
+				}
+				step->tuple = true;
+				if (e->keep_array)
+					result->keep_array = true;
+				return result;
+			}
+			e->lhs = process(e->lhs);
+			push_ancestry(*e, *e->lhs);
+			e->rhs = process(e->rhs);
+			push_ancestry(*e, *e->rhs);
+			break;
+		case Node::Name: {
+			result = make(Node::Path, e->pos);
+			result->items.push_back(e);
+			if (e->keep_array)
+				result->keep_singleton_array = true;
 			return result;
 		}
-		if (e->str == "[") {
+		case Node::Negate:
+			e->lhs = process(e->lhs);
+			if (e->lhs->type == Node::Number) {
+				auto n = make(Node::Number, e->pos);
+				n->num = -e->lhs->num;
+				n->value = Value::number(n->num);
+				n->keep_array = e->keep_array;
+				return n;
+			}
+			push_ancestry(*e, *e->lhs);
+			break;
+		case Node::ArrayCons:
+		case Node::Block:
+			process_all(*e, e->items);
+			if (e->type == Node::Block)
+				for (auto &x : e->items)
+					if (x->consarray || (x->type == Node::Path && x->items[0]->consarray))
+						e->consarray = true;
+			break;
+		case Node::ObjectCons:
+			for (auto &p : e->pairs) {
+				p.first = process(p.first);
+				push_ancestry(*e, *p.first);
+				p.second = process(p.second);
+				push_ancestry(*e, *p.second);
+			}
+			break;
+		case Node::Condition:
+		case Node::Coalesce: {
+			bool same = e->then_ == e->lhs;	 // ?: and ?? test and give the same operand
+			e->lhs = process(e->lhs);
+			push_ancestry(*e, *e->lhs);
+			if (e->then_) {
+				e->then_ = same ? e->lhs : process(e->then_);
+				if (!same)
+					push_ancestry(*e, *e->then_);
+			}
+			if (e->else_) {
+				e->else_ = process(e->else_);
+				push_ancestry(*e, *e->else_);
+			}
+			break;
+		}
+		case Node::Bind:
+			e->lhs = process(e->lhs);
+			e->rhs = process(e->rhs);
+			push_ancestry(*e, *e->rhs);
+			break;
+		case Node::Apply:
+			e->lhs = process(e->lhs);
+			e->rhs = process(e->rhs);
+			break;
+		case Node::Call:
+			process_all(*e, e->items);
+			e->lhs = process(e->lhs);
+			break;
+		case Node::Lambda:
+			e->lhs = tail_call(process(e->lhs));
+			break;
+		case Node::Transform:
+			e->lhs = process(e->lhs);
+			e->then_ = process(e->then_);
+			if (e->else_)
+				e->else_ = process(e->else_);
+			break;
+		case Node::Sort: {
 			result = process(e->lhs);
-			Node *step = result.get();
-			bool stages = false;
-			if (result->type == Node::Path) {
-				step = result->items.back().get();
-				stages = true;
+			if (result->type != Node::Path) {
+				NodeP p = make(Node::Path, e->pos);
+				p->items.push_back(result);
+				result = p;
 			}
-			if (step->group)
-				fail("S0209", "A predicate cannot follow a grouping expression in a step", e->pos);
-			(stages ? step->stages : step->predicate).push_back(process(e->rhs));
+			auto s = make(Node::Sort, e->pos);
+			s->terms = e->terms;
+			for (auto &t : s->terms) {
+				t.expr = process(t.expr);
+				push_ancestry(*s, *t.expr);
+			}
+			result->items.push_back(s);
+			resolve_ancestry(*result);
 			return result;
 		}
-		if (e->str == "{") {
-			result = process(e->lhs);
-			if (result->group)
-				fail("S0210", "Each step can only have one grouping expression", e->pos);
-			auto g = std::make_shared<std::vector<std::pair<NodeP, NodeP>>>();
-			for (auto &p : e->rhs->pairs)
-				g->emplace_back(process(p.first), process(p.second));
-			result->group = g;
-			return result;
+		default:
+			break;
 		}
-		e->lhs = process(e->lhs);
-		e->rhs = process(e->rhs);
-		break;
-	case Node::Name: {
-		result = make(Node::Path, e->pos);
-		result->items.push_back(e);
-		if (e->keep_array)
-			result->keep_singleton_array = true;
 		return result;
 	}
-	case Node::Negate:
-		e->lhs = process(e->lhs);
-		if (e->lhs->type == Node::Number) {
-			auto n = make(Node::Number, e->pos);
-			n->num = -e->lhs->num;
-			n->value = Value::number(n->num);
-			n->keep_array = e->keep_array;
-			return n;
+
+	NodeP path(const NodeP &e) {
+		NodeP lstep = process(e->lhs);
+		NodeP result;
+		if (lstep->type == Node::Path) {
+			result = lstep;
+		} else {
+			result = make(Node::Path, e->pos);
+			result->items.push_back(lstep);
 		}
-		break;
-	case Node::ArrayCons:
-	case Node::Block:
-		process_all(e->items);
-		break;
-	case Node::ObjectCons:
-		for (auto &p : e->pairs) {
-			p.first = process(p.first);
-			p.second = process(p.second);
+		if (lstep->type == Node::Parent) {
+			result->seeking = true;
+			result->seeking_parent = {lstep->slot};
 		}
-		break;
-	case Node::Condition:
-	case Node::Coalesce:
-	{
-		bool same = e->then_ == e->lhs;	 // ?: and ?? test and give the same operand
-		e->lhs = process(e->lhs);
-		if (e->then_)
-			e->then_ = same ? e->lhs : process(e->then_);
-	}
-		if (e->else_)
-			e->else_ = process(e->else_);
-		break;
-	case Node::Bind:
-	case Node::Apply:
-		e->lhs = process(e->lhs);
-		e->rhs = process(e->rhs);
-		break;
-	case Node::Call:
-		e->lhs = process(e->lhs);
-		process_all(e->items);
-		break;
-	case Node::Lambda:
-		e->lhs = process(e->lhs);
-		break;
-	case Node::Transform:
-		e->lhs = process(e->lhs);
-		e->then_ = process(e->then_);
-		if (e->else_)
-			e->else_ = process(e->else_);
-		break;
-	case Node::Sort: {
-		result = process(e->lhs);
-		if (result->type != Node::Path) {
-			NodeP p = make(Node::Path, e->pos);
-			p->items.push_back(result);
-			result = p;
+		NodeP rest = process(e->rhs);
+		if (rest->type == Node::Path) {
+			for (auto &s : rest->items)
+				result->items.push_back(s);
+		} else {
+			if (!rest->predicate.empty()) {
+				rest->stages = std::move(rest->predicate);
+				rest->predicate.clear();
+			}
+			result->items.push_back(rest);
 		}
-		auto s = make(Node::Sort, e->pos);
-		s->terms = e->terms;
-		for (auto &t : s->terms)
-			t.expr = process(t.expr);
-		result->items.push_back(s);
+		for (auto &step : result->items) {
+			if (step->type == Node::Number || step->type == Node::Literal)
+				fail("S0213", "The literal value " +
+								  (step->type == Node::Number ? format_number(step->num) : step->str) +
+								  " cannot be used as a step within a path expression",
+					 step->pos);
+			if (step->type == Node::String)
+				step->type = Node::Name;
+		}
+		for (auto &step : result->items)
+			if (step->keep_array)
+				result->keep_singleton_array = true;
+		if (result->items.front()->type == Node::ArrayCons)
+			result->items.front()->consarray = true;
+		if (result->items.back()->type == Node::ArrayCons)
+			result->items.back()->consarray = true;
+		resolve_ancestry(*result);
 		return result;
 	}
-	default:
-		break;
-	}
-	return result;
-}
+};
 
 // ------------------------------------------------------------------ values
 
@@ -831,6 +1126,9 @@ Value seq_of(const Value &v) {
 		s.a->items.push_back(v);
 	return s;
 }
+
+void validate_args(const std::vector<Param> &params, const std::string &name, Args &args,
+				   const Value &input, size_t pos);
 
 // ------------------------------------------------------------------ evaluator
 
@@ -851,6 +1149,8 @@ class Evaluator {
 				break;
 			if (v.k != Value::Num)
 				fail("D1002", "Cannot negate a non-numeric value: " + stringify(v, false), e.pos);
+			if (!std::isfinite(v.n))
+				fail("D1001", "Number out of range: null", e.pos);
 			result = Value::number(-v.n);
 			break;
 		}
@@ -909,15 +1209,20 @@ class Evaluator {
 		case Node::Apply: result = apply_op(e, input, env); break;
 		case Node::Sort: result = sort(e, input, env); break;
 		case Node::Transform: result = transform(e, input, env); break;
+		case Node::Parent:
+			if (const Value *v = env->lookup(e.slot->label))
+				result = *v;
+			break;
 		case Node::Placeholder:
 		case Node::EndMarker:
+		case Node::IndexStage:
 			fail("S0201", "Syntax error: ?", e.pos);
 		}
 		for (auto &p : e.predicate)
 			result = filter(*p, result, env);
 		if (e.type != Node::Path && e.group)
 			result = group(*e.group, result, env, e.pos);
-		if (is_sequence(result)) {
+		if (is_sequence(result) && !result.a->tuple_stream) {
 			if (e.keep_array)
 				result.a->keep_singleton = true;
 			if (result.a->items.empty())
@@ -928,17 +1233,40 @@ class Evaluator {
 		return result;
 	}
 
+	// A call: the function applied, then the tail calls it answers (thunks)
+	// run in this loop, so a tail recursion runs in constant stack and call
+	// depth.
 	Value apply_fn(const Value &proc, Args args, const Value &input, size_t pos) {
 		lim::RecursionGuard guard;
 		if (++cx_.call_depth > lim::JSONATA_CALL_DEPTH)
-			fail("L0001", "function calls nest deeper than " +
-							  std::to_string(lim::JSONATA_CALL_DEPTH) + " levels" +
+			fail("U1001", "Stack overflow error: function calls nest deeper than " +
+							  std::to_string(lim::JSONATA_CALL_DEPTH) +
+							  " levels; consider rewriting the recursion as tail-recursive" +
 							  lim::named("jsonata_call_depth"),
 				 pos);
 		struct Leave {
 			size_t &d;
 			~Leave() { d--; }
 		} leave{cx_.call_depth};
+		Value result = apply_inner(proc, std::move(args), input, pos);
+		while (result.k == Value::Fn && result.f->kind == Function::Lambda &&
+			   result.f->lambda->thunk) {
+			count_step(cx_);
+			const Node &callee = *result.f->lambda->lhs;	// the Call in tail position
+			Frame *tenv = result.f->env;
+			Value tin = result.f->input;
+			Value next = eval(*callee.lhs, tin, tenv);
+			Args targs;
+			for (auto &a : callee.items)
+				targs.push_back(eval(*a, tin, tenv));
+			if (next.k != Value::Fn)
+				fail("T1006", "Attempted to invoke a non-function", callee.pos);
+			result = apply_inner(next, std::move(targs), input, callee.pos);
+		}
+		return result;
+	}
+
+	Value apply_inner(const Value &proc, Args args, const Value &input, size_t pos) {
 		if (proc.k != Value::Fn)
 			fail("T1006", "Attempted to invoke a non-function", pos);
 		Function &f = *proc.f;
@@ -946,6 +1274,8 @@ class Evaluator {
 		case Function::Lambda: {
 			if (f.lambda->type == Node::Transform)
 				return run_transform(*f.lambda, args.empty() ? Value() : args[0], f.env);
+			if (f.lambda->signature)
+				validate_args(*f.lambda->signature, "lambda", args, input, pos);
 			Frame *fr = cx_.new_frame(f.env);
 			for (size_t i = 0; i < f.lambda->params.size(); i++)
 				fr->vars[f.lambda->params[i]] = i < args.size() ? args[i] : Value();
@@ -962,7 +1292,18 @@ class Evaluator {
 				else
 					full.push_back(f.args[i]);
 			}
-			return apply_fn(f.proc, std::move(full), input, pos);
+			const Value &target = f.proc;
+			if (target.k == Value::Fn && target.f->kind == Function::Lambda &&
+				target.f->lambda->type == Node::Lambda) {
+				// the reference's partial application of a lambda makes a new
+				// lambda of the same body, without the signature
+				const Function &l = *target.f;
+				Frame *fr = cx_.new_frame(l.env);
+				for (size_t i = 0; i < l.lambda->params.size(); i++)
+					fr->vars[l.lambda->params[i]] = i < full.size() ? full[i] : Value();
+				return eval(*l.lambda->lhs, l.input, fr);
+			}
+			return apply_fn(target, std::move(full), input, pos);
 		}
 		case Function::Chain: {
 			Value mid = apply_fn(f.proc, std::move(args), input, pos);
@@ -1026,15 +1367,37 @@ class Evaluator {
 		else
 			seq = seq_of(input);
 		Value result;
+		bool tuples = false;
+		Value bindings;	 // the tuple stream, once a step makes one
 		for (size_t i = 0; i < e.items.size(); i++) {
 			const Node &step = *e.items[i];
+			if (step.tuple)
+				tuples = true;
 			if (i == 0 && step.consarray)
 				result = eval(step, seq, env);
+			else if (tuples)
+				bindings = tuple_step(step, seq, bindings, env);
 			else
 				result = eval_step(step, seq, env, i + 1 == e.items.size());
-			if (result.undef() || (is_array(result) && result.a->items.empty()))
+			if (!tuples && (result.undef() || (is_array(result) && result.a->items.empty())))
 				break;
-			seq = result;
+			if (step.focus.empty())
+				seq = result;
+		}
+		if (tuples) {
+			if (e.tuple) {
+				// the tuples carry a % of an enclosing path: keep them
+				result = bindings;
+			} else {
+				result = Value::array(true);
+				if (!bindings.undef()) {
+					count_items(bindings.a->items.size());
+					for (auto &t : bindings.a->items)
+						if (t.k == Value::Obj)
+							if (const Value *v = t.o->get("@"))
+								seq_push(result, *v);
+				}
+			}
 		}
 		if (e.keep_singleton_array) {
 			if (is_array(result) && result.a->cons && !result.a->sequence) {
@@ -1054,8 +1417,116 @@ class Evaluator {
 			}
 		}
 		if (e.group)
-			result = group(*e.group, result, env, e.pos);
+			result = group(*e.group, tuples ? bindings : result, env, e.pos);
 		return result;
+	}
+
+	// A scope with a tuple's bindings (its "@" too, which no name reaches).
+	Frame *tuple_frame(Frame *env, const Value &tuple) {
+		Frame *f = cx_.new_frame(env);
+		count_items(tuple.o->entries.size());
+		for (auto &[k, v] : tuple.o->entries)
+			f->vars[k] = v;
+		return f;
+	}
+
+	static Value tuple_stream() {
+		Value s = Value::array(true);
+		s.a->tuple_stream = true;
+		return s;
+	}
+
+	static Value copy_tuple(const Value &t) {
+		Value c = Value::object();
+		count_items(t.o->entries.size());
+		for (auto &[k, v] : t.o->entries)
+			c.o->set(k, v);
+		return c;
+	}
+
+	// A step of a path once it binds @, # or %: from each tuple of the
+	// stream so far, one tuple per item the step finds, with the step's
+	// bindings added.
+	Value tuple_step(const Node &step, const Value &input, Value bindings, Frame *env) {
+		if (step.type == Node::Sort) {
+			Value r;
+			if (!bindings.undef()) {
+				r = sort(step, bindings, env);
+			} else {
+				Value sorted = sort(step, input, env);
+				r = tuple_stream();
+				for (size_t i = 0; i < sorted.a->items.size(); i++) {
+					Value t = Value::object();
+					t.o->set("@", sorted.a->items[i]);
+					if (!step.index.empty())
+						t.o->set(step.index, Value::number(static_cast<double>(i)));
+					seq_push(r, t);
+				}
+			}
+			return stages(step, r, env);
+		}
+		Value result = tuple_stream();
+		if (bindings.undef()) {
+			bindings = tuple_stream();
+			if (is_array(input)) {
+				count_items(input.a->items.size());
+				for (auto &item : input.a->items) {
+					Value t = Value::object();
+					t.o->set("@", item);
+					bindings.a->items.push_back(t);
+				}
+			}
+		}
+		for (auto &tuple : bindings.a->items) {
+			if (tuple.k != Value::Obj)
+				continue;
+			const Value *at = tuple.o->get("@");
+			Value context = at ? *at : Value();
+			Value res = eval(step, context, tuple_frame(env, tuple));
+			if (res.undef())
+				continue;
+			Value seq = is_array(res) ? res : seq_of(res);
+			for (size_t b = 0; b < seq.a->items.size(); b++) {
+				Value t = copy_tuple(tuple);
+				const Value &x = seq.a->items[b];
+				if (seq.a->tuple_stream && x.k == Value::Obj) {
+					for (auto &[k, v] : x.o->entries)
+						t.o->set(k, v);
+				} else {
+					if (!step.focus.empty()) {
+						t.o->set(step.focus, x);
+						t.o->set("@", context);
+					} else {
+						t.o->set("@", x);
+					}
+					if (!step.index.empty())
+						t.o->set(step.index, Value::number(static_cast<double>(b)));
+					if (step.ancestor)
+						t.o->set(step.ancestor->label, context);
+				}
+				seq_push(result, t);
+			}
+		}
+		return stages(step, result, env);
+	}
+
+	// A tuple step's predicates and #$i after them, on the whole stream.
+	Value stages(const Node &step, Value r, Frame *env) {
+		for (auto &s : step.stages) {
+			if (s->type == Node::IndexStage) {
+				if (!is_array(r))
+					continue;
+				for (size_t i = 0; i < r.a->items.size(); i++)
+					if (r.a->items[i].k == Value::Obj) {
+						Value t = copy_tuple(r.a->items[i]);
+						t.o->set(s->str, Value::number(static_cast<double>(i)));
+						r.a->items[i] = t;
+					}
+			} else {
+				r = filter(*s, r, env);
+			}
+		}
+		return r;
 	}
 
 	Value eval_step(const Node &step, const Value &input, Frame *env, bool last) {
@@ -1091,6 +1562,8 @@ class Evaluator {
 
 	Value filter(const Node &pred, const Value &input, Frame *env) {
 		Value results = Value::array(true);
+		bool tuples = is_array(input) && input.a->tuple_stream;
+		results.a->tuple_stream = tuples;
 		if (input.undef()) {
 			// the reference still runs the predicate once, on undefined (its
 			// errors show); whatever it selects is undefined
@@ -1114,7 +1587,13 @@ class Evaluator {
 			return results;
 		}
 		for (size_t i = 0; i < items.size(); i++) {
-			Value r = eval(pred, items[i], env);
+			Value r;
+			if (tuples && items[i].k == Value::Obj) {
+				const Value *at = items[i].o->get("@");
+				r = eval(pred, at ? *at : Value(), tuple_frame(env, items[i]));
+			} else {
+				r = eval(pred, items[i], env);
+			}
 			bool numbers = r.k == Value::Num;
 			if (r.k == Value::Arr && !r.a->items.empty()) {
 				numbers = true;
@@ -1230,9 +1709,17 @@ class Evaluator {
 		count_items(items.size());
 		if (items.empty())
 			items.push_back(Value());
+		bool reduce = is_array(input) && input.a->tuple_stream;
 		for (auto &item : items) {
+			Frame *ienv = env;
+			Value ctx = item;
+			if (reduce && item.k == Value::Obj) {
+				ienv = tuple_frame(env, item);
+				const Value *at = item.o->get("@");
+				ctx = at ? *at : Value();
+			}
 			for (size_t pi = 0; pi < pairs.size(); pi++) {
-				Value key = eval(*pairs[pi].first, item, env);
+				Value key = eval(*pairs[pi].first, ctx, ienv);
 				if (key.undef())
 					continue;
 				if (key.k != Value::Str)
@@ -1267,7 +1754,37 @@ class Evaluator {
 		Value result = Value::object();
 		for (auto &k : order) {
 			Entry &en = groups[k];
-			Value v = eval(*pairs[en.index].second, en.data, env);
+			Value v;
+			if (reduce) {
+				// the group's tuples as one: each variable the $append of its values
+				Value merged;
+				if (en.data.k == Value::Obj) {
+					merged = en.data;
+				} else if (is_array(en.data) && !en.data.a->items.empty()) {
+					merged = copy_tuple(en.data.a->items[0]);
+					for (size_t ti = 1; ti < en.data.a->items.size(); ti++) {
+						const Value &t = en.data.a->items[ti];
+						if (t.k != Value::Obj)
+							continue;
+						for (auto &[tk, tv] : t.o->entries) {
+							const Value *cur = merged.o->get(tk);
+							merged.o->set(tk, append(cur ? *cur : Value(), tv));
+						}
+					}
+				}
+				Value ctx;
+				Frame *genv = cx_.new_frame(env);
+				if (merged.k == Value::Obj)
+					for (auto &[tk, tv] : merged.o->entries) {
+						if (tk == "@")
+							ctx = tv;
+						else
+							genv->vars[tk] = tv;
+					}
+				v = eval(*pairs[en.index].second, ctx, genv);
+			} else {
+				v = eval(*pairs[en.index].second, en.data, env);
+			}
 			if (!v.undef())
 				result.o->set(k, v);
 		}
@@ -1290,6 +1807,10 @@ class Evaluator {
 			if (!rhs.undef() && rhs.k != Value::Num)
 				fail("T2002", "The right side of the " + op + " operator must evaluate to a number",
 					 e.pos);
+			// a result past a double (1/0) is kept (as the reference does: it
+			// is null in JSON); using it in arithmetic is D1001
+			if ((!lhs.undef() && !std::isfinite(lhs.n)) || (!rhs.undef() && !std::isfinite(rhs.n)))
+				fail("D1001", "Number out of range: null", e.pos);
 			if (lhs.undef() || rhs.undef())
 				return Value();
 			double r = 0;
@@ -1300,8 +1821,6 @@ class Evaluator {
 			case '/': r = lhs.n / rhs.n; break;
 			case '%': r = std::fmod(lhs.n, rhs.n); break;
 			}
-			if (!std::isfinite(r))
-				fail("D1001", "Number out of range: " + op, e.pos);
 			return Value::number(r);
 		}
 		if (op == "=" || op == "!=") {
@@ -1412,10 +1931,13 @@ class Evaluator {
 
 	Value call(const Node &e, const Value &input, Frame *env, const Value *applyto) {
 		Value proc = eval(*e.lhs, input, env);
+		// a name that is a variable or a function without its $: the hint
 		if (proc.undef() && e.lhs->type == Node::Path && !e.lhs->items.empty() &&
-			e.lhs->items[0]->type == Node::Name && env->lookup(e.lhs->items[0]->str))
-			fail("T1005",
-				 "Attempted to invoke a non-function. Did you mean $" + e.lhs->items[0]->str + "?",
+			e.lhs->items[0]->type == Node::Name &&
+			(env->lookup(e.lhs->items[0]->str) || find_builtin(e.lhs->items[0]->str)))
+			fail(e.partial ? "T1007" : "T1005",
+				 std::string("Attempted to ") + (e.partial ? "partially apply" : "invoke") +
+					 " a non-function. Did you mean $" + e.lhs->items[0]->str + "?",
 				 e.pos);
 		Args args;
 		std::vector<bool> holes;
@@ -1446,6 +1968,12 @@ class Evaluator {
 		}
 		if (proc.k != Value::Fn)
 			fail("T1006", "Attempted to invoke a non-function", e.pos);
+		struct Restore {
+			Frame *&slot;
+			Frame *was;
+			~Restore() { slot = was; }
+		} restore{cx_.call_env, cx_.call_env};
+		cx_.call_env = env;
 		return apply_fn(proc, std::move(args), input, e.pos);
 	}
 
@@ -1475,16 +2003,28 @@ class Evaluator {
 		Value in = is_array(input) ? input : seq_of(input);
 		std::vector<Value> items = in.a->items;
 		count_items(2 * items.size());	// the copy and the answer
+		bool tuples = in.a->tuple_stream;
 		if (items.size() <= 1) {
 			Value out = Value::array(true);
 			out.a->items = items;
+			out.a->tuple_stream = tuples;
 			return out;
 		}
 		// keys per item per term, evaluated once
 		std::vector<std::vector<Value>> keys(items.size());
-		for (size_t i = 0; i < items.size(); i++)
+		for (size_t i = 0; i < items.size(); i++) {
+			Value ctx = items[i];
+			Frame *ienv = env;
+			if (tuples && ctx.k == Value::Obj) {
+				ienv = tuple_frame(env, ctx);
+				const Value *at = ctx.o->get("@");
+				ctx = at ? *at : Value();
+			}
 			for (auto &t : e.terms)
-				keys[i].push_back(eval(*t.expr, items[i], env));
+				keys[i].push_back(eval(*t.expr, ctx, ienv));
+		}
+		// (the reference's merge sort answers a plain array: a sorted tuple
+		// stream of more than one tuple is no longer flagged as one)
 		std::vector<size_t> idx(items.size());
 		for (size_t i = 0; i < idx.size(); i++)
 			idx[i] = i;
@@ -1616,62 +2156,6 @@ class Evaluator {
 	friend Value detail::apply(Context &, const Value &, Args, const Value &, size_t);
 };
 
-// ------------------------------------------------------------------ signatures
-// The reference's signature syntax: b boolean, n number, s string, l null,
-// a array (a<x> of x), o object, f function, j any JSON, x anything,
-// u = (bnsl); ? optional, + one or more, - the context when absent.
-
-struct Param {
-	std::string types;	// letters
-	std::string sub;	// array subtype letters
-	bool optional = false, variadic = false, context = false;
-};
-
-std::vector<Param> parse_signature(const std::string &sig) {
-	std::vector<Param> out;
-	size_t i = 1;	// past '<'
-	while (i < sig.size() && sig[i] != '>' && sig[i] != ':') {
-		Param p;
-		char c = sig[i];
-		if (c == '(') {
-			size_t end = sig.find(')', i);
-			p.types = sig.substr(i + 1, end - i - 1);
-			i = end + 1;
-		} else {
-			p.types = std::string(1, c);
-			i++;
-			if (c == 'a' && i < sig.size() && sig[i] == '<') {
-				size_t end = sig.find('>', i);
-				p.sub = sig.substr(i + 1, end - i - 1);
-				i = end + 1;
-			} else if (c == 'f' && i < sig.size() && sig[i] == '<') {
-				int depth = 0;
-				do {
-					if (sig[i] == '<') depth++;
-					else if (sig[i] == '>') depth--;
-					i++;
-				} while (depth > 0 && i < sig.size());
-			}
-		}
-		while (i < sig.size() && (sig[i] == '?' || sig[i] == '+' || sig[i] == '-')) {
-			if (sig[i] == '?') p.optional = true;
-			if (sig[i] == '+') p.variadic = true;
-			if (sig[i] == '-') p.context = true;
-			i++;
-		}
-		std::string expanded;
-		for (char t : p.types) {
-			if (t == 'j') expanded += "bnsloa";
-			else if (t == 'u') expanded += "bnsl";
-			else if (t == 'x') expanded += "bnsloaf";
-			else expanded += t;
-		}
-		p.types = expanded;
-		out.push_back(p);
-	}
-	return out;
-}
-
 char symbol_of(const Value &v) {
 	switch (v.k) {
 	case Value::Undef: return 'm';
@@ -1723,19 +2207,20 @@ bool fits(const std::vector<Param> &params, size_t from, const Args &args, size_
 	return ai == args.size();
 }
 
-void validate(const Builtin &b, Args &args, const Value &input, size_t pos) {
-	const auto &params = signature_of(b);
+void validate_args(const std::vector<Param> &params, const std::string &name, Args &args,
+				   const Value &input, size_t pos) {
+	const char *n = name.c_str();
 	size_t bad = 0;
 	if (!fits(params, 0, args, &bad)) {
 		size_t bad2 = 0;
 		if (!params.empty() && params[0].context && fits(params, 1, args, &bad2)) {
 			if (!type_ok(params[0], symbol_of(input)))
 				fail("T0411", "Context value is not a compatible type with argument 1 of function " +
-								  std::string(b.name),
+								  name,
 					 pos);
 			args.insert(args.begin(), input);
 		} else {
-			fail("T0410", "Argument " + std::to_string(bad + 1) + " of function " + b.name +
+			fail("T0410", "Argument " + std::to_string(bad + 1) + " of function " + n +
 							  " does not match function signature",
 				 pos);
 		}
@@ -1761,7 +2246,7 @@ void validate(const Builtin &b, Args &args, const Value &input, size_t pos) {
 					}
 					if (!ok)
 						fail("T0412", "Argument " + std::to_string(ai + 1) + " of function " +
-										  b.name + " must be an array of " + p.sub,
+										  n + " must be an array of " + p.sub,
 							 pos);
 				}
 				if (s != 'a') {
@@ -1779,7 +2264,7 @@ void validate(const Builtin &b, Args &args, const Value &input, size_t pos) {
 }
 
 Value Evaluator::call_native(const Builtin &b, Args &args, const Value &input, size_t pos) {
-	validate(b, args, input, pos);
+	validate_args(signature_of(b), b.name, args, input, pos);
 	try {
 		return b.fn(cx_, args, input);
 	} catch (JsonataError &e) {
@@ -1817,6 +2302,54 @@ size_t Function::arity() const {
 Value apply(Context &cx, const Value &proc, Args args, const Value &input, size_t pos) {
 	Evaluator ev(cx);
 	return ev.apply_fn(proc, std::move(args), input, pos);
+}
+
+// $eval(expr[, context]): the text parsed (under jsonata_length and
+// jsonata_depth) and evaluated in the caller's scope, its steps, call depth
+// and bytes counted with the caller's.  A syntax error is D3120, an error of
+// the evaluation D3121, as in the reference; a limit stays L0001 / U1001.
+Value f_eval(Context &cx, Args &args, const Value &input) {
+	if (args.empty() || args[0].undef())
+		return Value();
+	if (args[0].k != Value::Str)
+		fail("T0410", "Argument 1 of function eval does not match function signature");
+	const std::string &text = args[0].str();
+	Value in = input;
+	if (args.size() > 1 && !args[1].undef()) {
+		in = args[1];
+		if (in.k == Value::Arr && !in.a->sequence) {
+			Value w = Value::array(true);
+			w.a->items.push_back(in);
+			w.a->outer = true;
+			in = w;
+		}
+	}
+	if (text.size() > lim::JSONATA_LENGTH)
+		fail("L0001", "the expression given to $eval is " + std::to_string(text.size()) +
+						  " characters long, more than " + std::to_string(lim::JSONATA_LENGTH) +
+						  lim::named("jsonata_length"));
+	NodeP root;
+	try {
+		Parser p(text);
+		root = Rewriter().top(p.parse_all());
+	} catch (const JsonataError &e) {
+		if (e.code == "L0001")
+			throw;
+		fail("D3120", std::string("Syntax error in expression passed to function eval: ") + e.what());
+	}
+	cx.evaluated.push_back(root);
+	Frame *env = cx.call_env ? cx.call_env : nullptr;
+	if (!env)
+		env = cx.frames.empty() ? cx.new_frame(nullptr) : cx.frames.front().get();
+	try {
+		Evaluator ev(cx);
+		return ev.eval(*root, in, env);
+	} catch (const JsonataError &e) {
+		if (e.code == "L0001" || e.code == "U1001")
+			throw;
+		fail("D3121", std::string("Dynamic error evaluating the expression passed to function eval: ") +
+						  e.what());
+	}
 }
 
 bool is_function(const Value &v) { return v.k == Value::Fn; }
@@ -2209,7 +2742,7 @@ ExpressionPtr compile(const std::string &text) {
 	e->text_ = text;
 	try {
 		Parser p(text);
-		e->root_ = process(p.parse_all());
+		e->root_ = Rewriter().top(p.parse_all());
 	} catch (const Error &err) {	// RecursionGuard
 		fail("L0001", err.what());
 	}

@@ -59,6 +59,10 @@ struct ArrayV {
 	bool keep_singleton = false;
 	bool cons = false;
 	bool outer = false;
+	// a stream of tuples (the focus @ and index # bindings, the parent %):
+	// each item an object of "@" (the context) and the variables bound so
+	// far; never collapsed to its only item
+	bool tuple_stream = false;
 };
 
 struct ObjectV {
@@ -94,6 +98,17 @@ inline Value Value::object() {
 struct Node;
 using NodeP = std::shared_ptr<Node>;
 
+// A parent (%) reference: which step's input it names.  Shared between the
+// % node and the step that binds it (its label may be merged with another
+// slot's), as the reference's rewrite shares its slot objects.
+struct Slot {
+	std::string label;	// the variable the tuple binds ("!0", "!1", ...)
+	int level = 1;		// how many steps up it still has to climb
+};
+using SlotP = std::shared_ptr<Slot>;
+
+struct Param;  // a parameter of a function signature (jsonata.cpp)
+
 struct SortTerm {
 	bool descending = false;
 	NodeP expr;
@@ -103,7 +118,9 @@ struct Node {
 	enum Type {
 		Path, Name, String, Number, Literal, Regex, Variable, Wildcard, Descendant,
 		Binary, Negate, ArrayCons, ObjectCons, Condition, Coalesce, Block, Bind,
-		Call, Lambda, Apply, Sort, Placeholder, Transform, EndMarker
+		Call, Lambda, Apply, Sort, Placeholder, Transform, EndMarker,
+		Parent,		// %: the input of an earlier step
+		IndexStage	// #$var after a step's predicates (str = the variable)
 	} type = Literal;
 	size_t pos = 0;
 	std::string str;	  // Name, String, Variable (without $), Binary operator, Regex pattern
@@ -124,6 +141,17 @@ struct Node {
 	bool consarray = false;				// ArrayCons first/last step of a path
 	bool partial = false;				// Call with a ? argument
 	RegexP re;			// Regex, compiled once
+	// the focus (@$v) and index (#$i) bindings, the parent operator (%)
+	std::string focus;	// a step's @$v (without $)
+	std::string index;	// a step's #$i (without $) when it has no predicates
+	bool tuple = false;	// a step that makes a tuple stream; a path that answers one
+	SlotP slot;			// Parent
+	SlotP ancestor;		// a step whose input a % names
+	bool seeking = false;	// the reference's seekingParent is set
+	std::vector<SlotP> seeking_parent;
+	// Lambda
+	std::shared_ptr<std::vector<Param>> signature;	// <...> when given
+	bool thunk = false;	// a tail call, run by apply's loop
 };
 
 // ------------------------------------------------------------------ evaluation
@@ -172,6 +200,8 @@ struct Context {
 	uint64_t steps = 0;
 	size_t call_depth = 0;
 	std::vector<std::unique_ptr<Frame>> frames;
+	Frame *call_env = nullptr;	// the scope of the call being made ($eval's)
+	std::vector<std::shared_ptr<const Node>> evaluated;	// $eval's trees, alive with their lambdas
 	Frame *new_frame(Frame *parent) {
 		frames.push_back(std::make_unique<Frame>());
 		frames.back()->parent = parent;
@@ -255,6 +285,10 @@ private:
 Value regex_match_object(const RegexMatch &m, const std::string &subject);
 
 const Builtin *find_builtin(const std::string &name);
+
+// $eval(expr[, context]) (jsonata.cpp: it parses and evaluates in the
+// caller's scope, under the same steps, call depth and bytes)
+Value f_eval(Context &cx, Args &args, const Value &input);
 Value native_function(const Builtin *b);
 
 }  // namespace genroc::jsonata::detail

@@ -35,6 +35,10 @@ const std::vector<V> &items(const V &v) {
 	static const std::vector<V> none;
 	return v.k == V::Arr ? v.a->items : none;
 }
+// Not of a temporary: `for (auto &x : items(f()))` would walk the items of
+// a value freed before the loop's first turn (an array of garbage sizes:
+// std::bad_alloc, or worse).
+const std::vector<V> &items(const V &&) = delete;
 
 V arg(Args &a, size_t i) { return i < a.size() ? a[i] : V(); }
 
@@ -332,7 +336,7 @@ const Regex &regex_of(const V &v) { return *v.f->re; }
 bool is_regex(const V &v) { return v.k == V::Fn && v.f->kind == Function::Regex; }
 
 V f_contains(Context &cx, Args &a, const V &) {
-	if (a[0].undef())
+	if (a[0].undef() || a[1].undef())	// as the reference: undefined, not T0410
 		return V();
 	if (a[1].k == V::Str)
 		return V::boolean(a[0].str().find(a[1].str()) != std::string::npos);
@@ -909,9 +913,12 @@ V keys_of(const V &x) {
 	V out = V::array(true);
 	if (x.k == V::Arr) {
 		V merged = V::object();
-		for (auto &it : x.a->items)
-			for (auto &k : items(keys_of(it)))
+		for (auto &it : x.a->items) {
+			V ks = keys_of(it);	// alive through the loop (a temporary in the
+								// range-for's call would die before it)
+			for (auto &k : items(ks))
 				merged.o->set(k.str(), V::boolean(true));
+		}
 		return keys_of(merged);
 	}
 	if (x.k == V::Obj) {
@@ -1376,6 +1383,7 @@ const Builtin kBuiltins[] = {
 	{"hash", "<s-s?:s>", f_hash},
 	{"uuid", "<:s>", f_uuid},
 	{"parse", "<s-:j>", f_parse},
+	{"eval", "<sx?:x>", f_eval},
 };
 
 }  // namespace
