@@ -425,7 +425,12 @@ class Parser {
 
 	bool is_op(const char *op) const { return tok_.kind == Token::Op && tok_.text == op; }
 
-	void advance(bool prefix = false) { tok_ = lex_.next(prefix); }
+	void advance(bool prefix = false) {
+		tok_ = lex_.next(prefix);
+		// lexed (as the reference lexes them) but no operator of the grammar
+		if (tok_.kind == Token::Op && (tok_.text == "!" || tok_.text == "~"))
+			fail("S0204", "Unknown operator: " + tok_.text, tok_.pos);
+	}
 
 	void expect(const char *op, bool prefix = false) {
 		if (!is_op(op)) {
@@ -1362,10 +1367,14 @@ class Evaluator {
 
 	Value path(const Node &e, const Value &input, Frame *env) {
 		Value seq;
-		if (is_array(input) && e.items[0]->type != Node::Variable)
+		if (is_array(input) && e.items[0]->type != Node::Variable) {
 			seq = input;
-		else
-			seq = seq_of(input);
+		} else {
+			// no input is a sequence of one undefined: {"a": 1}.a still
+			// builds its object
+			seq = Value::array(true);
+			seq.a->items.push_back(input);
+		}
 		Value result;
 		bool tuples = false;
 		Value bindings;	 // the tuple stream, once a step makes one
@@ -2561,7 +2570,11 @@ void stringify_into(std::string &out, const Value &v, bool pretty, int indent) {
 	case Value::Undef:
 	case Value::Null: out += "null"; break;
 	case Value::Bool: out += v.b ? "true" : "false"; break;
-	case Value::Num: out += std::isfinite(v.n) ? number_to_string(v.n) : "null"; break;
+	case Value::Num:
+		if (!std::isfinite(v.n))	// as the reference's $string
+			fail("D1001", "Number out of range: null");
+		out += number_to_string(v.n);
+		break;
 	case Value::Str: quote(out, v.str()); break;
 	case Value::Fn: out += "\"\""; break;
 	case Value::Arr: {
