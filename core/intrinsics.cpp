@@ -445,14 +445,14 @@ std::string uuid_v4() {
 	return out;
 }
 
-// Text of one States.Format argument.
+// Text of one States.Format argument: a string as it is, anything else as
+// its JSON text (AWS formats an object or an array as JSON too).
 std::string format_arg(const json &v) {
 	if (v.is_string())
 		return v.get<std::string>();
-	if (v.is_structured())
-		throw Failure(ERR_INTRINSIC,
-					  "States.Format: arguments must be strings, numbers, booleans or null");
-	return v.dump();
+	std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+	limits::count_bytes(text.size());
+	return text;
 }
 
 json deep_merge(json a, const json &b) {

@@ -1266,6 +1266,12 @@ class Evaluator {
 				targs.push_back(eval(*a, tin, tenv));
 			if (next.k != Value::Fn)
 				fail("T1006", "Attempted to invoke a non-function", callee.pos);
+			struct Restore {
+				Frame *&slot;
+				Frame *was;
+				~Restore() { slot = was; }
+			} restore{cx_.call_env, cx_.call_env};
+			cx_.call_env = tenv;
 			result = apply_inner(next, std::move(targs), input, callee.pos);
 		}
 		return result;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include "internal.hpp"
@@ -177,6 +178,8 @@ struct PathParser {
 		} else if (eat('*')) {
 			seg.kind = Segment::Wildcard;
 			definite = false;
+		} else if (peek() == '(') {
+			script(seg);
 		} else if (peek() == '?') {
 			p++;
 			skip_space();
@@ -221,6 +224,34 @@ struct PathParser {
 		}
 		expect(']');
 		return seg;
+	}
+
+	// A script expression `[(@.length - k)]` (AWS accepts it, as Jayway's
+	// JSONPath does): the k-th item from the end, an index like `[-k]`.
+	// Only this form: @.length, then optionally + or - a whole number.
+	void script(Segment &seg) {
+		p++;  // '('
+		skip_space();
+		if (s.compare(p, 8, "@.length") != 0)
+			fail("a script expression must be (@.length - n)");
+		p += 8;
+		skip_space();
+		int64_t k = 0;
+		if (peek() == '-' || peek() == '+') {
+			const bool minus = s[p++] == '-';
+			skip_space();
+			if (peek() == '-' || !integer(k))
+				fail("expected a whole number after @.length " + std::string(minus ? "-" : "+"));
+			if (!minus)
+				k = -k;
+		}
+		skip_space();
+		if (!eat(')'))
+			fail("expected ')' to end the script expression");
+		skip_space();
+		seg.kind = Segment::Index;
+		// @.length + n (n >= 0) is past the end: an index no array reaches
+		seg.index = k > 0 ? -k : std::numeric_limits<int64_t>::max();
 	}
 
 	// `[a,b,...]` after its first member: more indices or quoted names.

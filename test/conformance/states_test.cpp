@@ -293,6 +293,54 @@ TEST_P(StoreTest, AwsAnswersForMathAddStringToJsonAndUnions) {
 	  "End":true,"Credentials":{"RoleArn.$":"$.role"}}}})"));
 }
 
+// AWS's recorded answers for JSONPath: a script expression (@.length - 1)
+// in an OutputPath, States.Format of an object and of an array (their JSON
+// text), and a bracketed name with escaped quotes.
+TEST_P(StoreTest, AwsAnswersForScriptIndexFormatOfObjectsAndEscapedQuotes) {
+	define("awspath", json::parse(R"J({
+	  "StartAt": "F",
+	  "States": {
+	    "F": {"Type": "Pass", "Parameters": {
+	            "obj.$": "States.Format('o={}', $.o)", "arr.$": "States.Format('a={}', $.list)",
+	            "q.$": "$['Test\\\\\"\\\"Name\\\"']", "list.$": "$.list"},
+	          "OutputPath": "$.list[(@.length-1)].bar", "Next": "G"},
+	    "G": {"Type": "Pass", "InputPath": "$", "End": true}
+	  }})J"));
+	int64_t id = start("awspath", json::parse(R"J({"o": {"k": [1, "x"]}, "list": [{"bar": 1}, {"bar": 2}],
+	                                               "Test\\\"\"Name\"": "quoted"})J"));
+	EXPECT_EQ(instance(id).at("status"), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), 2);
+	define("awsfmt", json::parse(R"J({
+	  "StartAt": "F",
+	  "States": {"F": {"Type": "Pass", "Parameters": {
+	            "obj.$": "States.Format('o={}', $.o)", "arr.$": "States.Format('a={}', $.list)",
+	            "q.$": "$['Test\\\\\"\\\"Name\\\"']"}, "End": true}}})J"));
+	id = start("awsfmt", json::parse(R"J({"o": {"k": [1, "x"]}, "list": [{"bar": 1}, {"bar": 2}],
+	                                     "Test\\\"\"Name\"": "quoted"})J"));
+	EXPECT_EQ(instance(id).at("status"), "succeeded");
+	EXPECT_EQ(instance(id).at("output"),
+			  json::parse(R"J({"obj": "o={\"k\":[1,\"x\"]}", "arr": "a=[{\"bar\":1},{\"bar\":2}]", "q": "quoted"})J"));
+}
+
+// JSONata's joins and parents in an ASL state: the focus (@) and index (#)
+// bindings join two arrays of the input, the parent operator (%) reads the
+// order of each product.
+TEST_P(StoreTest, JsonataFocusIndexAndParentInAState) {
+	define("joins", json::parse(R"J({"QueryLanguage": "JSONata", "StartAt": "J", "States": {
+	  "J": {"Type": "Pass", "Output": {
+	          "loans": "{% $states.input.loans@$l.books@$b[$l.isbn = $b.isbn]#$i.{'title': $b.title, 'who': $l.customer, 'i': $i} %}",
+	          "orders": "{% $states.input.orders.items.{'sku': sku, 'order': %.id} %}"},
+	        "End": true}}})J"));
+	int64_t id = start("joins", json::parse(R"J({
+	  "loans": [{"customer": "ann", "isbn": "2"}, {"customer": "bob", "isbn": "1"}],
+	  "books": [{"isbn": "1", "title": "One"}, {"isbn": "2", "title": "Two"}],
+	  "orders": [{"id": "o1", "items": [{"sku": "a"}, {"sku": "b"}]}, {"id": "o2", "items": [{"sku": "c"}]}]})J"));
+	EXPECT_EQ(instance(id).at("status"), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"J({
+	  "loans": [{"title": "Two", "who": "ann", "i": 0}, {"title": "One", "who": "bob", "i": 1}],
+	  "orders": [{"sku": "a", "order": "o1"}, {"sku": "b", "order": "o1"}, {"sku": "c", "order": "o2"}]})J"));
+}
+
 // Both stores show the same fields (not only the same values for the fields
 // a test happens to read).
 TEST_P(StoreTest, ResultShapesAreTheSameOnBothStores) {

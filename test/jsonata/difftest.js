@@ -280,6 +280,16 @@ const EXPLAINED = [
 	},
 ];
 
+// Expressions the reference never finishes (its process grows until node
+// runs out of heap): not run there, counted apart like an explained rule.
+const REFERENCE_HANGS = [
+	{
+		name: 'reference-hang',
+		why: 'jsonata 2.2.2 loops without end on a $match(..., /re/) re-evaluated as the operand of ?: or ??',
+		test: (c) => /\$match\(/.test(c.expr) && /\?\?|\?:/.test(c.expr),
+	},
+];
+
 // ------------------------------------------------------------------ running both
 
 function canon(v) {
@@ -377,6 +387,11 @@ async function main() {
 	const unexplained = [];
 	for (let i = 0; i < cases.length; i++) {
 		const c = cases[i];
+		const hang = REFERENCE_HANGS.find((r) => r.test(c));
+		if (hang) {
+			explained[hang.name] = (explained[hang.name] || 0) + 1;
+			continue;
+		}
 		const t = await reference(c);
 		const o = ours[i];
 		if (same(o, t)) {
@@ -394,7 +409,7 @@ async function main() {
 	const total = cases.length;
 	console.log(`jsonata differential test: ${total} cases (${corpus.length} hand-written, ${count} generated, seed ${seed})`);
 	console.log(`  agree: ${agree} (${((100 * agree) / total).toFixed(2)}%)`);
-	for (const r of EXPLAINED)
+	for (const r of [...REFERENCE_HANGS, ...EXPLAINED])
 		if (explained[r.name]) console.log(`  explained ${r.name}: ${explained[r.name]} — ${r.why}`);
 	console.log(`  unexplained: ${unexplained.length}`);
 	for (const u of unexplained.slice(0, show)) console.log('  ' + JSON.stringify(u));

@@ -44,7 +44,9 @@ TEST(Intrinsic, Format) {
 	EXPECT_EQ(call(R"(States.Format('it\'s \{literal\} {}', $.name))"), "it's {literal} Ada");
 	EXPECT_EQ(call(R"(States.Format('back\\slash {}', 1))"), "back\\slash 1");
 	EXPECT_EQ(call("States.Format($.tpl, 'a', 'b')"), "a and b");
-	EXPECT_EQ(failure("States.Format('{}', $.obj)"), "States.IntrinsicFailure");
+	// AWS's recorded answer: an object or an array is formatted as its JSON text.
+	EXPECT_EQ(call("States.Format('obj {}', $.obj)"), R"(obj {"a":1,"b":{"x":1}})");
+	EXPECT_EQ(call("States.Format('{} and {}', $.list, $.empty)"), "[1,2,2,3,1] and []");
 	EXPECT_EQ(failure("States.Format('{} {}', 1)"), "States.IntrinsicFailure");
 	EXPECT_EQ(failure("States.Format('{}', 1, 2)"), "States.IntrinsicFailure");
 	EXPECT_EQ(failure("States.Format('{ }', 1)"), "States.IntrinsicFailure");

@@ -46,6 +46,31 @@ TEST(JsonPath, RootAndNames) {
 	EXPECT_EQ(sel("$.name.deeper"), "<nothing>");
 }
 
+// AWS's recorded answers: a bracketed name with escaped quotes selects the
+// field (\\ is a backslash, \" a quote), and a script expression
+// (@.length - n) is the n-th item from the end.
+TEST(JsonPath, EscapedQuotesInABracketedName) {
+	const json doc = J(R"({"Test\\\"\"Name\"":1, "say \"hi\"":2})");
+	ASSERT_TRUE(doc.contains("Test\\\"\"Name\""));
+	EXPECT_EQ(sel(R"($['Test\\\"\"Name\"'])", doc), 1);
+	EXPECT_EQ(sel(R"($["say \"hi\""])", doc), 2);
+	EXPECT_EQ(sel(R"($['say \"hi\"'])", doc), 2);
+}
+
+TEST(JsonPath, ScriptExpressionFromTheEnd) {
+	EXPECT_EQ(sel("$.list[(@.length-1)]"), 50);
+	EXPECT_EQ(sel("$.list[( @.length - 2 )]"), 40);
+	EXPECT_EQ(sel("$.books[(@.length-1)].title"), "C");
+	EXPECT_EQ(sel("$.list[(@.length)]"), "<nothing>");
+	EXPECT_EQ(sel("$.list[(@.length+1)]"), "<nothing>");
+	EXPECT_EQ(sel("$.list[(@.length-6)]"), "<nothing>");
+	EXPECT_EQ(sel("$.name[(@.length-1)]"), "<nothing>");
+	EXPECT_TRUE(Path::parse("$[(@.length-1)].bar").is_reference());
+	EXPECT_EQ(parse_error("$.list[(@.size-1)]"), "a script expression must be (@.length - n) at offset 8");
+	EXPECT_EQ(parse_error("$.list[(@.length*2)]"), "expected ')' to end the script expression at offset 16");
+	EXPECT_EQ(parse_error("$.list[(@.length--1)]"), "expected a whole number after @.length - at offset 17");
+}
+
 TEST(JsonPath, Indices) {
 	EXPECT_EQ(sel("$.list[0]"), 10);
 	EXPECT_EQ(sel("$.list[4]"), 50);
