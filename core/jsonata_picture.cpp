@@ -1419,8 +1419,9 @@ std::shared_ptr<const Zone> find_zone(const std::string &name) {
 
 // The offset the time zone argument gives at `millis`: the reference's
 // parseInt of "±HHMM" (hours floored, minutes the remainder), or an IANA
-// zone's offset in whole minutes.
-void zone_hours_minutes(const std::string &tz, double millis, double &oh, double &om) {
+// zone's offset (in whole minutes, the seconds of an offset such as
+// Amsterdam's +00:19:32 of 1906 in `extra_ms`).
+void zone_hours_minutes(const std::string &tz, double millis, double &oh, double &om, double &extra_ms) {
 	double offset = parse_int(to16(tz));
 	if (!std::isnan(offset)) {
 		oh = std::floor(offset / 100);
@@ -1433,6 +1434,7 @@ void zone_hours_minutes(const std::string &tz, double millis, double &oh, double
 	int32_t minutes = seconds / 60;
 	oh = minutes / 60;
 	om = minutes % 60;
+	extra_ms = (seconds % 60) * 1000.0;
 }
 
 }  // namespace
@@ -1459,14 +1461,14 @@ void set_zoneinfo_dir(const std::string &dir) {
 // ------------------------------------------------------------------ the functions
 
 std::string format_date_time(Context &, double millis, const std::string *picture, const std::string *timezone) {
-	double oh = 0, om = 0;
+	double oh = 0, om = 0, extra_ms = 0;
 	if (timezone)
-		zone_hours_minutes(*timezone, millis, oh, om);
+		zone_hours_minutes(*timezone, millis, oh, om, extra_ms);
 	static const u16 iso = u"[Y0001]-[M01]-[D01]T[H01]:[m01]:[s01].[f001][Z01:01t]";
 	if (picture)
 		check_picture(*picture);
 	std::vector<Part> spec = analyse_date_time(picture ? to16(*picture) : iso);
-	double t = millis + (60 * oh + om) * 60 * 1000;
+	double t = millis + (60 * oh + om) * 60 * 1000 + extra_ms;
 	if (!std::isfinite(t) || std::fabs(t) > 8.64e15)
 		fail("D3137", "Invalid time value");
 	Civil c = civil(std::trunc(t));
