@@ -20,8 +20,8 @@
 #                                   pgbouncer in transaction mode (skipped, and
 #                                   said so, when pgbouncer is missing),
 #                                   test/ops/; builds: every CMake build type
-#                                   compiles, test/ops/build_types.sh; newcomer: the
-#                                   README's PostgreSQL setup run as written on a fresh
+#                                   compiles, test/ops/build_types.sh; newcomer:
+#                                   docs/getting-started.md run as written on a fresh
 #                                   cluster, and the example activity workers,
 #                                   test/newcomer/)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
@@ -196,10 +196,10 @@ for suite in $SUITES; do
     builds)
       start_builds ;;	# counted after the other suites (finish_builds)
     newcomer)
-      # README "Running on PostgreSQL" run as written on a fresh cluster, and
+      # docs/getting-started.md run as written on a fresh cluster, and
       # the example activity workers against real servers (test/newcomer/)
       p=0; f=0
-      for t in readme_setup examples; do
+      for t in getting_started examples; do
         out=$(bash "test/newcomer/$t.sh" 2>&1); rc=$?
         echo "$out" >"$LOG/newcomer-$t.log"
         p=$((p + $(grep -cE '^ok ' <<<"$out"))); tf=$(grep -cE '^not ok ' <<<"$out")
