@@ -500,6 +500,8 @@ std::string words(double num, bool prev, bool ord) {
 }
 
 u16 format_int(double value, const IntFormat &f) {
+	if (!std::isfinite(value))	// no JSON value is one; JavaScript's text
+		return num16(value);
 	bool negative = value < 0;
 	value = std::fabs(value);
 	u16 s;
