@@ -1878,14 +1878,16 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			auto id = sigv4::token_id_of(c.access_key_id);
 			if (!id || options_.sigv4_key.empty())
 				throw sigv4::Refused{"UnrecognizedClientException", "The security token included in the request is invalid."};
-			sigv4::verify(r, c, sigv4::secret_access_key(options_.sigv4_key, *id));
-			if (!replays_.first_use(c.signature, c.time_s, now_s))
-				throw sigv4::Refused{"InvalidSignatureException",
-									 "The request signature has been used before: each request is signed anew"};
+			// The key first, as AWS answers: an unknown or revoked one is
+			// UnrecognizedClientException whatever its signature.
 			json v = call.store().token_verify(sigv4::token_text(options_.sigv4_key, *id));
 			if (v.is_null())
 				throw sigv4::Refused{"UnrecognizedClientException",
 									 "The security token included in the request is invalid (revoked or unknown)."};
+			sigv4::verify(r, c, sigv4::secret_access_key(options_.sigv4_key, *id));
+			if (!replays_.first_use(c.signature, c.time_s, now_s))
+				throw sigv4::Refused{"InvalidSignatureException",
+									 "The request signature has been used before: each request is signed anew"};
 			auth::Principal who{v.at("name").get<std::string>(), {}};
 			for (const auto &p : v.at("permissions")) who.permissions.insert(p.get<std::string>());
 			call.who = std::move(who);
