@@ -25,6 +25,7 @@
 #include "log.hpp"
 #include "run_cmd.hpp"
 #include "runner.hpp"
+#include "sigv4.hpp"
 #include "size.hpp"
 #include "sqlite_store.hpp"
 #include "stop.hpp"
@@ -126,7 +127,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			->capture_default_str();
 		sub->add_option("--object-threshold", object_threshold,
 						"a value larger than this (an input, a state's or task's input, an output, a logged "
-						"payload) is stored once and referenced (size, at least 64; README \"Large values\")")
+						"payload) is stored once and referenced (size, at least 64; docs/operations.md \"Large values\")")
 			->envname("GENROC_OBJECT_THRESHOLD")
 			->capture_default_str();
 		sub->add_option("--object-grace", object_grace,
@@ -163,7 +164,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_flag("--exclusive", cfg.exclusive, "serve only the --queue queues (and the handlers')")
 			->envname("GENROC_EXCLUSIVE");
 		sub->add_option("--queues-config", cfg.queues_config,
-						"queues file (JSON) written with queue_set at start (README \"Queues and routing\")")
+						"queues file (JSON) written with queue_set at start (docs/sql-api.md \"Queues and routing\")")
 			->envname("GENROC_QUEUES_CONFIG");
 		sub->add_option("--region", cfg.region, "serve <queue>.<region> instead of each queue")
 			->envname("GENROC_REGION");
@@ -185,6 +186,21 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_option("--jwt-groups", cfg.jwt_groups,
 						"JWT groups -> permissions (JSON), e.g. {\"ops\":[\"admin\"],\"dev\":[\"operator\"]}")
 			->envname("GENROC_JWT_GROUPS");
+		sub->add_option("--sigv4-key-file", cfg.sigv4_key_file,
+						"server key (a file of 32 bytes or more, e.g. openssl rand -hex 32) of the SigV4 key pairs the "
+						"Step Functions endpoint (POST /) accepts with --auth")
+			->envname("GENROC_SIGV4_KEY_FILE");
+		sub->add_option("--sfn-region", cfg.sfn_region, "region of the Step Functions endpoint's ARNs and SigV4 scope")
+			->envname("GENROC_SFN_REGION")
+			->capture_default_str();
+		sub->add_option("--sfn-account", cfg.sfn_account, "account id in the Step Functions endpoint's ARNs (12 digits)")
+			->envname("GENROC_SFN_ACCOUNT")
+			->capture_default_str();
+		sub->add_option("--sfn-sync-timeout", cfg.sfn_sync_timeout_s,
+						"seconds StartSyncExecution waits for the execution's end; then it is stopped (TIMED_OUT)")
+			->envname("GENROC_SFN_SYNC_TIMEOUT")
+			->check(CLI::Range(1, 300))
+			->capture_default_str();
 		sub->add_option("--http-max-connections", http_max_connections,
 						"HTTP connections served at once (a thread each); more get 503 at once")
 			->envname("GENROC_HTTP_MAX_CONNECTIONS")
@@ -223,7 +239,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	auto metrics_flag = [&](CLI::App *sub) {
 		sub->add_option("--metrics-listen", cfg.metrics_listen,
 						"host:port serving GET /metrics and /healthz only, without auth and without the "
-						"per-definition series (README \"Metrics\")")
+						"per-definition series (docs/operations.md \"Metrics\")")
 			->envname("GENROC_METRICS_LISTEN");
 		sub->add_option("--metrics-cache", metrics_cache,
 						"GET /metrics reads the database's figures at most once in this time and serves that "
@@ -261,6 +277,11 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		->required()
 		->delimiter(',');
 	token_create->add_flag("--json", cfg.token_json, "print the created token as JSON");
+	token_create->add_flag("--sigv4", cfg.token_sigv4,
+						   "make an AWS key pair (access key id and secret) for the Step Functions endpoint instead "
+						   "of a Bearer text; needs --sigv4-key-file, the server's");
+	token_create->add_option("--sigv4-key-file", cfg.sigv4_key_file, "the server key file genroc serve/api use")
+		->envname("GENROC_SIGV4_KEY_FILE");
 
 	// A repeated single-value flag takes its last value, so a wrapper script
 	// can append an override to a fixed command line.
@@ -431,6 +452,18 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		if (!cfg.jwt_secret.empty() && !cfg.auth) return usage_error("--jwt-secret: needs --auth");
+		if (!cfg.sigv4_key_file.empty()) {
+			try {
+				sigv4::load_server_key(cfg.sigv4_key_file);
+			} catch (const std::exception &e) {
+				return usage_error(e.what());
+			}
+		}
+		if (cfg.sfn_account.size() != 12 || !std::all_of(cfg.sfn_account.begin(), cfg.sfn_account.end(), ::isdigit))
+			return usage_error("--sfn-account: must be 12 digits");
+		if (cfg.sfn_region.empty() || cfg.sfn_region.size() > 40 ||
+			!std::all_of(cfg.sfn_region.begin(), cfg.sfn_region.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'; }))
+			return usage_error("--sfn-region: must be a region name such as us-east-1");
 		if (!cfg.jwt_secret.empty() && cfg.jwt_secret.size() < 32)
 			return usage_error("--jwt-secret: must be at least 32 bytes (HS256 wants a key as long as its hash)");
 		if (!cfg.jwt_groups.empty()) {
@@ -447,6 +480,14 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			if (!auth::known_permission(p))
 				return usage_error("--permissions: unknown permission \"" + p + "\" (admin, operator, worker, reader)");
 		if (cfg.token_name.empty()) return usage_error("--name: must not be empty");
+		if (cfg.token_sigv4) {
+			if (cfg.sigv4_key_file.empty()) return usage_error("--sigv4: needs --sigv4-key-file");
+			try {
+				sigv4::load_server_key(cfg.sigv4_key_file);
+			} catch (const std::exception &e) {
+				return usage_error(e.what());
+			}
+		}
 	}
 	if (cfg.database.empty()) return usage_error("--database: must not be empty");
 	return -1;
@@ -513,7 +554,7 @@ bool settings_accepted(const Config &cfg) {
 	}
 }
 
-// The database role's capabilities against what the command needs (README
+// The database role's capabilities against what the command needs (docs/security.md
 // "Roles and ownership"): worker genroc_worker; api genroc_user and
 // genroc_operator; serve all three; --auth EXECUTE on genroc.token_verify,
 // --seed-tokens on token_create.  (`genroc run`, mostly on SQLite, is not
@@ -557,7 +598,7 @@ bool capabilities_accepted(const Config &cfg) {
 				   {{"role", role},
 					{"missing", missing},
 					{"hint", "Grant them (e.g. GRANT " + missing.front() + " TO " + role +
-								 "); README \"Roles and ownership\" lists what each command needs."}});
+								 "); docs/security.md \"Roles and ownership\" lists what each command needs."}});
 		return false;
 	}
 	if (works && !has("admin") && (cfg.log_retention.count() > 0 || cfg.instance_retention.count() > 0))
@@ -565,7 +606,7 @@ bool capabilities_accepted(const Config &cfg) {
 				  "role's settings count",
 				  {{"role", role},
 				   {"hint", "Grant genroc_admin to this role, or run genroc.prune from an administering role; "
-							"README \"Roles and ownership\"."}});
+							"docs/security.md \"Roles and ownership\"."}});
 	return true;
 }
 
@@ -585,6 +626,18 @@ ApiOptions api_options(const Config &cfg) {
 	o.allowed_hosts = cfg.http_allowed_hosts;
 	o.healthz_reserve = cfg.http_healthz_reserve;
 	o.max_list_answers = cfg.http_max_answers;
+	o.sfn.region = cfg.sfn_region;
+	o.sfn.account = cfg.sfn_account;
+	o.sfn.sync_timeout_ms = int64_t{cfg.sfn_sync_timeout_s} * 1000;
+	if (!cfg.sigv4_key_file.empty()) o.sigv4_key = sigv4::load_server_key(cfg.sigv4_key_file);
+	// Paging tokens are checked with a key every server of the same key
+	// shares (so a listing pages across them); without one, a random key
+	// of this process.
+	if (!o.sigv4_key.empty()) {
+		o.sfn.paging_key = sigv4::hmac_sha256(o.sigv4_key, "genroc sfn paging");
+	} else {
+		o.sfn.paging_key = sigv4::new_token_id() + sigv4::new_token_id() + sigv4::new_token_id();
+	}
 	return o;
 }
 
@@ -614,7 +667,7 @@ bool prepare_auth(const Config &cfg) {
 		json f = {{"sqlstate", e.sqlstate}, {"error", e.what()}};
 		if (e.sqlstate == "42501" || e.sqlstate == "42883")
 			f["hint"] = "With --auth, genroc's database role needs EXECUTE on genroc.token_verify (and on "
-						"genroc.token_create for --seed-tokens); README \"Authentication\".";
+						"genroc.token_create for --seed-tokens); docs/security.md \"Authentication\".";
 		log::error("refusing to start: authentication", f);
 		return false;
 	} catch (const std::exception &e) {
@@ -628,6 +681,26 @@ bool prepare_auth(const Config &cfg) {
 int run_token_create(const Config &cfg) {
 	try {
 		auto store = open_store(cfg.database);
+		if (cfg.token_sigv4) {
+			// The pair's secret and its token's text both come from the
+			// server key (sigv4.hpp); the store keeps the token's hash only.
+			const std::string key = sigv4::load_server_key(cfg.sigv4_key_file);
+			const std::string id = sigv4::new_token_id();
+			json t = store->token_create(cfg.token_name, cfg.token_permissions, "cli", sigv4::token_text(key, id));
+			t.erase("is_new");
+			t.erase("token");
+			t["access_key_id"] = sigv4::access_key_id(id);
+			t["secret_access_key"] = sigv4::secret_access_key(key, id);
+			if (cfg.token_json) {
+				std::cout << t.dump() << std::endl;
+			} else {
+				std::fprintf(stderr, "created key pair %s for token %s (%s); its secret is shown this once:\n",
+							 t.at("access_key_id").get<std::string>().c_str(), id.c_str(), cfg.token_name.c_str());
+				std::cout << "AWS_ACCESS_KEY_ID=" << t.at("access_key_id").get<std::string>() << "\n"
+						  << "AWS_SECRET_ACCESS_KEY=" << t.at("secret_access_key").get<std::string>() << std::endl;
+			}
+			return kExitOk;
+		}
 		json t = store->token_create(cfg.token_name, cfg.token_permissions, "cli", std::nullopt);
 		t.erase("is_new");
 		if (cfg.token_json) {
@@ -704,8 +777,8 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	} catch (const std::exception &e) {
 		json f = {{"error", e.what()}};
 		if (std::string(e.what()).find("permission denied") != std::string::npos)
-			f["hint"] = "Writing queues (--queues-config, a handler's queue) takes genroc_admin; README \"Roles and "
-						"ownership\".";
+			f["hint"] = "Writing queues (--queues-config, a handler's queue) takes genroc_admin; "
+						"docs/security.md \"Roles and ownership\".";
 		log::error("refusing to start: queue configuration", f);
 		return kExitFailed;
 	}
