@@ -298,13 +298,36 @@ const EXPLAINED = [
 	},
 ];
 
+// Whether a $match(...) call (its parentheses balanced, strings and regex
+// literals aside) is followed by ?? or ?: — the form the reference hangs on.
+function matchBeforeDefault(expr) {
+	for (let at = expr.indexOf('$match('); at >= 0; at = expr.indexOf('$match(', at + 1)) {
+		let depth = 0;
+		let i = at + 6;
+		for (; i < expr.length; i++) {
+			const ch = expr[i];
+			if (ch === '"' || ch === "'") {
+				const end = expr.indexOf(ch, i + 1);
+				if (end < 0) break;
+				i = end;
+			} else if (ch === '(') {
+				depth++;
+			} else if (ch === ')' && --depth === 0) {
+				break;
+			}
+		}
+		if (/^\s*(\?\?|\?:)/.test(expr.slice(i + 1))) return true;
+	}
+	return false;
+}
+
 // Expressions the reference never finishes (its process grows until node
 // runs out of heap): not run there, counted apart like an explained rule.
 const REFERENCE_HANGS = [
 	{
 		name: 'reference-hang',
 		why: 'jsonata 2.2.2 loops without end on a $match(..., /re/) re-evaluated as the operand of ?: or ??',
-		test: (c) => /\$match\(/.test(c.expr) && /\?\?|\?:/.test(c.expr),
+		test: (c) => matchBeforeDefault(c.expr),
 	},
 ];
 
