@@ -2352,6 +2352,9 @@ Value f_eval(Context &cx, Args &args, const Value &input) {
 			throw;
 		fail("D3120", std::string("Syntax error in expression passed to function eval: ") + e.what());
 	}
+	// the tree lives until the evaluation ends: its bytes, about a node
+	// per two characters, count against the step's
+	lim::count_bytes(sizeof(Node) * (1 + text.size() / 2));
 	cx.evaluated.push_back(root);
 	Frame *env = cx.call_env ? cx.call_env : nullptr;
 	if (!env)

@@ -202,7 +202,10 @@ struct Context {
 	std::vector<std::unique_ptr<Frame>> frames;
 	Frame *call_env = nullptr;	// the scope of the call being made ($eval's)
 	std::vector<std::shared_ptr<const Node>> evaluated;	// $eval's trees, alive with their lambdas
+	// A scope lives until the evaluation ends (a closure may hold it): its
+	// bytes count against the step's, so no loop of calls grows them unseen.
 	Frame *new_frame(Frame *parent) {
+		genroc::limits::count_bytes(sizeof(Frame) + 2 * genroc::limits::kItemBytes);
 		frames.push_back(std::make_unique<Frame>());
 		frames.back()->parent = parent;
 		return frames.back().get();
