@@ -957,7 +957,7 @@ class PgStore final : public Store {
 						"connection to PostgreSQL lost: " + (msg.empty() ? std::string("no reason given") : msg));
 		}
 		// A database without the extension: say what to run, not only
-		// `schema "genroc" does not exist` (issue 19).
+		// `schema "genroc" does not exist`, which leaves a newcomer guessing.
 		if (!missing_extension_db_.empty() && (state == "3F000" || state == "42883") &&
 			message.find("genroc") != std::string::npos)
 			throw Error(state,

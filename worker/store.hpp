@@ -56,8 +56,8 @@ struct ActivityTask {
 	std::optional<int> timeout_s;
 };
 
-// Which commits are flushed to disk before they are confirmed (DESIGN §4,
-// README "Durability"): none; essential = work from outside (start, activity
+// Which commits are flushed to disk before they are confirmed (README
+// "Durability"): none; essential = work from outside (start, activity
 // results, cancel) and the claim and the report of an OnlyOnce task; terminal = essential
 // and every instance end; strict = every commit.
 enum class DurabilityLevel { none, essential, terminal, strict };
@@ -79,7 +79,7 @@ inline std::optional<DurabilityLevel> parse_durability(const std::string &text) 
 	return std::nullopt;
 }
 
-// The instance log and retention (DESIGN §6, README "Logs and retention"):
+// The instance log and retention (README "Logs and retention"):
 // what the log keeps of payloads, and what tick() prunes.  The defaults are
 // what a plain SQL session has when it sets nothing.
 struct LogOptions {

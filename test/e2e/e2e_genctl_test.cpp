@@ -357,7 +357,7 @@ TEST_P(GenctlTest, UsageErrorsExit2) {
 	EXPECT_EQ(genctl({"--help"}).exit_code, 0);
 }
 
-// Issue 11 item 8: a bad argument gets one line naming it and exit 2 (or 1
+// A bad argument gets one line naming it and exit 2 (or 1
 // for a file); an id out of range is refused, never clamped to INT64_MAX.
 TEST_P(GenctlTest, BadArgumentsGetOneLineNamingThem) {
 	auto o = genctl({"define", "x", dir_.string()});
@@ -414,7 +414,7 @@ TEST_P(GenctlTest, QueueSetTakesAPartitionRateLimit) {
 	EXPECT_NE(o.err.find("partition_rate_limit.count"), std::string::npos) << o.err;
 }
 
-// --input @FILE reads the file (issue 19); a missing one is named.
+// --input @FILE reads the file; a missing one is named.
 TEST_P(GenctlTest, StartInputFromAFile) {
 	ASSERT_EQ(genctl({"define", "hello", write_file("hello.json", kHello)}).exit_code, 0);
 	auto o = genctl({"--json", "start", "hello", "--input", "@" + write_file("in.json", R"({"who":"file"})")});
@@ -426,7 +426,7 @@ TEST_P(GenctlTest, StartInputFromAFile) {
 	EXPECT_NE(o.err.find("--input " + (dir_ / "nope.json").string() + ": cannot read it"), std::string::npos) << o.err;
 }
 
-// A ready task in a queue no live worker serves (issue 19): genctl queues
+// A ready task in a queue no live worker serves: genctl queues
 // warns on stderr, naming the queue and who would serve it.
 TEST_P(GenctlTest, QueuesWarnsAboutReadyTasksNoWorkerServes) {
 	auto o = genctl({"queue", "set", "ansible", "--options", R"({"kind":"handler","handler":"ansible"})"});

@@ -477,7 +477,7 @@ TEST_P(HttpApiTest, AWorkerIsDrainedOverHttp) {
 }
 
 // GET /api/queues: list_queues, and the queues with ready tasks that no live
-// worker serves, each with who would serve it (issue 19).
+// worker serves, each with who would serve it.
 TEST_P(HttpApiTest, QueuesListTheOnesNoWorkerServes) {
 	auto store = open_store(db_.url());	// kept open: its workers stay live
 	{

@@ -193,7 +193,7 @@ TEST(StartApi, RefusesAnAddressInUseOrMalformed) {
 }
 
 
-// ---- hostile requests (issue 11): each refused with a clean 4xx, never a
+// ---- hostile requests: each refused with a clean 4xx, never a
 // crash, never the database; 5xx bodies carry no internals -----------------
 
 // Sends `bytes` on a fresh connection and returns all the server writes

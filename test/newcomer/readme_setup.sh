@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# readme_setup.sh — README "Running on PostgreSQL", run as written (issue 19).
+# readme_setup.sh — README "Running on PostgreSQL", run as written.
 #
 # The blocks the README marks `<!-- newcomer: tested block -->` are taken
 # from README.md itself (so the test and the README cannot drift) and run in
