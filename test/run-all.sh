@@ -9,6 +9,8 @@
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
 #                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console
+#                                   (errors: the SQLSTATE table, test/check_errors.sh, and MAP.md
+#                                   against the files, test/check_map.sh)
 #                                   (console: the web console in headless Chromium,
 #                                   test/console/run.sh; screenshots in
 #                                   $BUILD/artifacts/console/)
@@ -114,7 +116,10 @@ for suite in $SUITES; do
   suite_start=$SECONDS
   case "$suite" in
     errors)
+      # the SQLSTATE table, and MAP.md against the files (test/check_map.sh)
       out=$(bash test/check_errors.sh 2>&1); rc=$?
+      out2=$(bash test/check_map.sh 2>&1) || rc=1
+      out="$out"$'\n'"$out2"
       echo "$out" >"$LOG/errors.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
