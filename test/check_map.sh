@@ -14,9 +14,10 @@
 #     "- `path`[, `path`...] — text", at most 200 characters (a chain 240)
 #   - the functions it names exist: `Class::method` in core/, worker/,
 #     sqlite_shim/; `genroc.name` in extension/
-#   - no citation of a tracker (an issue number: "issue 19", "issue #19",
-#     "Issue19", "#19") or of a design document's numbered section
-#     ("DESIGN §4"), in any file's text or in any file's name: code,
+#   - no citation of a tracker (the word for a tracker's ticket followed by
+#     a number, with or without a space or "#"; or "#" and a number alone)
+#     or of a design document's numbered section (DESIGN, then the section
+#     sign), in any file's text or in any file's name: code,
 #     comments, docs, test names, regress and fuzz-seed file names.  The
 #     frozen install scripts of released versions (extension/genroc--*.sql)
 #     are left as released; the fuzz seeds' contents are inputs, not text
@@ -111,7 +112,7 @@ for f in files:
 # ---- citations of what the repository does not hold -------------------------
 # (the patterns are built from pieces so that this file does not match them)
 word = "iss" + "ue"
-cite = re.compile(r"(?i)" + word + r"s?[ _-]?#?[0-9]+|design §|(?<![\w&{$#])#[0-9]{1,4}\b(?![0-9a-f])")
+cite = re.compile(r"(?i)" + word + r"s?[ _-]?#?[0-9]+|" + "des" + "ign §|(?<![\w&{$#])#[0-9]{1,4}\b(?![0-9a-f])")
 def cited(text):
     for m in cite.finditer(text):
         before = text[max(0, m.start() - 4):m.start()]
