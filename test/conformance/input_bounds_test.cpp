@@ -1,4 +1,4 @@
-// input_bounds_test.cpp — what both stores refuse at the door (README
+// input_bounds_test.cpp — what both stores refuse at the door (docs/limits.md
 // "Identifier limits"): a run_at outside 1970..9999
 // (infinity, -infinity, year 1, BC), and names with control characters or
 // over their length bound (worker ids, definition, queue, handler, host,
