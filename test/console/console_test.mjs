@@ -26,9 +26,10 @@ const ARTIFACTS = env('ARTIFACTS');
 
 let failures = 0;
 async function step(name, fn) {
+  const t0 = Date.now();
   try {
     await fn();
-    console.log(`ok - ${STORE}: ${name}`);
+    console.log(`ok - ${STORE}: ${name} # ${Date.now() - t0} ms`);
   } catch (err) {
     failures++;
     console.log(`not ok - ${STORE}: ${name}`);

@@ -478,6 +478,9 @@ function instancePage(id) {
     patch(fanout, c ? h('div', { className: 'fanout', 'data-key': 'fanout' },
       h('span', { className: 'muted' }, `${fanState && fanState.state ? `${fanState.state}: ` : ''}`),
       h('span', { id: 'fanout-counts' }, fanoutText(c)), fanoutBar(c),
+      // a fan-out that is over keeps the counts it ended with (the siblings a
+      // failure cancelled count where they were)
+      inst.wait_kind !== 'children' ? h('span', { className: 'muted', id: 'fanout-when' }, '(as when it ended)') : '',
       failedChild ? h('p', { className: 'failure', id: 'failed-child', 'data-key': failedChild.id },
         `${childName(failedChild)} failed`, failedChild.state ? ` in ${failedChild.state}` : '', ': ',
         h('span', { className: 'mono' }, failedChild.error || ''), failedChild.cause ? ` — ${failedChild.cause}` : '', ' ',
