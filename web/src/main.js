@@ -467,9 +467,9 @@ function instancePage(id) {
       drawnGraph = key;
       patch(graph, drawGraph(defCache.def, { ...m, selected, onSelect: select }));
     }
-    patch(legend, h('span', { className: 'key ok' }, 'succeeded'), h('span', { className: 'key current' }, 'running / waiting'),
-      h('span', { className: 'key failed' }, 'failed'), h('span', { className: 'key caught' }, 'failed, caught'),
-      h('span', { className: 'key walked' }, 'transition taken'),
+    patch(legend, h('span', { className: 'key k-ok' }, 'succeeded'), h('span', { className: 'key k-current' }, 'running / waiting'),
+      h('span', { className: 'key k-failed' }, 'failed'), h('span', { className: 'key k-caught' }, 'failed, caught'),
+      h('span', { className: 'key k-walked' }, 'transition taken'),
       h('a', { href: `#/definition/${encodeURIComponent(inst.definition)}?version=${inst.version}` }, `${inst.definition}@${inst.version}`));
 
     // the last fan-out's counts (genctl's), a bar, and its failed child
