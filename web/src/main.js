@@ -504,7 +504,7 @@ function instancePage(id) {
         inst.cause ? [h('h3', {}, 'Cause'), h('pre', { id: 'cause' }, inst.cause)] : '') : '');
     drawPanel(r, prefix);
     drawHistory(hist);
-    patch(tree, familyTree(r.family, inst.root_id || inst.id, inst.id));
+    patch(tree, familyTree(r.family, inst.root_id || inst.id, inst.id, r.partial));
     const akey = JSON.stringify([inst.actions, inst.activity, may('operate')]);
     if (akey !== drawnActions) {
       drawnActions = akey;
@@ -589,7 +589,8 @@ function instancePage(id) {
     const rootId = inst.root_id || inst.id;
     // root=ID lists the instances below ID; the root itself comes apart
     const family = hist.some((e) => e.event === 'children_started' || e.event === 'call_started') || inst.parent_id
-      ? (await api(`/instances${query({ root: rootId, limit: 1000, values: 'ref' })}`)).instances : [];
+      ? (await api(`/instances${query({ root: rootId, limit: FAMILY_MAX, values: 'ref' })}`)).instances : [];
+    const partial = family.length === FAMILY_MAX;
     family.push(rootId === inst.id ? inst : await api(`/instances/${rootId}`));
     const kids = family.filter((c) => c.parent_id === inst.id);
     // the paths inside Parallel and Map: each child's history, up to 20
@@ -610,7 +611,7 @@ function instancePage(id) {
       defCache = { key: defKey, def: (await api(`/definitions/${encodeURIComponent(inst.definition)}${query({ version: inst.version })}`)).definition };
     }
     if (mine !== generation) return false;
-    last = { inst, hist, kids, family };
+    last = { inst, hist, kids, family, partial };
     document.getElementById('title').textContent = `Instance #${id}${inst.name ? ` · ${inst.name}` : ''}`;
     draw(last);
     const ended = ENDED.has(inst.status);
@@ -630,7 +631,10 @@ function block(title, value, id) {
 // The tree of the instance's family (its root and every descendant), the
 // current one marked; at most TREE_MAX children shown per instance.
 const TREE_MAX = 20;
-function familyTree(family, rootId, currentId) {
+// The family read per refresh: a Map of 100,000 items is shown by its
+// counts, its failed child and the newest of its family.
+const FAMILY_MAX = 250;
+function familyTree(family, rootId, currentId, partial) {
   const kids = new Map();
   for (const i of family) {
     if (!i.parent_id) continue;
@@ -643,7 +647,7 @@ function familyTree(family, rootId, currentId) {
     ' ', `${i.definition}${i.scope ? ` · ${scopePrefix(i.scope).replace(/\/$/, '')}` : ''}${i.child_index !== null && i.child_index !== undefined ? ` [${i.child_index}]` : ''} `,
     badge(i.status), i.error ? h('span', { className: 'mono err' }, ` ${i.error}`) : '',
     kids.has(i.id) ? h('ul', {}, few(kids.get(i.id)).map(node),
-      kids.get(i.id).length > TREE_MAX ? h('li', { className: 'muted', 'data-key': 'more' }, `… and ${kids.get(i.id).length - TREE_MAX} more`) : '') : '');
+      kids.get(i.id).length > TREE_MAX ? h('li', { className: 'muted', 'data-key': 'more' }, `… and ${kids.get(i.id).length - TREE_MAX}${partial ? '+' : ''} more`) : '') : '');
   // a big Map: its failed children first, then the first ones in order
   const few = (list) => list.sort((a, b) => (b.status === 'failed') - (a.status === 'failed') || a.id - b.id).slice(0, TREE_MAX);
   const root = byId.get(rootId);
