@@ -25,6 +25,7 @@ if [ "${1:-}" != "--product" ]; then
     clang libclang-rt-14-dev
     ccache
     chromium                 # the console suite's browser (test/console/)
+    awscli                   # the sfn suite's client and AWS's Step Functions service model (test/sfn/)
   )
   # node and npm: the console suite's test driver (playwright-core) and
   # whoever rebuilds web/dist/; `make` needs neither.  Debian's packages,

@@ -24,6 +24,7 @@
 #include "http_api.hpp"
 
 #include <httplib.h>
+#include <openssl/rand.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -57,6 +58,7 @@
 #include "log.hpp"
 #include "metrics.hpp"
 #include "queue_health.hpp"
+#include "sigv4.hpp"
 #include "ui_assets.hpp"
 
 namespace genroc {
@@ -136,6 +138,7 @@ struct Call {
 	std::optional<std::string> text;  // a list answer's JSON text, built row by row (list_row)
 	size_t rows = 0;				  // rows in text so far
 	std::optional<auth::Principal> who;	 // the caller, once authenticated
+	const std::string *sigv4_key = nullptr;	 // --sigv4-key-file's key (POST /api/tokens with sigv4)
 
 	Store &store() {
 		if (!store_) store_ = pool.take();
@@ -735,8 +738,10 @@ void tokens_need_auth(const Call &c) {
 json post_token(Call &c) {
 	tokens_need_auth(c);
 	json body = c.body();
-	only_fields(body, {"name", "permissions"});
+	only_fields(body, {"name", "permissions", "sigv4"});
 	std::string name = string_field(body, "name", true);
+	const json *sigv4 = field(body, "sigv4");
+	if (sigv4 && !sigv4->is_boolean()) throw invalid(std::string("field \"sigv4\" must be a boolean, not ") + type_name(*sigv4));
 	const json *perms = field(body, "permissions");
 	if (!perms) throw ApiError(400, "22004", "missing required field \"permissions\"");
 	if (!perms->is_array()) throw invalid(std::string("field \"permissions\" must be an array, not ") + type_name(*perms));
@@ -744,6 +749,20 @@ json post_token(Call &c) {
 	for (const auto &p : *perms) {
 		if (!p.is_string()) throw invalid("field \"permissions\" must be an array of strings");
 		list.push_back(p.get<std::string>());
+	}
+	if (sigv4 && sigv4->get<bool>()) {
+		// A key pair for the Step Functions endpoint: its token's text is
+		// derived from the server key, so the server can check it later.
+		if (!c.sigv4_key || c.sigv4_key->empty())
+			throw ApiError(400, "22023", "a SigV4 key pair needs the server's --sigv4-key-file");
+		const std::string id = sigv4::new_token_id();
+		json t = c.store().token_create(name, list, c.who->name, sigv4::token_text(*c.sigv4_key, id));
+		t.erase("is_new");
+		t.erase("token");
+		t["access_key_id"] = sigv4::access_key_id(id);
+		t["secret_access_key"] = sigv4::secret_access_key(*c.sigv4_key, id);
+		c.status = 201;
+		return t;
 	}
 	json t = c.store().token_create(name, list, c.who->name, std::nullopt);
 	t.erase("is_new");
@@ -1438,6 +1457,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 	std::atomic<int> db_up_{-1};  // last /healthz verdict: -1 none yet, 0 down, 1 up
 	std::atomic<bool> metrics_db_ok_{true};	 // the last scrape read the database (log changes only)
 	AnswerGate answers_{options_.max_list_answers};
+	sigv4::ReplayCache replays_;  // SigV4 signatures accepted lately (serve_sfn)
 	// The Host header names served (screen): the --listen host, and this
 	// machine's name when --listen is every interface.
 	std::string listen_host_, machine_host_;
@@ -1659,6 +1679,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		Call call{req, pool_};
 		call.auth = options_.auth;
 		call.max_response = options_.max_response;
+		call.sigv4_key = &options_.sigv4_key;
 		try {
 			if (options_.auth) authenticate(call, need);
 			check_query(call);
@@ -1873,6 +1894,131 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		if (call.store_) pool_.give_back(std::move(call.store_));
 	}
 
+
+	// POST /: the Step Functions API (sfn_api.hpp).  AWS's framing: the
+	// action in X-Amz-Target, the body application/x-amz-json-1.0, errors
+	// {"__type", "message"}.  With --auth the SigV4 signature is checked
+	// (sigv4.hpp) over the whole body, so the body is read first (bounded
+	// by --http-max-body); the key pair's token must be live, and its
+	// permissions are the HTTP API's.
+	void serve_sfn(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
+		Call call{req, pool_};
+		call.auth = options_.auth;
+		std::string action;
+		auto answer = [&](int status, const json &body) {
+			res.status = status;
+			res.set_content(body.dump(), "application/x-amz-json-1.0");
+			unsigned char r[16];
+			if (RAND_bytes(r, sizeof r) == 1) res.set_header("x-amzn-RequestId", sigv4::hex(std::string(reinterpret_cast<char *>(r), sizeof r)));
+		};
+		auto refuse = [&](const sfn::Failure &f) {
+			json fields = {{"action", shown(action, 80)}, {"type", f.type}, {"status", f.status}};
+			if (call.who) fields["caller"] = call.who->name;
+			log::write(log::Level::info, "sfn: " + f.message, fields);
+			answer(f.status, json{{"__type", f.type}, {"message", f.message}});
+		};
+		try {
+			const std::string target = req.get_header_value("X-Amz-Target");
+			const std::string prefix = "AWSStepFunctions.";
+			if (target.compare(0, prefix.size(), prefix) != 0 || target.size() == prefix.size())
+				throw sfn::Failure{"UnknownOperationException", "X-Amz-Target must be AWSStepFunctions.<Action>", 400};
+			action = target.substr(prefix.size());
+			std::string media = lower(req.get_header_value("Content-Type"));
+			media = media.substr(0, media.find(';'));
+			while (!media.empty() && media.back() == ' ') media.pop_back();
+			if (media != "application/x-amz-json-1.0" && media != "application/x-amz-json-1.1" && media != "application/json") {
+				close_after_answer();
+				throw sfn::Failure{"SerializationException",
+								   "Content-Type must be application/x-amz-json-1.0 (AWS JSON 1.0)", 400};
+			}
+			bool over = false;
+			const bool ok = reader([&](const char *data, size_t n) {
+				if (call.raw.size() + n > options_.max_body) {
+					over = true;
+					return false;
+				}
+				call.raw.append(data, n);
+				return true;
+			});
+			if (!ok) {
+				close_after_answer();
+				if (over) throw sfn::Failure{"ValidationException", "the request body is over the limit of " +
+																		 std::to_string(options_.max_body) + " bytes", 413};
+				throw sfn::Failure{"SerializationException", "the request body could not be read", 400};
+			}
+			if (options_.auth) sigv4_authenticate(call);
+			json body = json::object();
+			if (!call.raw.empty()) {
+				try {
+					body = parse_json_text(call.raw, "request body");
+				} catch (const Error &e) {
+					throw sfn::Failure{"SerializationException", e.what(), 400};
+				}
+				if (!body.is_object()) throw sfn::Failure{"SerializationException", "the request body must be a JSON object", 400};
+			}
+			std::optional<auth::Principal> who = call.who;
+			json out = sfn::call(
+				options_.sfn, action, body, [&call]() -> Store & { return call.store(); }, who,
+				[this] { return stopped_.load(); });
+			answer(200, out);
+		} catch (const sfn::Failure &f) {
+			refuse(f);
+		} catch (const Error &e) {
+			metrics::database_error(e.sqlstate);
+			if (transient_sqlstate(e.sqlstate)) call.store_.reset();
+			const int status = http_status_for(e.sqlstate);
+			log::write(status >= 500 ? log::Level::error : log::Level::info, std::string("sfn: ") + e.what(),
+					   {{"action", shown(action, 80)}, {"sqlstate", e.sqlstate}});
+			if (status == 503)
+				answer(503, json{{"__type", "ServiceUnavailable"}, {"message", "the database is not available; try again"}});
+			else
+				answer(500, json{{"__type", "InternalFailure"},
+								 {"message", "internal error (SQLSTATE " + e.sqlstate + "); the server's log has the detail"}});
+		} catch (const std::exception &e) {
+			call.store_.reset();
+			log::write(log::Level::error, std::string("sfn: internal error: ") + e.what(), {{"action", shown(action, 80)}});
+			answer(500, json{{"__type", "InternalFailure"}, {"message", "internal error; the server's log has the detail"}});
+		}
+		if (t_conn && t_conn->close_after) res.set_header("Connection", "close");
+		if (call.store_) pool_.give_back(std::move(call.store_));
+	}
+
+	// The SigV4 check: the key pair's token id, the signature with the
+	// secret derived from it, a replay, then the token itself (live, its
+	// permissions).  Never logs a secret or a signature.
+	void sigv4_authenticate(Call &call) {
+		const auto &req = call.req;
+		sigv4::Request r;
+		r.method = req.method;
+		r.path = req.path;
+		for (const auto &[k, v] : req.params) r.query.emplace(k, v);
+		for (const auto &[k, v] : req.headers) r.headers.emplace_back(k, v);
+		r.body = call.raw;
+		const int64_t now_s =
+			std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+		try {
+			sigv4::Credential c = sigv4::parse(r, options_.sfn.region, now_s);
+			auto id = sigv4::token_id_of(c.access_key_id);
+			if (!id || options_.sigv4_key.empty())
+				throw sigv4::Refused{"UnrecognizedClientException", "The security token included in the request is invalid."};
+			// The key first, as AWS answers: an unknown or revoked one is
+			// UnrecognizedClientException whatever its signature.
+			json v = call.store().token_verify(sigv4::token_text(options_.sigv4_key, *id));
+			if (v.is_null())
+				throw sigv4::Refused{"UnrecognizedClientException",
+									 "The security token included in the request is invalid (revoked or unknown)."};
+			sigv4::verify(r, c, sigv4::secret_access_key(options_.sigv4_key, *id));
+			if (!replays_.first_use(c.signature, c.time_s, now_s))
+				throw sigv4::Refused{"InvalidSignatureException",
+									 "The request signature has been used before: each request is signed anew"};
+			auth::Principal who{v.at("name").get<std::string>(), {}};
+			for (const auto &p : v.at("permissions")) who.permissions.insert(p.get<std::string>());
+			call.who = std::move(who);
+		} catch (const sigv4::Refused &e) {
+			throw sfn::Failure{e.type, e.message, e.type == "MissingAuthenticationTokenException" ? 403 : 400};
+		}
+	}
+
 	void routes() {
 		svr_.set_payload_max_length(options_.max_body);
 		// What httplib writes in Keep-Alive headers; GuardedServer enforces both.
@@ -1918,6 +2064,10 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			get(R"(/api/definitions/([^/]+))", get_definition, need_read());
 			get("/api/queues", get_queues, need_read());
 			get("/api/whoami", get_whoami, need_any());
+			// The Step Functions API (sfn_api.hpp), its own framing and auth.
+			known_.emplace_back("POST", std::regex("/"));
+			svr_.Post("/", [this](const httplib::Request &req, httplib::Response &res,
+								  const httplib::ContentReader &reader) { serve_sfn(req, res, reader); });
 
 			// The web console: static files compiled into the binary, no
 			// credential needed (they hold no data; every /api call they make
