@@ -408,7 +408,8 @@ const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_CO
 	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"                   \
 	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"          \
 	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"                          \
-	" AND (?9 IS NULL OR i.id < ?9)"                                                                   \
+	/* before: a bound (not "?9 IS NULL OR"), so a keyset page seeks the rowid */                     \
+	" AND i.id < coalesce(?9, 9223372036854775807)"                                                    \
 	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"                \
 	" AND (?12 IS NULL OR i.name = ?12)"
 const std::string INSTANCE_LIST_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
