@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libpcre2-dev             # JSONata's regular expressions (core/jsonata_regex.cpp)
+  tzdata                   # JSONata's time zones by IANA name (core/jsonata_picture.cpp)
   prometheus-cpp-dev
 )
 # What the test command needs besides (`--product`: the product's alone).
