@@ -123,13 +123,14 @@ json parse_json_arg(const std::string &text, const std::string &what) {
 	}
 }
 
-json read_json_file(const std::string &path) {
+json read_json_file(const std::string &path, std::string *text_out = nullptr) {
 	std::string text;
 	try {
 		text = genroc::read_text_file(path);
 	} catch (const std::exception &e) {
 		throw CliError{e.what(), kExitError};
 	}
+	if (text_out) *text_out = text;
 	try {
 		return genroc::parse_json_text(text, path);
 	} catch (const genroc::Error &e) {
@@ -194,8 +195,9 @@ void cmd_definitions(genroc::Store &store, const Options &o) {
 }
 
 void cmd_define(genroc::Store &store, const Options &o) {
-	json definition = read_json_file(o.define_file);
-	auto r = store.define(o.define_name, definition);
+	std::string source;	 // the file as written, kept with a new version
+	json definition = read_json_file(o.define_file, &source);
+	auto r = store.define(o.define_name, definition, source);
 	if (o.as_json) return print_json({{"name", r.name}, {"version", r.version}, {"is_new", r.is_new}});
 	if (r.is_new)
 		std::cout << "defined " << r.name << " version " << r.version << "\n";
