@@ -1,5 +1,5 @@
 // engine.hpp — the API operations, written once over the port (port.hpp):
-// the PostgreSQL entry points (engine/pg_spi.c through pg_port.cpp) and the
+// the PostgreSQL entry points (extension/definitions.c through engine_port.cpp) and the
 // SQLite store (sqlite_shim/sqlite_store.cpp through sqlite_port.cpp) call
 // these same functions.  Each names the SQL function it is.
 //

@@ -45,7 +45,7 @@ ALTER TABLE genroc._definitions ADD COLUMN source text;
 
 /*
  * define, list_definitions and get_definition are the engine's
- * (engine/definitions.cpp, entry points in engine/pg_entry.c), the same
+ * (engine/definitions.cpp, entry points in extension/definitions.c), the same
  * code the SQLite store runs.  Semantics of define: versions of one name
  * are numbered 1, 2, ... in the order their content (the canonical jsonb
  * text, by its sha256) first appeared; a define of content a version

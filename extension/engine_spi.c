@@ -1,14 +1,14 @@
 /*-------------------------------------------------------------------------
  *
- * pg_spi.c
- *	  The PostgreSQL adapter's C boundary (pg_spi.h): statements through
+ * engine_spi.c
+ *	  The PostgreSQL adapter's C boundary (engine_spi.h): statements through
  *	  SPI with plans prepared once per backend, the clock, jsonb's
  *	  canonical text, subtransactions.
  *
  * Every function runs its PostgreSQL calls inside PG_TRY.  An error is
  * copied out (CopyErrorData in the caller's memory context), the error
- * state flushed, and the copy handed back; the C++ caller (pg_port.cpp)
- * throws it as genroc::Error, and the entry point (pg_entry.c) raises it
+ * state flushed, and the copy handed back; the C++ caller (engine_port.cpp)
+ * throws it as genroc::Error, and the entry point (definitions.c) raises it
  * again with the same SQLSTATE once every C++ frame is gone.  So no
  * longjmp ever crosses a C++ frame.  Between the flush and that raise the
  * transaction is in an aborted state: the engine runs no statement there,
@@ -37,7 +37,7 @@
 #include "utils/timestamp.h"
 
 #include "genroc.h"
-#include "pg_spi.h"
+#include "engine_spi.h"
 
 /* The statements' plans and their parameter kinds, by statement id. */
 #define GENROC_MAX_STATEMENTS 512

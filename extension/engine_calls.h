@@ -1,12 +1,12 @@
 /*
- * pg_engine.h — the engine's operations for the PostgreSQL module's entry
- * points (pg_entry.c), as C functions that never throw (pg_port.cpp):
+ * engine_calls.h — the engine's operations for the PostgreSQL module's entry
+ * points (definitions.c), as C functions that never throw (engine_port.cpp):
  * each returns 1, or 0 with *err filled.  Strings returned are malloc'd;
  * the caller copies them and frees them with genroc_engine_free().  Called
  * between SPI_connect and SPI_finish.
  */
-#ifndef GENROC_PG_ENGINE_H
-#define GENROC_PG_ENGINE_H
+#ifndef GENROC_ENGINE_CALLS_H
+#define GENROC_ENGINE_CALLS_H
 
 #include <stdint.h>
 
@@ -54,4 +54,4 @@ extern void genroc_engine_error_free(GenrocEngineError *err);
 }
 #endif
 
-#endif							/* GENROC_PG_ENGINE_H */
+#endif							/* GENROC_ENGINE_CALLS_H */

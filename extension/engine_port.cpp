@@ -1,7 +1,7 @@
-// pg_port.cpp — the port over SPI (pg_spi.h), and the engine's operations
-// as the C functions the module's entry points call (pg_engine.h).
+// engine_port.cpp — the port over SPI (engine_spi.h), and the engine's operations
+// as the C functions the module's entry points call (engine_calls.h).
 //
-// Each PostgreSQL call goes through pg_spi.c, which catches PostgreSQL's
+// Each PostgreSQL call goes through engine_spi.c, which catches PostgreSQL's
 // error inside PG_TRY and returns it; here it becomes a genroc::Error with
 // the same SQLSTATE, message, detail and hint.  The C functions at the
 // bottom catch every exception and hand it back as a GenrocEngineError, so
@@ -11,8 +11,8 @@
 #include <new>
 
 #include "engine.hpp"
-#include "pg_engine.h"
-#include "pg_spi.h"
+#include "engine_calls.h"
+#include "engine_spi.h"
 
 namespace genroc::engine {
 

@@ -1,12 +1,12 @@
 /*
- * pg_spi.h — the PostgreSQL adapter's C boundary (pg_spi.c): every call
+ * engine_spi.h — the PostgreSQL adapter's C boundary (engine_spi.c): every call
  * into PostgreSQL the engine makes, each inside PG_TRY, so that an error
  * comes back as a GenrocPgError and never longjmps across C++ frames
- * (pg_port.cpp turns it into a C++ exception).  Plain C types only: C++
+ * (engine_port.cpp turns it into a C++ exception).  Plain C types only: C++
  * includes this without postgres.h.
  */
-#ifndef GENROC_PG_SPI_H
-#define GENROC_PG_SPI_H
+#ifndef GENROC_ENGINE_SPI_H
+#define GENROC_ENGINE_SPI_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ extern void genroc_pg_savepoint_restore(int depth);
 }
 #endif
 
-#endif							/* GENROC_PG_SPI_H */
+#endif							/* GENROC_ENGINE_SPI_H */

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
- * pg_entry.c
+ * definitions.c
  *	  The SQL functions the engine implements (engine/engine.hpp): each
  *	  refuses a security-restricted operation, opens SPI, calls the engine
- *	  through pg_engine.h, closes SPI, and only then raises the engine's
+ *	  through engine_calls.h, closes SPI, and only then raises the engine's
  *	  error, if any, with its SQLSTATE, message, detail and hint: every C++
  *	  frame is gone by then.
  *
@@ -25,8 +25,8 @@
 #include "utils/timestamp.h"
 
 #include "genroc.h"
-#include "pg_engine.h"
-#include "pg_spi.h"
+#include "engine_calls.h"
+#include "engine_spi.h"
 
 PG_FUNCTION_INFO_V1(genroc_define);
 PG_FUNCTION_INFO_V1(genroc_define_text);
