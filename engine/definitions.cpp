@@ -56,9 +56,23 @@ Defined define(Port &port, const std::optional<std::string> &name, const std::op
 	validate(canonical, *hash);
 	Rows next = port.query(Stmt::DEFINITION_NEXT_VERSION, {*name});
 	const int version = static_cast<int>(next.at(0).i64(0));
-	port.exec(Stmt::DEFINITION_INSERT,
-			  {*name, version, JsonText{canonical}, *hash,
-			   as_written ? Param(*definition) : Param::null(Param::Kind::text), port.now_ms()});
+	// A writer that did not take the name's lock (a restore, a row written
+	// by hand) may have made the same content's row meanwhile: its unique
+	// key refuses this one (23505), and its version is the answer.  Any
+	// other refusal stands.
+	Port::Savepoint insert(port);
+	try {
+		port.exec(Stmt::DEFINITION_INSERT,
+				  {*name, version, JsonText{canonical}, *hash,
+				   as_written ? Param(*definition) : Param::null(Param::Kind::text), port.now_ms()});
+		insert.release();
+	} catch (const Error &e) {
+		if (e.sqlstate != "23505") throw;
+		insert.rollback();
+		Rows again = port.query(Stmt::DEFINITION_BY_CONTENT, {*name, *hash, canonical});
+		if (again.empty()) throw;
+		return {*name, static_cast<int>(again[0].i64(0)), false};
+	}
 	return {*name, version, true};
 }
 
