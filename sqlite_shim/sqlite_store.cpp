@@ -43,9 +43,11 @@
 #include <type_traits>
 
 #include "digest.hpp"
+#include "engine.hpp"
 #include "limits.hpp"
 #include "queue_rules.hpp"
 #include "sqlite_db.hpp"
+#include "sqlite_port.hpp"
 #include "sqlite_schema.hpp"
 #include "sqlite_store.hpp"
 
@@ -473,61 +475,33 @@ class SqliteStore final : public Store {
 
 	std::string kind() const override { return "sqlite"; }
 
-	// ---- definitions (genroc.define, genroc.list_definitions) ------------
+	// ---- definitions: the engine's (engine/definitions.cpp) -----------------
 
-	DefineResult define(const std::string &name, const json &definition) override {
-		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must not be empty");
+	DefineResult define(const std::string &name, const json &definition,
+						const std::optional<std::string> &source = std::nullopt) override {
 		limits::check_definition_depth(definition);	 // before dump() recurses over it
-		check_name(name, "p_name");
-		// Canonical text: nlohmann sorts object keys, as jsonb does, so the same
-		// content always gives the same text.
-		const std::string text = definition.dump();
+		const std::string text = source ? *source : definition.dump();
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			{
-				Query q(db_, "SELECT version FROM definitions WHERE name = ?1 AND definition = ?2", name, text);
-				if (q.next()) return DefineResult{name, static_cast<int>(q.i64(0)), false};
-			}
-			asl::compile(definition);  // RC001 naming the JSON path of the fault
-			int version = 1;
-			{
-				Query q(db_, "SELECT coalesce(max(version), 0) + 1 FROM definitions WHERE name = ?1", name);
-				if (q.next()) version = static_cast<int>(q.i64(0));
-			}
-			Query(db_, "INSERT INTO definitions (name, version, definition, created_at) VALUES (?1, ?2, ?3, ?4)",
-				  name, version, text, now)
-				.run();
-			return DefineResult{name, version, true};
+			sqlite::SqlitePort port(db_, now);
+			engine::Defined d = engine::define(port, name, text, source.has_value());
+			return DefineResult{d.name, d.version, d.is_new};
 		});
 	}
 
 	json list_definitions() override {
-		return read([&](int64_t) {
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
 			json out = json::array();
-			Query q(db_,
-					"SELECT name, version, created_at FROM definitions d WHERE version = "
-					"(SELECT max(version) FROM definitions e WHERE e.name = d.name) ORDER BY name");
-			while (q.next())
-				out.push_back({{"name", q.text(0)}, {"version", q.i64(1)}, {"created_at", iso(q.i64(2))}});
+			for (const auto &d : engine::list_definitions(port))
+				out.push_back({{"name", d.name}, {"version", d.version}, {"created_at", engine::iso_us(d.created_us)}});
 			return out;
 		});
 	}
 
 	json get_definition(const std::string &name, std::optional<int> version) override {
-		return read([&](int64_t) {
-			std::optional<int64_t> v;
-			if (version) v = *version;
-			Query q(db_,
-					"SELECT name, version, definition, created_at FROM definitions WHERE name = ?1 "
-					"AND (?2 IS NULL OR version = ?2) ORDER BY version DESC LIMIT 1",
-					name, v);
-			if (!q.next())
-				throw Error(sqlstate::DEFINITION_NOT_FOUND,
-							"definition \"" + name + "\"" +
-								(version ? " version " + std::to_string(*version) : std::string()) + " not found");
-			return json{{"name", q.text(0)},
-						{"version", q.i64(1)},
-						{"definition", json::parse(q.text(2))},
-						{"created_at", iso(q.i64(3))}};
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::get_definition(port, name, version));
 		});
 	}
 

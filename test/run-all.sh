@@ -121,11 +121,14 @@ for suite in $SUITES; do
     errors)
       # the SQLSTATE table (core/errors.def against the code and docs/errors.md),
       # every link of README.md, docs/ and bench/RESULTS.md (test/check_links.sh),
-      # and MAP.md against the files, no tracker citations (test/check_map.sh)
+      # MAP.md against the files, no tracker citations (test/check_map.sh),
+      # and the figures of code still written twice (scripts/engine-once.sh:
+      # none may grow past its ratchet)
       out=$(bash test/check_errors.sh 2>&1); rc=$?
       out_links=$(bash test/check_links.sh 2>&1) || rc=1
       out_map=$(bash test/check_map.sh 2>&1) || rc=1
-      out=$(printf '%s\n%s\n%s' "$out" "$out_links" "$out_map")
+      out_once=$(bash scripts/engine-once.sh 2>&1) || rc=1
+      out=$(printf '%s\n%s\n%s\n%s' "$out" "$out_links" "$out_map" "$out_once")
       echo "$out" >"$LOG/errors.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1

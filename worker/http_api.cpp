@@ -329,10 +329,21 @@ json task_json(const ActivityTask &t) {
 
 json post_definition(Call &c) {
 	json body = c.body();
-	only_fields(body, {"name", "definition"});
+	only_fields(body, {"name", "definition", "source"});
 	std::string name = string_field(body, "name", true);
-	json definition = object_field(body, "definition", true);
-	DefineResult r = c.store().define(name, definition);
+	// the definition as an object, or as the text it was written as (kept
+	// with a new version: GET /api/definitions/{name} answers it as source)
+	std::optional<std::string> source;
+	json definition;
+	if (body.contains("source")) {
+		if (body.contains("definition")) throw invalid("give \"definition\" or \"source\", not both");
+		source = string_field(body, "source", true);
+		definition = parse_json_text(*source, "field \"source\"");
+		if (!definition.is_object()) throw invalid("field \"source\" must be the text of a JSON object");
+	} else {
+		definition = object_field(body, "definition", true);
+	}
+	DefineResult r = c.store().define(name, definition, source);
 	c.status = r.is_new ? 201 : 200;
 	return {{"name", r.name}, {"version", r.version}, {"is_new", r.is_new}};
 }

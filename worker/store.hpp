@@ -101,10 +101,14 @@ class Store {
 	virtual std::string kind() const = 0;	// "postgres" | "sqlite"
 
 	// Definitions
-	virtual DefineResult define(const std::string &name, const json &definition) = 0;
+	// genroc.define.  source: the text `definition` was parsed from, as the
+	// user wrote it; a new version keeps it (genroc.define(text, text)).
+	virtual DefineResult define(const std::string &name, const json &definition,
+								const std::optional<std::string> &source = std::nullopt) = 0;
 	virtual json list_definitions() = 0;	// [{name, version, created_at}] newest version per name
-	// genroc.get_definition: {name, version, definition, created_at}, the
-	// newest version without `version`; RC002 when there is none.
+	// genroc.get_definition: {name, version, definition, source, created_at}
+	// (source: the text as written, or null), the newest version without
+	// `version`; RC002 when there is none.
 	virtual json get_definition(const std::string &name, std::optional<int> version) = 0;
 
 	// Instances
