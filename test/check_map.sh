@@ -12,7 +12,7 @@
 #   - one line a row: every line of "## Call chains" and "## Files" is a row
 #     ("- ...") or, in Files, a "### " group heading; a file row is
 #     "- `path`[, `path`...] — text", at most 200 characters (a chain 240)
-#   - the functions it names exist: `Class::method` in core/, worker/,
+#   - the functions it names exist: `Class::method` in the C++ sources (core/, engine/, store/, extension/, worker/,
 #     sqlite_shim/; `genroc.name` in extension/
 #   - no citation of a tracker (the word for a tracker's ticket followed by
 #     a number, with or without a space or "#"; or "#" and a number alone)
@@ -80,7 +80,7 @@ for n, line in enumerate(lines, 1):
 # names of functions in the map exist: `Class::method` in the C++ sources,
 # `genroc.name` / `genroc._name` in the extension
 cpp = "".join(open(f, encoding="utf-8", errors="replace").read() for f in files
-              if f.split("/")[0] in ("core", "worker", "sqlite_shim") and re.search(r"\.(cpp|hpp|h)$", f))
+              if f.split("/")[0] in ("core", "engine", "store", "extension", "worker", "sqlite_shim") and re.search(r"\.(cpp|hpp|h)$", f))
 ext = "".join(open(f, encoding="utf-8", errors="replace").read() for f in files
               if f.startswith("extension/") and not re.fullmatch(r"extension/genroc--[0-9.]+\.sql", f))
 for n, line in enumerate(lines, 1):
@@ -90,7 +90,7 @@ for n, line in enumerate(lines, 1):
         for q in re.findall(r"\b[A-Z]\w*(?:::\w+)+", tok):
             name = q.split("::")[-1]
             if not re.search(r"\b" + re.escape(name) + r"\b", cpp):
-                bad(f"MAP.md:{n}: {q} names no function of core/, worker/ or sqlite_shim/")
+                bad(f"MAP.md:{n}: {q} names no function of the C++ sources")
         for q in re.findall(r"\bgenroc\.(_?\w+)", tok):
             if not re.search(r"\b" + re.escape(q) + r"\b", ext):
                 bad(f"MAP.md:{n}: genroc.{q} is not in extension/")
