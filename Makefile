@@ -13,8 +13,9 @@
 # options of the same name (kept in build/'s cache until given again);
 # GENROC_WERROR=ON also makes the C module's warnings errors.
 #
-# The extension's C module links the ASL interpreter from core/ (C++), the same
-# code the SQLite shim uses; it is compiled here with -fPIC for the module.
+# The extension's C module links the ASL interpreter from core/ and the engine
+# from engine/ (C++), the same code the SQLite shim uses; they are compiled here
+# with -fPIC for the module.
 
 EXTENSION   = genroc
 # The version being built is genroc.control's default_version; PREVVERSION is
@@ -24,7 +25,13 @@ EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" genroc.control
 PREVVERSION = 0.1
 MODULE_big  = genroc
 CORE_SRCS   = $(sort $(wildcard core/*.cpp))
-OBJS        = extension/genroc.o extension/claim.o extension/complete_many.o extension/ticker.o $(CORE_SRCS:.cpp=.o)
+# The engine's operations (engine/, C++); its PostgreSQL adapter is the module's
+# own (extension/engine_spi.c, engine_port.cpp) with the entry points of each
+# area it implements (extension/definitions.c).
+ENGINE_SRCS = $(sort $(wildcard engine/*.cpp))
+OBJS        = extension/genroc.o extension/claim.o extension/complete_many.o extension/ticker.o \
+              extension/engine_spi.o extension/engine_port.o extension/definitions.o \
+              $(ENGINE_SRCS:.cpp=.o) $(CORE_SRCS:.cpp=.o)
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
 UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
 UPGRADE_DELTA = extension/upgrade/$(PREVVERSION)--$(EXTVERSION).sql
@@ -40,7 +47,7 @@ ISOLATION   = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
 ISOLATION_OPTS = --inputdir=. --outputdir=$(BUILD)/isolation
 
 WERROR      = $(if $(filter ON on 1 YES yes,$(GENROC_WERROR)),-Werror)
-PG_CPPFLAGS = -Icore -DGENROC_VERSION='"$(EXTVERSION)"' -DGENROC_PREV_VERSION='"$(PREVVERSION)"'
+PG_CPPFLAGS = -Icore -Iengine -DGENROC_VERSION='"$(EXTVERSION)"' -DGENROC_PREV_VERSION='"$(PREVVERSION)"'
 PG_CFLAGS   = -Wall -Wextra $(WERROR) -Wno-unused-parameter -Wno-missing-field-initializers
 PG_CXXFLAGS = -std=c++20 -fPIC -Wall -Wextra $(WERROR) -Wno-unused-parameter
 SHLIB_LINK  = -lstdc++ -lcrypto -lpcre2-8

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# binary.sh — the `genroc worker` binary alone on PostgreSQL (issue 14): N
+# binary.sh — the `genroc worker` binary alone on PostgreSQL: N
 # one-task (or, STEPS=3, three-task) instances of built-in genroc:noop tasks
 # queued with one statement, then one `genroc worker` with --concurrency C
 # for each C, timed until none is ready or running.  Prints per C: jobs/s

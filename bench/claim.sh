@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# claim.sh — what a claim costs the server (issue 14), on one throwaway
+# claim.sh — what a claim costs the server, on one throwaway
 # cluster, from one session with no client in between (a DO block, each
 # call committed on its own):
 #   one    N claims of one task from a backlog of N (a quiet queue's claim,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # floor.sh — how much of a one-task job's server time is genroc's code and
-# how much its table design (issue 14: what a move of the hot path out of
+# how much its table design (what a move of the hot path out of
 # PL/pgSQL can win at best, and what only a new table layout can).  Three
 # ways of running N one-task jobs (claim one, commit, report it, commit) with
 # C pgbench clients, in turns on one throwaway cluster:

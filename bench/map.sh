@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# map.sh — a Map's cost per item against its size (issue 19): a Map of
+# map.sh — a Map's cost per item against its size: a Map of
 # genroc:noop items, MaxConcurrency 50, two worker threads, on PostgreSQL and
 # SQLite, at 1,000 and 10,000 items (and 100,000 with MAP_LARGE=1: about
 # ten minutes more).  Prints a table (CPU per item, and its ratio to the

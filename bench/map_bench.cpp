@@ -1,4 +1,4 @@
-// map_bench.cpp — a Map's cost per item against its size (issue 19), over
+// map_bench.cpp — a Map's cost per item against its size, over
 // the Store interface the genroc binary uses, in one process.
 //
 // For each store and size: a fresh database, one instance of a Map over

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# profile.sh — where the PostgreSQL server's time goes per task (issue 14)
-# and per Map item (issue 19): a throwaway cluster with pg_stat_statements
+# profile.sh — where the PostgreSQL server's time goes per task
+# and per Map item: a throwaway cluster with pg_stat_statements
 # (track = all: the statements inside the PL/pgSQL functions too) and
 # track_functions = all, one workload, then the statements and functions
 # with the most time per task, from pg_stat_statements and

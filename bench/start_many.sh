@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # start_many.sh — batched starts, the two ways a client can make them, in
-# turns on one throwaway cluster (issue 14, "batched starts"): N starts of a
+# turns on one throwaway cluster: N starts of a
 # one-task definition in calls of B inputs, each call its own transaction,
 #   rows  genroc.start per row over jsonb_array_elements (the way before
 #         start_many)

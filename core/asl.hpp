@@ -235,7 +235,8 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  * States.HeartbeatTimeout, only_once.interrupted and genroc.Interrupted are
  * ordinary errors here: the store reports them as task_failed and Retry/Catch
  * decide.  genroc.HandlerMissing skips the retriers (a task that reached a
- * worker without its handler fails without retries, DESIGN §5); Catch applies.
+ * worker without its handler fails without retries: another worker's retry
+ * would meet the same missing handler); Catch applies.
  *
  * Details the protocol above leaves open, as the interpreter settles them:
  *   - States.Runtime (a path that selects nothing, a bad SecondsPath value, a

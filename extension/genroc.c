@@ -21,7 +21,7 @@
  *				genroc.now() returns it, so tests control time
  *	  durability	the setting genroc.durability (none, essential, terminal,
  *				strict): which commits must reach the disk before they are
- *				confirmed (DESIGN §4); genroc._flush_commit applies it
+ *				confirmed; genroc._flush_commit applies it
  *	  commit class	why one transaction's commit may have to be flushed:
  *				outside, only_once_claim, only_once_report (the complete or
  *				fail of an OnlyOnce task), terminal, or progress (anything
@@ -45,7 +45,7 @@
  *	  log settings	genroc.log_payloads, genroc.log_payload_max: what the
  *				instance log keeps of payloads (genroc._log_detail);
  *				genroc.log_retention, genroc.instance_retention: what
- *				genroc.tick prunes (DESIGN §6)
+ *				genroc.tick prunes
  *
  * The interpreter is C++; core/asl_c.h promises that no exception crosses
  * its calls.  This file makes sure no longjmp (ereport) crosses them either:
@@ -121,7 +121,7 @@ PG_MODULE_MAGIC;
 /* genroc.test_clock: '' means real time */
 static char *genroc_test_clock = NULL;
 
-/* genroc.durability (DESIGN §4) */
+/* genroc.durability: which commits are flushed before they are confirmed */
 typedef enum GenrocDurability
 {
 	GENROC_DURABILITY_NONE,
@@ -140,7 +140,7 @@ static const struct config_enum_entry durability_options[] = {
 
 static int	genroc_durability = GENROC_DURABILITY_ESSENTIAL;
 
-/* The instance log and retention (DESIGN §6; docs/operations.md "Logs and retention") */
+/* The instance log and retention (docs/operations.md "Logs and retention") */
 static bool genroc_log_payloads = true;
 static int	genroc_log_payload_max = 1024 * 1024;	/* bytes; 0 = no limit */
 static int	genroc_log_retention = 0;	/* seconds; 0 = tick prunes no log */

@@ -100,4 +100,45 @@ SELECT count(*) AS kept FROM genroc._definitions WHERE name = 'kept';
 DELETE FROM genroc._definitions WHERE name = 'unused';
 SELECT count(*) AS unused FROM genroc._definitions WHERE name = 'unused';
 
+-- The text as written: a define of text (here an untyped literal) keeps it,
+-- get_definition answers it as source; a define of jsonb keeps none.
+SELECT * FROM genroc.define('written', E'{\n  "StartAt": "A",\n  "States": {"A": {"Type": "Pass", "Result": 1.50, "End": true}}\n}');
+SELECT genroc.get_definition('written') ->> 'source' AS source;
+SELECT genroc.get_definition('written') -> 'definition' -> 'States' -> 'A' -> 'Result' AS result;
+SELECT * FROM genroc.define('typed', '{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}'::jsonb);
+SELECT genroc.get_definition('typed') -> 'source' AS typed_source;
+-- the same content as text: the version it has, its source unchanged
+SELECT * FROM genroc.define('typed', '{"StartAt": "A", "States": {"A": {"Type": "Succeed"}}}'::text);
+SELECT genroc.get_definition('typed') -> 'source' AS still_none;
+-- text that is not JSON: 22P02
+SELECT * FROM genroc.define('written', '{"StartAt": ');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM genroc.define('written', NULL::text);
+\echo :LAST_ERROR_SQLSTATE
+
+-- An error raised inside a statement the engine runs (a trigger on the
+-- insert, refusing with a unique violation as a racing writer would) comes
+-- out with its SQLSTATE, message, detail and hint; the session goes on, in
+-- the same transaction after a rollback to its savepoint, and the same
+-- statements run again.
+CREATE FUNCTION pg_temp.refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'refused by a test trigger' USING ERRCODE = '23505',
+		DETAIL = 'The row was taken.', HINT = 'Try again.';
+END;
+$$;
+CREATE TRIGGER refuse BEFORE INSERT ON genroc._definitions
+	FOR EACH ROW EXECUTE FUNCTION pg_temp.refuse();
+\set VERBOSITY default
+BEGIN;
+SAVEPOINT before_define;
+SELECT * FROM genroc.define('raced', '{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK TO SAVEPOINT before_define;
+DROP TRIGGER refuse ON genroc._definitions;
+SELECT * FROM genroc.define('raced', '{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}');
+COMMIT;
+\set VERBOSITY terse
+SELECT name, version FROM genroc.list_definitions() WHERE name = 'raced';
+
 DROP EXTENSION genroc;

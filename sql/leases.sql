@@ -17,7 +17,7 @@ SET genroc.test_clock = '2030-01-01 00:00:02Z';
 SELECT instance_id AS young FROM genroc.start('job', '{"n":3}') \gset
 SELECT instance_id AS urgent FROM genroc.start('job', '{"n":4}', '{"priority":-1}') \gset
 SELECT instance_id AS other_queue FROM genroc.start('job', '{"n":5}') \gset
--- (queues are decided at start by routing, a later issue; moved by hand here)
+-- (a queue set by hand here, not by routing at start)
 UPDATE genroc._instances SET queue = 'special' WHERE id = :other_queue;
 -- epochs are random (docs/design.md "Fencing and liveness"): shown as whether set
 SELECT instance_id, epoch > 0 AS epoch, input, attempt, only_once, lease_expires = '2030-01-01 00:00:12Z' AS lease_10s

@@ -1,4 +1,4 @@
--- The issue's "done when" walk, by hand from SQL alone:
+-- Every kind of step in one walk, by hand from SQL alone:
 -- Pass → Choice → Task(handler) with Retry → Wait → Task(activity) → Succeed,
 -- driven with start / claim / fail / complete / tick / claim_activity /
 -- activity_succeed, ending with the output ASL prescribes.

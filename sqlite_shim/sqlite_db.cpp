@@ -233,7 +233,8 @@ sqlite3_stmt *Db::prepare(const char *sql, StmtPtr &own) {
 void Db::begin_immediate(Durability d) {
 	if (sync_ != d) {
 		// NORMAL in WAL mode never corrupts the file; FULL also makes the
-		// commit survive a power loss.  OFF is never used (DESIGN §4).
+		// commit survive a power loss.  OFF is never used: a crash could corrupt
+		// the file, which no durability level allows.
 		exec(d == Durability::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
 		sync_ = d;
 	}

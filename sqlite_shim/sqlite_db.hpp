@@ -55,7 +55,8 @@ struct DbDeleter {
 };
 using DbPtr = std::unique_ptr<sqlite3, DbDeleter>;
 
-// Commit durability (DESIGN §4).  Only the level is chosen per transaction;
+// Commit durability: which commits reach the disk before they are confirmed.
+// Only the level is chosen per transaction;
 // PRAGMA synchronous cannot change inside one, so it is set before BEGIN.
 enum class Durability { normal, full };
 

@@ -22,7 +22,8 @@ namespace genroc::sqlite {
 //   8  instances: the same columns, the large values last (REORDER_INSTANCES)
 //   9  instances: the CHECKs on status and wait_kind without IN lists (the
 //      same remaking of the table)
-inline constexpr int SCHEMA_VERSION = 9;
+//  10  + definitions.source (the text a version was written as)
+inline constexpr int SCHEMA_VERSION = 10;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -36,6 +37,7 @@ CREATE TABLE IF NOT EXISTS definitions (
 	version    INTEGER NOT NULL CHECK (version > 0),
 	definition TEXT NOT NULL,		-- canonical JSON text (sorted keys): same content, same text
 	created_at INTEGER NOT NULL,
+	source     TEXT,				-- the text as written (NULL: not given)
 	UNIQUE (name, version),
 	UNIQUE (name, definition)
 );
@@ -285,6 +287,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	REORDER_INSTANCES,
 	// 8 -> 9: the instances table with its CHECKs as comparisons
 	REORDER_INSTANCES,
+	// 9 -> 10: a definition's text as written
+	"ALTER TABLE definitions ADD COLUMN source TEXT;",
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

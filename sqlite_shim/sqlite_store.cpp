@@ -43,9 +43,11 @@
 #include <type_traits>
 
 #include "digest.hpp"
+#include "engine.hpp"
 #include "limits.hpp"
 #include "queue_rules.hpp"
 #include "sqlite_db.hpp"
+#include "sqlite_port.hpp"
 #include "sqlite_schema.hpp"
 #include "sqlite_store.hpp"
 
@@ -408,8 +410,10 @@ const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_CO
 	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"                   \
 	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"          \
 	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"                          \
-	" AND (?9 IS NULL OR i.id < ?9)"                                                                   \
-	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"
+	/* before: a bound (not "?9 IS NULL OR"), so a keyset page seeks the rowid */                     \
+	" AND i.id < coalesce(?9, 9223372036854775807)"                                                    \
+	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"                \
+	" AND (?12 IS NULL OR i.name = ?12)"
 const std::string INSTANCE_LIST_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
 									  " AND ?6 IS NULL ORDER BY i.id DESC LIMIT ?4 OFFSET ?8";
 // list_instances with "parent": its children in order (the children index's)
@@ -471,61 +475,33 @@ class SqliteStore final : public Store {
 
 	std::string kind() const override { return "sqlite"; }
 
-	// ---- definitions (genroc.define, genroc.list_definitions) ------------
+	// ---- definitions: the engine's (engine/definitions.cpp) -----------------
 
-	DefineResult define(const std::string &name, const json &definition) override {
-		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must not be empty");
+	DefineResult define(const std::string &name, const json &definition,
+						const std::optional<std::string> &source = std::nullopt) override {
 		limits::check_definition_depth(definition);	 // before dump() recurses over it
-		check_name(name, "p_name");
-		// Canonical text: nlohmann sorts object keys, as jsonb does, so the same
-		// content always gives the same text.
-		const std::string text = definition.dump();
+		const std::string text = source ? *source : definition.dump();
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			{
-				Query q(db_, "SELECT version FROM definitions WHERE name = ?1 AND definition = ?2", name, text);
-				if (q.next()) return DefineResult{name, static_cast<int>(q.i64(0)), false};
-			}
-			asl::compile(definition);  // RC001 naming the JSON path of the fault
-			int version = 1;
-			{
-				Query q(db_, "SELECT coalesce(max(version), 0) + 1 FROM definitions WHERE name = ?1", name);
-				if (q.next()) version = static_cast<int>(q.i64(0));
-			}
-			Query(db_, "INSERT INTO definitions (name, version, definition, created_at) VALUES (?1, ?2, ?3, ?4)",
-				  name, version, text, now)
-				.run();
-			return DefineResult{name, version, true};
+			sqlite::SqlitePort port(db_, now);
+			engine::Defined d = engine::define(port, name, text, source.has_value());
+			return DefineResult{d.name, d.version, d.is_new};
 		});
 	}
 
 	json list_definitions() override {
-		return read([&](int64_t) {
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
 			json out = json::array();
-			Query q(db_,
-					"SELECT name, version, created_at FROM definitions d WHERE version = "
-					"(SELECT max(version) FROM definitions e WHERE e.name = d.name) ORDER BY name");
-			while (q.next())
-				out.push_back({{"name", q.text(0)}, {"version", q.i64(1)}, {"created_at", iso(q.i64(2))}});
+			for (const auto &d : engine::list_definitions(port))
+				out.push_back({{"name", d.name}, {"version", d.version}, {"created_at", engine::iso_us(d.created_us)}});
 			return out;
 		});
 	}
 
 	json get_definition(const std::string &name, std::optional<int> version) override {
-		return read([&](int64_t) {
-			std::optional<int64_t> v;
-			if (version) v = *version;
-			Query q(db_,
-					"SELECT name, version, definition, created_at FROM definitions WHERE name = ?1 "
-					"AND (?2 IS NULL OR version = ?2) ORDER BY version DESC LIMIT 1",
-					name, v);
-			if (!q.next())
-				throw Error(sqlstate::DEFINITION_NOT_FOUND,
-							"definition \"" + name + "\"" +
-								(version ? " version " + std::to_string(*version) : std::string()) + " not found");
-			return json{{"name", q.text(0)},
-						{"version", q.i64(1)},
-						{"definition", json::parse(q.text(2))},
-						{"created_at", iso(q.i64(3))}};
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::get_definition(port, name, version));
 		});
 	}
 
@@ -805,11 +781,11 @@ class SqliteStore final : public Store {
 		limits::check_json_depth(filter, "the filter");  // its values show up in error messages
 		const json f = filter.is_null() ? json::object() : filter;
 		check_options(f,
-					  {"before", "created_after", "created_before", "definition", "label", "limit", "offset", "parent",
-					   "root", "status", "top", "values"},
+					  {"before", "created_after", "created_before", "definition", "label", "limit", "name", "offset",
+					   "parent", "root", "status", "top", "values"},
 					  "list_instances filter");
 		const bool refs = values_refs(f);
-		std::optional<std::string> status, definition;
+		std::optional<std::string> status, definition, name;
 		std::optional<json> label;
 		std::optional<int64_t> root, parent, before, after_at, before_at;
 		bool top = false;
@@ -823,6 +799,7 @@ class SqliteStore final : public Store {
 								*status + "\"");
 		}
 		if (f.contains("definition")) definition = text_option(f["definition"], "definition");
+		if (f.contains("name")) name = text_option(f["name"], "name");
 		if (f.contains("label")) {
 			if (!is_string_object(f["label"]))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
@@ -873,7 +850,7 @@ class SqliteStore final : public Store {
 		return read([&](int64_t) {
 			json out = json::array();
 			Query q(db_, parent ? INSTANCE_CHILDREN_SQL.c_str() : INSTANCE_LIST_SQL.c_str(), status, definition, label,
-					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at);
+					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at, name);
 			while (q.next()) {
 				out.push_back(instance_json(q));
 				if (!refs) instance_values(out.back());

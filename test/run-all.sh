@@ -9,8 +9,9 @@
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
 #                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console sfn
-#                                   (errors: the SQLSTATE table, test/check_errors.sh, and
-#                                   the docs' links, test/check_links.sh)
+#                                   (errors: the SQLSTATE table, test/check_errors.sh;
+#                                   the docs' links, test/check_links.sh; MAP.md against
+#                                   the files, test/check_map.sh)
 #                                   (sfn: the Step Functions endpoint driven by the AWS CLI
 #                                   and @aws-sdk/client-sfn on both stores, test/sfn/run.sh)
 #                                   (console: the web console in headless Chromium,
@@ -119,10 +120,15 @@ for suite in $SUITES; do
   case "$suite" in
     errors)
       # the SQLSTATE table (core/errors.def against the code and docs/errors.md),
-      # and every link of README.md, docs/ and bench/RESULTS.md (test/check_links.sh)
+      # every link of README.md, docs/ and bench/RESULTS.md (test/check_links.sh),
+      # MAP.md against the files, no tracker citations (test/check_map.sh),
+      # and the figures of code still written twice (scripts/engine-once.sh:
+      # none may grow past its ratchet)
       out=$(bash test/check_errors.sh 2>&1); rc=$?
       out_links=$(bash test/check_links.sh 2>&1) || rc=1
-      out=$(printf '%s\n%s' "$out" "$out_links")
+      out_map=$(bash test/check_map.sh 2>&1) || rc=1
+      out_once=$(bash scripts/engine-once.sh 2>&1) || rc=1
+      out=$(printf '%s\n%s\n%s\n%s' "$out" "$out_links" "$out_map" "$out_once")
       echo "$out" >"$LOG/errors.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """sqlfuzz.py — every genroc function called by an unprivileged login role
 with random arguments; nothing may crash a backend, and every error must be
-a clean SQLSTATE (issue 11: "Nothing a caller sends may crash PostgreSQL").
+a clean SQLSTATE.
 
     python3 test/sqlfuzz.py            # needs the cluster's environment:
                                        # PGHOST, PGPORT, GENROC_PGDIR (its
                                        # server.log), GENROC_PGDATA (postmaster.pid)
     SQLFUZZ_SECONDS=60 SQLFUZZ_SEED=7 python3 test/sqlfuzz.py
     SQLFUZZ_DEEP=0 python3 test/sqlfuzz.py   # without the intrinsics nested 5,000
-                                             # and 20,000 deep (issue 11, item 1)
+                                             # and 20,000 deep
 
 Each call is one statement of a psql session run as the role genroc_fuzzer
 (LOGIN, not superuser; its grants are in GRANTS below, the one place to
@@ -195,7 +195,7 @@ DEEP = os.environ.get("SQLFUZZ_DEEP", "1") == "1"
 
 def deep_intrinsic():
     # the depths that crashed a backend before the interpreter's depth
-    # limits (issue 11, item 1); SQLFUZZ_DEEP=0 leaves them out
+    # limits; SQLFUZZ_DEEP=0 leaves them out
     n = rng.choice([10, 100, 500] + ([5000, 20000] if DEEP else []))
     expr = "States.Array(" * n + "1" + ")" * n
     return {"StartAt": "P", "States": {"P": {"Type": "Pass", "Parameters": {"a.$": expr}, "End": True}}}

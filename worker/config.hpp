@@ -3,7 +3,7 @@
 // Every flag has an environment variable named after it (--lease-duration ->
 // GENROC_LEASE_DURATION); a flag on the command line beats the variable.  The
 // one exception is the worker id: GENROC_WORKER_ID wins over --worker-id and
-// over the default (host name and a suffix per store and queues, DESIGN §3), so an orchestrator that sets it per
+// over the default (host name and a suffix per store and queues), so an orchestrator that sets it per
 // pod (a StatefulSet's pod name) cannot be overridden by a baked-in flag.
 #pragma once
 

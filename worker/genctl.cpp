@@ -6,6 +6,7 @@
 // the store's JSON with --json, for scripts.
 //
 //   genctl definitions
+//   genctl definitions show NAME [--version N]
 //   genctl define NAME FILE
 //   genctl start DEF [--input JSON] [--options JSON]
 //   genctl instances [--status S] [--definition D] [--label k=v]... [--limit N] [--root ID | --all]
@@ -123,13 +124,14 @@ json parse_json_arg(const std::string &text, const std::string &what) {
 	}
 }
 
-json read_json_file(const std::string &path) {
+json read_json_file(const std::string &path, std::string *text_out = nullptr) {
 	std::string text;
 	try {
 		text = genroc::read_text_file(path);
 	} catch (const std::exception &e) {
 		throw CliError{e.what(), kExitError};
 	}
+	if (text_out) *text_out = text;
 	try {
 		return genroc::parse_json_text(text, path);
 	} catch (const genroc::Error &e) {
@@ -178,6 +180,8 @@ struct Options {
 	std::string start_definition, input = "{}", start_options = "{}";
 	// define
 	std::string define_name, define_file;
+	std::optional<int> define_version;	// definitions show --version
+	std::string define_version_text;
 	// queue set, queue drop
 	std::string queue_name, queue_options = "{}";
 	// token revoke
@@ -193,9 +197,24 @@ void cmd_definitions(genroc::Store &store, const Options &o) {
 	print_table({"NAME", "VERSION", "CREATED"}, rows);
 }
 
+// One stored version: the text it was written as when it was kept, else
+// the stored definition; --json the whole answer of get_definition.
+void cmd_definition_show(genroc::Store &store, const Options &o) {
+	json d = store.get_definition(o.define_name, o.define_version);
+	if (o.as_json) return print_json(d);
+	const json source = d.value("source", json());
+	if (source.is_string()) {
+		std::cout << source.get<std::string>();
+		if (source.get<std::string>().empty() || source.get<std::string>().back() != '\n') std::cout << "\n";
+	} else {
+		std::cout << d.at("definition").dump(2) << "\n";
+	}
+}
+
 void cmd_define(genroc::Store &store, const Options &o) {
-	json definition = read_json_file(o.define_file);
-	auto r = store.define(o.define_name, definition);
+	std::string source;	 // the file as written, kept with a new version
+	json definition = read_json_file(o.define_file, &source);
+	auto r = store.define(o.define_name, definition, source);
 	if (o.as_json) return print_json({{"name", r.name}, {"version", r.version}, {"is_new", r.is_new}});
 	if (r.is_new)
 		std::cout << "defined " << r.name << " version " << r.version << "\n";
@@ -505,7 +524,11 @@ int main(int argc, char **argv) {
 				 "(without it, a pooler is detected; settings go with each transaction either way)")
 		->envname("GENROC_POOLED");
 
-	auto *definitions = app.add_subcommand("definitions", "list definitions (newest version of each)");
+	auto *definitions = app.add_subcommand("definitions", "list definitions (newest version of each), or show one");
+	auto *definition_show = definitions->add_subcommand(
+		"show", "one definition as it was written (its stored content when no text was kept)");
+	definition_show->add_option("NAME", o.define_name, "definition name")->required();
+	definition_show->add_option("--version", o.define_version_text, "a version (default: the newest)");
 
 	auto *define = app.add_subcommand("define", "register a definition from a JSON file");
 	define->add_option("NAME", o.define_name, "definition name")->required();
@@ -592,6 +615,8 @@ int main(int argc, char **argv) {
 		// Numbers are checked here, not by CLI11, so the error names the
 		// argument in one line and an out-of-range id is refused, not clamped.
 		if (!o.id_text.empty()) o.id = positive_arg(o.id_text, "ID", INT64_MAX);
+		if (!o.define_version_text.empty())
+			o.define_version = static_cast<int>(positive_arg(o.define_version_text, "--version", INT_MAX));
 		if (!o.limit_text.empty()) o.limit = static_cast<int>(positive_arg(o.limit_text, "--limit", INT_MAX));
 		if (!o.root_text.empty()) o.root = positive_arg(o.root_text, "--root", INT64_MAX);
 		if (!o.page_size_text.empty()) o.page_size = positive_arg(o.page_size_text, "--page-size", 10000);
@@ -601,7 +626,8 @@ int main(int argc, char **argv) {
 		const bool reads_only = *definitions || *show || *instances || *logs || *object ||
 								(*workers && !*workers_drain) || *tickers || *activity || *queues || *token_list;
 		auto store = genroc::open_store(o.database, reads_only, genroc::WriteLane::general, o.pooled);
-		if (*definitions) cmd_definitions(*store, o);
+		if (*definition_show) cmd_definition_show(*store, o);
+		else if (*definitions) cmd_definitions(*store, o);
 		else if (*define) cmd_define(*store, o);
 		else if (*start) cmd_start(*store, o);
 		else if (*show) cmd_show(*store, o);

@@ -53,6 +53,7 @@
 #include <utility>
 #include <vector>
 
+#include "instance_actions.hpp"
 #include "json_guard.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
@@ -328,10 +329,21 @@ json task_json(const ActivityTask &t) {
 
 json post_definition(Call &c) {
 	json body = c.body();
-	only_fields(body, {"name", "definition"});
+	only_fields(body, {"name", "definition", "source"});
 	std::string name = string_field(body, "name", true);
-	json definition = object_field(body, "definition", true);
-	DefineResult r = c.store().define(name, definition);
+	// the definition as an object, or as the text it was written as (kept
+	// with a new version: GET /api/definitions/{name} answers it as source)
+	std::optional<std::string> source;
+	json definition;
+	if (body.contains("source")) {
+		if (body.contains("definition")) throw invalid("give \"definition\" or \"source\", not both");
+		source = string_field(body, "source", true);
+		definition = parse_json_text(*source, "field \"source\"");
+		if (!definition.is_object()) throw invalid("field \"source\" must be the text of a JSON object");
+	} else {
+		definition = object_field(body, "definition", true);
+	}
+	DefineResult r = c.store().define(name, definition, source);
 	c.status = r.is_new ? 201 : 200;
 	return {{"name", r.name}, {"version", r.version}, {"is_new", r.is_new}};
 }
@@ -394,7 +406,7 @@ json post_instances_batch(Call &c) {
 json get_instances(Call &c) {
 	json filter = json::object();
 	for (const auto &[key, value] : c.req.params) {
-		if (key == "status" || key == "definition") {
+		if (key == "status" || key == "definition" || key == "name") {
 			if (value.empty()) throw invalid("query parameter \"" + key + "\" must not be empty");
 			filter[key] = value;
 		} else if (key == "label") {
@@ -485,10 +497,29 @@ bool values_ref(const Call &c) {
 	return c.req.get_param_value("values") == "ref";
 }
 
+// The ASL Type of the state a failed top-level instance stopped in (resume
+// needs a Task); "" for any other instance, or when the definition does not
+// say.
+std::string failed_state_type(Store &store, const json &inst) {
+	if (inst.value("status", "") != "failed" || !inst.value("parent_id", json()).is_null()) return "";
+	const json def = store.get_definition(inst.value("definition", ""), inst.value("version", 1));
+	const json &states = def.value("definition", json::object()).value("States", json::object());
+	const std::string state = inst.value("state", json()).is_string() ? inst["state"].get<std::string>() : "";
+	if (!states.is_object() || !states.contains(state) || !states[state].is_object()) return "";
+	const json &type = states[state].value("Type", json());
+	return type.is_string() ? type.get<std::string>() : "";
+}
+
+// One instance, and the actions the API would take for it now
+// (instance_actions.hpp: the console shows these and no other).
 json get_instance(Call &c) {
 	int64_t id = instance_id(c);  // validated before the store is borrowed
 	const bool refs = values_ref(c);
-	return c.store().get_instance(id, refs);
+	json inst = c.store().get_instance(id, refs);
+	json actions = json::array();
+	for (const auto &a : instance_actions(inst, failed_state_type(c.store(), inst))) actions.push_back(a);
+	inst["actions"] = std::move(actions);
+	return inst;
 }
 
 // GET /api/objects/{ref}: one stored value, as the store's get_object
@@ -512,6 +543,109 @@ json get_history(Call &c) {
 	list_begin(c, "{\"instance_id\":" + std::to_string(id) + ",\"history\":[");
 	for (const auto &row : h) list_row(c, row, "history entries", refs ? "" : "; ask with values=ref");
 	return list_end(c, "]}");
+}
+
+// POST /api/instances/bulk: one action (cancel or retry) on many instances,
+// named by "ids" or by a list "filter" (list_instances' keys status,
+// definition, label, name, top, created_after, created_before), at most
+// kMaxBulk of them ("more": true when the filter matches more: act, then ask
+// again).  Each instance is judged by the rule the console's buttons follow
+// (instance_actions.hpp: what does not apply is skipped, with the reason the
+// store would give) and acted on by the same store call as its single route,
+// in its own transaction, so the store checks each one as it checks a single
+// call; one failure does not stop the others.  "dry_run": true answers the
+// count and the instances it would act on, acting on none (the console's
+// confirmation shows that count).
+constexpr int64_t kMaxBulk = 1000;
+
+json post_bulk(Call &c) {
+	json body = c.body();
+	only_fields(body, {"action", "ids", "filter", "dry_run"});
+	const std::string action = string_field(body, "action", true);
+	if (action != "cancel" && action != "retry")
+		throw invalid("field \"action\" must be cancel or retry, got \"" + shown(action) + "\"");
+	const json *ids = field(body, "ids");
+	const json *filter = field(body, "filter");
+	if ((ids == nullptr) == (filter == nullptr)) throw invalid("give exactly one of the fields \"ids\" and \"filter\"");
+	bool dry_run = false;
+	if (const json *d = field(body, "dry_run")) {
+		if (!d->is_boolean()) throw invalid(std::string("field \"dry_run\" must be true or false, not ") + type_name(*d));
+		dry_run = d->get<bool>();
+	}
+	// instances as get_instance / list_instances show them; an id the store
+	// refused to show comes with its error instead
+	struct Row {
+		json inst;
+		json error;
+	};
+	std::vector<Row> rows;
+	bool more = false;
+	if (ids) {
+		if (!ids->is_array()) throw invalid(std::string("field \"ids\" must be an array, not ") + type_name(*ids));
+		if (ids->empty() || static_cast<int64_t>(ids->size()) > kMaxBulk)
+			throw invalid("field \"ids\" must hold from 1 to " + std::to_string(kMaxBulk) + " instance ids, got " +
+						  std::to_string(ids->size()));
+		std::set<int64_t> seen;
+		for (const auto &v : *ids) {
+			if (!v.is_number_integer() || v.get<int64_t>() < 1)
+				throw invalid("field \"ids\" must be an array of instance ids (positive integers), found " +
+							  shown(v.dump()));
+			if (!seen.insert(v.get<int64_t>()).second) continue;
+			try {
+				rows.push_back({c.store().get_instance(v.get<int64_t>(), true), nullptr});
+			} catch (const Error &e) {
+				if (transient_sqlstate(e.sqlstate)) throw;
+				rows.push_back({{{"id", v}}, error_body(e)["error"]});
+			}
+		}
+	} else {
+		if (!filter->is_object()) throw invalid(std::string("field \"filter\" must be an object, not ") + type_name(*filter));
+		only_fields(*filter, {"status", "definition", "label", "name", "top", "created_after", "created_before"});
+		json f = *filter;
+		f["limit"] = kMaxBulk + 1;
+		f["values"] = "ref";
+		for (auto &inst : c.store().list_instances(f)) {
+			if (static_cast<int64_t>(rows.size()) == kMaxBulk) {
+				more = true;
+				break;
+			}
+			rows.push_back({std::move(inst), nullptr});
+		}
+	}
+	json results = json::array();
+	int64_t acted = 0, skipped = 0, failed = 0;
+	for (const auto &[inst, error] : rows) {
+		const json id = inst.value("id", json());
+		if (!error.is_null()) {
+			results.push_back({{"instance_id", id}, {"outcome", "failed"}, {"error", error}});
+			failed++;
+			continue;
+		}
+		const std::string why = action_refusal(action, inst, "");
+		if (!why.empty()) {
+			results.push_back({{"instance_id", id}, {"outcome", "skipped"}, {"status", inst.value("status", json())},
+							   {"reason", why}});
+			skipped++;
+			continue;
+		}
+		if (dry_run) {
+			results.push_back({{"instance_id", id}, {"outcome", "would"}, {"status", inst.value("status", json())}});
+			acted++;
+			continue;
+		}
+		try {
+			const int64_t n = id.get<int64_t>();
+			const std::string status = action == "cancel" ? c.store().cancel(n) : c.store().retry(n);
+			results.push_back({{"instance_id", id}, {"outcome", "done"}, {"status", status}});
+			acted++;
+		} catch (const Error &e) {
+			if (transient_sqlstate(e.sqlstate)) throw;
+			results.push_back({{"instance_id", id}, {"outcome", "failed"}, {"error", error_body(e)["error"]}});
+			failed++;
+		}
+	}
+	return {{"action", action},		{"dry_run", dry_run}, {"matched", rows.size()}, {"more", more},
+			{dry_run ? "would" : "done", acted}, {"skipped", skipped}, {"failed", failed}, {"results", results}};
 }
 
 json post_cancel(Call &c) {
@@ -1923,6 +2057,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			get("/api/definitions", get_definitions, need_read());
 			with_body("POST", "/api/instances", post_instance, need_operate());
 			with_body("POST", "/api/instances/batch", post_instances_batch, need_operate());
+			with_body("POST", "/api/instances/bulk", post_bulk, need_operate());
 			get("/api/instances", get_instances, need_read_instances());
 			get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
 			get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());

@@ -208,9 +208,11 @@ class PgStore final : public Store {
 
 	bool pooled() const override { return pooled_; }
 
-	DefineResult define(const std::string &name, const json &definition) override {
-		auto r = exec("SELECT name, version, is_new FROM genroc.define($1, $2::jsonb)",
-					  {name, (limits::check_definition_depth(definition), definition.dump())});
+	DefineResult define(const std::string &name, const json &definition,
+						const std::optional<std::string> &source = std::nullopt) override {
+		limits::check_definition_depth(definition);
+		auto r = source ? exec("SELECT name, version, is_new FROM genroc.define($1, $2::text)", {name, *source})
+						: exec("SELECT name, version, is_new FROM genroc.define($1, $2::jsonb)", {name, definition.dump()});
 		return {text(r.get(), 0, 0), static_cast<int>(int64(r.get(), 0, 1)), boolean(r.get(), 0, 2)};
 	}
 
@@ -957,7 +959,7 @@ class PgStore final : public Store {
 						"connection to PostgreSQL lost: " + (msg.empty() ? std::string("no reason given") : msg));
 		}
 		// A database without the extension: say what to run, not only
-		// `schema "genroc" does not exist` (issue 19).
+		// `schema "genroc" does not exist`, which leaves a newcomer guessing.
 		if (!missing_extension_db_.empty() && (state == "3F000" || state == "42883") &&
 			message.find("genroc") != std::string::npos)
 			throw Error(state,

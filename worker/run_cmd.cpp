@@ -120,8 +120,10 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 		return kRefused;
 	};
 	json definition, input;
+	std::string source;	 // the file's text, kept with a new version
 	try {
-		definition = parse_json_text(read_text_file(cfg.run_file), cfg.run_file);
+		source = read_text_file(cfg.run_file);
+		definition = parse_json_text(source, cfg.run_file);
 		input = parse_json_text(json_argument_text(cfg.run_input, "--input"), "--input");
 	} catch (const std::exception &e) {
 		return refuse(e.what());
@@ -147,7 +149,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	StartResult started;
 	try {
 		store = store_factory(cfg)();
-		DefineResult def = store->define(name, definition);
+		DefineResult def = store->define(name, definition, source);
 		started = store->start(name, input, json::object());
 		progress(log::Level::info,
 				 "instance " + std::to_string(started.instance_id) + " of " + def.name + " v" +

@@ -44,7 +44,7 @@ struct Runner::Slot {
 // The task threads, kept for the next task.  A thread made and ended per
 // task cost the process more CPU than a task that does nothing (creating
 // it, mapping and unmapping its stack, and the TLB flushes the unmapping
-// sends to the other cores, PostgreSQL's included: issue 14).  At most
+// sends to the other cores, PostgreSQL's included).  At most
 // `active` threads run handlers (--concurrency); a slot runs on an idle
 // thread, or on a new one when no idle thread is free and fewer than
 // `active` threads are at work; else it waits in the queue (a prefetched
@@ -242,7 +242,8 @@ class Runner::Pool {
 	std::vector<std::unique_ptr<Store>> free_;
 };
 
-// Successful reports, many per transaction (issue 14), by group commit, and
+// Successful reports, many per transaction (one commit, one WAL flush, for
+// many tasks), by group commit, and
 // without a thread waiting for each: a task thread queues its report
 // (queue) and is free for its next task at once.  When no batch is in the
 // database, the queuing thread sends every queued report in one
@@ -268,7 +269,7 @@ class Runner::Pool {
 // lost) goes back to a task thread, which sends it alone and handles its
 // error as any report's, so one report's error never becomes another's.
 // Before, each task thread waited for its batch: two thread wake-ups per
-// task (issue 14: most of the binary's CPU per task was the scheduler).
+// task (most of the binary's CPU per task was then the scheduler's).
 struct Runner::ReportEntry {
 	std::shared_ptr<Slot> slot;
 	Store::Completion c;
@@ -388,7 +389,8 @@ int Runner::running_locked() const {
 	return n;
 }
 
-// Two workers on one host both default to the host name (issue 19).
+// Two workers on one host both default to the host name: the second is
+// refused as id in use, and this hint says what to do.
 std::string Runner::id_in_use_hint() const {
 	return "Each worker needs an id of its own, stable across its restarts: start this one with --worker-id (or "
 		   "GENROC_WORKER_ID), e.g. --worker-id " +
@@ -822,8 +824,8 @@ void Runner::summarize() {
 	summarized_failed_ = failed;
 }
 
-// A ready task that no live worker serves waits forever; the only other
-// clue is an empty WORKERS column in `genctl queues` (issue 19).  The same
+// A ready task that no live worker serves waits forever; without this
+// warning the only clue is an empty WORKERS column in `genctl queues`.  The same
 // list says whether a queue this worker serves has a rate_limit or a
 // partition_rate_limit, so an idle worker asks claim_wake only then (one
 // statement fewer per wait otherwise).
@@ -941,7 +943,7 @@ int Runner::run(const StopFlag &stop) {
 				// OnlyOnce: claim() returns only after its transaction
 				// committed, and at --durability essential and above the
 				// engine flushes the commit of a claim that hands out an
-				// OnlyOnce task (DESIGN §4).  So the record that the task
+				// OnlyOnce task.  So the record that the task
 				// started is on disk before its handler runs below, and a
 				// crash can never lead to a second run.
 				const auto claim_start = Clock::now();

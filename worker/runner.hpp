@@ -1,5 +1,5 @@
 // runner.hpp — the worker loop: register, claim, run, renew, report, tick,
-// and drain on shutdown (DESIGN §3).
+// and drain on shutdown (the leases given back, the running tasks finished).
 //
 // Threads
 //   the loop       registers, claims up to the free slots, ticks, waits for
@@ -50,7 +50,7 @@ struct WorkerOptions {
 	Millis shutdown_grace{15'000};
 	int concurrency = 16;
 	// Tasks claimed beyond the free slots, held leased (and renewed) in the
-	// worker until a slot frees: bigger claims, fewer round trips (issue 14).
+	// worker until a slot frees: bigger claims, fewer round trips.
 	// 0: claim only what the free slots run now.
 	int prefetch = 0;
 	std::vector<std::string> queues;		// final list, handler queues included

@@ -56,8 +56,8 @@ struct ActivityTask {
 	std::optional<int> timeout_s;
 };
 
-// Which commits are flushed to disk before they are confirmed (DESIGN §4,
-// docs/design.md §4): none; essential = work from outside (start, activity
+// Which commits are flushed to disk before they are confirmed
+// (docs/design.md §4): none; essential = work from outside (start, activity
 // results, cancel) and the claim and the report of an OnlyOnce task; terminal = essential
 // and every instance end; strict = every commit.
 enum class DurabilityLevel { none, essential, terminal, strict };
@@ -79,7 +79,7 @@ inline std::optional<DurabilityLevel> parse_durability(const std::string &text) 
 	return std::nullopt;
 }
 
-// The instance log and retention (DESIGN §6, docs/operations.md "Logs and retention"):
+// The instance log and retention (docs/operations.md "Logs and retention"):
 // what the log keeps of payloads, and what tick() prunes.  The defaults are
 // what a plain SQL session has when it sets nothing.
 struct LogOptions {
@@ -101,10 +101,14 @@ class Store {
 	virtual std::string kind() const = 0;	// "postgres" | "sqlite"
 
 	// Definitions
-	virtual DefineResult define(const std::string &name, const json &definition) = 0;
+	// genroc.define.  source: the text `definition` was parsed from, as the
+	// user wrote it; a new version keeps it (genroc.define(text, text)).
+	virtual DefineResult define(const std::string &name, const json &definition,
+								const std::optional<std::string> &source = std::nullopt) = 0;
 	virtual json list_definitions() = 0;	// [{name, version, created_at}] newest version per name
-	// genroc.get_definition: {name, version, definition, created_at}, the
-	// newest version without `version`; RC002 when there is none.
+	// genroc.get_definition: {name, version, definition, source, created_at}
+	// (source: the text as written, or null), the newest version without
+	// `version`; RC002 when there is none.
 	virtual json get_definition(const std::string &name, std::optional<int> version) = 0;
 
 	// Instances

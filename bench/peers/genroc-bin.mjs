@@ -1,6 +1,6 @@
 // genroc-bin driver for the peers' benchmark harness (../shared/bench-peers):
 // the tasks run in the `genroc worker` binary itself, as most users run them,
-// on the built-in genroc:noop handler (issue 14: "the same through the binary").
+// on the built-in genroc:noop handler (the peers' table's row for the binary).
 //
 // The harness counts progress through its handler hooks, which run in this
 // Node process; the binary's handlers do not.  So the driver spawns the worker

@@ -364,7 +364,7 @@ END;
 $$;
 
 /*
- * Durability (DESIGN §4; docs/design.md §4).  Every engine function that
+ * Durability (docs/design.md §4).  Every engine function that
  * writes calls genroc._flush_commit with the class of its work, and the
  * level in the setting genroc.durability decides whether this transaction's
  * commit is flushed before it is confirmed:
@@ -748,7 +748,7 @@ BEGIN
 	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
 	-- A worker that gives its leases back on purpose (a drain at SIGTERM,
 	-- worker_stop) did not crash: not counted towards genroc.Interrupted, so
-	-- rolling restarts during a long task never end it (issue 19).  Such a
+	-- rolling restarts during a long task never end it.  Such a
 	-- release needs a live worker acting, so it cannot loop on its own.
 	v_counted := p_reason NOT IN ('released by worker', 'worker stopped');
 	PERFORM genroc._log(p_instance, 'task_interrupted', v_inst.state,

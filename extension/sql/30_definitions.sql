@@ -1,5 +1,5 @@
 /*
- * Definitions: define and list.
+ * Definitions: define, list and read them.
  */
 
 /*
@@ -35,64 +35,50 @@ CREATE TRIGGER _definitions_keep BEFORE DELETE OR UPDATE OF id ON genroc._defini
 CREATE TRIGGER _definitions_keep_truncate BEFORE TRUNCATE ON genroc._definitions
 	FOR EACH STATEMENT EXECUTE FUNCTION genroc._definitions_keep();
 
+/*
+ * The text a version was first defined with, as written (its spacing, key
+ * order and number forms), beside the canonical jsonb the engine runs:
+ * genroc.define(text, text) keeps it; a define of jsonb has none to keep
+ * (NULL).  get_definition answers it as "source".
+ */
+ALTER TABLE genroc._definitions ADD COLUMN source text;
+
+/*
+ * define, list_definitions and get_definition are the engine's
+ * (engine/definitions.cpp, entry points in extension/definitions.c), the same
+ * code the SQLite store runs.  Semantics of define: versions of one name
+ * are numbered 1, 2, ... in the order their content (the canonical jsonb
+ * text, by its sha256) first appeared; a define of content a version
+ * already has answers that version (is_new false); the name is locked
+ * (genroc._lock('define', name)) so two concurrent defines cannot take
+ * one number.  22004 for a NULL argument, 22023 for an empty or too long
+ * name (genroc._check_name), RC001 naming the JSON path of the fault,
+ * 42501 for another role's name.
+ */
 CREATE FUNCTION genroc.define(p_name text, p_definition jsonb)
 	RETURNS TABLE (name text, version int, is_new boolean)
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-	v_hash text;
-	v_version int;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('progress');
-	PERFORM genroc._check_definition(p_name, 'admin');
-	IF p_name IS NULL THEN
-		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_definition IS NULL THEN
-		RAISE EXCEPTION 'p_definition must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_name = '' THEN
-		RAISE EXCEPTION 'p_name must not be empty' USING ERRCODE = '22023';
-	END IF;
-	PERFORM genroc._check_name(p_name, 'p_name');
-	v_hash := encode(sha256(convert_to(p_definition::text, 'UTF8')), 'hex');
-
-	-- Semantics: versions of one name are numbered 1, 2, ... in the order
-	-- their content first appeared; the lock keeps two concurrent defines of
-	-- one name from taking the same number (a row lock: genroc._lock).
-	PERFORM genroc._lock('define', p_name);
-	SELECT d.version INTO v_version
-	FROM genroc._definitions d WHERE d.name = p_name AND d.hash = v_hash;
-	IF FOUND THEN
-		RETURN QUERY SELECT p_name, v_version, false;
-		RETURN;
-	END IF;
-
-	PERFORM genroc._validate(p_definition, v_hash);
-	SELECT coalesce(max(d.version), 0) + 1 INTO v_version
-	FROM genroc._definitions d WHERE d.name = p_name;
-	INSERT INTO genroc._definitions (name, version, definition, hash, created_at)
-	VALUES (p_name, v_version, p_definition, v_hash, genroc.now());
-	RETURN QUERY SELECT p_name, v_version, true;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_define'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.define(text, jsonb) IS
 	'Validates an ASL definition and stores it as a new version of p_name unless a stored version has the same content.';
 
+-- The same with the definition as text: a new version keeps the text as
+-- written (get_definition's "source").  A call with an untyped literal,
+-- genroc.define('name', '{...}'), is this one.
+CREATE FUNCTION genroc.define(p_name text, p_definition text)
+	RETURNS TABLE (name text, version int, is_new boolean)
+	AS 'MODULE_PATHNAME', 'genroc_define_text'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION genroc.define(text, text) IS
+	'genroc.define of a definition''s JSON text; a new version keeps the text as written (get_definition''s source).';
+
 CREATE FUNCTION genroc.list_definitions()
 	RETURNS TABLE (name text, version int, created_at timestamptz)
-	LANGUAGE sql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		SELECT DISTINCT ON (d.name) d.name, d.version, d.created_at
-		FROM genroc._definitions d
-		WHERE genroc._sees(d.owner, 'operator')
-		ORDER BY d.name, d.version DESC;
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_list_definitions'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.list_definitions() IS
 	'The newest version of every definition the caller may read, by name.';
 
@@ -119,22 +105,8 @@ $$;
 -- The stored text of one definition (the newest version when p_version is NULL).
 CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)
 	RETURNS jsonb
-	LANGUAGE plpgsql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_def genroc._definitions;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_definition(p_name, 'operator');
-	IF p_name IS NULL THEN
-		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
-	END IF;
-	v_def := genroc._definition_version(p_name, p_version);
-	RETURN jsonb_build_object('name', v_def.name, 'version', v_def.version,
-							  'definition', v_def.definition,
-							  'created_at', genroc._iso(v_def.created_at));
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_get_definition'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.get_definition(text, int) IS
-	'One stored definition as {name, version, definition, created_at}; raises RC002 when there is none.';
+	'One stored definition as {name, version, definition, source, created_at} (source: the text as written, or null); raises RC002 when there is none.';

@@ -148,7 +148,8 @@ BEGIN
 		RAISE EXCEPTION 'option "match.labels" must be an object of glob strings, not %',
 			p_match -> 'labels' USING ERRCODE = '22023';
 	END IF;
-	-- An empty list or object would match every start (issue 19): a
+	-- An empty list or object would match every start (a typo's silent
+	-- catch-all): a
 	-- catch-all says so with a glob ("definitions": ["*"]).
 	FOREACH v_key IN ARRAY ARRAY['definitions', 'labels', 'tenants'] LOOP
 		IF p_match -> v_key IN ('[]', '{}') THEN
@@ -320,7 +321,7 @@ $$;
 -- Called when a task of p_queue is no longer running (complete, fail): in
 -- a queue with a global_concurrency limit a claimer may have found it full
 -- and gone to sleep, so wake the listeners (NOTIFY genroc, as a ready task
--- does) instead of leaving the room to their --poll-interval (issue 19).
+-- does) instead of leaving the room idle until their --poll-interval.
 -- One NOTIFY per transaction (PostgreSQL folds repeats); no payload, as
 -- every NOTIFY of genroc's: anyone who can connect may LISTEN.
 CREATE FUNCTION genroc._room_freed(p_queue text) RETURNS void
@@ -405,7 +406,7 @@ $$;
 
 /*
  * Semantics of a task reported genroc.HandlerMissing (fail, fail_and_claim)
- * for a Resource "handler:H", under its lease (issue 19).  Routing sends an
+ * for a Resource "handler:H", under its lease.  Routing sends an
  * instance to a handler's queue only once that queue exists; before, a task
  * that needs a handler only some workers have goes to a queue whose workers
  * need not have it.  The first worker without H that meets such a task makes

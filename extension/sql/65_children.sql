@@ -1,6 +1,7 @@
 /*
  * Composition: child instances for Parallel branches and Map items
- * (DESIGN §1).  An instance is one thread of control; a fan-out parks the
+ * (no instance runs two branches itself).  An instance is one thread of
+ * control; a fan-out parks the
  * parent and creates its children in the same transaction, and the child
  * that ends last wakes the parent in the transaction that ends it.
  *

@@ -19,6 +19,7 @@ BEGIN
 	-- genroc_admin is a member of the three others: it has their grants.
 	FOR v_grant IN SELECT * FROM (VALUES
 		('genroc.define(text, jsonb)',							'genroc_user'),
+		('genroc.define(text, text)',							'genroc_user'),
 		('genroc.start(text, jsonb, jsonb)',					'genroc_user'),
 		('genroc.start_many(text, jsonb, jsonb)',				'genroc_user'),
 		('genroc.list_definitions()',							'genroc_user, genroc_operator'),

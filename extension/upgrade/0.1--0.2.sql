@@ -15,7 +15,8 @@
  * (10_tables.sql), the table of lock rows genroc._locks (10_tables.sql),
  * the fan-out counts genroc._fanouts (10_tables.sql), the variables column
  * of _instances (10_tables.sql),
- * the owner columns and their index (12_roles.sql), the objects table and
+ * the owner columns and their index (12_roles.sql), the source column of
+ * _definitions (30_definitions.sql), the objects table and
  * its reference indexes (15_objects.sql), the drain request of _workers
  * (50_workers.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
@@ -70,6 +71,9 @@ ALTER TABLE genroc._definitions ADD COLUMN owner regrole NOT NULL DEFAULT genroc
 ALTER TABLE genroc._instances ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._workers ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 CREATE INDEX _definitions_owner ON genroc._definitions (owner, name);
+-- a definition's text as written (30_definitions.sql), after owner as a
+-- fresh install orders them: none kept for the versions 0.1 stored
+ALTER TABLE genroc._definitions ADD COLUMN source text;
 
 -- The unique keys of _instances, partial (10_tables.sql): the rows without
 -- an activity token or idempotency key (most) no longer take an entry in

@@ -126,4 +126,29 @@ TEST_P(StoreTest, ValidationErrorsNameThePathOfTheFault) {
 	EXPECT_RAISES(sqlstate::DEFINITION_NOT_FOUND, "", store().start("bad", json::object(), json::object()));
 }
 
+// A definition keeps the text it was written as (get_definition's source),
+// beside the canonical content that versions it: the first text of a
+// content stays; a define of the object alone keeps none (null).
+TEST_P(StoreTest, DefinitionKeepsTheTextAsWritten) {
+	const std::string written = "{\n  \"StartAt\": \"A\",\n  \"States\": {\"A\": {\"Type\": \"Pass\", "
+								"\"Result\": 1.50, \"End\": true}}  // not JSON\n}";
+	// the text must be JSON: a comment is refused
+	EXPECT_RAISES("22P02", "", store().define("src", pass_def(1.5), written));
+	const std::string text = "{\n  \"States\": {\"A\": {\"Type\": \"Pass\", \"Result\": 2, \"End\": true}},\n"
+							 "  \"StartAt\": \"A\"\n}\n";
+	auto r = store().define("src", json::parse(text), text);
+	EXPECT_TRUE(r.is_new);
+	json got = store().get_definition("src", std::nullopt);
+	EXPECT_EQ(got.at("source"), text);
+	EXPECT_EQ(got.at("definition"), json::parse(text));
+	// the same content written another way: the same version, its first text
+	auto again = store().define("src", json::parse(text), std::string(json::parse(text).dump()));
+	EXPECT_FALSE(again.is_new);
+	EXPECT_EQ(again.version, r.version);
+	EXPECT_EQ(store().get_definition("src", 1).at("source"), text);
+	// defined as an object only: no text to keep
+	define("plain", pass_def("x"));
+	EXPECT_EQ(store().get_definition("plain", std::nullopt).at("source"), nullptr);
+}
+
 }  // namespace genroc::conformance

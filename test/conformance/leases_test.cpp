@@ -115,7 +115,7 @@ TEST_P(StoreTest, RepeatedInterruptionsEndInGenrocInterrupted) {
 	EXPECT_EQ(inst.at("interruptions"), 5);  // the failed instance shows why
 }
 
-// Issue 19: a release on purpose (a drain at SIGTERM, worker_stop) is not a
+// A release on purpose (a drain at SIGTERM, worker_stop) is not a
 // crash: six rolling restarts during one task do not end it
 // genroc.Interrupted; a lapse still counts.
 TEST_P(StoreTest, ReleasesOnPurposeAreNotCountedAsInterruptions) {
@@ -267,7 +267,7 @@ TEST_P(StoreTest, ReRegisteringTakesBackTheInstancesStillLeasedToThatId) {
 			}
 }
 
-// Issue 12: whether the holder of an id is alive is told by something only
+// Whether the holder of an id is alive is told by something only
 // a live holder keeps (PostgreSQL: its session; SQLite: its lock file), not
 // by its heartbeat alone.  A holder whose connection (store) is gone is dead
 // at once, even with a fresh heartbeat: its id and work are taken back.

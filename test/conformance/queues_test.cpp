@@ -41,7 +41,7 @@ TEST_P(StoreTest, QueueSetChecksItsOptions) {
 	EXPECT_RAISES(bad, "match.definitions",
 				  store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", "ml-*"}}}}));
 	EXPECT_RAISES(bad, "match.labels", store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"labels", {{"a", 1}}}}}}));
-	// an empty list or object would match every start (issue 19)
+	// an empty list or object would match every start
 	EXPECT_RAISES(bad, "option \"match.definitions\" must not be empty",
 				  store().queue_set("gpu", {{"kind", "routed"}, {"match", {{"definitions", json::array()}}}}));
 	EXPECT_RAISES(bad, "option \"match.tenants\" must not be empty",
@@ -205,7 +205,7 @@ TEST_P(StoreTest, TheQueueIsKeptThroughRetriesTimersAndConfigChanges) {
 	EXPECT_EQ(queue_of(store(), id), "builds");
 }
 
-// Issue 19: an instance that failed in default before its handler's queue
+// An instance that failed in default before its handler's queue
 // existed; retry (and resume) route it again, to the handler's queue
 // configured since.
 TEST_P(StoreTest, RetryRoutesAgainWithTheQueuesOfToday) {
@@ -235,7 +235,7 @@ TEST_P(StoreTest, RetryRoutesAgainWithTheQueuesOfToday) {
 	EXPECT_EQ(queue_of(store(), id), "ansible");
 }
 
-// Issue 19: a handler's queue made after instances that need the handler
+// A handler's queue made after instances that need the handler
 // were started (before any worker with it had announced its queue) takes
 // the ones not ended, Map items with their parent, so that a worker without
 // the handler does not claim them from default; a leased task keeps its lease.
@@ -282,7 +282,7 @@ TEST_P(StoreTest, AHandlerQueueMadeLaterTakesTheInstancesThatNeedItsHandler) {
 	EXPECT_EQ(store().claim("w1", {"ansible"}, 10).size(), 2u);	// ready and the Map's first item
 }
 
-// Issue 19: a task whose handler has no queue yet reached a worker without
+// A task whose handler has no queue yet reached a worker without
 // that handler (genroc.HandlerMissing reported from outside the handler's
 // queue): genroc makes the handler's queue, moves every instance not ended
 // that needs the handler there, and the task waits in it, ready, with its

@@ -102,6 +102,7 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 						   "ALTER TABLE workers DROP COLUMN drain_requested_at;"
 						   "DROP TABLE tickers;"
 						   "ALTER TABLE instances DROP COLUMN variables;"
+						   "ALTER TABLE definitions DROP COLUMN source;"
 						   "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
 						   nullptr, nullptr, nullptr),
 			  SQLITE_OK)
@@ -133,13 +134,19 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 				  json({{"v", 7}}));
 		EXPECT_EQ(s->worker_drain("w1").at("draining"), true);	// 6 -> 7: drain requests
 		EXPECT_EQ(s->worker_heartbeat("w1"), json({{"drain", true}}));
+		// 9 -> 10: a definition's text as written
+		EXPECT_EQ(s->get_definition("job", std::nullopt).at("source"), nullptr);
+		s->define("src", json::parse("{\"StartAt\": \"P\", \"States\": {\"P\": {\"Type\": \"Pass\", \"End\": true}}}"),
+				  std::string("{\"StartAt\": \"P\", \"States\": {\"P\": {\"Type\": \"Pass\", \"End\": true}}}"));
+		EXPECT_EQ(s->get_definition("src", std::nullopt).at("source"),
+				  "{\"StartAt\": \"P\", \"States\": {\"P\": {\"Type\": \"Pass\", \"End\": true}}}");
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
 	sqlite3_stmt *st = nullptr;
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "9");
+	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "10");
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
@@ -198,6 +205,7 @@ TEST_F(SqliteFile, AVersion7FileGetsTheLargeValuesLast) {
 							"UPDATE instances SET fanout = '" + fanout + "' WHERE id = " + std::to_string(parent) + ";"
 							"DELETE FROM log WHERE instance_id = " + std::to_string(gone) + ";"
 							"DELETE FROM instances WHERE id = " + std::to_string(gone) + ";"
+							"ALTER TABLE definitions DROP COLUMN source;"
 							"UPDATE meta SET value = '7' WHERE key = 'schema_version'")
 							   .c_str(),
 						   nullptr, nullptr, nullptr),
@@ -224,7 +232,7 @@ TEST_F(SqliteFile, AVersion7FileGetsTheLargeValuesLast) {
 		EXPECT_EQ(s->get_instance(parent).at("output"), json::array({1, 2}));
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "10");
 	const int input_at = std::stoi(one_text(db, "SELECT cid FROM pragma_table_info('instances') WHERE name = 'input'"));
 	for (const char *hot : {"status", "wait_kind", "fanout", "parent_id", "lease_epoch"})
 		EXPECT_LT(std::stoi(one_text(db, ("SELECT cid FROM pragma_table_info('instances') WHERE name = '" +
@@ -573,7 +581,10 @@ TEST_F(SqliteFile, AVersion8FileGetsItsChecksWithoutInLists) {
 	sqlite3_bind_text(st, 1, v8.c_str(), -1, SQLITE_TRANSIENT);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_DONE) << sqlite3_errmsg(db);
 	sqlite3_finalize(st);
-	ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '8' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+	ASSERT_EQ(sqlite3_exec(db,
+						   "ALTER TABLE definitions DROP COLUMN source;"
+						   "UPDATE meta SET value = '8' WHERE key = 'schema_version'",
+						   nullptr, nullptr, nullptr),
 			  SQLITE_OK);
 	sqlite3_close(db);
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
@@ -589,9 +600,9 @@ TEST_F(SqliteFile, AVersion8FileGetsItsChecksWithoutInLists) {
 		EXPECT_EQ(s->complete(t[0].instance_id, t[0].epoch, "ok"), "succeeded");
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "10");
 	EXPECT_EQ(one_text(db, "SELECT sql FROM sqlite_master WHERE name = 'instances'"), table);
-	for (const char *write : kStepWrites) EXPECT_FALSE(opens_ephemeral(db, write)) << "version 9: " << write;
+	for (const char *write : kStepWrites) EXPECT_FALSE(opens_ephemeral(db, write)) << "version 10: " << write;
 	EXPECT_NE(sqlite3_exec(db, "UPDATE instances SET status = 'lost' WHERE id = 1", nullptr, nullptr, nullptr), SQLITE_OK);
 	EXPECT_NE(std::string(sqlite3_errmsg(db)).find("CHECK constraint failed"), std::string::npos) << sqlite3_errmsg(db);
 	EXPECT_NE(sqlite3_exec(db, "UPDATE instances SET wait_kind = 'nap' WHERE id = 1", nullptr, nullptr, nullptr), SQLITE_OK);

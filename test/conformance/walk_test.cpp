@@ -1,4 +1,4 @@
-// walk_test.cpp — the engine-core issue's "done when" walk, on both stores:
+// walk_test.cpp — every kind of step in one walk, on both stores:
 // Pass → Choice → Task(handler) with Retry → Wait → Task(activity) → Succeed,
 // driven through start / claim / fail / complete / tick / claim_activity /
 // activity_succeed, ending with the output ASL prescribes.

@@ -1,6 +1,6 @@
-// fencing_test.cpp — issue 12, item 1: a lease epoch that a crash took back
+// fencing_test.cpp — a lease epoch that a crash took back
 // is never handed out again, so a worker that held its result through the
-// outage cannot report it into somebody else's lease.  And item 3: the
+// outage cannot report it into somebody else's lease.  And the
 // acknowledged report of an OnlyOnce task survives the same outage.
 //
 // The sequence, on both stores, at durability essential (where a claim and
@@ -310,7 +310,7 @@ TEST(PgFencing, AnEpochLostToACrashIsNeverHandedOutAgain) {
 	y_then_late_x(*y, *x_again, b);
 }
 
-// ---- item 3: an acknowledged OnlyOnce result survives the outage ---------
+// ---- an acknowledged OnlyOnce result survives the outage -----------------
 //
 // At essential the claim of an OnlyOnce task is flushed, and so must be its
 // report: otherwise the outage takes the success back, the task is found

@@ -1,5 +1,5 @@
 // flush_test.cpp — proof, on both stores, of which commits reach the disk
-// before they are confirmed at each --durability level (DESIGN §4).
+// before they are confirmed at each --durability level (docs/design.md §4).
 //
 // SQLite: every file the store opens goes through a VFS that counts xSync
 // calls (the WAL file's sync is the commit's flush); a commit flushed iff the

@@ -1,4 +1,4 @@
-// e2e_drain_test.cpp — issue 19: `genctl workers drain ID` on a real
+// e2e_drain_test.cpp — `genctl workers drain ID` on a real
 // `genroc worker` (both stores).  The drained worker stops claiming, lets
 // its running task finish and exits 0; the other keeps working; `genctl
 // workers` shows "draining" meanwhile and "stopped" after.  A NOTIFY on

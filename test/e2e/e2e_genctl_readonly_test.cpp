@@ -1,5 +1,5 @@
 // e2e_genctl_readonly_test.cpp — genctl on a SQLite file it may read but
-// not write (issue 11, item 7): the file genctl creates is 0600, the
+// not write: the file genctl creates is 0600, the
 // commands that only read list a 0444 file (in a folder they may write, or
 // not), and a command that writes is refused with 25006 naming the file,
 // not XX000.  Run as root, the reading

@@ -204,6 +204,33 @@ TEST_P(GenctlTest, DefineStartListShowCancel) {
 // --root.
 // instances show prints the instance's ASL variables (get_instance's
 // "variables"), as JSON like the input and output.
+// genctl define keeps the file as written; definitions show prints it back
+// (the stored content when none was kept, and --json the whole answer).
+TEST_P(GenctlTest, DefinitionsShowPrintsTheTextAsWritten) {
+	const std::string written =
+		"{\n  \"StartAt\": \"Hi\",   // no: comments are not JSON\n  \"States\": {}\n}\n";
+	auto o = genctl({"define", "src", write_file("bad.json", written)});
+	EXPECT_NE(o.exit_code, 0);
+	const std::string text = "{\n  \"States\": {\"Hi\": {\"Type\": \"Pass\", \"End\": true}},\n  \"StartAt\": \"Hi\"\n}\n";
+	o = genctl({"define", "src", write_file("src.json", text)});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	o = genctl({"definitions", "show", "src"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(o.out, text);
+	o = genctl({"--json", "definitions", "show", "src", "--version", "1"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(json_of(o)["source"], text);
+	EXPECT_EQ(json_of(o)["definition"], json::parse(text));
+	o = genctl({"definitions", "show", "src", "--version", "2"});
+	EXPECT_EQ(o.exit_code, 1);
+	EXPECT_NE(o.err.find("RC002"), std::string::npos) << o.err;
+	// defined from an object (no text): the stored content, indented
+	open_store(db_.url())->define("plain", json::parse(text));
+	o = genctl({"definitions", "show", "plain"});
+	ASSERT_EQ(o.exit_code, 0) << o.err;
+	EXPECT_EQ(json::parse(o.out), json::parse(text));
+}
+
 TEST_P(GenctlTest, ShowPrintsTheVariables) {
 	const char *def = R"({"StartAt":"A","States":{"A":{"Type":"Pass",
 	    "Assign":{"n.$":"$.n","prénom":"Zoë"},"End":true}}})";
@@ -357,7 +384,7 @@ TEST_P(GenctlTest, UsageErrorsExit2) {
 	EXPECT_EQ(genctl({"--help"}).exit_code, 0);
 }
 
-// Issue 11 item 8: a bad argument gets one line naming it and exit 2 (or 1
+// A bad argument gets one line naming it and exit 2 (or 1
 // for a file); an id out of range is refused, never clamped to INT64_MAX.
 TEST_P(GenctlTest, BadArgumentsGetOneLineNamingThem) {
 	auto o = genctl({"define", "x", dir_.string()});
@@ -414,7 +441,7 @@ TEST_P(GenctlTest, QueueSetTakesAPartitionRateLimit) {
 	EXPECT_NE(o.err.find("partition_rate_limit.count"), std::string::npos) << o.err;
 }
 
-// --input @FILE reads the file (issue 19); a missing one is named.
+// --input @FILE reads the file; a missing one is named.
 TEST_P(GenctlTest, StartInputFromAFile) {
 	ASSERT_EQ(genctl({"define", "hello", write_file("hello.json", kHello)}).exit_code, 0);
 	auto o = genctl({"--json", "start", "hello", "--input", "@" + write_file("in.json", R"({"who":"file"})")});
@@ -426,7 +453,7 @@ TEST_P(GenctlTest, StartInputFromAFile) {
 	EXPECT_NE(o.err.find("--input " + (dir_ / "nope.json").string() + ": cannot read it"), std::string::npos) << o.err;
 }
 
-// A ready task in a queue no live worker serves (issue 19): genctl queues
+// A ready task in a queue no live worker serves: genctl queues
 // warns on stderr, naming the queue and who would serve it.
 TEST_P(GenctlTest, QueuesWarnsAboutReadyTasksNoWorkerServes) {
 	auto o = genctl({"queue", "set", "ansible", "--options", R"({"kind":"handler","handler":"ansible"})"});

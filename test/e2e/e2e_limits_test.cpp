@@ -1,4 +1,4 @@
-// e2e_limits_test.cpp — the reproducer through the binaries: a
+// e2e_limits_test.cpp — nested intrinsic calls through the binaries: a
 // definition whose Parameters nest 5,000 or 20,000 intrinsic calls (alone,
 // or after a genroc:noop Task) makes `genroc run` and `genctl define` exit 1
 // with the limit's message, on both stores, never die of a signal.

@@ -109,7 +109,7 @@ TEST_F(Queues, AQueueConfigReusingATenantsNameStopsTheWorker) {
 	EXPECT_EQ(queue("gpu").at("workers"), json::array());	// not listed with --queue
 }
 
-// Issue 19: a worker with a handler serves the handler's queue configured
+// A worker with a handler serves the handler's queue configured
 // in the database (and <queue>.<region> with --region), although its
 // handlers file names no queue.
 TEST_F(Queues, AWorkerServesItsHandlersQueueWithoutTheHandlersFileNamingIt) {
@@ -131,7 +131,7 @@ TEST_F(Queues, AWorkerServesItsHandlersQueueWithoutTheHandlersFileNamingIt) {
 	EXPECT_EQ(queue("builders").at("workers"), json::array({"w-home"}));
 }
 
-// Issue 19: a task whose handler has no queue yet, claimed by a worker
+// A task whose handler has no queue yet, claimed by a worker
 // without that handler, is not failed: genroc makes the queue named after
 // the handler and the task waits there.  A worker with the handler that was
 // already running (--exclusive: serving gpu and its handlers' queues, by

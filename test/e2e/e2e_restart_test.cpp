@@ -1,4 +1,4 @@
-// e2e_restart_test.cpp — issue 12, item 2: a worker restarted with its own
+// e2e_restart_test.cpp — a worker restarted with its own
 // id after kill -9 takes its work back at once, and a second live worker
 // with the same id is refused at once, naming the host; on both stores, with
 // real genroc processes.
@@ -95,12 +95,12 @@ TEST_P(RestartById, ASecondLiveWorkerWithTheSameIdIsRefusedAtOnceNamingTheHost) 
 	// proven alive (RC005), not "cannot tell, wait until stale" (RC010,
 	// which logs this warning first and gives up only after stale-after)
 	EXPECT_EQ(log.find("retrying until stale-after"), std::string::npos) << log;
-	EXPECT_NE(log.find("--worker-id"), std::string::npos) << log;	// what to do about it (issue 19)
+	EXPECT_NE(log.find("--worker-id"), std::string::npos) << log;	// what to do about it
 	EXPECT_NE(log.find(host_name()), std::string::npos) << log;
 	EXPECT_TRUE(a->running()) << a->log();
 }
 
-// The default worker id (issue 19, item 6): two workers of one host on
+// The default worker id: two workers of one host on
 // different stores both start without --worker-id; a restart of one with
 // the same command line gets the same id back at once; an alike second
 // worker on the same store is refused with a hint to give --worker-id.

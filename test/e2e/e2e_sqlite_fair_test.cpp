@@ -1,4 +1,4 @@
-// e2e_sqlite_fair_test.cpp — issue 12, item 4: `genroc serve` on SQLite
+// e2e_sqlite_fair_test.cpp — `genroc serve` on SQLite
 // while starts arrive over HTTP as fast as a few clients can send them; the
 // server's own worker must get its turns to write (claims, reports) and not
 // starve behind the API's starts.  Before the writers of one file took turns

@@ -177,7 +177,7 @@ TEST_F(Worker, SigtermDrainsARunningTaskWithinTheGrace) {
 	EXPECT_EQ(runs_of(dir_, "Step").size(), 1u);
 }
 
-// Issue 19: a supervisor that signals the process and its group (coreutils
+// A supervisor that signals the process and its group (coreutils
 // `timeout`) sends SIGTERM twice at once; that is one stop, and the worker
 // drains as for one.
 TEST_F(Worker, TwoSigtermsAtOnceStillDrain) {
@@ -203,7 +203,7 @@ TEST_F(Worker, TwoSigtermsAtOnceStillDrain) {
 	EXPECT_TRUE(stopped) << store()->list_workers().dump();
 }
 
-// Issue 19: at info, no line per task; a `tasks done` summary instead.
+// At info, no line per task; a `tasks done` summary instead.
 TEST_F(Worker, TaskLinesAreDebugAndASummaryIsInfo) {
 	json def = {{"StartAt", "A"},
 				{"States", {{"A", {{"Type", "Task"}, {"Resource", "genroc:noop"}, {"Next", "B"}}},
@@ -544,7 +544,7 @@ TEST_F(Run, ADefinitionUsingAHandlerTheProcessLacksIsRefused) {
 	EXPECT_NE(err_.find("\"handler:ansible\", and this process has no such handler"), std::string::npos) << err_;
 }
 
-// Issue 19: --input @FILE and --input - (standard input); --log-mode json
+// --input @FILE and --input - (standard input); --log-mode json
 // makes run's progress lines JSON objects like the log's.
 TEST_F(Run, InputFromAFileOrStdinAndProgressAsJson) {
 	const std::string input = dir_ + "/input.json";

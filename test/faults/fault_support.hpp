@@ -1,4 +1,4 @@
-// fault_support.hpp — what the fault tests share (issue 12): a database on
+// fault_support.hpp — what the fault tests share: a database on
 // either store for real genroc processes (the e2e worker fixture), handlers
 // that record their effects, a load driver that remembers only what was
 // acknowledged, the invariants asserted after every test, and FAULTS=long.

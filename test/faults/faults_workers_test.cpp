@@ -8,7 +8,7 @@
 //     released by it.
 // After each: the invariants (invariants.hpp).
 //
-// Hook for the "fencing" work (issue 12 item 2, take-back timing after a
+// Hook for the "fencing" work (take-back timing after a
 // restart by id): KillNineRounds restarts each worker by id and only asserts
 // that the work ends within a generous bound; the timing test belongs beside
 // it, in its own file (CMakeLists.txt, FAULTS_FENCING_SOURCES).

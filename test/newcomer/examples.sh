@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # examples.sh — the activity workers of examples/ (docs/handlers.md "Writing a worker
-# in your own language") against real servers (issue 19):
+# in your own language") against real servers:
 #   activity_worker.py  over HTTP, against a `genroc serve` on a SQLite file
 #   activity_worker.sh  over SQL (psql), against a throwaway PostgreSQL, as a
 #                       login role with genroc_worker only

@@ -148,7 +148,7 @@ SELECT cmp_ok((pg_temp.timed('budget_i17', '{"StartAt": "Make", "States": {"Make
 SELECT cmp_ok((pg_temp.timed('budget_i18', '{"StartAt": "Make", "States": {"Make": {"Type": "Pass", "QueryLanguage": "JSONata", "Output": "{% {''a'': [1..1000000], ''s'': $pad('''', 6000000, ''ab''), ''j'': $string([1..1000000]), ''o'': $map([1..300000], function($v){{''k'': $v % 1000}}), ''b'': $base64encode($pad('''', 6000000, ''ab'')), ''m'': $merge($map([1..200000], function($v){{$string($v): $v}}))} %}", "Next": "A"}, "A": {"Type": "Pass", "Parameters": {"r.$": "States.UUID()"}, "End": true}}}')).seconds, '<', 2::float8, 'States.UUID answers within 2 s');
 
 
--- The issue's bomb ends with the step's budget as the instance's error
+-- A Map of 10,000 ranges of 10,000 (3 GB if built) ends with the step's budget as the instance's error
 -- (L0001 in States.QueryEvaluationError), not as a 3 GB backend.
 SET LOCAL statement_timeout = 0;
 SELECT genroc.define('budget_bomb', '{"QueryLanguage":"JSONata","StartAt":"A","States":{"A":{"Type":"Pass","Output":"{% $map([1..10000], function($i){[1..10000]}) %}","End":true}}}') IS NOT NULL AS defined \gset

@@ -1,4 +1,4 @@
--- Issue 13's list, as a test: against alice's work, every line is refused
+-- What another role might try, as a test: against alice's work, every line is refused
 -- with 42501 or sees nothing, both for mallory (granted nothing) and for
 -- eve, a peer tenant with genroc_user and genroc_worker of her own.  Each
 -- line runs in a subtransaction that is rolled back, so a line that got

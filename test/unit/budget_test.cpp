@@ -50,7 +50,7 @@ json numbers(size_t n, size_t mod) {
 
 }  // namespace
 
-// The issue's bomb: 10,000 arrays of 10,000 items (3 GB) in one expression,
+// A memory bomb: 10,000 arrays of 10,000 items (3 GB) in one expression,
 // each array under jsonata_sequence.  The step's bytes end it: L0001 in the
 // instance, States.QueryEvaluationError for Retry and Catch.
 TEST(StepBudget, MapOfRangesIsRefusedByTheBytes) {
@@ -178,7 +178,8 @@ TEST(Interrupt, AQuietHostIsAskedAndTheStepCompletes) {
 	EXPECT_GT(g_asked, 100);  // polled along the way
 }
 
-// 1,000,000 items (the issue: 11 and 30+ minutes): hashing, same answers.
+// 1,000,000 items (pairwise compares took 11 and 30+ minutes): hashing,
+// same answers.
 TEST(Quadratic, ArrayUniqueOfAMillionItems) {
 	json big = numbers(1000000, 1000000);
 	auto a = start(jsonpath_pass({{"u.$", "States.ArrayUnique($.a)"}}), json{{"a", big}});

@@ -1,0 +1,60 @@
+// engine.hpp — the API operations, written once over the port (port.hpp):
+// the PostgreSQL entry points (extension/definitions.c through engine_port.cpp) and the
+// SQLite store (sqlite_shim/sqlite_store.cpp through sqlite_port.cpp) call
+// these same functions.  Each names the SQL function it is.
+//
+// Arguments are what the SQL function receives (std::nullopt for NULL);
+// each operation runs inside the caller's transaction and leaves commit and
+// rollback to it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "port.hpp"
+
+namespace genroc::engine {
+
+// ---- definitions (extension/sql/30_definitions.sql) --------------------
+
+struct Defined {
+	std::string name;
+	int version = 0;
+	bool is_new = false;
+};
+
+// genroc.define(p_name, p_definition): validates an ASL definition (JSON
+// text) and stores it as a new version of `name` unless a stored version
+// has the same content (canonical text).  as_written: the text is the
+// caller's own writing (genroc.define(text, text)), kept as the version's
+// source; else the source is NULL (the caller passed jsonb).
+Defined define(Port &port, const std::optional<std::string> &name, const std::optional<std::string> &definition,
+			   bool as_written);
+
+struct DefinitionSummary {
+	std::string name;
+	int version = 0;
+	int64_t created_us = 0;	 // microseconds since the Unix epoch
+};
+
+// genroc.list_definitions(): the newest version of every definition the
+// caller may read, by name.
+std::vector<DefinitionSummary> list_definitions(Port &port);
+
+// genroc.get_definition(p_name, p_version): one stored definition as JSON
+// text, {name, version, definition, source, created_at}; RC002 when there
+// is none.  The definition's stored text is copied in as it is (no parse).
+std::string get_definition(Port &port, const std::optional<std::string> &name, std::optional<int64_t> version);
+
+// ---- shared checks -----------------------------------------------------
+
+// genroc._check_name: at most max characters (code points), no control
+// character (U+0001-U+001F, U+007F-U+009F); 22023 naming the field.
+void check_name(const std::string &value, const std::string &field, size_t max = 200);
+
+// ISO-8601 UTC with milliseconds (genroc._iso) of microseconds since the epoch.
+std::string iso_us(int64_t us);
+
+}  // namespace genroc::engine

@@ -1,0 +1,175 @@
+// port.hpp — how the engine reaches its tables: statements by id, their
+// parameters, their rows, a savepoint, and the few things only the store's
+// host knows (its clock, its canonical JSON).  One adapter per store:
+// PostgreSQL (extension/engine_port.cpp over SPI, extension/engine_spi.c) and SQLite
+// (sqlite_shim/sqlite_port.cpp over sqlite3 statements).  The engine's
+// operations (engine/engine.hpp) are written once against this class.
+//
+// Glossary
+//   statement  a row of statements.def: an id and its text per dialect;
+//              prepared once per backend / per connection by the adapter
+//   param      a value bound to $n / ?n: null, int64, double, text, bool or
+//              JSON text (jsonb in PostgreSQL, TEXT in SQLite); a null keeps
+//              its kind, which fixes the parameter's type in PostgreSQL's
+//              plan (the first call's kinds are the statement's types)
+//   row        a result row, its columns read by index as text, int64,
+//              double or bool
+//   savepoint  a scope whose failure is undone alone, the rest of the
+//              transaction going on (PL/pgSQL's EXCEPTION block)
+//
+// Errors: every failure is a genroc::Error (engine::Error) with the
+// SQLSTATE, message, detail and hint the store gave; the PostgreSQL entry
+// points turn it back into ereport with the same fields.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "asl.hpp"
+
+namespace genroc::engine {
+
+using Error = genroc::Error;
+
+enum class Stmt : int {
+#define GENROC_STMT(id, pg, lite) id,
+#include "statements.def"
+#undef GENROC_STMT
+};
+
+enum class Dialect { postgres, sqlite };
+
+struct StatementText {
+	const char *id;
+	const char *postgres;  // nullptr: nothing to do in that dialect
+	const char *sqlite;
+};
+// The row of statements.def for a statement.
+const StatementText &statement_text(Stmt s);
+// How many statements there are (adapters size their caches by it).
+int statement_count();
+
+// A JSON value passed as its text.
+struct JsonText {
+	std::string text;
+};
+
+class Param {
+  public:
+	enum class Kind : uint8_t { i64, f64, text, boolean, json };
+
+	Param(std::nullptr_t) : kind_(Kind::text), null_(true) {}
+	Param(int64_t v) : kind_(Kind::i64), i_(v) {}
+	Param(int v) : kind_(Kind::i64), i_(v) {}
+	Param(double v) : kind_(Kind::f64), d_(v) {}
+	Param(bool v) : kind_(Kind::boolean), i_(v ? 1 : 0) {}
+	Param(std::string v) : kind_(Kind::text), s_(std::move(v)) {}
+	Param(const char *v) : kind_(Kind::text), s_(v) {}
+	Param(JsonText v) : kind_(Kind::json), s_(std::move(v.text)) {}
+	template <typename T>
+	Param(const std::optional<T> &v) : Param(v ? Param(*v) : Param::null(Param(T{}).kind())) {}
+
+	// A null of the given kind.
+	static Param null(Kind k) {
+		Param p(nullptr);
+		p.kind_ = k;
+		return p;
+	}
+
+	Kind kind() const { return kind_; }
+	bool is_null() const { return null_; }
+	int64_t i64() const { return i_; }
+	double f64() const { return d_; }
+	bool boolean() const { return i_ != 0; }
+	const std::string &text() const { return s_; }	// text and json
+
+  private:
+	Kind kind_;
+	bool null_ = false;
+	int64_t i_ = 0;
+	double d_ = 0;
+	std::string s_;
+};
+
+using Params = std::initializer_list<Param>;
+
+// One result row: its columns as the store wrote them in text (NULL kept).
+class Row {
+  public:
+	explicit Row(std::vector<std::optional<std::string>> cells) : cells_(std::move(cells)) {}
+	int size() const { return static_cast<int>(cells_.size()); }
+	bool is_null(int col) const { return !cell(col); }
+	// A NULL column is an error for these four (read is_null first).
+	const std::string &text(int col) const;
+	int64_t i64(int col) const;
+	double f64(int col) const;
+	bool boolean(int col) const;  // t/true/1 or f/false/0
+	std::optional<std::string> otext(int col) const { return cell(col); }
+	std::optional<int64_t> oi64(int col) const {
+		return is_null(col) ? std::nullopt : std::optional<int64_t>(i64(col));
+	}
+
+  private:
+	const std::optional<std::string> &cell(int col) const;
+	std::vector<std::optional<std::string>> cells_;
+};
+
+using Rows = std::vector<Row>;
+
+class Port {
+  public:
+	virtual ~Port() = default;
+	virtual Dialect dialect() const = 0;
+
+	// Runs a statement and returns its rows.
+	virtual Rows query(Stmt s, Params params) = 0;
+	// Runs a statement whose rows are not wanted; the rows it changed.
+	virtual int64_t exec(Stmt s, Params params) = 0;
+
+	// The operation's clock: genroc.now() (the test clock when set, else the
+	// transaction's start) in PostgreSQL, the store's clock in SQLite; ms.
+	virtual int64_t now_ms() = 0;
+	// The store's canonical text of a JSON text (jsonb's output in
+	// PostgreSQL, sorted keys in SQLite): the same content, the same text.
+	// 22P02 when it is not JSON; 54000 past the depth limit.
+	virtual std::string canonical_json(const std::string &text) = 0;
+
+	// A savepoint for the scope of the object: release() keeps what ran in
+	// it; leaving the scope otherwise (an exception) rolls it back, and the
+	// transaction goes on.  A caller that catches the error inside the scope
+	// calls rollback() before it runs another statement.
+	class Savepoint {
+	  public:
+		explicit Savepoint(Port &port) : port_(port) { port_.savepoint_begin(); }
+		~Savepoint() {
+			if (open_) port_.savepoint_rollback();
+		}
+		void release() {
+			open_ = false;
+			port_.savepoint_release();
+		}
+		void rollback() {
+			if (open_) {
+				open_ = false;
+				port_.savepoint_rollback();
+			}
+		}
+		Savepoint(const Savepoint &) = delete;
+		Savepoint &operator=(const Savepoint &) = delete;
+
+	  private:
+		Port &port_;
+		bool open_ = true;
+	};
+
+  protected:
+	virtual void savepoint_begin() = 0;
+	virtual void savepoint_release() = 0;
+	virtual void savepoint_rollback() noexcept = 0;
+};
+
+}  // namespace genroc::engine

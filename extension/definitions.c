@@ -1,0 +1,193 @@
+/*-------------------------------------------------------------------------
+ *
+ * definitions.c
+ *	  The SQL functions the engine implements (engine/engine.hpp): each
+ *	  refuses a security-restricted operation, opens SPI, calls the engine
+ *	  through engine_calls.h, closes SPI, and only then raises the engine's
+ *	  error, if any, with its SQLSTATE, message, detail and hint: every C++
+ *	  frame is gone by then.
+ *
+ * The functions are SECURITY DEFINER with a pinned search_path in their
+ * CREATE FUNCTION (extension/sql/); the caller genroc acts for is the
+ * session's role (genroc._caller(), GetOuterUserId), which the statements
+ * ask for themselves.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "genroc.h"
+#include "engine_calls.h"
+#include "engine_spi.h"
+
+PG_FUNCTION_INFO_V1(genroc_define);
+PG_FUNCTION_INFO_V1(genroc_define_text);
+PG_FUNCTION_INFO_V1(genroc_list_definitions);
+PG_FUNCTION_INFO_V1(genroc_get_definition);
+
+/*
+ * The engine's failure, raised.  A 57014 the interpreter stopped for lets
+ * PostgreSQL raise its own error first (the cancel's, the timeout's, a
+ * termination's FATAL), as genroc.c's raise_failure does.
+ */
+static void
+raise_engine_error(GenrocEngineError *err)
+{
+	char	   *message = pstrdup(err->message != NULL ? err->message : "the genroc engine failed");
+	char	   *detail = err->detail != NULL ? pstrdup(err->detail) : NULL;
+	char	   *hint = err->hint != NULL ? pstrdup(err->hint) : NULL;
+	const char *s = err->sqlstate;
+	int			code;
+
+	genroc_engine_error_free(err);
+	if (strcmp(s, "57014") == 0)
+		CHECK_FOR_INTERRUPTS();
+	code = strlen(s) == 5 ? MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4]) : ERRCODE_INTERNAL_ERROR;
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("%s", message),
+			 detail != NULL ? errdetail("%s", detail) : 0,
+			 hint != NULL ? errhint("%s", hint) : 0));
+}
+
+static void
+engine_begin(int *depth)
+{
+	genroc_refuse_restricted();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "genroc: SPI_connect failed");
+	*depth = genroc_pg_savepoint_depth();
+}
+
+static void
+engine_end(int depth, int ok, GenrocEngineError *err)
+{
+	genroc_pg_savepoint_restore(depth);
+	SPI_finish();
+	if (!ok)
+		raise_engine_error(err);
+}
+
+static char *
+text_arg_or_null(FunctionCallInfo fcinfo, int k)
+{
+	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
+}
+
+/* define's one row (name, version, is_new). */
+static Datum
+define_common(FunctionCallInfo fcinfo, const char *name, const char *definition, int as_written)
+{
+	GenrocDefined out = {0};
+	GenrocEngineError err = {0};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int			depth;
+	int			ok;
+
+	engine_begin(&depth);
+	ok = genroc_engine_define(name, definition, as_written, &out, &err);
+	engine_end(depth, ok, &err);
+
+	InitMaterializedSRF(fcinfo, 0);
+	values[0] = CStringGetTextDatum(out.name);
+	values[1] = Int32GetDatum(out.version);
+	values[2] = BoolGetDatum(out.is_new != 0);
+	genroc_engine_free(out.name);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}
+
+/* genroc.define(p_name text, p_definition jsonb) */
+Datum
+genroc_define(PG_FUNCTION_ARGS)
+{
+	char	   *definition = NULL;
+
+	if (!PG_ARGISNULL(1))
+	{
+		Jsonb	   *jb = PG_GETARG_JSONB_P(1);
+
+		definition = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+	}
+	return define_common(fcinfo, text_arg_or_null(fcinfo, 0), definition, 0);
+}
+
+/* genroc.define(p_name text, p_definition text): the text as written kept */
+Datum
+genroc_define_text(PG_FUNCTION_ARGS)
+{
+	return define_common(fcinfo, text_arg_or_null(fcinfo, 0), text_arg_or_null(fcinfo, 1), 1);
+}
+
+/* genroc.list_definitions() */
+Datum
+genroc_list_definitions(PG_FUNCTION_ARGS)
+{
+	GenrocDefinitionRow *rows = NULL;
+	GenrocEngineError err = {0};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			n = 0;
+	int			depth;
+	int			ok;
+	int			k;
+
+	engine_begin(&depth);
+	ok = genroc_engine_list_definitions(&rows, &n, &err);
+	if (!ok)
+	{
+		for (k = 0; k < n; k++)
+			genroc_engine_free(rows[k].name);
+		genroc_engine_free(rows);
+		rows = NULL;
+		n = 0;
+	}
+	engine_end(depth, ok, &err);
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (k = 0; k < n; k++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		int64		us = rows[k].created_us -
+			(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
+
+		values[0] = CStringGetTextDatum(rows[k].name);
+		values[1] = Int32GetDatum(rows[k].version);
+		values[2] = TimestampTzGetDatum((TimestampTz) us);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	for (k = 0; k < n; k++)
+		genroc_engine_free(rows[k].name);
+	genroc_engine_free(rows);
+	return (Datum) 0;
+}
+
+/* genroc.get_definition(p_name text, p_version int) */
+Datum
+genroc_get_definition(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_arg_or_null(fcinfo, 0);
+	char	   *json = NULL;
+	char	   *copy;
+	GenrocEngineError err = {0};
+	int			depth;
+	int			ok;
+
+	engine_begin(&depth);
+	ok = genroc_engine_get_definition(name, !PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
+									  &json, &err);
+	engine_end(depth, ok, &err);
+	copy = pstrdup(json);
+	genroc_engine_free(json);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
+}

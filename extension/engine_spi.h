@@ -1,0 +1,87 @@
+/*
+ * engine_spi.h — the PostgreSQL adapter's C boundary (engine_spi.c): every call
+ * into PostgreSQL the engine makes, each inside PG_TRY, so that an error
+ * comes back as a GenrocPgError and never longjmps across C++ frames
+ * (engine_port.cpp turns it into a C++ exception).  Plain C types only: C++
+ * includes this without postgres.h.
+ */
+#ifndef GENROC_ENGINE_SPI_H
+#define GENROC_ENGINE_SPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* An error PostgreSQL raised, copied (palloc'd in the caller's context). */
+typedef struct GenrocPgError
+{
+	char		sqlstate[6];
+	char	   *message;
+	char	   *detail;			/* NULL when none */
+	char	   *hint;			/* NULL when none */
+} GenrocPgError;
+
+/* Parameter kinds, as engine::Param::Kind. */
+enum
+{
+	GENROC_PG_INT8 = 0,
+	GENROC_PG_FLOAT8 = 1,
+	GENROC_PG_TEXT = 2,
+	GENROC_PG_BOOL = 3,
+	GENROC_PG_JSONB = 4
+};
+
+typedef struct GenrocPgParam
+{
+	int			kind;
+	int			is_null;
+	int64_t		i;				/* INT8, BOOL */
+	double		d;				/* FLOAT8 */
+	const char *text;			/* TEXT, JSONB: NUL-terminated */
+	size_t		len;
+} GenrocPgParam;
+
+/* Rows as text, cells[row * ncols + col], NULL for SQL NULL (palloc'd). */
+typedef struct GenrocPgRows
+{
+	int64_t		processed;
+	int			nrows;
+	int			ncols;
+	char	  **cells;
+} GenrocPgRows;
+
+/*
+ * Runs statement `id` (its text `sql`, prepared and kept on the first call
+ * of this backend with the parameter types of that call's kinds), rows
+ * materialized as text when want_rows.  read_only: for a STABLE function
+ * (SPI's read_only: the caller's snapshot, no command counter increment).  1 on success, 0 with *err filled.
+ */
+extern int	genroc_pg_run(int id, int nstatements, const char *sql, int nparams,
+						  const GenrocPgParam *params, int read_only, int want_rows,
+						  GenrocPgRows *out, GenrocPgError *err);
+/* Frees what genroc_pg_run materialized. */
+extern void genroc_pg_rows_free(GenrocPgRows *rows);
+
+/* genroc.now() in milliseconds since the Unix epoch. */
+extern int	genroc_pg_now_ms(int64_t *out, GenrocPgError *err);
+
+/* jsonb's canonical text of a JSON text (*out palloc'd). */
+extern int	genroc_pg_canonical_json(const char *text, char **out, GenrocPgError *err);
+
+/* A subtransaction, as a PL/pgSQL EXCEPTION block makes one. */
+extern int	genroc_pg_savepoint_begin(GenrocPgError *err);
+extern int	genroc_pg_savepoint_release(GenrocPgError *err);
+extern int	genroc_pg_savepoint_rollback(GenrocPgError *err);
+/* How many are open; an entry point puts the count back as it found it. */
+extern int	genroc_pg_savepoint_depth(void);
+extern void genroc_pg_savepoint_restore(int depth);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GENROC_ENGINE_SPI_H */

@@ -1,0 +1,38 @@
+// sqlite_port.hpp — the engine's port (engine/port.hpp) over one SQLite
+// connection: the statements' SQLite texts, prepared once per connection
+// (the Db's statement cache), inside the store's open transaction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "port.hpp"
+#include "sqlite_db.hpp"
+
+namespace genroc::sqlite {
+
+class SqlitePort final : public engine::Port {
+  public:
+	// now_ms: the operation's clock (the store's, read once per transaction)
+	SqlitePort(Db &db, int64_t now_ms) : db_(db), now_ms_(now_ms) {}
+
+	engine::Dialect dialect() const override { return engine::Dialect::sqlite; }
+	engine::Rows query(engine::Stmt s, engine::Params params) override;
+	int64_t exec(engine::Stmt s, engine::Params params) override;
+	int64_t now_ms() override { return now_ms_; }
+	// Sorted keys, no spaces (nlohmann's dump): what the store has always
+	// stored, so the same content is the same text.
+	std::string canonical_json(const std::string &text) override;
+
+  protected:
+	void savepoint_begin() override;
+	void savepoint_release() override;
+	void savepoint_rollback() noexcept override;
+
+  private:
+	Db &db_;
+	int64_t now_ms_;
+	int savepoints_ = 0;
+};
+
+}  // namespace genroc::sqlite
