@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # check_errors.sh — the SQLSTATE table in core/errors.def is the only source:
-# every RCnnn code raised in extension/ or sqlite_shim/, or listed in the README,
+# every RCnnn code raised in extension/, engine/ or store/, or listed in the README,
 # must be defined there, and every defined code must be in the README table.
 # Prints TAP-style "ok"/"not ok" lines.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 defined=$(grep -oE '"RC[0-9A-Z]{3}"' core/errors.def | tr -d '"' | sort -u)
-used=$(grep -rhoE "RC[0-9][0-9A-Z]{2}" extension/ sqlite_shim/ worker/ README.md 2>/dev/null | sort -u)
+used=$(grep -rhoE "RC[0-9][0-9A-Z]{2}" extension/ engine/ store/ worker/ README.md 2>/dev/null | sort -u)
 status=0
 for c in $used; do
   if grep -qx "$c" <<<"$defined"; then echo "ok $c is defined"; else echo "not ok $c is used but not in core/errors.def"; status=1; fi

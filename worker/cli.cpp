@@ -26,7 +26,6 @@
 #include "run_cmd.hpp"
 #include "runner.hpp"
 #include "size.hpp"
-#include "sqlite_store.hpp"
 #include "stop.hpp"
 #include "store.hpp"
 

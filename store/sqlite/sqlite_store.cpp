@@ -43,8 +43,8 @@
 #include <type_traits>
 
 #include "digest.hpp"
+#include "engine/queue_rules.hpp"
 #include "limits.hpp"
-#include "queue_rules.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_schema.hpp"
 #include "sqlite_store.hpp"
@@ -3349,7 +3349,7 @@ class SqliteStore final : public Store {
 				auto it = uses.find(def);
 				if (it == uses.end()) {
 					std::set<std::string> handlers;
-					sqlite::handler_names(json::parse(q.text(4)), handlers);
+					engine::handler_names(json::parse(q.text(4)), handlers);
 					it = uses.emplace(def, handlers.count(handler) > 0).first;
 				}
 				if (!it->second) continue;
@@ -3440,7 +3440,7 @@ class SqliteStore final : public Store {
 			Query dq(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
 			dq.next();
 			std::set<std::string> handlers;
-			sqlite::handler_names(json::parse(dq.text(0)), handlers);
+			engine::handler_names(json::parse(dq.text(0)), handlers);
 			Query q(db_,
 					"SELECT name FROM queues WHERE kind = 'handler' AND handler IN (SELECT value FROM json_each(?1)) "
 					"ORDER BY name LIMIT 1",
@@ -3450,7 +3450,7 @@ class SqliteStore final : public Store {
 		if (!queue) {
 			Query q(db_, "SELECT name, match FROM queues WHERE kind = 'routed' ORDER BY position");
 			while (q.next())
-				if (sqlite::match_applies(q.js(1), definition, labels)) {
+				if (engine::match_applies(q.js(1), definition, labels)) {
 					queue = q.text(0);
 					break;
 				}
