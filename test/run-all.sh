@@ -114,11 +114,15 @@ for suite in $SUITES; do
   suite_start=$SECONDS
   case "$suite" in
     errors)
-      out=$(bash test/check_errors.sh 2>&1); rc=$?
+      # the SQLSTATE table, and the C/C++ folders' floors (an include runs
+      # down them only: scripts/check-layers.sh, its rules on made-up trees too)
+      out=$(bash test/check_errors.sh 2>&1; r=$?
+            bash scripts/check-layers.sh 2>&1 || r=1
+            bash scripts/check-layers.sh --self-test 2>&1 || r=1; exit $r); rc=$?
       echo "$out" >"$LOG/errors.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-      [ "$f" -gt 0 ] && echo "$out" | grep '^not ok ' >&2
+      [ "$f" -gt 0 ] && echo "$out" | grep -E '^not ok |^    ' >&2
       count errors "$p" "$f" ;;
     regress)
       # pg_regress (sql/, expected/) and pg_isolation_regress (specs/, expected/)
