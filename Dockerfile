@@ -1,4 +1,4 @@
-# Dockerfile — genroc's images, built from this checkout (README "Packaging").
+# Dockerfile — genroc's images, built from this checkout (docs/operations.md "Packaging").
 #
 #   docker build --target runtime  -t genroc .            # genroc and genctl, distroless
 #   docker build --target postgres -t genroc-postgres .   # PostgreSQL 15 with the extension

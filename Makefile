@@ -18,7 +18,7 @@
 
 EXTENSION   = genroc
 # The version being built is genroc.control's default_version; PREVVERSION is
-# the one before it, whose install script is kept frozen in extension/ (README
+# the one before it, whose install script is kept frozen in extension/ (docs/operations.md
 # "Upgrades").
 EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" genroc.control)
 PREVVERSION = 0.1
@@ -59,7 +59,7 @@ $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 
 # The upgrade from PREVVERSION: the hand-written delta for tables, then every
 # part again without its table statements, functions and views replaced
-# (scripts/upgrade-script.sh; README "Upgrades").
+# (scripts/upgrade-script.sh; docs/operations.md "Upgrades").
 $(UPGRADE): $(UPGRADE_DELTA) $(SQL_PARTS) scripts/upgrade-script.sh
 	bash scripts/upgrade-script.sh $(EXTVERSION) $(UPGRADE_DELTA) $(SQL_PARTS) > $@
 

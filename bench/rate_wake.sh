@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rate_wake.sh — how close to its rate_limit a queue runs with real workers
-# (issue 19, README "Waking on a rate window").  A benchmark, not a test: it
+# (issue 19, docs/sql-api.md "Waking on a rate window").  A benchmark, not a test: it
 # prints, per binary, the tasks, the seconds from the first start to the
 # last, and the start rate after the first window as a fraction of the limit.
 #

@@ -1137,7 +1137,7 @@ State compile_state(const std::string &name, const json &st, const std::string &
 		if (s.timeout_s && s.heartbeat_s && *s.heartbeat_s >= *s.timeout_s)
 			fault(member(where, "HeartbeatSeconds"), "must be smaller than TimeoutSeconds");
 		// AWS's role to assume for the task: accepted so AWS definitions load;
-		// genroc runs a task as the worker that claims it (README "Task").
+		// genroc runs a task as the worker that claims it (docs/asl.md "Differences from AWS Step Functions").
 		if (st.contains("Credentials")) {
 			if (!st["Credentials"].is_object())
 				fault(member(where, "Credentials"), "must be an object");

@@ -10,7 +10,7 @@
 #
 #   DATABASE_URL=postgresql://app:change-me@127.0.0.1/app sh examples/activity_worker.sh [MAX_TASKS]
 #
-# The role needs genroc_worker (README "Roles and ownership").  Values reach
+# The role needs genroc_worker (docs/security.md "Roles and ownership").  Values reach
 # SQL as psql variables (:'name' quotes them), never pasted into the text.
 # Environment: DATABASE_URL, ACTIVITY (greet), WORKER_ID (sh-HOSTNAME),
 # POLL (seconds between claims when idle, 1).  MAX_TASKS: stop after that

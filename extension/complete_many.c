@@ -777,7 +777,7 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 			{
 				/*
 				 * a wake-up for the listening workers, without the queue's
-				 * name (anyone connected may LISTEN; README "Security");
+				 * name (anyone connected may LISTEN; docs/security.md "Guards");
 				 * NOTIFY drops a repeat within a transaction
 				 */
 				Async_Notify("genroc", "");

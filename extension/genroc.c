@@ -89,7 +89,7 @@ static bool jsonb_depth_within(Jsonb *jb, int limit);
 
 /*
  * PostgreSQL versions: 15 and later.  Every difference between the versions'
- * C APIs is guarded here with PG_VERSION_NUM (README "PostgreSQL versions"
+ * C APIs is guarded here with PG_VERSION_NUM (docs/operations.md "PostgreSQL versions"
  * says which are built and tested).
  */
 #if PG_VERSION_NUM < 150000
@@ -140,13 +140,13 @@ static const struct config_enum_entry durability_options[] = {
 
 static int	genroc_durability = GENROC_DURABILITY_ESSENTIAL;
 
-/* The instance log and retention (DESIGN §6; README "Logs and retention") */
+/* The instance log and retention (DESIGN §6; docs/operations.md "Logs and retention") */
 static bool genroc_log_payloads = true;
 static int	genroc_log_payload_max = 1024 * 1024;	/* bytes; 0 = no limit */
 static int	genroc_log_retention = 0;	/* seconds; 0 = tick prunes no log */
 static int	genroc_instance_retention = 0;	/* seconds; 0 = keep forever */
 
-/* Large values stored once (extension/sql/15_objects.sql; README "Large values") */
+/* Large values stored once (extension/sql/15_objects.sql; docs/operations.md "Large values") */
 static int	genroc_object_threshold = 8192;	/* bytes of a jsonb datum */
 static int	genroc_object_grace = 3600;	/* seconds */
 
@@ -213,7 +213,7 @@ check_not_database_default(int *newval, void **extra, GucSource source)
 	GUC_check_errdetail("ALTER DATABASE ... SET is open to the database's owner, and the setting would delete "
 						"every role's rows; the default stays.");
 	GUC_check_errhint("Set it in postgresql.conf or with ALTER SYSTEM, for a role with ALTER ROLE, "
-					  "or in the administering session; README \"Roles and ownership\".");
+					  "or in the administering session; docs/security.md \"Roles and ownership\".");
 	return false;
 }
 
@@ -1333,7 +1333,7 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 }
 
 /*
- * The refusal every genroc entry point makes first (README "Roles and
+ * The refusal every genroc entry point makes first (docs/security.md "Roles and
  * ownership").  ANALYZE, VACUUM, CLUSTER, REINDEX, CREATE INDEX and REFRESH
  * MATERIALIZED VIEW run a table owner's code (an index expression, a
  * view's query) with the current user set to the owner but the outer user
@@ -1355,7 +1355,7 @@ genroc_refuse_restricted(void)
 						   "run a table owner's code while the role that started them stays the session's; "
 						   "genroc would act for that role."),
 				 errhint("Call genroc from a statement, not from an index expression, a materialized "
-						 "view's query or anything else those commands run; README \"Roles and ownership\".")));
+						 "view's query or anything else those commands run; docs/security.md \"Roles and ownership\".")));
 }
 
 /*

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes core/unicode_id_tables.inc: the code point ranges of Unicode's identifier
 rule (UAX #31, XID_Start and XID_Continue) from Python's unicodedata, which
-str.isidentifier() follows.  core/unicode_id.cpp reads them for ASL variable names (README "JSONata in
+str.isidentifier() follows.  core/unicode_id.cpp reads them for ASL variable names (docs/asl.md "JSONata in
 ASL and variables").  Run from the repository root:
 
     python3 scripts/gen-unicode-id.py > core/unicode_id_tables.inc

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # upgrade-script.sh VERSION DELTA PART... — prints the upgrade script to
-# VERSION (genroc--PREV--VERSION.sql; the Makefile calls it).  README
+# VERSION (genroc--PREV--VERSION.sql; the Makefile calls it).  docs/operations.md
 # "Upgrades" explains the design:
 #
 #   1. DELTA (extension/upgrade/PREV--VERSION.sql), written by hand: what

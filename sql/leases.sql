@@ -19,7 +19,7 @@ SELECT instance_id AS urgent FROM genroc.start('job', '{"n":4}', '{"priority":-1
 SELECT instance_id AS other_queue FROM genroc.start('job', '{"n":5}') \gset
 -- (queues are decided at start by routing, a later issue; moved by hand here)
 UPDATE genroc._instances SET queue = 'special' WHERE id = :other_queue;
--- epochs are random (README "Fencing and liveness"): shown as whether set
+-- epochs are random (docs/design.md "Fencing and liveness"): shown as whether set
 SELECT instance_id, epoch > 0 AS epoch, input, attempt, only_once, lease_expires = '2030-01-01 00:00:12Z' AS lease_10s
 FROM genroc.claim('w1', '{default}', 2);
 SELECT instance_id, epoch > 0 AS epoch, input, lease_expires = '2030-01-01 00:00:22Z' AS lease_20s

@@ -1,7 +1,7 @@
 -- locks: what genroc serializes on (10_tables.sql genroc._locks, 20_core.sql
 -- _lock / _try_lock): rows of its own table, made on first use, not
 -- advisory-lock keys; the partition rows go with the partition's last
--- instance (70_tick.sql _prune).  Input bounds (README "Identifier
+-- instance (70_tick.sql _prune).  Input bounds (docs/limits.md "Identifier
 -- limits"): run_at's range and the names' lengths and characters.
 CREATE EXTENSION genroc;
 SET genroc.test_clock = '2030-01-01 00:00:00Z';

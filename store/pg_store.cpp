@@ -966,7 +966,7 @@ class PgStore final : public Store {
 						field(PG_DIAG_MESSAGE_DETAIL),
 						"A superuser creates it: psql -d " + missing_extension_db_ +
 							" -c 'CREATE EXTENSION genroc' (after make install on the server), then grants the "
-							"roles their genroc_* group; README \"Running on PostgreSQL\".");
+							"roles their genroc_* group; docs/getting-started.md \"PostgreSQL\".");
 		throw Error(state.empty() ? "XX000" : state, message, field(PG_DIAG_MESSAGE_DETAIL),
 					field(PG_DIAG_MESSAGE_HINT));
 	}

@@ -1,6 +1,6 @@
 // store.hpp — the engine operations, one interface over both stores.
 //
-// Each method is one genroc.* SQL function (README "SQL API"), with the same
+// Each method is one genroc.* SQL function (docs/sql-api.md "SQL API"), with the same
 // arguments, the same results and the same errors (genroc::Error carrying the
 // SQLSTATE).  PgStore (store/pg_store.cpp) calls the function over libpq;
 // SqliteStore (store/sqlite/) performs the same operation on a SQLite file.
@@ -57,7 +57,7 @@ struct ActivityTask {
 };
 
 // Which commits are flushed to disk before they are confirmed (DESIGN §4,
-// README "Durability"): none; essential = work from outside (start, activity
+// docs/design.md §4): none; essential = work from outside (start, activity
 // results, cancel) and the claim and the report of an OnlyOnce task; terminal = essential
 // and every instance end; strict = every commit.
 enum class DurabilityLevel { none, essential, terminal, strict };
@@ -79,7 +79,7 @@ inline std::optional<DurabilityLevel> parse_durability(const std::string &text) 
 	return std::nullopt;
 }
 
-// The instance log and retention (DESIGN §6, README "Logs and retention"):
+// The instance log and retention (DESIGN §6, docs/operations.md "Logs and retention"):
 // what the log keeps of payloads, and what tick() prunes.  The defaults are
 // what a plain SQL session has when it sets nothing.
 struct LogOptions {
@@ -87,7 +87,7 @@ struct LogOptions {
 	int64_t payload_max = 1024 * 1024;		// bytes of a payload's JSON text; 0 = no limit
 	int64_t log_retention_ms = 0;			// tick deletes older log rows; 0 = none
 	int64_t instance_retention_ms = 0;		// tick deletes concluded trees ended longer ago; 0 = none
-	// Large values (README "Large values"): a value larger than this is
+	// Large values (docs/operations.md "Large values"): a value larger than this is
 	// stored once and referenced (PostgreSQL: its jsonb size; SQLite: its
 	// JSON text); an unused one is collected this long after it was found unused
 	int64_t object_threshold = 8192;
@@ -219,7 +219,7 @@ class Store {
 	// (held for its next wait of that name).  RC003, RC008 (ended), 22023.
 	virtual std::string emit(int64_t instance_id, const std::string &name, const json &payload) = 0;
 
-	// Queues (operator configuration; README "Queues and routing")
+	// Queues (operator configuration; docs/sql-api.md "Queues and routing")
 	// genroc.queue_set: creates or replaces a queue, returns it as
 	// list_queues() shows it; genroc.queue_drop; genroc.list_queues: every
 	// queue with kind, handler, match, effective limits, depth, queued,
@@ -228,7 +228,7 @@ class Store {
 	virtual void queue_drop(const std::string &name) = 0;
 	virtual json list_queues() = 0;
 
-	// API tokens (README "Authentication"; extension/sql/80_tokens.sql)
+	// API tokens (docs/security.md "Authentication"; extension/sql/80_tokens.sql)
 	// genroc.token_create: {id, name, permissions, created_by, created_at,
 	// revoked_at, token, is_new}; `token` is the whole text, shown only here.
 	// With `token_text` (a seed) that text is stored, idempotently.  22023
@@ -242,13 +242,13 @@ class Store {
 	virtual json token_list() = 0;							// never the text or its hash
 	virtual void token_revoke(const std::string &id) = 0;	// 42704 for an unknown id
 
-	// Roles (README "Roles and ownership"): genroc.capabilities(), {role,
+	// Roles (docs/security.md "Roles and ownership"): genroc.capabilities(), {role,
 	// admin, operator, worker, user, token_verify, token_create} for the
 	// store's role.  The SQLite store answers true for all (its file's owner
 	// administers it).
 	virtual json capabilities() = 0;
 
-	// Figures for operators (README "Metrics", extension/sql/75_metrics.sql).
+	// Figures for operators (docs/operations.md "Metrics", extension/sql/75_metrics.sql).
 	// genroc.metrics: {instances: [{status, count}], by_definition:
 	// [{definition, status, count}] (the max_definitions definitions with
 	// the most instances), definitions_omitted, queues: [{queue, ready,
@@ -305,7 +305,7 @@ class Store {
 	// True when the database answers (GET /healthz).
 	virtual bool ping() = 0;
 	// True when the connection goes through a transaction pooler (--pooled,
-	// or detected: README "Behind a connection pooler"): the store then keeps
+	// or detected: docs/operations.md "Behind a connection pooler"): the store then keeps
 	// no session state (settings per transaction, no LISTEN), and a worker
 	// registers "pooled".  SQLite: false.
 	virtual bool pooled() const { return false; }
@@ -320,7 +320,7 @@ class Store {
 // read_only: the caller only reads (genctl's listing commands); a SQLite
 // file that exists is then opened read-only (PostgreSQL: no difference).
 // lane: the kind of writer (SQLite: the turns of one file in one process go
-// round the lanes, README "Several writers on one SQLite file"; PostgreSQL:
+// round the lanes, docs/design.md "Several writers on one SQLite file"; PostgreSQL:
 // no difference).  pooled (--pooled): PostgreSQL is reached through a
 // transaction pooler; without it, PgStore checks once per process and
 // database whether one is there (SQLite: no difference).
@@ -342,7 +342,7 @@ bool sqlite_process_setup();
 // PostgreSQL "postgresql USER@HOST:PORT/DBNAME" as the conninfo gives them
 // (no password, no other option); for SQLite "sqlite " and the file's
 // absolute path with symbolic links resolved.  The default worker id is
-// made from it (README "Worker ids").
+// made from it (docs/cli.md "Worker ids").
 std::string store_identity(const std::string &database);
 
 }  // namespace genroc

@@ -8,6 +8,8 @@
 # The cluster lives in DIR (default: a new temporary folder), listens only on a
 # Unix socket in DIR and on 127.0.0.1 at a free port, and is owned by the
 # invoking user, or by "postgres" when run as root (initdb refuses root).
+# GENROC_PG_SOCKET_DIRS: more socket folders, comma-separated (the newcomer
+# suite's cluster also listens in Debian's /var/run/postgresql).
 set -euo pipefail
 
 PGBIN=${PGBIN:-$(pg_config --bindir)}
@@ -40,7 +42,7 @@ case "$cmd" in
     cat >>"$dir/data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = $port
-unix_socket_directories = '$dir'
+unix_socket_directories = '$dir${GENROC_PG_SOCKET_DIRS:+, $GENROC_PG_SOCKET_DIRS}'
 max_connections = 100
 shared_buffers = 128MB
 fsync = on

@@ -9,6 +9,8 @@
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
 #                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console
+#                                   (errors: the SQLSTATE table, test/check_errors.sh, and
+#                                   the docs' links, test/check_links.sh)
 #                                   (console: the web console in headless Chromium,
 #                                   test/console/run.sh; screenshots in
 #                                   $BUILD/artifacts/console/)
@@ -20,8 +22,8 @@
 #                                   pgbouncer in transaction mode (skipped, and
 #                                   said so, when pgbouncer is missing),
 #                                   test/ops/; builds: every CMake build type
-#                                   compiles, test/ops/build_types.sh; newcomer: the
-#                                   README's PostgreSQL setup run as written on a fresh
+#                                   compiles, test/ops/build_types.sh; newcomer:
+#                                   docs/getting-started.md run as written on a fresh
 #                                   cluster, and the example activity workers,
 #                                   test/newcomer/)
 #   BUILD=build-x bash test/run-all.sh            C++ build folder (default build)
@@ -114,11 +116,14 @@ for suite in $SUITES; do
   suite_start=$SECONDS
   case "$suite" in
     errors)
-      # the SQLSTATE table, and the C/C++ folders' floors (an include runs
-      # down them only: scripts/check-layers.sh, its rules on made-up trees too)
-      out=$(bash test/check_errors.sh 2>&1; r=$?
-            bash scripts/check-layers.sh 2>&1 || r=1
-            bash scripts/check-layers.sh --self-test 2>&1 || r=1; exit $r); rc=$?
+      # the SQLSTATE table (core/errors.def against the code and docs/errors.md),
+      # every link of README.md, docs/ and bench/RESULTS.md (test/check_links.sh),
+      # and the C/C++ folders' floors (an include runs down them only:
+      # scripts/check-layers.sh, its rules on made-up trees too)
+      out=$(bash test/check_errors.sh 2>&1); rc=$?
+      out_links=$(bash test/check_links.sh 2>&1) || rc=1
+      out_layers=$(bash scripts/check-layers.sh 2>&1 && bash scripts/check-layers.sh --self-test 2>&1) || rc=1
+      out=$(printf '%s\n%s\n%s' "$out" "$out_links" "$out_layers")
       echo "$out" >"$LOG/errors.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
@@ -200,10 +205,10 @@ for suite in $SUITES; do
     builds)
       start_builds ;;	# counted after the other suites (finish_builds)
     newcomer)
-      # README "Running on PostgreSQL" run as written on a fresh cluster, and
+      # docs/getting-started.md run as written on a fresh cluster, and
       # the example activity workers against real servers (test/newcomer/)
       p=0; f=0
-      for t in readme_setup examples; do
+      for t in getting_started examples; do
         out=$(bash "test/newcomer/$t.sh" 2>&1); rc=$?
         echo "$out" >"$LOG/newcomer-$t.log"
         p=$((p + $(grep -cE '^ok ' <<<"$out"))); tf=$(grep -cE '^not ok ' <<<"$out")

@@ -46,7 +46,7 @@ import time
 ROLE = "genroc_fuzzer"
 DB = "genroc_sqlfuzz"
 # The fuzzing role's privileges: the only grants of this test.  Every
-# capability but administer (README "Roles and ownership"), so that calls get
+# capability but administer (docs/security.md "Roles and ownership"), so that calls get
 # past the privilege checks and the ownership checks still apply.
 GRANTS = f"""
 GRANT CONNECT ON DATABASE {DB} TO {ROLE};

@@ -1,4 +1,4 @@
-// auth.hpp — who may call which /api route (`--auth`, README "Authentication").
+// auth.hpp — who may call which /api route (`--auth`, docs/security.md "Authentication").
 //
 // A request names its caller with "Authorization: Bearer <value>".  The value
 // is either an API token (grt_<id>_<secret>, checked by the store's
@@ -44,7 +44,7 @@ struct Need {
 	std::string name;
 	std::vector<std::string> accepted;
 };
-// The needs of the routes (README "HTTP API" has the table).
+// The needs of the routes (docs/http-api.md "HTTP API" has the table).
 const Need &need_read();			// GET definitions, workers
 const Need &need_read_instances();	// GET instances, one instance, its history
 const Need &need_operate();			// define, start, cancel, emit

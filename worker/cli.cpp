@@ -125,7 +125,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			->capture_default_str();
 		sub->add_option("--object-threshold", object_threshold,
 						"a value larger than this (an input, a state's or task's input, an output, a logged "
-						"payload) is stored once and referenced (size, at least 64; README \"Large values\")")
+						"payload) is stored once and referenced (size, at least 64; docs/operations.md \"Large values\")")
 			->envname("GENROC_OBJECT_THRESHOLD")
 			->capture_default_str();
 		sub->add_option("--object-grace", object_grace,
@@ -162,7 +162,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_flag("--exclusive", cfg.exclusive, "serve only the --queue queues (and the handlers')")
 			->envname("GENROC_EXCLUSIVE");
 		sub->add_option("--queues-config", cfg.queues_config,
-						"queues file (JSON) written with queue_set at start (README \"Queues and routing\")")
+						"queues file (JSON) written with queue_set at start (docs/sql-api.md \"Queues and routing\")")
 			->envname("GENROC_QUEUES_CONFIG");
 		sub->add_option("--region", cfg.region, "serve <queue>.<region> instead of each queue")
 			->envname("GENROC_REGION");
@@ -222,7 +222,7 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	auto metrics_flag = [&](CLI::App *sub) {
 		sub->add_option("--metrics-listen", cfg.metrics_listen,
 						"host:port serving GET /metrics and /healthz only, without auth and without the "
-						"per-definition series (README \"Metrics\")")
+						"per-definition series (docs/operations.md \"Metrics\")")
 			->envname("GENROC_METRICS_LISTEN");
 		sub->add_option("--metrics-cache", metrics_cache,
 						"GET /metrics reads the database's figures at most once in this time and serves that "
@@ -512,7 +512,7 @@ bool settings_accepted(const Config &cfg) {
 	}
 }
 
-// The database role's capabilities against what the command needs (README
+// The database role's capabilities against what the command needs (docs/security.md
 // "Roles and ownership"): worker genroc_worker; api genroc_user and
 // genroc_operator; serve all three; --auth EXECUTE on genroc.token_verify,
 // --seed-tokens on token_create.  (`genroc run`, mostly on SQLite, is not
@@ -556,7 +556,7 @@ bool capabilities_accepted(const Config &cfg) {
 				   {{"role", role},
 					{"missing", missing},
 					{"hint", "Grant them (e.g. GRANT " + missing.front() + " TO " + role +
-								 "); README \"Roles and ownership\" lists what each command needs."}});
+								 "); docs/security.md \"Roles and ownership\" lists what each command needs."}});
 		return false;
 	}
 	if (works && !has("admin") && (cfg.log_retention.count() > 0 || cfg.instance_retention.count() > 0))
@@ -564,7 +564,7 @@ bool capabilities_accepted(const Config &cfg) {
 				  "role's settings count",
 				  {{"role", role},
 				   {"hint", "Grant genroc_admin to this role, or run genroc.prune from an administering role; "
-							"README \"Roles and ownership\"."}});
+							"docs/security.md \"Roles and ownership\"."}});
 	return true;
 }
 
@@ -613,7 +613,7 @@ bool prepare_auth(const Config &cfg) {
 		json f = {{"sqlstate", e.sqlstate}, {"error", e.what()}};
 		if (e.sqlstate == "42501" || e.sqlstate == "42883")
 			f["hint"] = "With --auth, genroc's database role needs EXECUTE on genroc.token_verify (and on "
-						"genroc.token_create for --seed-tokens); README \"Authentication\".";
+						"genroc.token_create for --seed-tokens); docs/security.md \"Authentication\".";
 		log::error("refusing to start: authentication", f);
 		return false;
 	} catch (const std::exception &e) {
@@ -703,8 +703,8 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	} catch (const std::exception &e) {
 		json f = {{"error", e.what()}};
 		if (std::string(e.what()).find("permission denied") != std::string::npos)
-			f["hint"] = "Writing queues (--queues-config, a handler's queue) takes genroc_admin; README \"Roles and "
-						"ownership\".";
+			f["hint"] = "Writing queues (--queues-config, a handler's queue) takes genroc_admin; "
+						"docs/security.md \"Roles and ownership\".";
 		log::error("refusing to start: queue configuration", f);
 		return kExitFailed;
 	}

@@ -35,7 +35,7 @@ struct Config {
 	std::string handlers_file;
 	std::string queues_config;				// --queues-config: queues to queue_set at start
 	std::string listen = "127.0.0.1:8448";
-	std::string metrics_listen;				// --metrics-listen: /healthz and /metrics alone (README "Metrics")
+	std::string metrics_listen;				// --metrics-listen: /healthz and /metrics alone (docs/operations.md "Metrics")
 	Millis metrics_cache{5'000};			// --metrics-cache: /metrics reads the database at most once in this
 	log::Mode log_mode = log::Mode::text;
 	log::Level log_level = log::Level::info;
@@ -43,7 +43,7 @@ struct Config {
 	bool pooled = false;					// --pooled: the PostgreSQL session is not this process's own
 	std::string durability = "essential";	// none | essential | terminal | strict
 	int pg_commit_delay = -1;				// microseconds; -1: leave the server's setting
-	// the instance log and retention (README "Logs and retention")
+	// the instance log and retention (docs/operations.md "Logs and retention")
 	bool log_payloads = true;				// false: the log records no payloads
 	int64_t log_payload_max = 1 << 20;		// bytes; a longer payload is logged as a marker; 0 = no limit
 	Millis log_retention{7LL * 86'400'000};	// tick deletes older log rows; 0 = keep
@@ -51,12 +51,12 @@ struct Config {
 	Millis object_grace{3600 * 1000};		// an unused stored value is collected this long after
 	Millis instance_retention{0};			// tick deletes concluded trees ended longer ago; 0 = keep
 
-	// --auth and its companions (serve, api; README "Authentication")
+	// --auth and its companions (serve, api; docs/security.md "Authentication")
 	bool auth = false;
 	std::string seed_tokens;				// --seed-tokens FILE
 	std::string jwt_secret;					// --jwt-secret: never logged
 	std::string jwt_groups;					// --jwt-groups: JSON group -> [permissions]
-	// the HTTP server's limits (serve, api; README "HTTP server limits")
+	// the HTTP server's limits (serve, api; docs/http-api.md "HTTP server limits")
 	int http_max_connections = 256;			// connections at once; more get 503
 	Millis http_request_timeout{30'000};	// a request's headers and body arrive within this
 	int http_max_connections_per_client = 32;	 // from one client address at once; more get 503

@@ -538,7 +538,7 @@ int main(int argc, char **argv) {
 	auto *logs = app.add_subcommand("logs", "the instance log of one instance, oldest first");
 	logs->add_option("ID", o.id_text, "instance id")->required();
 
-	auto *object = app.add_subcommand("object", "one stored large value by its reference (README \"Large values\")");
+	auto *object = app.add_subcommand("object", "one stored large value by its reference (docs/operations.md \"Large values\")");
 	object->add_option("REF", o.object_ref, "the reference: 64 hex digits")->required();
 
 	auto *cancel = app.add_subcommand("cancel", "cancel a live instance");

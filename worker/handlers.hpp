@@ -101,7 +101,7 @@ class HandlerRegistry {
 	// queue: the queue this worker must serve for it (empty: none extra).
 	void add(const std::string &name, Handler handler, const std::string &queue = "");
 
-	// Loads a handlers file (see README "Handlers file"): resolves each command,
+	// Loads a handlers file (see docs/handlers.md "The handlers file"): resolves each command,
 	// hashes its executable and refuses (std::runtime_error naming the handler
 	// and the file) a missing file, bad JSON, an unknown key, or a sha256 that
 	// does not match.

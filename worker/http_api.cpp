@@ -471,7 +471,7 @@ json get_instances(Call &c) {
 	return list_end(c, "]}");
 }
 
-// ?values=ref: large values as references (README "Large values"); the
+// ?values=ref: large values as references (docs/operations.md "Large values"); the
 // only query parameter of an instance's and its history's routes.
 bool values_ref(const Call &c) {
 	for (const auto &[key, value] : c.req.params) {
@@ -580,7 +580,7 @@ json post_heartbeat(Call &c) {
 json get_workers(Call &c) { return list_all(c, "workers", c.store().list_workers(), "workers"); }
 
 // genroc.worker_drain: the worker claims nothing more and stops once its
-// running tasks end (README "Draining a worker").
+// running tasks end (docs/cli.md "Draining a worker").
 json post_drain(Call &c) {
 	const std::string id = c.req.matches[1];
 	only_fields(c.body(true), {});
@@ -1771,7 +1771,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		svr_.Get("/metrics", [this](const httplib::Request &req, httplib::Response &res) { serve_metrics(req, res); });
 		// --metrics-listen serves /healthz and /metrics alone.
 		if (!options_.metrics_only) {
-			// Each route with the permission it needs under --auth (README "HTTP API").
+			// Each route with the permission it needs under --auth (docs/http-api.md "HTTP API").
 			using namespace auth;
 			with_body("POST", "/api/definitions", post_definition, need_operate());
 			get("/api/definitions", get_definitions, need_read());

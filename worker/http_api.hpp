@@ -36,7 +36,7 @@
 //   DELETE /api/tokens/{id}, POST /api/tokens/{id}/revoke  -> {id, status: "revoked"}
 //
 // With ApiOptions::auth every /api route needs "Authorization: Bearer <token
-// or JWT>" and the permission auth.hpp names for it (README "HTTP API"):
+// or JWT>" and the permission auth.hpp names for it (docs/http-api.md "HTTP API"):
 // none or a bad one is 401 (28000, WWW-Authenticate: Bearer), too little is
 // 403 (42501).  The token routes answer only with auth on.
 //
@@ -74,7 +74,7 @@ namespace genroc {
 struct ApiOptions {
 	std::string listen = "127.0.0.1:8448";	// host:port; port 0 picks a free one
 	size_t max_body = 1 << 20;				// request bodies over this answer 413
-	// What a client may hold (README "HTTP server limits").  Each connection
+	// What a client may hold (docs/http-api.md "HTTP server limits").  Each connection
 	// has a thread of its own, so slow clients never queue /healthz behind
 	// them; the cap bounds those threads.
 	int max_connections = 256;				// more at once: 503 / 53300 and closed (but GET /healthz)

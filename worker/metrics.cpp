@@ -238,7 +238,7 @@ std::string render(const json &snapshot, const json &tickers, bool with_definiti
 		out.push_back(std::move(alive));
 		if (snapshot.contains("objects") && snapshot.at("objects").is_object()) {
 			const json &o = snapshot.at("objects");
-			for (auto [name, help, key] : {std::tuple{"genroc_objects", "Large values stored once (README \"Large values\").", "count"},
+			for (auto [name, help, key] : {std::tuple{"genroc_objects", "Large values stored once (docs/operations.md \"Large values\").", "count"},
 										   std::tuple{"genroc_object_bytes", "Bytes of the stored large values' JSON text.", "bytes"},
 										   std::tuple{"genroc_objects_unused", "Stored large values no instance or log entry uses, waiting out --object-grace.", "unused"}}) {
 				MetricFamily f = family(name, help);

@@ -1,5 +1,5 @@
 // metrics.hpp — GET /metrics: the process's counters and the database's
-// figures in Prometheus' text exposition format 0.0.4 (README "Metrics").
+// figures in Prometheus' text exposition format 0.0.4 (docs/operations.md "Metrics").
 //
 // Two kinds of series:
 //   this process   counters and histograms kept in memory since start (tasks

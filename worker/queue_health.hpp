@@ -1,5 +1,5 @@
 // queue_health.hpp — queues with ready tasks that no live worker serves
-// (README "Queues and routing"): genctl queues, GET /api/queues and the
+// (docs/sql-api.md "Queues and routing"): genctl queues, GET /api/queues and the
 // worker's log warn about them.  Pure: reads list_queues' rows.
 #pragma once
 

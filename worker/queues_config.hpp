@@ -1,5 +1,5 @@
 // queues_config.hpp — the queues a worker configures and serves at start
-// (README "Queues and routing").
+// (docs/sql-api.md "Queues and routing").
 //
 // Queues are operator configuration kept in the database (genroc.queue_set),
 // shared by every server.  At start a worker writes what its files say:

@@ -128,7 +128,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	}
 	const std::string name = cfg.run_name.empty() ? stem(cfg.run_file) : cfg.run_name;
 	// A handler this process lacks: its task would wait in the handler's
-	// queue for a worker that has it (README "Queues and routing"), which a
+	// queue for a worker that has it (docs/sql-api.md "Queues and routing"), which a
 	// run of one process never gets.  Said before anything is written.
 	{
 		std::set<std::string> used;
@@ -169,7 +169,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	o.host = host_name();
 	o.worker_id = "run-" + o.host + "-" + std::to_string(::getpid());
 	// Its handlers' queues too: those its file names and those configured
-	// in the database for its handlers (README "Queues and routing").
+	// in the database for its handlers (docs/sql-api.md "Queues and routing").
 	{
 		std::vector<std::string> hq = handlers.queues();
 		try {

@@ -48,8 +48,8 @@ CREATE TABLE genroc._instances (
 	-- the two CHECKs below compare with one array constant, not an IN list:
 	-- PostgreSQL reads a table's CHECK expressions from their stored text in
 	-- every statement that writes a row, and the IN lists took a quarter
-	-- more instructions to read, each time (README "A task and a Map item in
-	-- the server")
+	-- more instructions to read, each time (bench/RESULTS.md "A task and a
+	-- Map item in the server: the profile of 2026-12-01")
 	status			text NOT NULL
 					CHECK (status = ANY ('{queued,ready,running,waiting,succeeded,failed,cancelled}'::text[])),
 	state			text,
@@ -251,7 +251,7 @@ CREATE TABLE genroc._fanouts (
 );
 
 
--- Who ticks (75_metrics.sql, README "In-database ticker"): one row per
+-- Who ticks (75_metrics.sql, docs/operations.md "In-database ticker"): one row per
 -- caller of genroc.tick(), written by the tick itself.  kind: 'ticker' (the
 -- in-database background worker, told by its backend type), 'binary' (a
 -- genroc process: its application_name is "genroc worker <id>" during the

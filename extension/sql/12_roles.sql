@@ -1,5 +1,5 @@
 /*
- * Roles and ownership: who may call what, and on whose rows (README "Roles
+ * Roles and ownership: who may call what, and on whose rows (docs/security.md "Roles
  * and ownership").
  *
  * Capabilities are four group roles, created by the install when absent:
@@ -85,7 +85,7 @@ CREATE FUNCTION genroc._entry() RETURNS void
 -- gets its parent's (65_children.sql).  regrole: an oid on disk, compared
 -- and indexed as one (no catalog look-up), which pg_dump writes and a
 -- restore reads by role name, so a restore into another cluster, where the
--- same name has another oid, keeps who owns what (README "Backups").
+-- same name has another oid, keeps who owns what (docs/operations.md "Backups").
 ALTER TABLE genroc._definitions ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._instances ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
 ALTER TABLE genroc._workers ADD COLUMN owner regrole NOT NULL DEFAULT genroc._caller();
@@ -130,7 +130,7 @@ BEGIN
 		USING ERRCODE = '42501',
 			  DETAIL = format('It belongs to another role, and role "%s" is neither a member of it nor of genroc_%s.',
 							  pg_catalog.pg_get_userbyid(v_caller), p_cap),
-			  HINT = 'README "Roles and ownership" says who may act on what.';
+			  HINT = 'docs/security.md "Roles and ownership" says who may act on what.';
 END;
 $$;
 
@@ -230,7 +230,7 @@ CREATE TRIGGER _definitions_owner BEFORE INSERT ON genroc._definitions
  * Semantics of capabilities: {"role", "admin", "operator", "worker",
  * "user", "token_verify", "token_create"} for the calling role: whether it
  * has each capability and may run those two token functions (the binary
- * checks what it needs at start, README "Roles and ownership").
+ * checks what it needs at start, docs/security.md "Roles and ownership").
  */
 CREATE FUNCTION genroc.capabilities() RETURNS jsonb
 	LANGUAGE sql STABLE SECURITY DEFINER

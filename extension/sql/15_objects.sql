@@ -1,5 +1,5 @@
 /*
- * Large values stored once (README "Large values").
+ * Large values stored once (docs/operations.md "Large values").
  *
  * A value (an instance's input, a state's input, a task's input, an
  * output, a log entry's payload) larger than genroc.object_threshold is

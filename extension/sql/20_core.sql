@@ -68,7 +68,7 @@ END;
 $$;
 
 /*
- * Semantics of the identifier limits (README "Identifier limits"): a name
+ * Semantics of the identifier limits (docs/limits.md "Identifier limits"): a name
  * genroc stores and shows (a definition, worker id, host, queue, handler,
  * instance name, idempotency key, partition key, event name, token name,
  * label key) has at most 200 characters, a label value at most 1000, and
@@ -278,7 +278,7 @@ CREATE FUNCTION genroc._log_settings() RETURNS jsonb
 	LANGUAGE C STABLE PARALLEL SAFE;
 
 /*
- * What the log keeps of an entry's detail (README "Logs and retention").
+ * What the log keeps of an entry's detail (docs/operations.md "Logs and retention").
  * Semantics: the payload keys of a detail are input, output and payload,
  * at its top level (an instance's or a task's input and output, a task
  * result, an event payload); every other key (error, cause, counts,
@@ -364,7 +364,7 @@ END;
 $$;
 
 /*
- * Durability (DESIGN §4; README "Durability").  Every engine function that
+ * Durability (DESIGN §4; docs/design.md §4).  Every engine function that
  * writes calls genroc._flush_commit with the class of its work, and the
  * level in the setting genroc.durability decides whether this transaction's
  * commit is flushed before it is confirmed:

@@ -4,7 +4,7 @@
 
 -- Parses a timestamp option; 22007 naming the option when it does not parse,
 -- 22008 when it is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z
--- (infinity, -infinity, year 1, BC dates: README "Identifier limits").
+-- (infinity, -infinity, year 1, BC dates: docs/limits.md "Identifier limits").
 -- The earliest is the epoch: the interpreter counts milliseconds from it.
 CREATE FUNCTION genroc._parse_time(p_value jsonb, p_option text) RETURNS timestamptz
 	LANGUAGE plpgsql STABLE
@@ -670,7 +670,7 @@ $$;
 -- Semantics of the options of get_instance and history: {"values":
 -- "value"} (the default) shows every value; {"values": "ref"} shows a
 -- large value as its reference, {"genroc:object": "<hash>"}, which
--- get_object reads (README "Large values").  Anything else is 22023.
+-- get_object reads (docs/operations.md "Large values").  Anything else is 22023.
 CREATE FUNCTION genroc._values_refs(p_options jsonb) RETURNS boolean
 	LANGUAGE plpgsql IMMUTABLE
 AS $$

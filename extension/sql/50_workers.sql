@@ -609,7 +609,7 @@ COMMENT ON FUNCTION genroc.release(text, bigint[]) IS
 -- The running instance under lease epoch p_epoch, locked; RC003 / RC004.
 -- The worker holding that lease must be the caller's (an admin may report
 -- for any; 42501 otherwise).  An epoch is drawn at random for each claim and
--- never handed out twice for an instance (README "Fencing and liveness"), so
+-- never handed out twice for an instance (docs/design.md "Fencing and liveness"), so
 -- the locked row still at p_epoch is that lease.  The row and its worker's
 -- role come in one statement: every report goes through here.
 CREATE FUNCTION genroc._leased(p_instance bigint, p_epoch bigint) RETURNS genroc._instances

@@ -933,7 +933,7 @@ END;
 $$;
 
 /*
- * Semantics of claim_wake (the binary's wait, README "Queues and routing"):
+ * Semantics of claim_wake (the binary's wait, docs/sql-api.md "Queues and routing"):
  *   the windows of p_queues that are full while they hold back a ready task
  *   that could run now: a queue's rate_limit window (the queue holds a
  *   ready task) and a partition's partition_rate_limit window (the

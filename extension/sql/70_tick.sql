@@ -3,7 +3,7 @@
  */
 
 /*
- * Retention (DESIGN §6; README "Logs and retention").
+ * Retention (DESIGN §6; docs/operations.md "Logs and retention").
  *
  * Semantics of prune, at most p_limit rows of each kind per call (oldest
  * first; SKIP LOCKED, so concurrent calls share the work):

@@ -2,7 +2,7 @@
  * Figures for operators: the queues (genroc.queue_stats, also a view for
  * psql), the snapshot the binary's GET /metrics turns into gauges
  * (genroc.metrics), and who ticks (genroc.tickers, written by every
- * genroc.tick through genroc._tick_record).  README "Metrics" and
+ * genroc.tick through genroc._tick_record).  docs/operations.md "Metrics" and
  * "In-database ticker".
  *
  * What a caller sees (12_roles.sql): queue figures count every instance for

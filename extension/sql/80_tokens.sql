@@ -1,6 +1,6 @@
 /*
  * API tokens: the credentials `genroc serve|api --auth` accepts as
- * "Authorization: Bearer <token>" (README "Authentication").
+ * "Authorization: Bearer <token>" (docs/security.md "Authentication").
  *
  * A token's text is grt_<id>_<secret>: id is 8 to 32 of a-z and 0-9 (the
  * row's key, so a check is one index lookup), secret is 32 to 128 of A-Z,

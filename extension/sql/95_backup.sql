@@ -8,7 +8,7 @@
  * test/ops/dump_restore.sh fails when a table of the extension is neither
  * marked here nor listed there as not needing it.
  *
- * Everything in this file runs again on every upgrade (README "Upgrades").
+ * Everything in this file runs again on every upgrade (docs/operations.md "Upgrades").
  */
 
 SELECT pg_catalog.pg_extension_config_dump('genroc._definitions', '');

@@ -1,6 +1,6 @@
 /*
  * Privileges: which capability (12_roles.sql) may call which function.
- * PUBLIC has nothing; README "Roles and ownership" carries the same table.
+ * PUBLIC has nothing; docs/security.md "Roles and ownership" carries the same table.
  * A function added later gets nothing until it is listed here (the pgTAP
  * test test/pgtap/roles.sql fails for a public function with no row).
  */

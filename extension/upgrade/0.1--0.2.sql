@@ -1,5 +1,5 @@
 /*
- * genroc 0.1 -> 0.2: the hand-written part of the upgrade (README "Upgrades").
+ * genroc 0.1 -> 0.2: the hand-written part of the upgrade (docs/operations.md "Upgrades").
  *
  * Runs first; then every part of extension/sql/ runs again without its
  * table statements (scripts/upgrade-script.sh).  Put here what that cannot

@@ -14,7 +14,7 @@ namespace genroc::sqlite {
 // refused rather than misread.
 //   1  the engine's tables
 //   2  + partition_rate_limit (queues, queue_starts)
-//   3  + tokens (API tokens, README "Authentication")
+//   3  + tokens (API tokens, docs/security.md "Authentication")
 //   4  + workers.session_pid (the process holding the worker's lock file)
 //   5  + tickers (who ticks, as the extension's genroc._tickers)
 //   6  + instances.variables (ASL Assign, as the extension's column)

@@ -1,5 +1,5 @@
 // input_bounds_test.cpp — what both stores refuse at the door (issue 11,
-// item 9; README "Identifier limits"): a run_at outside 1970..9999
+// item 9; docs/limits.md "Identifier limits"): a run_at outside 1970..9999
 // (infinity, -infinity, year 1, BC), and names with control characters or
 // over their length bound (worker ids, definition, queue, handler, host,
 // instance name, idempotency key, partition key, labels, event and token

@@ -1,4 +1,4 @@
-// metrics_test.cpp — the operators' figures on both stores (README
+// metrics_test.cpp — the operators' figures on both stores (docs/operations.md
 // "Metrics", 75_metrics.sql): genroc.metrics (instances by status and by
 // definition with its bound, queue depth and the age of the oldest ready
 // task, live workers), the queue a claim reports, and who ticks

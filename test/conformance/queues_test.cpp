@@ -1,6 +1,6 @@
 // queues_test.cpp — queues as configuration (queue_set, queue_drop,
 // list_queues), routing at start, partition slots, global concurrency and
-// rate limits (per queue and per partition) in claim (README "Queues and
+// rate limits (per queue and per partition) in claim (docs/sql-api.md "Queues and
 // routing", 55_queues.sql).
 #include <atomic>
 #include <map>

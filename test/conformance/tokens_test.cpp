@@ -9,7 +9,7 @@ namespace genroc::conformance {
 
 namespace {
 
-// The token text format operators generate for a seed file (README
+// The token text format operators generate for a seed file (docs/security.md
 // "Authentication"): grt_<id>_<secret>.
 const std::string kSeed = "grt_seedw0rker01_" + std::string(40, 'A') + "b9";
 
@@ -115,7 +115,7 @@ TEST_P(StoreTest, ASeededTokenTextIsStoredOnceAndWorks) {
 
 namespace genroc::conformance {
 
-// Roles (README "Roles and ownership"): the suite's store administers (a
+// Roles (docs/security.md "Roles and ownership"): the suite's store administers (a
 // superuser on PostgreSQL; the owner of the file on SQLite), so it has every
 // capability and may run both token functions the binary checks.
 TEST_P(StoreTest, TheSuitesStoreHasEveryCapability) {

@@ -106,7 +106,7 @@ struct Expect {
 	}
 };
 
-// The table this test proves (README "Durability").
+// The table this test proves (docs/design.md §4).
 const std::vector<Expect> kTable = {
 	//  operation                    none   essential terminal strict
 	{"define", false, false, false, true},
@@ -367,7 +367,7 @@ TEST_F(PgDurability, CommitDelayNeedsThePrivilege) {
 	// The cluster's user is a superuser: allowed.
 	auto store = open_pg_store(cluster_->url());
 	EXPECT_NO_THROW(store->set_commit_delay(50));
-	// A worker role (README "Roles and ownership") without the privilege:
+	// A worker role (docs/security.md "Roles and ownership") without the privilege:
 	// refused with 42501 before anything is set.
 	int rc = 0;
 	shell("psql -X -q '" + cluster_->url() + "' -c \"DROP ROLE IF EXISTS plain; CREATE ROLE plain LOGIN "

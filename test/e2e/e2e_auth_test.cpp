@@ -72,7 +72,7 @@ class HttpAuthTest : public ::testing::TestWithParam<std::string> {
 		if (!skip.empty()) GTEST_SKIP() << skip;
 		store_ = open_store(db_.url());
 		admin_ = store_->token_create("root", {"admin"}, "cli", std::nullopt).at("token");
-		// the token routes take genroc_admin (README "Roles and ownership")
+		// the token routes take genroc_admin (docs/security.md "Roles and ownership")
 		const std::string url = binary_url(db_.url(), "admin");
 		ApiOptions o;
 		o.listen = "127.0.0.1:0";
@@ -297,7 +297,7 @@ class AuthProcessTest : public ::testing::TestWithParam<std::string> {
 	// port once it listens, or 0 when it exited first.
 	int start_api_process(const std::vector<std::string> &extra, const std::string &listen = "127.0.0.1:0",
 						  const std::string &database = "") {
-		// --auth with the token routes: genroc_admin (README "Roles and ownership")
+		// --auth with the token routes: genroc_admin (docs/security.md "Roles and ownership")
 		std::vector<std::string> argv = {kGenroc, "api", "--database",
 										 database.empty() ? binary_url(db_.url(), "admin") : database,
 										 "--listen", listen,
@@ -389,7 +389,7 @@ TEST_P(AuthProcessTest, TokenCreateThenGenctlListsAndRevokes) {
 }
 
 TEST_P(AuthProcessTest, ASeededWorkerTokenServesAndAConflictingSeedStopsTheStart) {
-	// a token text as README "Authentication" tells operators to make one:
+	// a token text as docs/security.md "Authentication" tells operators to make one:
 	// grt_ + 12 hex + _ + 64 hex (openssl rand -hex 6 / -hex 32)
 	const std::string seed = "grt_0a1b2c3d4e5f_" + std::string(32, 'c') + std::string(32, '7');
 	const std::string file = write_file(

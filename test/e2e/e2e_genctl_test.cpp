@@ -107,7 +107,7 @@ TEST_P(GenctlTest, ACallTreeThenRetryAndResume) {
 	EXPECT_NE(o.err.find("RC009"), std::string::npos) << o.err;
 }
 
-// README "Large values": a large input goes in through genctl, is stored
+// docs/operations.md "Large values": a large input goes in through genctl, is stored
 // once, and comes back identical from instances show, logs and object.
 TEST_P(GenctlTest, LargeValuesReadBackIdentical) {
 	ASSERT_EQ(genctl({"define", "echo", write_file("echo.json", R"({"StartAt":"E","States":{"E":{"Type":"Pass","End":true}}})")})

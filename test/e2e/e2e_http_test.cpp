@@ -29,7 +29,7 @@ class HttpApiTest : public ::testing::TestWithParam<std::string> {
 		std::string skip;
 		db_.create(GetParam(), skip);
 		if (!skip.empty()) GTEST_SKIP() << skip;
-		// the API as a role with what README "Roles and ownership" says it needs
+		// the API as a role with what docs/security.md "Roles and ownership" says it needs
 		const std::string url = binary_url(db_.url(), "api");
 		ApiOptions o;
 		o.listen = "127.0.0.1:0";
@@ -533,7 +533,7 @@ TEST_P(HttpApiTest, ConcurrentRequests) {
 	EXPECT_EQ(get("/api/instances?limit=1000").body["instances"].size(), size_t(kThreads * kEach));
 }
 
-// README "Large values": a large input is the same value read back, and on
+// docs/operations.md "Large values": a large input is the same value read back, and on
 // request a reference that GET /api/objects/{ref} serves.
 TEST_P(HttpApiTest, LargeValuesAsValuesOrReferences) {
 	const json kEcho = json::parse(R"({"StartAt":"E","States":{"E":{"Type":"Pass","End":true}}})");

@@ -1,4 +1,4 @@
-// e2e_metrics_test.cpp — GET /metrics of real genroc processes (README
+// e2e_metrics_test.cpp — GET /metrics of real genroc processes (docs/operations.md
 // "Metrics"): scraped before and after work runs (successes, a failure with
 // a retry), the counters and gauges checked for the amounts they moved,
 // every scrape checked as Prometheus text format 0.0.4 by the parser here

@@ -1,4 +1,4 @@
-// e2e_queues_test.cpp — real genroc workers and queues (README "Queues and
+// e2e_queues_test.cpp — real genroc workers and queues (docs/sql-api.md "Queues and
 // routing"): two workers in different regions and a handler pool, each task
 // run by the worker its queue belongs to; and a queue config that reuses a
 // tenant's queue name stops the worker at start.

@@ -281,7 +281,7 @@ echo '{"recorded":true}')SH");
 
 std::unique_ptr<Proc> WorkerTest::worker(const std::string &id, const std::vector<std::string> &extra,
 										 std::map<std::string, std::string> env_add) {
-	// the binary as a role with genroc_worker only (README "Roles and
+	// the binary as a role with genroc_worker only (docs/security.md "Roles and
 	// ownership"); writing queues (a queues config, a handler's queue) takes
 	// genroc_admin
 	bool configures = std::find(extra.begin(), extra.end(), "--queues-config") != extra.end() ||

@@ -361,7 +361,7 @@ TEST_F(Worker, ServeAnswersHealthzWithLeaseAgeAndRunsWhatTheApiStarts) {
 }
 
 TEST_F(Worker, PgCommitDelayIsSetOrGenrocRefusesToStart) {
-	// The worker's role may set it (README: a superuser, or GRANT SET ON
+	// The worker's role may set it (docs/design.md §4: a superuser, or GRANT SET ON
 	// PARAMETER): the delay is accepted and the worker runs.
 	binary_url(db_url_, "worker");	// makes the role
 	pg_exec(PgServer::get().admin_url(), "GRANT SET ON PARAMETER commit_delay TO genroc_e2e_worker");
@@ -389,7 +389,7 @@ TEST_F(Worker, PgCommitDelayIsSetOrGenrocRefusesToStart) {
 	EXPECT_NE(log.find("refusing to start"), std::string::npos) << log;
 }
 
-// The binary checks its role at start (README "Roles and ownership"): a role
+// The binary checks its role at start (docs/security.md "Roles and ownership"): a role
 // without genroc_worker is refused before it registers, naming the group;
 // the role with exactly genroc_worker runs, and warns that its tick will not
 // prune (retention is genroc_admin's) when a retention flag is on.

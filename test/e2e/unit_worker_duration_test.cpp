@@ -95,7 +95,7 @@ TEST_F(CommandLine, DefaultsMatchTheProductionGuide) {
 
 // The default worker id: the host name and a suffix that one command line
 // keeps at every restart, and that another store or another set of served
-// queues changes (README, the flag table: `--worker-id`).
+// queues changes (docs/cli.md, the flag table: `--worker-id`).
 TEST_F(CommandLine, DefaultWorkerIdIsTheHostAndASuffixPerStoreAndQueues) {
 	auto id = [](std::vector<std::string> args) {
 		Config cfg;
@@ -268,7 +268,7 @@ TEST_F(CommandLine, BadSizeOrRetentionIsAUsageErrorNamingTheFlag) {
 	}
 }
 
-// The HTTP server's limits (README "HTTP server limits"): defaults, values,
+// The HTTP server's limits (docs/http-api.md "HTTP server limits"): defaults, values,
 // and a one-line usage error naming the flag for a value out of range.
 TEST_F(CommandLine, HttpLimitsTakeValuesAndRefuseNonsense) {
 	Config cfg;

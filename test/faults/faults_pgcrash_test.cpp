@@ -4,7 +4,7 @@
 // a timer, then an OnlyOnce task).  The cluster is the test's own
 // (test/durability/cluster.*), started again at once.
 //
-// What each level promises (README "Durability"):
+// What each level promises (docs/design.md §4):
 //   none       may lose the last moments of any work: acknowledged starts and
 //              OnlyOnce claims are not checked; the rest still holds (nothing
 //              stuck, one success per scheduling)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# examples.sh — the activity workers of examples/ (README "Writing a worker
+# examples.sh — the activity workers of examples/ (docs/handlers.md "Writing a worker
 # in your own language") against real servers (issue 19):
 #   activity_worker.py  over HTTP, against a `genroc serve` on a SQLite file
 #   activity_worker.sh  over SQL (psql), against a throwaway PostgreSQL, as a

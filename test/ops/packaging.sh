@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # packaging.sh — what can be checked of the packaging without a container
-# engine (README "Packaging"): the YAML parses, the settings the README
-# promises are there, every GENROC_* variable the files set is a flag of the
-# binary (README's flag table), and the Dockerfile's build step is a valid
+# engine (docs/operations.md "Packaging"): the YAML parses, the settings the
+# docs promise are there, every GENROC_* variable the files set is a flag of
+# the binary (the flag table of docs/cli.md "Flags"), and the Dockerfile's build step is a valid
 # invocation of this checkout's Makefile.  TAP-style lines.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,10 +33,12 @@ assert sts["spec"]["serviceName"] == docs["Service"]["metadata"]["name"]
 PY
 
 flags_known() {
-  local v flag bad=0
+  local v flag bad=0 table
+  table=$(sed -n '/^## Flags$/,/^## /p' docs/cli.md)
+  [ -n "$table" ] || { echo "docs/cli.md has no \"## Flags\" section"; return 1; }
   for v in $(grep -ohE 'GENROC_[A-Z_]+' deploy/compose.yaml deploy/kubernetes.yaml | sort -u); do
     flag="--$(tr 'A-Z_' 'a-z-' <<<"${v#GENROC_}")"
-    grep -qE "^\| \`$flag\` \|" README.md || { echo "$v: no flag $flag in README's flag table"; bad=1; }
+    grep -qE "^\| \`$flag\` \|" <<<"$table" || { echo "$v: no flag $flag in the flag table of docs/cli.md"; bad=1; }
   done
   return $bad
 }

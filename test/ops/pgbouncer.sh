@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pgbouncer.sh — genroc through a real pgbouncer in transaction pooling mode
-# (README "Behind a connection pooler"): a PostgreSQL cluster of its own, a
+# (docs/operations.md "Behind a connection pooler"): a PostgreSQL cluster of its own, a
 # pgbouncer in front of it (pool_mode = transaction, server_round_robin = 1,
 # 4 server connections for more clients, its config in a temporary folder),
 # `genroc worker`, `genroc api`, `genroc serve` and genctl through it, none

@@ -1,5 +1,5 @@
 -- Every SQLSTATE of the API (core/errors.def and the standard codes it
--- uses), raised by the function and condition the README names.
+-- uses), raised by the function and condition docs/errors.md names.
 BEGIN;
 SELECT plan(18);
 

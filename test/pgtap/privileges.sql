@@ -2,7 +2,7 @@
 -- even use its schema; a role with genroc_user or genroc_worker calls the
 -- public API (through SECURITY DEFINER functions), never the tables or the
 -- private genroc._* helpers; the token functions are genroc_admin's
--- (credentials, README "Authentication").  test/pgtap/roles.sql has the
+-- (credentials, docs/security.md "Authentication").  test/pgtap/roles.sql has the
 -- whole matrix.
 BEGIN;
 SELECT plan(22);

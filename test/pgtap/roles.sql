@@ -1,4 +1,4 @@
--- The privilege matrix (README "Roles and ownership"): every public function,
+-- The privilege matrix (docs/security.md "Roles and ownership"): every public function,
 -- called by a role with one capability (or none), on that role's own objects
 -- and on another role's, is allowed ("ok") or refused with 42501.  For the
 -- list functions and views, "ok" means the row is in the answer and 42501
@@ -47,7 +47,7 @@ BEGIN
 	PERFORM genroc.worker_stop(v_s);
 	SELECT s.instance_id INTO v_failed FROM genroc.start(v_def, '{}') s;
 	PERFORM genroc.fail(c.instance_id, c.epoch, 'Boom') FROM genroc.claim(v_w, ARRAY['default'], 1) c;
-	-- its input large enough to be a stored object (README "Large values")
+	-- its input large enough to be a stored object (docs/operations.md "Large values")
 	SELECT s.instance_id INTO v_inst
 	FROM genroc.start(v_def, jsonb_build_object('secret', 1, 'pad', repeat('x', 10000))) s;
 	SELECT c.epoch INTO v_epoch FROM genroc.claim(v_w, ARRAY['default'], 1) c;

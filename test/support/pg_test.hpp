@@ -9,7 +9,7 @@ namespace genroc::test {
 // The URL with its database part replaced: postgresql://user@host:port/DB?opts
 std::string with_database(const std::string &url, const std::string &db);
 
-// The URL as the login role that README "Roles and ownership" says `genroc
+// The URL as the login role that docs/security.md "Roles and ownership" says `genroc
 // <need>` connects as, with exactly those capabilities:
 //   worker  genroc_worker
 //   serve   genroc_worker, genroc_user, genroc_operator

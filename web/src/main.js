@@ -24,7 +24,7 @@ let flash = null; // what an action answered, shown once on the page it redraws
 
 const main = () => document.getElementById('main');
 
-// May the signed-in user do this?  Mirrors the API's permissions (README
+// May the signed-in user do this?  Mirrors the API's permissions (docs/security.md
 // "Authentication"); the API refuses anyway.
 function may(what) {
   if (!who || !who.auth) return true;
