@@ -16,13 +16,14 @@
 #include <sstream>
 #include <thread>
 
-#include "cli.hpp"
+#include "config.hpp"
 #include "engine/queue_rules.hpp"
 #include "json_guard.hpp"
 #include "log.hpp"
 #include "queues_config.hpp"
 #include "runner.hpp"
 #include "store.hpp"
+#include "store_factory.hpp"
 
 namespace genroc {
 
