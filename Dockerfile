@@ -28,8 +28,10 @@ RUN make -s CMAKE_BUILD_TYPE=Release BUILD=build-image \
 # with an init script).
 FROM postgres:15-bookworm AS postgres
 # the libraries the module loads besides PostgreSQL's: libcrypto and
-# libpcre2-8 (JSONata's regular expressions); the base has both, this says so
-RUN apt-get update && apt-get install -y --no-install-recommends libssl3 libpcre2-8-0 \
+# libpcre2-8 (JSONata's regular expressions), and tzdata (JSONata's time
+# zones by IANA name, read from /usr/share/zoneinfo); the base has them, this
+# says so
+RUN apt-get update && apt-get install -y --no-install-recommends libssl3 libpcre2-8-0 tzdata \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/postgres/ /
 

@@ -19,6 +19,7 @@
 #include "asl.hpp"
 #include "internal.hpp"
 #include "jsonata_internal.hpp"
+#include "jsonata_picture.hpp"
 #include "limits.hpp"
 
 namespace genroc::jsonata::detail {
@@ -1181,16 +1182,15 @@ bool parse_iso(const std::string &s, double &ms) {
 	return true;
 }
 
-[[noreturn]] void no_picture(const char *fn) {
-	fail("D3133", std::string("genroc's JSONata does not support picture strings in $") + fn +
-					  " (ISO 8601 only)");
-}
-
-V f_to_millis(Context &, Args &a, const V &) {
+V f_to_millis(Context &cx, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
-	if (!arg(a, 1).undef())
-		no_picture("toMillis");
+	if (!arg(a, 1).undef()) {
+		auto ms = parse_date_time(cx, a[0].str(), a[1].str(), cx.now_ms);
+		if (!ms)
+			return V();
+		return std::isnan(*ms) ? V::null() : V::number(*ms);
+	}
 	double ms;
 	if (!parse_iso(a[0].str(), ms))
 		fail("D3110", "The argument of the toMillis function must be an ISO 8601 formatted timestamp. Given " +
@@ -1198,24 +1198,21 @@ V f_to_millis(Context &, Args &a, const V &) {
 	return V::number(ms);
 }
 
-V from_ms(double ms) {
-	if (!std::isfinite(ms) || std::fabs(ms) > 8.64e15)
-		fail("D3137", "Invalid time value");
-	return V::string(asl::format_time(static_cast<int64_t>(std::floor(ms))));
+// $fromMillis and $now: an ISO 8601 timestamp, or the picture's, in UTC or
+// the time zone given.
+V date_time(Context &cx, double ms, const V &picture, const V &zone) {
+	return V::string(format_date_time(cx, ms, picture.undef() ? nullptr : &picture.str(),
+									  zone.undef() ? nullptr : &zone.str()));
 }
 
-V f_from_millis(Context &, Args &a, const V &) {
+V f_from_millis(Context &cx, Args &a, const V &) {
 	if (a[0].undef())
 		return V();
-	if (!arg(a, 1).undef() || !arg(a, 2).undef())
-		no_picture("fromMillis");
-	return from_ms(a[0].n);
+	return date_time(cx, a[0].n, arg(a, 1), arg(a, 2));
 }
 
 V f_now(Context &cx, Args &a, const V &) {
-	if (!arg(a, 0).undef() || !arg(a, 1).undef())
-		no_picture("now");
-	return from_ms(static_cast<double>(cx.now_ms));
+	return date_time(cx, static_cast<double>(cx.now_ms), arg(a, 0), arg(a, 1));
 }
 
 V f_millis(Context &cx, Args &, const V &) { return V::number(static_cast<double>(cx.now_ms)); }
@@ -1330,6 +1327,9 @@ const Builtin kBuiltins[] = {
 	{"split", "<s-(sf)n?:a<s>>", f_split},
 	{"join", "<a<s>s?:s>", f_join},
 	{"formatBase", "<n-n?:s>", f_format_base},
+	{"formatNumber", "<n-so?:s>", f_format_number},
+	{"formatInteger", "<n-s:s>", f_format_integer},
+	{"parseInteger", "<s-s:n>", f_parse_integer},
 	{"number", "<(nsb)-:n>", f_number},
 	{"floor", "<n-:n>", f_floor},
 	{"ceil", "<n-:n>", f_ceil},

@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libssl-dev
   libpcre2-dev             # JSONata's regular expressions (core/jsonata_regex.cpp)
+  tzdata                   # JSONata's time zones by IANA name (core/jsonata_picture.cpp)
   prometheus-cpp-dev
 )
 # What the test command needs besides (`--product`: the product's alone).
@@ -25,6 +26,7 @@ if [ "${1:-}" != "--product" ]; then
     clang libclang-rt-14-dev
     ccache
     chromium                 # the console suite's browser (test/console/)
+    awscli                   # the sfn suite's client and AWS's Step Functions service model (test/sfn/)
   )
   # node and npm: the console suite's test driver (playwright-core) and
   # whoever rebuilds web/dist/; `make` needs neither.  Debian's packages,

@@ -8,9 +8,11 @@
 #
 #   bash test/run-all.sh            everything
 #   SUITES="regress ctest" bash test/run-all.sh    a subset:
-#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console
+#                                   errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console sfn
 #                                   (errors: the SQLSTATE table, test/check_errors.sh, and
 #                                   the docs' links, test/check_links.sh)
+#                                   (sfn: the Step Functions endpoint driven by the AWS CLI
+#                                   and @aws-sdk/client-sfn on both stores, test/sfn/run.sh)
 #                                   (console: the web console in headless Chromium,
 #                                   test/console/run.sh; screenshots in
 #                                   $BUILD/artifacts/console/)
@@ -34,13 +36,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console"}
+SUITES=${SUITES:-"errors regress pgtap ctest sqlfuzz fuzz ops builds newcomer console sfn"}
 export BUILD=${BUILD:-build}
 # The C++ build: the test suites for ctest (check-build), the binaries alone
 # for ops, none otherwise; warnings are errors either way.
 BUILD_ARGS=(check-build)
 if [[ " $SUITES " != *" ctest "* ]]; then
-  if [[ " $SUITES " == *" ops "* || " $SUITES " == *" newcomer "* || " $SUITES " == *" console "* ]]; then
+  if [[ " $SUITES " == *" ops "* || " $SUITES " == *" newcomer "* || " $SUITES " == *" console "* || " $SUITES " == *" sfn "* ]]; then
     BUILD_ARGS=(all GENROC_WERROR=ON)
   else
     export SKIP_CXX=1
@@ -225,6 +227,15 @@ for suite in $SUITES; do
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && { f=1; tail -20 <<<"$out" >&2; }
       [ "$f" -gt 0 ] && grep -A6 -E '^not ok ' <<<"$out" | head -60 >&2
       count console "$p" "$f" ;;
+    sfn)
+      # the Step Functions endpoint through the AWS CLI and the JavaScript
+      # SDK on both stores (test/sfn/)
+      out=$(bash test/sfn/run.sh 2>&1); rc=$?
+      echo "$out" >"$LOG/sfn.log"
+      p=$(grep -cE '^ok ' <<<"$out"); f=$(grep -cE '^not ok ' <<<"$out")
+      [ $rc -ne 0 ] && [ "$f" -eq 0 ] && { f=1; tail -20 <<<"$out" >&2; }
+      [ "$f" -gt 0 ] && grep -A6 -E '^not ok ' <<<"$out" | head -60 >&2
+      count sfn "$p" "$f" ;;
     *) broken+=("unknown suite $suite") ;;
   esac
 done

@@ -25,6 +25,7 @@
 #include "log.hpp"
 #include "run_cmd.hpp"
 #include "runner.hpp"
+#include "sigv4.hpp"
 #include "size.hpp"
 #include "stop.hpp"
 #include "store.hpp"
@@ -184,6 +185,21 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		sub->add_option("--jwt-groups", cfg.jwt_groups,
 						"JWT groups -> permissions (JSON), e.g. {\"ops\":[\"admin\"],\"dev\":[\"operator\"]}")
 			->envname("GENROC_JWT_GROUPS");
+		sub->add_option("--sigv4-key-file", cfg.sigv4_key_file,
+						"server key (a file of 32 bytes or more, e.g. openssl rand -hex 32) of the SigV4 key pairs the "
+						"Step Functions endpoint (POST /) accepts with --auth")
+			->envname("GENROC_SIGV4_KEY_FILE");
+		sub->add_option("--sfn-region", cfg.sfn_region, "region of the Step Functions endpoint's ARNs and SigV4 scope")
+			->envname("GENROC_SFN_REGION")
+			->capture_default_str();
+		sub->add_option("--sfn-account", cfg.sfn_account, "account id in the Step Functions endpoint's ARNs (12 digits)")
+			->envname("GENROC_SFN_ACCOUNT")
+			->capture_default_str();
+		sub->add_option("--sfn-sync-timeout", cfg.sfn_sync_timeout_s,
+						"seconds StartSyncExecution waits for the execution's end; then it is stopped (TIMED_OUT)")
+			->envname("GENROC_SFN_SYNC_TIMEOUT")
+			->check(CLI::Range(1, 300))
+			->capture_default_str();
 		sub->add_option("--http-max-connections", http_max_connections,
 						"HTTP connections served at once (a thread each); more get 503 at once")
 			->envname("GENROC_HTTP_MAX_CONNECTIONS")
@@ -260,6 +276,11 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 		->required()
 		->delimiter(',');
 	token_create->add_flag("--json", cfg.token_json, "print the created token as JSON");
+	token_create->add_flag("--sigv4", cfg.token_sigv4,
+						   "make an AWS key pair (access key id and secret) for the Step Functions endpoint instead "
+						   "of a Bearer text; needs --sigv4-key-file, the server's");
+	token_create->add_option("--sigv4-key-file", cfg.sigv4_key_file, "the server key file genroc serve/api use")
+		->envname("GENROC_SIGV4_KEY_FILE");
 
 	// A repeated single-value flag takes its last value, so a wrapper script
 	// can append an override to a fixed command line.
@@ -430,6 +451,18 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 	}
 	if (cfg.command == "serve" || cfg.command == "api") {
 		if (!cfg.jwt_secret.empty() && !cfg.auth) return usage_error("--jwt-secret: needs --auth");
+		if (!cfg.sigv4_key_file.empty()) {
+			try {
+				sigv4::load_server_key(cfg.sigv4_key_file);
+			} catch (const std::exception &e) {
+				return usage_error(e.what());
+			}
+		}
+		if (cfg.sfn_account.size() != 12 || !std::all_of(cfg.sfn_account.begin(), cfg.sfn_account.end(), ::isdigit))
+			return usage_error("--sfn-account: must be 12 digits");
+		if (cfg.sfn_region.empty() || cfg.sfn_region.size() > 40 ||
+			!std::all_of(cfg.sfn_region.begin(), cfg.sfn_region.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'; }))
+			return usage_error("--sfn-region: must be a region name such as us-east-1");
 		if (!cfg.jwt_secret.empty() && cfg.jwt_secret.size() < 32)
 			return usage_error("--jwt-secret: must be at least 32 bytes (HS256 wants a key as long as its hash)");
 		if (!cfg.jwt_groups.empty()) {
@@ -446,6 +479,14 @@ int parse_command_line(int argc, const char *const *argv, Config &cfg) {
 			if (!auth::known_permission(p))
 				return usage_error("--permissions: unknown permission \"" + p + "\" (admin, operator, worker, reader)");
 		if (cfg.token_name.empty()) return usage_error("--name: must not be empty");
+		if (cfg.token_sigv4) {
+			if (cfg.sigv4_key_file.empty()) return usage_error("--sigv4: needs --sigv4-key-file");
+			try {
+				sigv4::load_server_key(cfg.sigv4_key_file);
+			} catch (const std::exception &e) {
+				return usage_error(e.what());
+			}
+		}
 	}
 	if (cfg.database.empty()) return usage_error("--database: must not be empty");
 	return -1;
@@ -561,6 +602,18 @@ ApiOptions api_options(const Config &cfg) {
 	o.allowed_hosts = cfg.http_allowed_hosts;
 	o.healthz_reserve = cfg.http_healthz_reserve;
 	o.max_list_answers = cfg.http_max_answers;
+	o.sfn.region = cfg.sfn_region;
+	o.sfn.account = cfg.sfn_account;
+	o.sfn.sync_timeout_ms = int64_t{cfg.sfn_sync_timeout_s} * 1000;
+	if (!cfg.sigv4_key_file.empty()) o.sigv4_key = sigv4::load_server_key(cfg.sigv4_key_file);
+	// Paging tokens are checked with a key every server of the same key
+	// shares (so a listing pages across them); without one, a random key
+	// of this process.
+	if (!o.sigv4_key.empty()) {
+		o.sfn.paging_key = sigv4::hmac_sha256(o.sigv4_key, "genroc sfn paging");
+	} else {
+		o.sfn.paging_key = sigv4::new_token_id() + sigv4::new_token_id() + sigv4::new_token_id();
+	}
 	return o;
 }
 
@@ -604,6 +657,26 @@ bool prepare_auth(const Config &cfg) {
 int run_token_create(const Config &cfg) {
 	try {
 		auto store = open_store(cfg.database);
+		if (cfg.token_sigv4) {
+			// The pair's secret and its token's text both come from the
+			// server key (sigv4.hpp); the store keeps the token's hash only.
+			const std::string key = sigv4::load_server_key(cfg.sigv4_key_file);
+			const std::string id = sigv4::new_token_id();
+			json t = store->token_create(cfg.token_name, cfg.token_permissions, "cli", sigv4::token_text(key, id));
+			t.erase("is_new");
+			t.erase("token");
+			t["access_key_id"] = sigv4::access_key_id(id);
+			t["secret_access_key"] = sigv4::secret_access_key(key, id);
+			if (cfg.token_json) {
+				std::cout << t.dump() << std::endl;
+			} else {
+				std::fprintf(stderr, "created key pair %s for token %s (%s); its secret is shown this once:\n",
+							 t.at("access_key_id").get<std::string>().c_str(), id.c_str(), cfg.token_name.c_str());
+				std::cout << "AWS_ACCESS_KEY_ID=" << t.at("access_key_id").get<std::string>() << "\n"
+						  << "AWS_SECRET_ACCESS_KEY=" << t.at("secret_access_key").get<std::string>() << std::endl;
+			}
+			return kExitOk;
+		}
 		json t = store->token_create(cfg.token_name, cfg.token_permissions, "cli", std::nullopt);
 		t.erase("is_new");
 		if (cfg.token_json) {

@@ -56,6 +56,11 @@ struct Config {
 	std::string seed_tokens;				// --seed-tokens FILE
 	std::string jwt_secret;					// --jwt-secret: never logged
 	std::string jwt_groups;					// --jwt-groups: JSON group -> [permissions]
+	// The Step Functions endpoint (serve, api; sfn_api.hpp, sigv4.hpp)
+	std::string sigv4_key_file;				// --sigv4-key-file: the server key of SigV4 key pairs
+	std::string sfn_region = "us-east-1";	// --sfn-region: ARNs and the SigV4 scope
+	std::string sfn_account = "000000000000";	// --sfn-account: ARNs
+	int sfn_sync_timeout_s = 60;			// --sfn-sync-timeout: StartSyncExecution's bound
 	// the HTTP server's limits (serve, api; docs/http-api.md "HTTP server limits")
 	int http_max_connections = 256;			// connections at once; more get 503
 	Millis http_request_timeout{30'000};	// a request's headers and body arrive within this
@@ -69,6 +74,7 @@ struct Config {
 	std::string token_name;
 	std::vector<std::string> token_permissions;
 	bool token_json = false;
+	bool token_sigv4 = false;				// token create --sigv4: a key pair for the Step Functions API
 
 	// genroc run
 	std::string run_file;

@@ -24,6 +24,7 @@
 #include "http_api.hpp"
 
 #include <httplib.h>
+#include <openssl/rand.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -52,10 +53,12 @@
 #include <utility>
 #include <vector>
 
+#include "instance_actions.hpp"
 #include "json_guard.hpp"
 #include "log.hpp"
 #include "metrics.hpp"
 #include "queue_health.hpp"
+#include "sigv4.hpp"
 #include "ui_assets.hpp"
 
 namespace genroc {
@@ -135,6 +138,7 @@ struct Call {
 	std::optional<std::string> text;  // a list answer's JSON text, built row by row (list_row)
 	size_t rows = 0;				  // rows in text so far
 	std::optional<auth::Principal> who;	 // the caller, once authenticated
+	const std::string *sigv4_key = nullptr;	 // --sigv4-key-file's key (POST /api/tokens with sigv4)
 
 	Store &store() {
 		if (!store_) store_ = pool.take();
@@ -391,7 +395,7 @@ json post_instances_batch(Call &c) {
 json get_instances(Call &c) {
 	json filter = json::object();
 	for (const auto &[key, value] : c.req.params) {
-		if (key == "status" || key == "definition") {
+		if (key == "status" || key == "definition" || key == "name") {
 			if (value.empty()) throw invalid("query parameter \"" + key + "\" must not be empty");
 			filter[key] = value;
 		} else if (key == "label") {
@@ -482,10 +486,29 @@ bool values_ref(const Call &c) {
 	return c.req.get_param_value("values") == "ref";
 }
 
+// The ASL Type of the state a failed top-level instance stopped in (resume
+// needs a Task); "" for any other instance, or when the definition does not
+// say.
+std::string failed_state_type(Store &store, const json &inst) {
+	if (inst.value("status", "") != "failed" || !inst.value("parent_id", json()).is_null()) return "";
+	const json def = store.get_definition(inst.value("definition", ""), inst.value("version", 1));
+	const json &states = def.value("definition", json::object()).value("States", json::object());
+	const std::string state = inst.value("state", json()).is_string() ? inst["state"].get<std::string>() : "";
+	if (!states.is_object() || !states.contains(state) || !states[state].is_object()) return "";
+	const json &type = states[state].value("Type", json());
+	return type.is_string() ? type.get<std::string>() : "";
+}
+
+// One instance, and the actions the API would take for it now
+// (instance_actions.hpp: the console shows these and no other).
 json get_instance(Call &c) {
 	int64_t id = instance_id(c);  // validated before the store is borrowed
 	const bool refs = values_ref(c);
-	return c.store().get_instance(id, refs);
+	json inst = c.store().get_instance(id, refs);
+	json actions = json::array();
+	for (const auto &a : instance_actions(inst, failed_state_type(c.store(), inst))) actions.push_back(a);
+	inst["actions"] = std::move(actions);
+	return inst;
 }
 
 // GET /api/objects/{ref}: one stored value, as the store's get_object
@@ -509,6 +532,109 @@ json get_history(Call &c) {
 	list_begin(c, "{\"instance_id\":" + std::to_string(id) + ",\"history\":[");
 	for (const auto &row : h) list_row(c, row, "history entries", refs ? "" : "; ask with values=ref");
 	return list_end(c, "]}");
+}
+
+// POST /api/instances/bulk: one action (cancel or retry) on many instances,
+// named by "ids" or by a list "filter" (list_instances' keys status,
+// definition, label, name, top, created_after, created_before), at most
+// kMaxBulk of them ("more": true when the filter matches more: act, then ask
+// again).  Each instance is judged by the rule the console's buttons follow
+// (instance_actions.hpp: what does not apply is skipped, with the reason the
+// store would give) and acted on by the same store call as its single route,
+// in its own transaction, so the store checks each one as it checks a single
+// call; one failure does not stop the others.  "dry_run": true answers the
+// count and the instances it would act on, acting on none (the console's
+// confirmation shows that count).
+constexpr int64_t kMaxBulk = 1000;
+
+json post_bulk(Call &c) {
+	json body = c.body();
+	only_fields(body, {"action", "ids", "filter", "dry_run"});
+	const std::string action = string_field(body, "action", true);
+	if (action != "cancel" && action != "retry")
+		throw invalid("field \"action\" must be cancel or retry, got \"" + shown(action) + "\"");
+	const json *ids = field(body, "ids");
+	const json *filter = field(body, "filter");
+	if ((ids == nullptr) == (filter == nullptr)) throw invalid("give exactly one of the fields \"ids\" and \"filter\"");
+	bool dry_run = false;
+	if (const json *d = field(body, "dry_run")) {
+		if (!d->is_boolean()) throw invalid(std::string("field \"dry_run\" must be true or false, not ") + type_name(*d));
+		dry_run = d->get<bool>();
+	}
+	// instances as get_instance / list_instances show them; an id the store
+	// refused to show comes with its error instead
+	struct Row {
+		json inst;
+		json error;
+	};
+	std::vector<Row> rows;
+	bool more = false;
+	if (ids) {
+		if (!ids->is_array()) throw invalid(std::string("field \"ids\" must be an array, not ") + type_name(*ids));
+		if (ids->empty() || static_cast<int64_t>(ids->size()) > kMaxBulk)
+			throw invalid("field \"ids\" must hold from 1 to " + std::to_string(kMaxBulk) + " instance ids, got " +
+						  std::to_string(ids->size()));
+		std::set<int64_t> seen;
+		for (const auto &v : *ids) {
+			if (!v.is_number_integer() || v.get<int64_t>() < 1)
+				throw invalid("field \"ids\" must be an array of instance ids (positive integers), found " +
+							  shown(v.dump()));
+			if (!seen.insert(v.get<int64_t>()).second) continue;
+			try {
+				rows.push_back({c.store().get_instance(v.get<int64_t>(), true), nullptr});
+			} catch (const Error &e) {
+				if (transient_sqlstate(e.sqlstate)) throw;
+				rows.push_back({{{"id", v}}, error_body(e)["error"]});
+			}
+		}
+	} else {
+		if (!filter->is_object()) throw invalid(std::string("field \"filter\" must be an object, not ") + type_name(*filter));
+		only_fields(*filter, {"status", "definition", "label", "name", "top", "created_after", "created_before"});
+		json f = *filter;
+		f["limit"] = kMaxBulk + 1;
+		f["values"] = "ref";
+		for (auto &inst : c.store().list_instances(f)) {
+			if (static_cast<int64_t>(rows.size()) == kMaxBulk) {
+				more = true;
+				break;
+			}
+			rows.push_back({std::move(inst), nullptr});
+		}
+	}
+	json results = json::array();
+	int64_t acted = 0, skipped = 0, failed = 0;
+	for (const auto &[inst, error] : rows) {
+		const json id = inst.value("id", json());
+		if (!error.is_null()) {
+			results.push_back({{"instance_id", id}, {"outcome", "failed"}, {"error", error}});
+			failed++;
+			continue;
+		}
+		const std::string why = action_refusal(action, inst, "");
+		if (!why.empty()) {
+			results.push_back({{"instance_id", id}, {"outcome", "skipped"}, {"status", inst.value("status", json())},
+							   {"reason", why}});
+			skipped++;
+			continue;
+		}
+		if (dry_run) {
+			results.push_back({{"instance_id", id}, {"outcome", "would"}, {"status", inst.value("status", json())}});
+			acted++;
+			continue;
+		}
+		try {
+			const int64_t n = id.get<int64_t>();
+			const std::string status = action == "cancel" ? c.store().cancel(n) : c.store().retry(n);
+			results.push_back({{"instance_id", id}, {"outcome", "done"}, {"status", status}});
+			acted++;
+		} catch (const Error &e) {
+			if (transient_sqlstate(e.sqlstate)) throw;
+			results.push_back({{"instance_id", id}, {"outcome", "failed"}, {"error", error_body(e)["error"]}});
+			failed++;
+		}
+	}
+	return {{"action", action},		{"dry_run", dry_run}, {"matched", rows.size()}, {"more", more},
+			{dry_run ? "would" : "done", acted}, {"skipped", skipped}, {"failed", failed}, {"results", results}};
 }
 
 json post_cancel(Call &c) {
@@ -612,8 +738,10 @@ void tokens_need_auth(const Call &c) {
 json post_token(Call &c) {
 	tokens_need_auth(c);
 	json body = c.body();
-	only_fields(body, {"name", "permissions"});
+	only_fields(body, {"name", "permissions", "sigv4"});
 	std::string name = string_field(body, "name", true);
+	const json *sigv4 = field(body, "sigv4");
+	if (sigv4 && !sigv4->is_boolean()) throw invalid(std::string("field \"sigv4\" must be a boolean, not ") + type_name(*sigv4));
 	const json *perms = field(body, "permissions");
 	if (!perms) throw ApiError(400, "22004", "missing required field \"permissions\"");
 	if (!perms->is_array()) throw invalid(std::string("field \"permissions\" must be an array, not ") + type_name(*perms));
@@ -621,6 +749,20 @@ json post_token(Call &c) {
 	for (const auto &p : *perms) {
 		if (!p.is_string()) throw invalid("field \"permissions\" must be an array of strings");
 		list.push_back(p.get<std::string>());
+	}
+	if (sigv4 && sigv4->get<bool>()) {
+		// A key pair for the Step Functions endpoint: its token's text is
+		// derived from the server key, so the server can check it later.
+		if (!c.sigv4_key || c.sigv4_key->empty())
+			throw ApiError(400, "22023", "a SigV4 key pair needs the server's --sigv4-key-file");
+		const std::string id = sigv4::new_token_id();
+		json t = c.store().token_create(name, list, c.who->name, sigv4::token_text(*c.sigv4_key, id));
+		t.erase("is_new");
+		t.erase("token");
+		t["access_key_id"] = sigv4::access_key_id(id);
+		t["secret_access_key"] = sigv4::secret_access_key(*c.sigv4_key, id);
+		c.status = 201;
+		return t;
 	}
 	json t = c.store().token_create(name, list, c.who->name, std::nullopt);
 	t.erase("is_new");
@@ -1315,6 +1457,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 	std::atomic<int> db_up_{-1};  // last /healthz verdict: -1 none yet, 0 down, 1 up
 	std::atomic<bool> metrics_db_ok_{true};	 // the last scrape read the database (log changes only)
 	AnswerGate answers_{options_.max_list_answers};
+	sigv4::ReplayCache replays_;  // SigV4 signatures accepted lately (serve_sfn)
 	// The Host header names served (screen): the --listen host, and this
 	// machine's name when --listen is every interface.
 	std::string listen_host_, machine_host_;
@@ -1536,6 +1679,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		Call call{req, pool_};
 		call.auth = options_.auth;
 		call.max_response = options_.max_response;
+		call.sigv4_key = &options_.sigv4_key;
 		try {
 			if (options_.auth) authenticate(call, need);
 			check_query(call);
@@ -1750,6 +1894,131 @@ class HttpServer final : public ApiServer, public ApiHandler {
 		if (call.store_) pool_.give_back(std::move(call.store_));
 	}
 
+
+	// POST /: the Step Functions API (sfn_api.hpp).  AWS's framing: the
+	// action in X-Amz-Target, the body application/x-amz-json-1.0, errors
+	// {"__type", "message"}.  With --auth the SigV4 signature is checked
+	// (sigv4.hpp) over the whole body, so the body is read first (bounded
+	// by --http-max-body); the key pair's token must be live, and its
+	// permissions are the HTTP API's.
+	void serve_sfn(const httplib::Request &req, httplib::Response &res, const httplib::ContentReader &reader) {
+		Call call{req, pool_};
+		call.auth = options_.auth;
+		std::string action;
+		auto answer = [&](int status, const json &body) {
+			res.status = status;
+			res.set_content(body.dump(), "application/x-amz-json-1.0");
+			unsigned char r[16];
+			if (RAND_bytes(r, sizeof r) == 1) res.set_header("x-amzn-RequestId", sigv4::hex(std::string(reinterpret_cast<char *>(r), sizeof r)));
+		};
+		auto refuse = [&](const sfn::Failure &f) {
+			json fields = {{"action", shown(action, 80)}, {"type", f.type}, {"status", f.status}};
+			if (call.who) fields["caller"] = call.who->name;
+			log::write(log::Level::info, "sfn: " + f.message, fields);
+			answer(f.status, json{{"__type", f.type}, {"message", f.message}});
+		};
+		try {
+			const std::string target = req.get_header_value("X-Amz-Target");
+			const std::string prefix = "AWSStepFunctions.";
+			if (target.compare(0, prefix.size(), prefix) != 0 || target.size() == prefix.size())
+				throw sfn::Failure{"UnknownOperationException", "X-Amz-Target must be AWSStepFunctions.<Action>", 400};
+			action = target.substr(prefix.size());
+			std::string media = lower(req.get_header_value("Content-Type"));
+			media = media.substr(0, media.find(';'));
+			while (!media.empty() && media.back() == ' ') media.pop_back();
+			if (media != "application/x-amz-json-1.0" && media != "application/x-amz-json-1.1" && media != "application/json") {
+				close_after_answer();
+				throw sfn::Failure{"SerializationException",
+								   "Content-Type must be application/x-amz-json-1.0 (AWS JSON 1.0)", 400};
+			}
+			bool over = false;
+			const bool ok = reader([&](const char *data, size_t n) {
+				if (call.raw.size() + n > options_.max_body) {
+					over = true;
+					return false;
+				}
+				call.raw.append(data, n);
+				return true;
+			});
+			if (!ok) {
+				close_after_answer();
+				if (over) throw sfn::Failure{"ValidationException", "the request body is over the limit of " +
+																		 std::to_string(options_.max_body) + " bytes", 413};
+				throw sfn::Failure{"SerializationException", "the request body could not be read", 400};
+			}
+			if (options_.auth) sigv4_authenticate(call);
+			json body = json::object();
+			if (!call.raw.empty()) {
+				try {
+					body = parse_json_text(call.raw, "request body");
+				} catch (const Error &e) {
+					throw sfn::Failure{"SerializationException", e.what(), 400};
+				}
+				if (!body.is_object()) throw sfn::Failure{"SerializationException", "the request body must be a JSON object", 400};
+			}
+			std::optional<auth::Principal> who = call.who;
+			json out = sfn::call(
+				options_.sfn, action, body, [&call]() -> Store & { return call.store(); }, who,
+				[this] { return stopped_.load(); });
+			answer(200, out);
+		} catch (const sfn::Failure &f) {
+			refuse(f);
+		} catch (const Error &e) {
+			metrics::database_error(e.sqlstate);
+			if (transient_sqlstate(e.sqlstate)) call.store_.reset();
+			const int status = http_status_for(e.sqlstate);
+			log::write(status >= 500 ? log::Level::error : log::Level::info, std::string("sfn: ") + e.what(),
+					   {{"action", shown(action, 80)}, {"sqlstate", e.sqlstate}});
+			if (status == 503)
+				answer(503, json{{"__type", "ServiceUnavailable"}, {"message", "the database is not available; try again"}});
+			else
+				answer(500, json{{"__type", "InternalFailure"},
+								 {"message", "internal error (SQLSTATE " + e.sqlstate + "); the server's log has the detail"}});
+		} catch (const std::exception &e) {
+			call.store_.reset();
+			log::write(log::Level::error, std::string("sfn: internal error: ") + e.what(), {{"action", shown(action, 80)}});
+			answer(500, json{{"__type", "InternalFailure"}, {"message", "internal error; the server's log has the detail"}});
+		}
+		if (t_conn && t_conn->close_after) res.set_header("Connection", "close");
+		if (call.store_) pool_.give_back(std::move(call.store_));
+	}
+
+	// The SigV4 check: the key pair's token id, the signature with the
+	// secret derived from it, a replay, then the token itself (live, its
+	// permissions).  Never logs a secret or a signature.
+	void sigv4_authenticate(Call &call) {
+		const auto &req = call.req;
+		sigv4::Request r;
+		r.method = req.method;
+		r.path = req.path;
+		for (const auto &[k, v] : req.params) r.query.emplace(k, v);
+		for (const auto &[k, v] : req.headers) r.headers.emplace_back(k, v);
+		r.body = call.raw;
+		const int64_t now_s =
+			std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+		try {
+			sigv4::Credential c = sigv4::parse(r, options_.sfn.region, now_s);
+			auto id = sigv4::token_id_of(c.access_key_id);
+			if (!id || options_.sigv4_key.empty())
+				throw sigv4::Refused{"UnrecognizedClientException", "The security token included in the request is invalid."};
+			// The key first, as AWS answers: an unknown or revoked one is
+			// UnrecognizedClientException whatever its signature.
+			json v = call.store().token_verify(sigv4::token_text(options_.sigv4_key, *id));
+			if (v.is_null())
+				throw sigv4::Refused{"UnrecognizedClientException",
+									 "The security token included in the request is invalid (revoked or unknown)."};
+			sigv4::verify(r, c, sigv4::secret_access_key(options_.sigv4_key, *id));
+			if (!replays_.first_use(c.signature, c.time_s, now_s))
+				throw sigv4::Refused{"InvalidSignatureException",
+									 "The request signature has been used before: each request is signed anew"};
+			auth::Principal who{v.at("name").get<std::string>(), {}};
+			for (const auto &p : v.at("permissions")) who.permissions.insert(p.get<std::string>());
+			call.who = std::move(who);
+		} catch (const sigv4::Refused &e) {
+			throw sfn::Failure{e.type, e.message, e.type == "MissingAuthenticationTokenException" ? 403 : 400};
+		}
+	}
+
 	void routes() {
 		svr_.set_payload_max_length(options_.max_body);
 		// What httplib writes in Keep-Alive headers; GuardedServer enforces both.
@@ -1777,6 +2046,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			get("/api/definitions", get_definitions, need_read());
 			with_body("POST", "/api/instances", post_instance, need_operate());
 			with_body("POST", "/api/instances/batch", post_instances_batch, need_operate());
+			with_body("POST", "/api/instances/bulk", post_bulk, need_operate());
 			get("/api/instances", get_instances, need_read_instances());
 			get(R"(/api/instances/([^/]+))", get_instance, need_read_instances());
 			get(R"(/api/instances/([^/]+)/history)", get_history, need_read_instances());
@@ -1794,6 +2064,10 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			get(R"(/api/definitions/([^/]+))", get_definition, need_read());
 			get("/api/queues", get_queues, need_read());
 			get("/api/whoami", get_whoami, need_any());
+			// The Step Functions API (sfn_api.hpp), its own framing and auth.
+			known_.emplace_back("POST", std::regex("/"));
+			svr_.Post("/", [this](const httplib::Request &req, httplib::Response &res,
+								  const httplib::ContentReader &reader) { serve_sfn(req, res, reader); });
 
 			// The web console: static files compiled into the binary, no
 			// credential needed (they hold no data; every /api call they make

@@ -34,6 +34,10 @@
 //   POST /api/tokens                       {name, permissions} -> the token with its text (201)
 //   GET  /api/tokens                       -> {"tokens": [...]}
 //   DELETE /api/tokens/{id}, POST /api/tokens/{id}/revoke  -> {id, status: "revoked"}
+//   POST /api/tokens {name, permissions, sigv4: true} -> also {access_key_id, secret_access_key}
+//                                          (needs --sigv4-key-file; sigv4.hpp)
+//   POST /                                 the Step Functions API (AWS JSON 1.0, SigV4 with --auth;
+//                                          sfn_api.hpp): X-Amz-Target AWSStepFunctions.<Action>
 //
 // With ApiOptions::auth every /api route needs "Authorization: Bearer <token
 // or JWT>" and the permission auth.hpp names for it (docs/http-api.md "HTTP API"):
@@ -67,6 +71,7 @@
 #include <vector>
 
 #include "auth.hpp"
+#include "sfn_api.hpp"
 #include "store.hpp"
 
 namespace genroc {
@@ -105,6 +110,12 @@ struct ApiOptions {
 	// time and serves the answer to every scrape meanwhile; 0: every scrape
 	// reads it.
 	int64_t metrics_cache_ms = 5'000;
+	// The Step Functions endpoint (POST /, sfn_api.hpp): ARNs' region and
+	// account, StartSyncExecution's bound.  With auth, a request is accepted
+	// when its SigV4 signature verifies with a key pair made from
+	// sigv4_key (--sigv4-key-file; empty: every signed request is refused).
+	sfn::Options sfn;
+	std::string sigv4_key;
 };
 
 struct HealthInfo {

@@ -723,8 +723,9 @@ COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 COMMENT ON FUNCTION genroc.get_instance(bigint, jsonb) IS
 	'get_instance with options: {"values": "ref"} shows large values as references (get_object reads them).';
 
--- Semantics: filter keys status, definition, label ({"k":"v"}: every pair
--- must be among the instance's labels), root (the instances below that
+-- Semantics: filter keys status, definition, name (the instance's name,
+-- exactly), label ({"k":"v"}: every pair must be among the instance's
+-- labels), root (the instances below that
 -- top instance), parent (that instance's children, every fan-out's), top
 -- (true: top-level instances only), before (an instance id: only older ids,
 -- the next page of a keyset walk), created_after / created_before (RFC 3339
@@ -743,6 +744,7 @@ DECLARE
 	v_filter jsonb := coalesce(p_filter, '{}');
 	v_status text;
 	v_definition text;
+	v_name text;
 	v_label jsonb;
 	v_root bigint;
 	v_parent bigint;
@@ -758,8 +760,8 @@ DECLARE
 BEGIN
 	PERFORM genroc._entry();
 	PERFORM genroc._check_options(v_filter, ARRAY['before', 'created_after', 'created_before', 'definition',
-												  'label', 'limit', 'offset', 'parent', 'root', 'status', 'top',
-												  'values'],
+												  'label', 'limit', 'name', 'offset', 'parent', 'root', 'status',
+												  'top', 'values'],
 								  'list_instances filter');
 	v_refs := genroc._values_refs(CASE WHEN v_filter ? 'values'
 									   THEN jsonb_build_object('values', v_filter -> 'values') END);
@@ -772,6 +774,9 @@ BEGIN
 	END IF;
 	IF v_filter ? 'definition' THEN
 		v_definition := genroc._text_option(v_filter -> 'definition', 'definition');
+	END IF;
+	IF v_filter ? 'name' THEN
+		v_name := genroc._text_option(v_filter -> 'name', 'name');
 	END IF;
 	IF v_filter ? 'label' THEN
 		v_label := genroc._labels_option(v_filter -> 'label', 'label');
@@ -833,6 +838,7 @@ BEGIN
 			WHERE i.parent_id = v_parent
 			  AND (v_status IS NULL OR i.status = v_status)
 			  AND (v_definition IS NULL OR d.name = v_definition)
+			  AND (v_name IS NULL OR i.name = v_name)
 			  AND (v_label IS NULL OR i.labels @> v_label)
 			  AND (v_root IS NULL OR i.root_id = v_root)
 			  AND NOT v_top
@@ -850,6 +856,7 @@ BEGIN
 		JOIN genroc._definitions d ON d.id = i.definition_id
 		WHERE (v_status IS NULL OR i.status = v_status)
 		  AND (v_definition IS NULL OR d.name = v_definition)
+		  AND (v_name IS NULL OR i.name = v_name)
 		  AND (v_label IS NULL OR i.labels @> v_label)
 		  AND (v_root IS NULL OR i.root_id = v_root)
 		  AND (NOT v_top OR i.parent_id IS NULL)
@@ -862,7 +869,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
-	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, label ({"k":"v"}), root, parent, top, before (an id: the next page), created_after, created_before, limit (default 100), offset.';
+	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, name, label ({"k":"v"}), root, parent, top, before (an id: the next page), created_after, created_before, limit (default 100), offset.';
 
 CREATE FUNCTION genroc.history(p_instance bigint, p_options jsonb)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)

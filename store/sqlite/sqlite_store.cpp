@@ -408,8 +408,10 @@ const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_CO
 	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"                   \
 	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"          \
 	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"                          \
-	" AND (?9 IS NULL OR i.id < ?9)"                                                                   \
-	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"
+	/* before: a bound (not "?9 IS NULL OR"), so a keyset page seeks the rowid */                     \
+	" AND i.id < coalesce(?9, 9223372036854775807)"                                                    \
+	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"                \
+	" AND (?12 IS NULL OR i.name = ?12)"
 const std::string INSTANCE_LIST_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
 									  " AND ?6 IS NULL ORDER BY i.id DESC LIMIT ?4 OFFSET ?8";
 // list_instances with "parent": its children in order (the children index's)
@@ -805,11 +807,11 @@ class SqliteStore final : public Store {
 		limits::check_json_depth(filter, "the filter");  // its values show up in error messages
 		const json f = filter.is_null() ? json::object() : filter;
 		check_options(f,
-					  {"before", "created_after", "created_before", "definition", "label", "limit", "offset", "parent",
-					   "root", "status", "top", "values"},
+					  {"before", "created_after", "created_before", "definition", "label", "limit", "name", "offset",
+					   "parent", "root", "status", "top", "values"},
 					  "list_instances filter");
 		const bool refs = values_refs(f);
-		std::optional<std::string> status, definition;
+		std::optional<std::string> status, definition, name;
 		std::optional<json> label;
 		std::optional<int64_t> root, parent, before, after_at, before_at;
 		bool top = false;
@@ -823,6 +825,7 @@ class SqliteStore final : public Store {
 								*status + "\"");
 		}
 		if (f.contains("definition")) definition = text_option(f["definition"], "definition");
+		if (f.contains("name")) name = text_option(f["name"], "name");
 		if (f.contains("label")) {
 			if (!is_string_object(f["label"]))
 				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
@@ -873,7 +876,7 @@ class SqliteStore final : public Store {
 		return read([&](int64_t) {
 			json out = json::array();
 			Query q(db_, parent ? INSTANCE_CHILDREN_SQL.c_str() : INSTANCE_LIST_SQL.c_str(), status, definition, label,
-					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at);
+					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at, name);
 			while (q.next()) {
 				out.push_back(instance_json(q));
 				if (!refs) instance_values(out.back());

@@ -208,6 +208,24 @@ TEST_P(StoreTest, ListInstancesPagesByKeyAndFiltersByTime) {
 	EXPECT_RAISES(sqlstate::INVALID_DATETIME_FORMAT, "created_before", store().list_instances({{"created_before", 5}}));
 }
 
+// The console's name filter: an instance's name, exactly, with the others.
+TEST_P(StoreTest, ListInstancesFiltersByName) {
+	define("job", task_def());
+	const int64_t a = start("job", json::object(), {{"name", "nightly-1"}});
+	const int64_t b = start("job", json::object(), {{"name", "nightly-2"}});
+	start("job");
+	auto ids = [](const json &list) {
+		std::vector<int64_t> out;
+		for (auto &i : list) out.push_back(i.at("id").get<int64_t>());
+		return out;
+	};
+	EXPECT_EQ(ids(store().list_instances({{"name", "nightly-2"}})), (std::vector<int64_t>{b}));
+	EXPECT_EQ(ids(store().list_instances({{"name", "nightly-1"}, {"definition", "job"}, {"top", true}})),
+			  (std::vector<int64_t>{a}));
+	EXPECT_TRUE(store().list_instances({{"name", "nightly"}}).empty());	 // exactly, not a prefix
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "name", store().list_instances({{"name", 7}}));
+}
+
 TEST_P(StoreTest, HistoryRecordsEveryStepInOrder) {
 	define("job", task_def());
 	worker("w1");

@@ -26,9 +26,10 @@ const ARTIFACTS = env('ARTIFACTS');
 
 let failures = 0;
 async function step(name, fn) {
+  const t0 = Date.now();
   try {
     await fn();
-    console.log(`ok - ${STORE}: ${name}`);
+    console.log(`ok - ${STORE}: ${name} # ${Date.now() - t0} ms`);
   } catch (err) {
     failures++;
     console.log(`not ok - ${STORE}: ${name}`);
@@ -115,6 +116,36 @@ const FLOW = {
   },
 };
 
+// A Map of 20 items, three at a time, each waiting for an event "go".
+const ITEMS = {
+  StartAt: 'Each',
+  States: {
+    Each: {
+      Type: 'Map', ItemsPath: '$.items', MaxConcurrency: 3,
+      ItemProcessor: { StartAt: 'Wait', States: { Wait: { Type: 'Task', Resource: 'genroc:event', Parameters: { Name: 'go' }, End: true } } },
+      End: true,
+    },
+  },
+};
+// A Map of 100 items where item 3 fails.
+const BADMAP = {
+  StartAt: 'Each',
+  States: {
+    Each: {
+      Type: 'Map', ItemsPath: '$.items',
+      ItemProcessor: {
+        StartAt: 'Pick',
+        States: {
+          Pick: { Type: 'Choice', Choices: [{ Variable: '$', NumericEquals: 3, Next: 'Fail' }], Default: 'Work' },
+          Fail: { Type: 'Task', Resource: 'genroc:fail', Parameters: { Error: 'Bad.Item', Cause: 'item 3 is bad' }, End: true },
+          Work: { Type: 'Task', Resource: 'genroc:noop', End: true },
+        },
+      },
+      End: true,
+    },
+  },
+};
+
 const ids = {};
 await step('setup through the API', async () => {
   await call('/definitions', { method: 'POST', body: { name: 'flow', definition: FLOW } });
@@ -125,18 +156,41 @@ await step('setup through the API', async () => {
   ids.failing2 = await start('flow', { fail: true, items: [1] }, { tenant: 'acme' });
   ids.waiting = await start('flow', { fail: false, items: [1] }, { tenant: 'zeta' });
   ids.waiting2 = await start('flow', { fail: false, items: [] }, { tenant: 'zeta' });
+  ids.quiet = await start('flow', { fail: false, items: [1, 2] }, { tenant: 'quiet' });
   for (let i = 0; i < 55; i++) await start('tiny', {}, { batch: 'b' });
+  await call('/definitions', { method: 'POST', body: { name: 'items', definition: ITEMS } });
+  await call('/definitions', { method: 'POST', body: { name: 'badmap', definition: BADMAP } });
+  await call('/definitions', { method: 'POST', body: { name: 'failer', definition: { StartAt: 'Boom', States: { Boom: { Type: 'Task', Resource: 'genroc:fail', Parameters: { Error: 'Boom', Cause: 'it always fails' }, End: true } } } } });
+  ids.items = await start('items', { items: Array.from({ length: 20 }, (_, i) => i) }, {});
+  ids.badmap = (await call('/instances', { method: 'POST', body: { definition: 'badmap', input: { items: Array.from({ length: 100 }, (_, i) => i) }, options: { name: 'hundred' } } })).instance_id;
+  ids.failers = [];
+  for (let i = 0; i < 4; i++) ids.failers.push((await call('/instances', { method: 'POST', body: { definition: 'failer', options: { name: `failer-${i}` } } })).instance_id);
+  for (const id of [ids.badmap, ...ids.failers]) await until(`#${id} failed`, async () => (await call(`/instances/${id}`)).status === 'failed');
+  await until('three items waiting', async () => ((await call(`/instances/${ids.items}`)).children || {}).running === 3);
   for (const id of [ids.failing, ids.failing2]) await until(`#${id} failed`, async () => (await call(`/instances/${id}`)).status === 'failed');
-  for (const id of [ids.waiting, ids.waiting2]) await until(`#${id} waiting`, async () => (await call(`/instances/${id}`)).status === 'waiting');
+  for (const id of [ids.waiting, ids.waiting2, ids.quiet]) await until(`#${id} waiting`, async () => (await call(`/instances/${id}`)).status === 'waiting');
 });
 
 const browser = await chromium.launch({ executablePath: env('CHROMIUM'), args: ['--no-sandbox', '--disable-dev-shm-usage'] });
 const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+// a short refresh interval: "three refreshes" take 0.6 s, not 6 s
+const POLL = 200;
+await context.addInitScript((ms) => localStorage.setItem('genroc.poll_ms', String(ms)), POLL);
 const page = await context.newPage();
 const consoleErrors = [];
 page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
-page.on('dialog', (d) => d.accept());
+const dialogs = [];
+page.on('dialog', (d) => {
+  dialogs.push(d.message());
+  d.accept();
+});
+// Waits until the page has drawn `n` more refreshes (<body data-polls>).
+const polls = () => page.evaluate(() => Number(document.body.dataset.polls || 0));
+async function refreshes(n) {
+  const from = await polls();
+  await until(`${n} refreshes`, async () => (await polls()) >= from + n, 10000);
+}
 const shot = (name) => page.screenshot({ path: join(ARTIFACTS, `${STORE}-${name}.png`), fullPage: true });
 
 // Light enough to load in under a second: what the page fetches is small
@@ -197,7 +251,9 @@ await step('an admin signs in', async () => {
 const listed = async () => page.$$eval('#instances tr[data-id]', (rows) => rows.map((r) => Number(r.dataset.id)));
 
 await step('filter by status, definition, label and time', async () => {
+  await page.waitForSelector('#f-definition option[value="flow"]', { state: 'attached' });
   await page.selectOption('#f-status', 'failed');
+  await page.selectOption('#f-definition', 'flow');
   await page.click('#apply');
   await until('failed rows only', async () => {
     const got = await listed();
@@ -250,7 +306,7 @@ await step('a failed instance: graph, path, failed state, error and cause', asyn
   for (const g of ['Fan', 'Fan/0', 'Fan/1', 'Each']) check(groups.includes(g), `group ${g} missing: ${groups}`);
   check((await page.textContent('#error')) === 'Card.Declined', 'error not shown');
   check((await page.textContent('#cause')).includes('declined'), 'cause not shown');
-  check((await page.textContent('#timeline')).includes('entered'), 'no history');
+  check((await page.textContent('#history')).includes('entered'), 'no history');
   const tree = await page.$$eval('#tree a', (a) => a.length);
   check(tree >= 5, `tree has ${tree} links (2 branches, 3 items)`);
   await shot('instance-failed');
@@ -270,7 +326,135 @@ await step('a branch instance marks its own states and links back', async () => 
   await page.waitForSelector('#graph svg .node.failed[data-state="Charge"]');
 });
 
+await step('only the transitions taken are marked', async () => {
+  await page.goto(`${BASE}/ui/#/instance/${ids.failing}`);
+  await page.waitForSelector('#graph svg .node.failed');
+  const walked = await page.$$eval('#graph svg .edge.walked', (n) => n.map((x) => x.dataset.edge));
+  for (const e of ['__start>Prepare', 'Prepare>Fan', 'Fan/join>Each', 'Each/join>Check', 'Check>Charge:rule 1']) {
+    check(walked.includes(e), `${e} not marked taken: ${walked}`);
+  }
+  for (const e of ['Check>Hold:default', 'Charge>Done', 'Charge>Done:Card.Expired', 'Hold>Done', 'Done>__end']) {
+    check(!walked.includes(e), `${e} marked taken: ${walked}`);
+  }
+});
+
+await step('states inside Parallel and Map are coloured by their outcome', async () => {
+  for (const s of ['Fan/0/Stock', 'Fan/1/Price', 'Each/Item']) {
+    await page.waitForSelector(`#graph svg .node.ok[data-state="${s}"]`);
+  }
+  const walked = await page.$$eval('#graph svg .edge.walked', (n) => n.map((x) => x.dataset.edge));
+  for (const e of ['Fan>Fan/0/Stock', 'Fan/1/Price>Fan/join', 'Each>Each/Item']) check(walked.includes(e), `${e} not taken: ${walked}`);
+});
+
+await step('clicking a state opens its panel: input, output, error, attempts, events', async () => {
+  await page.click('#graph svg [data-state="Charge"]');
+  await page.waitForSelector('#state-panel:not([hidden]) #panel-title');
+  check((await page.textContent('#panel-title')).includes('Charge'), 'the panel names another state');
+  const input = JSON.parse(await page.textContent('#panel-input'));
+  check(input.Error === 'Card.Declined', `task input: ${JSON.stringify(input)}`);
+  check((await page.textContent('#panel-error')) === 'Card.Declined', 'no error in the panel');
+  check((await page.textContent('#panel-cause')).includes('declined'), 'no cause in the panel');
+  const workers = await page.$$eval('#panel-attempts td.worker', (n) => n.map((x) => x.textContent));
+  check(workers.length === 1 && workers[0] === `console-${STORE}`, `attempts: ${workers}`);
+  const evs = await page.$$eval('#panel-events strong', (n) => n.map((x) => x.textContent));
+  check(JSON.stringify(evs) === JSON.stringify(['entered', 'task_scheduled', 'task_started', 'task_failed', 'failed']), `events: ${evs}`);
+  // a Pass state: its output is not in the log, and the panel says so
+  await page.click('#graph svg [data-state="Prepare"]');
+  await until('the Prepare panel', async () => (await page.textContent('#panel-title')).includes('Prepare'));
+  check((await page.textContent('#panel-input')).includes('"fail": true'), "the first state's input is the instance's");
+  // a history step opens the same panel; the history filters
+  await page.fill('#history-filter', 'task_');
+  const shown = await page.$$eval('#history tbody tr:not([hidden]) td:nth-child(2)', (n) => n.map((x) => x.textContent));
+  check(shown.length > 0 && shown.every((t) => t.startsWith('task_')), `filtered history: ${shown}`);
+  await page.click('#history tr:not([hidden]) button[data-step="Charge"]');
+  await until('the Charge panel', async () => (await page.textContent('#panel-title')).includes('Charge'));
+  await shot('state-panel');
+});
+
+await step('a detail stays open across three refreshes; an ended instance is not polled', async () => {
+  await page.goto(`${BASE}/ui/#/instance/${ids.quiet}`);
+  await page.waitForSelector('#history details');
+  await refreshes(1);
+  const detail = await page.$('#history tbody tr details');
+  await detail.evaluate((d) => { d.open = true; });
+  const input = await page.$('#input');
+  await refreshes(3);
+  check(await detail.evaluate((d) => d.isConnected && d.open), 'the open detail was closed or redrawn');
+  check(await input.evaluate((p) => p.isConnected), 'the Input pane was redrawn');
+  // an ended one: drawn once, then no call at all
+  const tiny = (await call('/instances?definition=tiny&limit=1')).instances[0].id;
+  const asked = [];
+  const onRequest = (r) => { if (r.url().includes('/api/instances/')) asked.push(r.url()); };
+  page.on('request', onRequest);
+  await page.goto(`${BASE}/ui/#/instance/${tiny}`);
+  await until('the ended stamp', async () => (await page.textContent('#live-slot')).includes('ended'));
+  const n = asked.length;
+  await new Promise((r) => setTimeout(r, POLL * 5)); // five intervals with nothing to wait for
+  page.off('request', onRequest);
+  check(asked.length === n, `${asked.length - n} calls after the end: ${asked.slice(n)}`);
+});
+
+await step('the list shows top-level instances, children with the toggle', async () => {
+  await page.goto(`${BASE}/ui/#/instances?definition=badmap`);
+  await page.waitForSelector('#instances tr[data-id]');
+  check(JSON.stringify(await listed()) === JSON.stringify([ids.badmap]), `top-level: ${await listed()}`);
+  await page.check('#f-all');
+  await page.click('#apply');
+  await until('the items too', async () => (await listed()).length === 50);
+  check((await page.textContent('#instances')).includes(`↳ #${ids.badmap}`), 'no child row');
+});
+
+await step("a Map's counts and bar are genctl's", async () => {
+  // two items get their event: 2 succeeded, 3 running, 15 waiting
+  const kids = (await call(`/instances?parent=${ids.items}&status=waiting&limit=3`)).instances.filter((k) => k.wait_kind === 'event');
+  for (const k of kids.slice(0, 2)) await call(`/instances/${k.id}/events/go`, { method: 'POST', body: {} });
+  await until('2 succeeded, 3 running', async () => {
+    const c = (await call(`/instances/${ids.items}`)).children;
+    return c.succeeded === 2 && c.running === 3;
+  });
+  await page.goto(`${BASE}/ui/#/instance/${ids.items}`);
+  await page.waitForSelector('#fanout-counts');
+  const shown = await page.textContent('#fanout-counts');
+  const line = execFileSync(env('GENCTL'), ['--database', env('SQL_TARGET'), 'instances', 'show', String(ids.items)], { encoding: 'utf8' })
+    .split('\n').find((l) => l.startsWith('children:'));
+  check(line && line.replace(/^children:\s+/, '') === shown, `console "${shown}", genctl "${line}"`);
+  check(shown === 'map, 20: 2 succeeded, 0 failed, 3 running, 15 waiting', shown);
+  const bar = await page.$$eval('#fanout-bar rect[data-n]', (n) => n.map((x) => `${x.getAttribute('class')}=${x.dataset.n}`));
+  check(JSON.stringify(bar) === JSON.stringify(['seg ok=2', 'seg running=3', 'seg waiting=15']), `bar: ${bar}`);
+  await page.waitForSelector('#graph svg .node.current[data-state="Each/Wait"]');
+  await page.waitForSelector('#graph svg .node.current[data-state="Each"]');
+  // waiting for its children: Cancel, and no event to send
+  check(await page.locator('#emit-open').count() === 0, 'emit offered while it waits for its children');
+  check(await page.locator('#cancel').count() === 1, 'no cancel');
+  await shot('map-progress');
+});
+
+await step('a failed 100-item Map names and links its failed item', async () => {
+  await page.goto(`${BASE}/ui/#/instance/${ids.badmap}`);
+  await page.waitForSelector('#failed-child');
+  const item = (await call(`/instances?parent=${ids.badmap}&status=failed`)).instances;
+  check(item.length === 1 && item[0].child_index === 3, `failed items: ${JSON.stringify(item.map((i) => i.child_index))}`);
+  const text = await page.textContent('#failed-child');
+  check(text.includes('item [3] failed in Fail') && text.includes('Bad.Item') && text.includes('item 3 is bad'), text);
+  await page.waitForSelector('#graph svg .node.failed[data-state="Each/Fail"]');
+  // actions: Retry (the Map runs again), no Resume (not a Task), no event
+  check(JSON.stringify((await call(`/instances/${ids.badmap}`)).actions) === '["retry"]', 'the API offers more than retry');
+  await page.waitForSelector('#retry');
+  check(await page.locator('#resume-open, #emit-open, #cancel').count() === 0, 'an action the API refuses is shown');
+  // the item state's panel lists the failed item first, with its error
+  await page.click('#graph svg [data-state="Each/Fail"]');
+  await page.waitForSelector('#panel-children li');
+  check((await page.textContent('#panel-children li')).includes(`#${item[0].id}`), 'the failed item is not first');
+  await shot('map-failed');
+  await page.click('#failed-child-link');
+  await page.waitForSelector('#graph svg .node.failed[data-state="Each/Fail"]');
+  check((await page.textContent('#error')) === 'Bad.Item', 'the item page shows no error');
+  check((await page.textContent('#input')).trim() === '3', 'the item page shows another input');
+  await page.waitForSelector('#no-action');
+});
+
 await step('retry from the page, checked in the database', async () => {
+  await page.goto(`${BASE}/ui/#/instance/${ids.failing}`);
   await page.click('#retry');
   await page.waitForSelector('#action-result .ok');
   await until('a retried row in the log', async () => eventsInDb(ids.failing).includes('retried'));
@@ -302,11 +486,70 @@ await step('a waiting instance: current state marked, cancel from the page', asy
 await step('emit an event from the page', async () => {
   await page.goto(`${BASE}/ui/#/instance/${ids.waiting2}`);
   await page.waitForSelector('#emit-open');
+  check((await page.textContent('#emit-open')).includes('"go"'), 'the event the instance waits for is not named');
   await page.click('#emit-open');
-  await page.fill('#event-name', 'go');
   await page.fill('#event-payload', '{"approved": true}');
   await page.click('#emit');
   await until('succeeded in the database', async () => statusInDb(ids.waiting2) === 'succeeded');
+});
+
+await step('list columns, a name filter, a selection kept live, bulk retry of 3', async () => {
+  await page.goto(`${BASE}/ui/#/instances?definition=failer`);
+  await until('four failers', async () => (await listed()).length === 4);
+  const row = await page.$$eval(`#instances tr[data-id="${ids.failers[0]}"] td`, (n) => n.map((x) => x.textContent));
+  check(row[2] === 'failer-0' && row[3] === 'failer@1' && row[4] === 'failed' && row[7] === 'Boom' && /\d/.test(row[6]), `row: ${row}`);
+  const picked = ids.failers.slice(0, 3);
+  for (const id of picked) await page.check(`#instances input[data-pick="${id}"]`);
+  const box = await page.$(`#instances input[data-pick="${picked[0]}"]`);
+  await refreshes(3);
+  check(await box.evaluate((b) => b.isConnected && b.checked), 'the selection was lost on a refresh');
+  check((await page.textContent('#selected-count')).startsWith('3 selected'), 'count not shown');
+  dialogs.length = 0;
+  await page.click('#bulk-retry');
+  await page.waitForSelector('#bulk-result .ok');
+  check(dialogs[0] === 'Retry 3 instance(s)?', `confirmation: ${dialogs}`);
+  for (const id of picked) check(eventsInDb(id).filter((e) => e === 'retried').length === 1, `#${id} not retried once`);
+  check(!eventsInDb(ids.failers[3]).includes('retried'), 'an instance not selected was retried');
+  // the name filter
+  await page.goto(`${BASE}/ui/#/instances?name=failer-3&all=1`);
+  await until('one row', async () => JSON.stringify(await listed()) === JSON.stringify([ids.failers[3]]));
+  await shot('list');
+});
+
+await step('bulk cancel on a filter: a count and a confirmation', async () => {
+  await page.goto(`${BASE}/ui/#/instances?definition=items`);
+  await until('the items instance', async () => JSON.stringify(await listed()) === JSON.stringify([ids.items]));
+  dialogs.length = 0;
+  await page.click('#bulk-cancel-all');
+  await page.waitForSelector('#bulk-result .ok');
+  check(dialogs[0] === 'Cancel 1 instance(s)?', `confirmation: ${dialogs}`);
+  await until('cancelled in the database', async () => statusInDb(ids.items) === 'cancelled');
+  // a reader may not
+  const r = await fetch(`${BASE}/api/instances/bulk`, { method: 'POST', headers: { Authorization: `Bearer ${READER}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ action: 'cancel', ids: [ids.quiet] }) });
+  check(r.status === 403, `reader's bulk answered ${r.status}`);
+});
+
+await step('start execution with a checked input; versions side by side', async () => {
+  await page.goto(`${BASE}/ui/#/definition/flow`);
+  await page.click('#start-open');
+  await page.fill('#start-input', '{"fail": false, "items": [1,]}');
+  check(await page.isDisabled('#start'), 'a bad input can be sent');
+  check((await page.textContent('#start-check')).startsWith('not JSON'), 'no JSON error shown');
+  await page.fill('#start-input', '{"fail": false, "items": [7]}');
+  await page.fill('#start-name', 'from-the-console');
+  await page.click('#start');
+  await page.waitForSelector('#facts');
+  const id = Number((await page.textContent('#title')).match(/#(\d+)/)[1]);
+  const made = await call(`/instances/${id}`);
+  check(made.name === 'from-the-console' && JSON.stringify(made.input) === '{"fail":false,"items":[7]}', JSON.stringify(made.input));
+  await call(`/instances/${id}/cancel`, { method: 'POST', body: {} });
+  // the text as written when the server keeps it, else the stored JSON
+  const d = await call('/definitions/flow');
+  await page.goto(`${BASE}/ui/#/definition/flow`);
+  await page.waitForSelector('#source');
+  const text = await page.textContent('#source');
+  check(text === (typeof d.source === 'string' ? d.source : JSON.stringify(d.definition, null, 2)), 'the source shown is not the definition');
 });
 
 await step('definitions with versions and graphs', async () => {
@@ -317,6 +560,12 @@ await step('definitions with versions and graphs', async () => {
   await page.waitForSelector('#graph svg [data-state="B"]');
   await page.selectOption('#version', '1');
   await page.waitForSelector('#graph svg [data-state="A"]');
+  await page.selectOption('#diff-with', '2');
+  await page.waitForSelector('#diff-summary');
+  check((await page.textContent('#diff-summary')).startsWith('v1 → v2:'), await page.textContent('#diff-summary'));
+  const changed = await page.$$eval('#diff tr.d-chg td', (n) => n.map((x) => x.textContent));
+  check(changed.some((t) => t.includes('"A"')) && changed.some((t) => t.includes('"B"')), `changed lines: ${changed}`);
+  await shot('definition-diff');
   await page.goto(`${BASE}/ui/#/definition/flow`);
   await page.waitForSelector('#graph svg [data-state="Fan/0/Stock"]');
   await shot('definition');

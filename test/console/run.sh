@@ -65,7 +65,7 @@ run_store() { # name (sqlite|postgres) database
   done
   local server=$!
   STORE=$name BASE="http://127.0.0.1:$port" ADMIN_TOKEN=$admin READER_TOKEN=$reader CHROMIUM=$CHROMIUM \
-    ARTIFACTS=$ARTIFACTS SQL_KIND=$name SQL_TARGET=$db node test/console/console_test.mjs
+    ARTIFACTS=$ARTIFACTS SQL_KIND=$name SQL_TARGET=$db GENCTL=$BUILD/genctl node test/console/console_test.mjs
   kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null
 }
 

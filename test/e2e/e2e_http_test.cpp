@@ -377,6 +377,77 @@ TEST_P(HttpApiTest, RetryAndResumeAFailedInstance) {
 	expect_error(post("/api/instances/987654/retry", std::string()), 404, "RC003");
 }
 
+// The actions an instance takes now come with it (the console shows only
+// these), and POST /api/instances/bulk acts on many by ids or by a filter:
+// a dry run counts, what does not apply is skipped with the store's reason,
+// each one goes through the single route's store call.
+TEST_P(HttpApiTest, ActionsAndBulkCancelAndRetry) {
+	define("approve", kApprove);
+	std::vector<int64_t> ids;
+	for (int i = 0; i < 4; ++i) ids.push_back(start_instance("approve", json::object(), {{"name", "run-" + std::to_string(i)}}));
+	auto path = [](int64_t id) { return "/api/instances/" + std::to_string(id); };
+	EXPECT_EQ(get(path(ids[3])).body["actions"], json::array({"cancel"}));  // waits for an activity, not an event
+	for (int i = 0; i < 3; ++i) {
+		auto r = post("/api/activities/approve/claim", json{{"worker", "ext-1"}});
+		ASSERT_EQ(r.body["tasks"].size(), 1u) << r.raw;
+		post("/api/activities/fail", json{{"token", r.body["tasks"][0]["token"]}, {"error", "Rejected"}});
+	}
+	std::vector<int64_t> failed, live;
+	for (auto id : ids) (get(path(id)).body["status"] == "failed" ? failed : live).push_back(id);
+	ASSERT_EQ(failed.size(), 3u);
+	EXPECT_EQ(get(path(failed[0])).body["actions"], json::array({"retry", "resume"}));  // failed in a Task
+
+	// by name, exactly
+	auto named = get("/api/instances?name=run-2");
+	ASSERT_EQ(named.body["instances"].size(), 1u) << named.raw;
+	EXPECT_EQ(named.body["instances"][0]["id"], ids[2]);
+
+	json all = json::array({ids[0], ids[1], ids[2], ids[3]});
+	auto dry = post("/api/instances/bulk", json{{"action", "retry"}, {"ids", all}, {"dry_run", true}});
+	EXPECT_EQ(dry.status, 200) << dry.raw;
+	EXPECT_EQ(dry.body["matched"], 4);
+	EXPECT_EQ(dry.body["would"], 3);
+	EXPECT_EQ(dry.body["skipped"], 1);
+	for (auto id : failed) EXPECT_EQ(get(path(id)).body["status"], "failed") << "a dry run acted";
+	auto done = post("/api/instances/bulk", json{{"action", "retry"}, {"ids", all}});
+	EXPECT_EQ(done.body["done"], 3) << done.raw;
+	EXPECT_EQ(done.body["skipped"], 1) << done.raw;
+	for (const auto &r : done.body["results"]) {
+		if (r["instance_id"] == live[0]) {
+			EXPECT_EQ(r["outcome"], "skipped");
+			EXPECT_NE(r["reason"].get<std::string>().find("not failed"), std::string::npos) << r;
+		} else {
+			EXPECT_EQ(r["outcome"], "done");
+			EXPECT_EQ(r["status"], "waiting");	// parked at the activity again
+		}
+	}
+	for (auto id : failed) EXPECT_EQ(get(path(id)).body["status"], "waiting");
+
+	// by a filter: every live approve instance
+	auto cancel = post("/api/instances/bulk",
+					   json{{"action", "cancel"}, {"filter", {{"definition", "approve"}, {"status", "waiting"}}}});
+	EXPECT_EQ(cancel.body["done"], 4) << cancel.raw;
+	EXPECT_EQ(cancel.body["more"], false);
+	for (auto id : ids) EXPECT_EQ(get(path(id)).body["status"], "cancelled");
+	EXPECT_EQ(get(path(ids[0])).body["actions"], json::array());
+
+	// an unknown id fails alone; the others go on
+	auto mixed = post("/api/instances/bulk", json{{"action", "cancel"}, {"ids", {ids[0], 987654}}});
+	EXPECT_EQ(mixed.status, 200) << mixed.raw;
+	EXPECT_EQ(mixed.body["skipped"], 1);
+	EXPECT_EQ(mixed.body["failed"], 1);
+	EXPECT_EQ(mixed.body["results"][1]["error"]["sqlstate"], "RC003") << mixed.raw;
+
+	expect_error(post("/api/instances/bulk", json{{"action", "resume"}, {"ids", {ids[0]}}}), 400, "22023", "action");
+	expect_error(post("/api/instances/bulk", json{{"action", "cancel"}}), 400, "22023", "exactly one");
+	expect_error(post("/api/instances/bulk", json{{"action", "cancel"}, {"ids", json::array()}}), 400, "22023", "ids");
+	expect_error(post("/api/instances/bulk", json{{"action", "cancel"}, {"ids", {"7"}}}), 400, "22023", "ids");
+	expect_error(post("/api/instances/bulk", json{{"action", "cancel"}, {"filter", {{"colour", "red"}}}}), 400, "22023",
+				 "colour");
+	expect_error(post("/api/instances/bulk", json{{"action", "cancel"}, {"filter", {{"status", "sleepy"}}}}), 400,
+				 "22023", "status");
+}
+
 TEST_P(HttpApiTest, EmitAnEventToAnInstance) {
 	define("gate", json::parse(R"({"StartAt":"G","States":{"G":{"Type":"Task","Resource":"genroc:event",
 	  "Parameters":{"Name":"open"},"ResultPath":"$.got","End":true}}})"));

@@ -14,12 +14,36 @@
 #include <stdexcept>
 
 #include "http_api.hpp"
+#include "instance_actions.hpp"
 #include "json_guard.hpp"
 
 namespace genroc {
 namespace {
 
 using json = nlohmann::json;
+
+// The rule the console's buttons and the bulk route share: what the store
+// would accept, with the store's reason when it would not.
+TEST(InstanceActions, FollowTheStoresChecks) {
+	const json live = {{"id", 5}, {"status", "waiting"}, {"wait_kind", "children"}, {"parent_id", nullptr}};
+	EXPECT_EQ(instance_actions(live, ""), (std::vector<std::string>{"cancel"}));  // no event awaited
+	json waits = live;
+	waits["wait_kind"] = "event";
+	EXPECT_EQ(instance_actions(waits, ""), (std::vector<std::string>{"cancel", "emit"}));
+	const json failed = {{"id", 5}, {"status", "failed"}, {"state", "Each"}, {"parent_id", nullptr}};
+	EXPECT_EQ(instance_actions(failed, "Map"), (std::vector<std::string>{"retry"}));
+	EXPECT_EQ(instance_actions(failed, "Task"), (std::vector<std::string>{"retry", "resume"}));
+	EXPECT_NE(action_refusal("resume", failed, "Map").find("resume goes on after a Task only"), std::string::npos);
+	json child = failed;
+	child["parent_id"] = 4;
+	child["root_id"] = 4;
+	EXPECT_TRUE(instance_actions(child, "Task").empty());
+	EXPECT_EQ(action_refusal("retry", child, "Task"), "instance 5 is part of instance 4: retry or resume that one");
+	EXPECT_EQ(action_refusal("cancel", failed, ""), "instance 5 has already ended (failed)");
+	EXPECT_EQ(action_refusal("retry", live, ""),
+			  "instance 5 is waiting, not failed: only a failed instance can be retried or resumed");
+	EXPECT_EQ(action_refusal("pause", live, ""), "unknown action \"pause\"");
+}
 
 TEST(HttpStatus, FollowsTheSqlstate) {
 	EXPECT_EQ(http_status_for("RC001"), 400);

@@ -18,6 +18,18 @@ const path = require('path');
 const { execFileSync } = require('child_process');
 const jsonata = require('jsonata');
 
+// One clock for both: the reference reads $now() / $millis() from `new
+// Date()` at each evaluation, genroc from the caller (jsonata_cli's now_ms).
+const NOW = 1700000000123; // 2023-11-14T22:13:20.123Z
+const RealDate = Date;
+global.Date = class extends RealDate {
+	constructor(...a) {
+		if (a.length === 0) super(NOW);
+		else super(...a);
+	}
+	static now() { return NOW; }
+};
+
 const args = process.argv.slice(2);
 const cli = args[0];
 function opt(name, def) {
@@ -214,13 +226,19 @@ const EXPLAINED = [
 	},
 	{
 		name: 'random',
-		why: '$random, $uuid, $shuffle, $now, $millis: different by design',
-		test: (c) => /\$(random|uuid|shuffle|now|millis)\b/.test(c.expr),
+		why: '$random, $uuid, $shuffle: different by design',
+		test: (c) => /\$(random|uuid|shuffle)\b/.test(c.expr),
 	},
 	{
 		name: 'aws-function',
 		why: "AWS's additions ($partition, $range, $hash, $random(seed), $uuid, $parse) are not in the reference",
 		test: (c, o, t) => /\$(partition|range|hash|parse)\s*\(/.test(c.expr) && (t.error === 'T1006' || t.error === 'T0410'),
+	},
+	{
+		name: 'iana-zone',
+		why: "a time zone by IANA name ('Europe/Paris'): genroc reads its offset at that instant from the system's tzdata (an unknown name is D3137); the reference reads only ±HHMM and answers NaN fields",
+		test: (c, o, t) => /\$(fromMillis|now)\(.*'[A-Z][A-Za-z_]+\/[A-Za-z_\/]+'/.test(c.expr) &&
+			((typeof t.value === 'string' && /NaN/.test(t.value)) || (Array.isArray(t.value) && /NaN/.test(JSON.stringify(t.value)))),
 	},
 	{
 		name: 'function-result',
@@ -309,7 +327,7 @@ async function main() {
 	// for both: the order of *, $keys, $each over an input is then the same.
 	for (const c of cases) c.input = canon(c.input);
 	const tmp = path.join(os.tmpdir(), `jsonata-diff-${process.pid}.json`);
-	fs.writeFileSync(tmp, JSON.stringify(cases.map(({ expr, input }) => ({ expr, input }))));
+	fs.writeFileSync(tmp, JSON.stringify(cases.map(({ expr, input }) => ({ expr, input, now_ms: NOW }))));
 	if (process.env.KEEP) console.log(tmp);
 	const ours = JSON.parse(execFileSync(cli, [tmp], { maxBuffer: 1 << 28 }).toString());
 	if (!process.env.KEEP) fs.unlinkSync(tmp);

@@ -72,3 +72,67 @@ export function pretty(value) {
 export function badge(status) {
   return h('span', { className: `badge s-${status}` }, status);
 }
+
+// Makes `el`'s children look like `kids` (built with h() / svg()) while
+// keeping the nodes that match, so a redraw changes only what changed: an
+// open <details>, a scrolled <pre>, a ticked box, a focused or half-typed
+// input survive it.  Children match by tag and data-key, or, without a key,
+// by tag in order.  What the user changes (<details> open, form values) is
+// left alone; a kept node keeps its own event listeners, so a node whose
+// handler depends on the data carries that data in its data-key.
+export function patch(el, ...kids) {
+  const next = [];
+  append({ append: (n) => next.push(n) }, kids);
+  patchChildren(el, next);
+}
+
+const USER_OWNED = new Set(['open', 'value', 'checked']);
+
+function keyOf(n) {
+  return n.nodeType === 1 ? n.getAttribute('data-key') : null;
+}
+
+function same(a, b) {
+  return a.nodeType === b.nodeType && a.nodeName === b.nodeName && keyOf(a) === keyOf(b);
+}
+
+function patchChildren(el, next) {
+  const old = [...el.childNodes];
+  const keyed = new Map();
+  for (const o of old) if (keyOf(o) !== null) keyed.set(`${o.nodeName}|${keyOf(o)}`, o);
+  const used = new Set();
+  let cursor = 0; // the next unkeyed old node to try
+  const result = next.map((n) => {
+    let o = null;
+    const k = keyOf(n);
+    if (k !== null) {
+      o = keyed.get(`${n.nodeName}|${k}`) || null;
+    } else {
+      while (cursor < old.length && (keyOf(old[cursor]) !== null || used.has(old[cursor]))) cursor++;
+      if (cursor < old.length && same(old[cursor], n)) o = old[cursor++];
+    }
+    if (!o || used.has(o)) return n;
+    used.add(o);
+    sync(o, n);
+    return o;
+  });
+  result.forEach((n, i) => {
+    if (el.childNodes[i] !== n) el.insertBefore(n, el.childNodes[i] || null);
+  });
+  while (el.childNodes.length > result.length) el.lastChild.remove();
+}
+
+function sync(o, n) {
+  if (o.nodeType !== 1) {
+    if (o.data !== n.data) o.data = n.data;
+    return;
+  }
+  for (const a of [...o.attributes]) {
+    if (!n.hasAttribute(a.name) && !USER_OWNED.has(a.name)) o.removeAttribute(a.name);
+  }
+  for (const a of [...n.attributes]) {
+    if (USER_OWNED.has(a.name)) continue;
+    if (o.getAttribute(a.name) !== a.value) o.setAttribute(a.name, a.value);
+  }
+  patchChildren(o, [...n.childNodes]);
+}

@@ -7,9 +7,9 @@
 // where the state's own Next, Catch and End leave from.  Edges join states
 // only (never groups), which dagre lays out reliably.
 //
-// Marks (marks()): the states an instance entered, the state it is in now,
-// and the state it failed in, by name, in the machine the instance runs
-// (its scope: the top machine, or a branch / item processor for a child).
+// Marks (drawGraph's `marks`): each state's last outcome and the edges
+// taken, by node id (the state's name after its scope prefix, "Fan/0/Stock"),
+// from the instance's history and its children's.
 import dagre from '@dagrejs/dagre';
 import { svg } from './dom.js';
 
@@ -114,7 +114,21 @@ export function buildGraph(definition) {
   return g;
 }
 
-// Draws the graph; `marks` = {prefix, visited: Set, current, failed}.
+// The node a state's transitions leave from: a Parallel's or Map's "join".
+function exitOf(g, id) {
+  return g.hasNode(`${id}/join`) ? `${id}/join` : id;
+}
+
+// Draws the graph.  `marks`:
+//   nodes        Map node id -> {cls: 'ok' | 'failed' | 'caught' | 'current'
+//                | 'visited' | 'cancelled', title}: each state's last outcome
+//   transitions  [{from, to, caught}] node ids, in the order taken: only
+//                these edges are drawn as taken (a Choice's other rules,
+//                a Next not followed after a caught error are not)
+//   start        the first state's node id (the edge from "start"), or null
+//   end          the node id the machine ended from (the edge to "end")
+//   selected     the node id whose panel is open
+//   onSelect     called with a state's node id when it is clicked
 // Answers an <svg> element sized to the layout.
 export function drawGraph(definition, marks = {}) {
   const g = buildGraph(definition);
@@ -132,21 +146,22 @@ export function drawGraph(definition, marks = {}) {
     svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
       svg('path', { d: 'M0,0 L10,5 L0,10 z', class: 'arrowhead' }))));
 
-  const prefix = marks.prefix || '';
-  const visited = marks.visited || new Set();
-  const stateOf = (id) => {
-    const n = g.node(id);
-    if (!n || n.kind !== 'state' || n.prefix !== prefix) return null;
-    return n.name;
-  };
-  const cls = (id) => {
-    const name = stateOf(id);
-    if (name === null) return [];
-    const c = [];
-    if (visited.has(name)) c.push('visited');
-    if (marks.failed === name) c.push('failed');
-    else if (marks.current === name) c.push('current');
-    return c;
+  const nodes = marks.nodes || new Map();
+  // The edges taken: "from>to" with the catch edges apart (a caught error
+  // leaves by its Catch, not by Next, to the same state maybe).
+  const taken = new Set();
+  for (const t of marks.transitions || []) taken.add(`${exitOf(g, t.from)}>${t.to}>${t.caught ? 'catch' : 'next'}`);
+  if (marks.start) taken.add(`__start>${marks.start}>next`);
+  if (marks.end) taken.add(`${exitOf(g, marks.end)}>__end>next`);
+  const reached = (id) => nodes.has(id);
+  const walked = (e, ed) => {
+    if (ed.kind === 'fork') {
+      // into a branch or the item processor: its first state was reached;
+      // out of it to the join: that last state ended well
+      if (g.node(e.w).kind === 'join') return (nodes.get(e.v) || {}).cls === 'ok';
+      return reached(e.w);
+    }
+    return taken.has(`${e.v}>${e.w}>${ed.kind === 'catch' ? 'catch' : 'next'}`);
   };
 
   // Groups first (deepest last, so nested groups draw over their parents).
@@ -170,10 +185,9 @@ export function drawGraph(definition, marks = {}) {
     const pts = ed.points || [];
     if (!pts.length) continue;
     const d = pts.map((p, i) => `${i ? 'L' : 'M'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' ');
-    const walked = (visited.has(stateOf(e.v)) || e.v === '__start' || g.node(e.v).kind === 'join') &&
-      visited.has(stateOf(e.w));
-    const k = ['edge', ed.kind || 'next', walked ? 'walked' : ''].filter(Boolean).join(' ');
-    const group = svg('g', { class: k }, svg('path', { d, 'marker-end': 'url(#arrow)' }));
+    const k = ['edge', ed.kind || 'next', walked(e, ed) ? 'walked' : ''].filter(Boolean).join(' ');
+    const group = svg('g', { class: k, 'data-edge': `${e.v}>${e.w}${ed.text ? `:${ed.text}` : ''}` },
+      svg('path', { d, 'marker-end': 'url(#arrow)' }));
     if (ed.text) group.append(svg('text', { x: ed.x, y: ed.y + 4, class: 'edge-label' }, ed.text));
     root.append(group);
   }
@@ -184,11 +198,19 @@ export function drawGraph(definition, marks = {}) {
     const x = n.x - n.width / 2;
     const y = n.y - n.height / 2;
     if (n.kind === 'state') {
-      const c = ['node', `t-${n.type.toLowerCase()}`, ...cls(v)].join(' ');
-      root.append(svg('g', { class: c, 'data-state': n.prefix + n.name },
+      const m = nodes.get(v);
+      const c = ['node', `t-${n.type.toLowerCase()}`, m ? m.cls : '', m && m.cls !== 'visited' ? 'visited' : '',
+        marks.selected === v ? 'selected' : ''].filter(Boolean).join(' ');
+      const el = svg('g', { class: c, 'data-state': v, tabindex: marks.onSelect ? 0 : undefined },
         svg('rect', { x, y, width: n.width, height: n.height, rx: 6 }),
         svg('text', { x: n.x, y: n.y - 1, class: 'node-name' }, n.name),
-        svg('text', { x: n.x, y: n.y + 12, class: 'node-type' }, n.type)));
+        svg('text', { x: n.x, y: n.y + 12, class: 'node-type' }, n.type),
+        m && m.title ? svg('title', {}, m.title) : null);
+      if (marks.onSelect) {
+        el.addEventListener('click', () => marks.onSelect(v));
+        el.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') marks.onSelect(v); });
+      }
+      root.append(el);
     } else {
       root.append(svg('g', { class: `node ${n.kind}` },
         svg('rect', { x, y, width: n.width, height: n.height, rx: n.height / 2 }),

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# run.sh — the sfn suite: genroc's Step Functions endpoint (POST /, AWS JSON
+# 1.0, SigV4) driven by AWS's own clients, no mock of them.
+#
+#   bash test/sfn/run.sh          (test/run-all.sh runs it as suite "sfn")
+#
+# For each store — a SQLite file, and PostgreSQL when GENROC_TEST_PG_URL names
+# a cluster (run-all.sh's throwaway one) — it makes a server key, issues two
+# key pairs with `genroc token create --sigv4` (operator + worker, reader),
+# starts `genroc serve --auth --sigv4-key-file` on a free loopback port, then
+#   - the AWS CLI (Debian's awscli): one batch of calls, credentials from the
+#     issued keys (the CLI starts slowly: as few calls as cover its part);
+#   - sdk_test.mjs: @aws-sdk/client-sfn (package-lock.json) through every
+#     action, an activity worker as AWS's documentation writes one, a wrong
+#     secret, a replayed and an old signature, and every raw answer checked
+#     against the service model Debian's awscli ships.
+# Prints TAP lines (ok / not ok) and the seconds each store took.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+AWS=${AWS:-/usr/bin/aws}
+MODEL=${MODEL:-/usr/lib/python3/dist-packages/awscli/botocore/data/stepfunctions/2016-11-23/service-2.json}
+REGION=us-east-1
+ACCOUNT=123456789012
+
+[ -x "$BUILD/genroc" ] || { echo "not ok - $BUILD/genroc is not built"; exit 1; }
+[ -x "$AWS" ] || { echo "not ok - no AWS CLI at $AWS (scripts/deps.sh installs Debian's awscli)"; exit 1; }
+[ -f "$MODEL" ] || { echo "not ok - no Step Functions service model at $MODEL (Debian's awscli)"; exit 1; }
+command -v node >/dev/null || { echo "not ok - no node (scripts/deps.sh installs it)"; exit 1; }
+if [ ! -d test/sfn/node_modules/@aws-sdk/client-sfn ] || [ test/sfn/package-lock.json -nt test/sfn/node_modules/.package-lock.json ]; then
+  (cd test/sfn && npm ci --no-audit --no-fund --loglevel=error) >&2 || { echo "not ok - npm ci in test/sfn/"; exit 1; }
+fi
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+openssl rand -hex 32 >"$tmp/server.key"
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+tap() { # condition-exit-code what
+  if [ "$1" -eq 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fi
+}
+
+# The AWS CLI's part: the calls its users script most, one batch.
+cli_part() { # store endpoint
+  local store=$1 endpoint=$2 out arn exec
+  local aws=("$AWS" stepfunctions --endpoint-url "$endpoint" --region $REGION --output json)
+  arn="arn:aws:states:$REGION:$ACCOUNT:stateMachine:cli"
+  echo '{"StartAt":"A","States":{"A":{"Type":"Pass","Result":{"done":true},"End":true}}}' >"$tmp/cli.json"
+  out=$("${aws[@]}" create-state-machine --name cli --definition "file://$tmp/cli.json" --role-arn "arn:aws:iam::$ACCOUNT:role/x" 2>&1)
+  tap $? "$store: aws stepfunctions create-state-machine"
+  [ "$(jq -r .stateMachineArn <<<"$out" 2>/dev/null)" = "$arn" ]; tap $? "$store: the CLI reads the machine's ARN"
+  out=$("${aws[@]}" start-execution --state-machine-arn "$arn" --name run1 --input '{"n":1}' 2>&1)
+  exec=$(jq -r .executionArn <<<"$out" 2>/dev/null)
+  [ "$exec" = "arn:aws:states:$REGION:$ACCOUNT:execution:cli:run1" ]; tap $? "$store: aws stepfunctions start-execution"
+  out=$("${aws[@]}" describe-execution --execution-arn "$exec" 2>&1)
+  [ "$(jq -r .status <<<"$out" 2>/dev/null)" = SUCCEEDED ] && [ "$(jq -r .output <<<"$out")" = '{"done":true}' ]
+  tap $? "$store: aws stepfunctions describe-execution (a Pass machine ends in its start)"
+  out=$("${aws[@]}" get-execution-history --execution-arn "$exec" 2>&1)
+  [ "$(jq -r '[.events[].type] | join(" ")' <<<"$out" 2>/dev/null)" = "ExecutionStarted PassStateEntered PassStateExited ExecutionSucceeded" ]
+  tap $? "$store: aws stepfunctions get-execution-history"
+  out=$("${aws[@]}" list-executions --state-machine-arn "$arn" --status-filter SUCCEEDED 2>&1)
+  [ "$(jq -r '.executions | length' <<<"$out" 2>/dev/null)" = 1 ]; tap $? "$store: aws stepfunctions list-executions --status-filter"
+  out=$("${aws[@]}" describe-execution --execution-arn "${exec}x" 2>&1)
+  [[ $? -ne 0 && $out == *ExecutionDoesNotExist* ]]; tap $? "$store: the CLI reads ExecutionDoesNotExist"
+  out=$(AWS_SECRET_ACCESS_KEY=wrong"$AWS_SECRET_ACCESS_KEY" "${aws[@]}" list-state-machines 2>&1)
+  [[ $? -ne 0 && $out == *InvalidSignatureException* ]]; tap $? "$store: the CLI with a wrong secret is refused"
+}
+
+run_store() { # name (sqlite|postgres) database
+  local name=$1 db=$2 started=$SECONDS
+  local port log=$tmp/genroc-$name.log ops reader
+  ops=$("$BUILD/genroc" token create --database "$db" --name sfn-ops --permissions operator,worker --sigv4 \
+    --sigv4-key-file "$tmp/server.key" --json 2>>"$log")
+  reader=$("$BUILD/genroc" token create --database "$db" --name sfn-reader --permissions reader --sigv4 \
+    --sigv4-key-file "$tmp/server.key" --json 2>>"$log")
+  if [[ $(jq -r .access_key_id <<<"$ops") != GRK* || $(jq -r .access_key_id <<<"$reader") != GRK* ]]; then
+    echo "not ok - $name: genroc token create --sigv4"; cat "$log" >&2; return
+  fi
+  echo "ok - $name: genroc token create --sigv4 issues key pairs"
+  port=$(free_port)
+  "$BUILD/genroc" serve --database "$db" --auth --sigv4-key-file "$tmp/server.key" --listen "127.0.0.1:$port" \
+    --sfn-account $ACCOUNT --worker-id "sfn-$name" --tick-interval 100ms --poll-interval 100ms >>"$log" 2>&1 &
+  local server=$!
+  pids+=($server)
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
+    sleep 0.1
+  done
+  local endpoint="http://127.0.0.1:$port"
+  AWS_ACCESS_KEY_ID=$(jq -r .access_key_id <<<"$ops") AWS_SECRET_ACCESS_KEY=$(jq -r .secret_access_key <<<"$ops") \
+    AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_part "$name" "$endpoint"
+  ENDPOINT=$endpoint REGION=$REGION ACCOUNT=$ACCOUNT MODEL=$MODEL STORE=$name \
+    KEY_ID=$(jq -r .access_key_id <<<"$ops") SECRET=$(jq -r .secret_access_key <<<"$ops") \
+    READER_ID=$(jq -r .access_key_id <<<"$reader") READER_SECRET=$(jq -r .secret_access_key <<<"$reader") \
+    NODE_NO_WARNINGS=1 node test/sfn/sdk_test.mjs || echo "not ok - $name: sdk_test.mjs ended with an error (its log above)"
+  ! grep -q "$(jq -r .secret_access_key <<<"$ops")" "$log"; tap $? "$name: the server's log never holds a secret"
+  kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null
+  echo "# $name: $((SECONDS - started)) s"
+}
+
+run_store sqlite "$tmp/sfn.db"
+if [ -n "${GENROC_TEST_PG_URL:-}" ]; then
+  pg_db=genroc_sfn_$$
+  base=${GENROC_TEST_PG_URL%/*}
+  if psql -X -q "$base/postgres" -c "CREATE DATABASE $pg_db${GENROC_TEST_TEMPLATE:+ TEMPLATE $GENROC_TEST_TEMPLATE}" &&
+    psql -X -q "$base/$pg_db" -c "CREATE EXTENSION IF NOT EXISTS genroc"; then
+    run_store postgres "$base/$pg_db"
+    psql -X -q "$base/postgres" -c "DROP DATABASE IF EXISTS $pg_db" >/dev/null
+  else
+    echo "not ok - postgres: could not make database $pg_db"
+  fi
+fi

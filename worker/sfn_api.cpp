@@ -1,0 +1,972 @@
+// sfn_api.cpp — the Step Functions actions mapped onto the Store; see sfn_api.hpp.
+#include "sfn_api.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "json_guard.hpp"
+#include "sigv4.hpp"
+
+namespace genroc::sfn {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+[[noreturn]] void fail(const std::string &type, const std::string &message) { throw Failure{type, message, 400}; }
+
+// ---- fields of a request --------------------------------------------------
+
+const json *field(const json &body, const char *name) {
+	auto it = body.find(name);
+	if (it == body.end() || it->is_null()) return nullptr;
+	return &*it;
+}
+
+std::string str(const json &body, const char *name, bool required) {
+	const json *v = field(body, name);
+	if (!v) {
+		if (required)
+			fail("ValidationException", std::string("1 validation error detected: Value null at '") + name +
+											"' failed to satisfy constraint: Member must not be null");
+		return {};
+	}
+	if (!v->is_string()) fail("ValidationException", std::string("'") + name + "' must be a string");
+	return v->get<std::string>();
+}
+
+bool boolean(const json &body, const char *name) {
+	const json *v = field(body, name);
+	if (!v) return false;
+	if (!v->is_boolean()) fail("ValidationException", std::string("'") + name + "' must be a boolean");
+	return v->get<bool>();
+}
+
+int max_results(const json &body, int fallback) {
+	const json *v = field(body, "maxResults");
+	if (!v) return fallback;
+	if (!v->is_number_integer() || v->get<int64_t>() < 0 || v->get<int64_t>() > 1000)
+		fail("ValidationException", "'maxResults' must be an integer from 0 to 1000");
+	const int n = v->get<int>();
+	return n == 0 ? fallback : n;
+}
+
+// Refuses members the action does not know: a typo must not be ignored.
+void only(const json &body, std::initializer_list<const char *> known) {
+	for (auto &[k, v] : body.items()) {
+		bool ok = false;
+		for (const char *n : known) ok = ok || k == n;
+		if (!ok) fail("ValidationException", "unknown member \"" + shown(k) + "\"");
+	}
+}
+
+// ---- names, ARNs, times ---------------------------------------------------
+
+// AWS's rule for names: 1 to 80 characters, none of whitespace, brackets,
+// wildcards, special characters or control characters.
+void check_name(const std::string &name, const char *what) {
+	if (name.empty() || name.size() > 80) fail("InvalidName", std::string(what) + " must be 1 to 80 characters");
+	for (unsigned char c : name)
+		if (c <= 0x20 || c == 0x7f || std::string("<>{}[]?*\"#%\\^|~`$&,;:/").find(static_cast<char>(c)) != std::string::npos)
+			fail("InvalidName", std::string("Invalid Name: '") + shown(name) + "'");
+}
+
+struct Arns {
+	const Options &o;
+	std::string prefix() const { return "arn:aws:states:" + o.region + ":" + o.account + ":"; }
+	std::string machine(const std::string &name) const { return prefix() + "stateMachine:" + name; }
+	std::string version(const std::string &name, int v) const { return machine(name) + ":" + std::to_string(v); }
+	std::string execution(const std::string &machine, const std::string &name) const {
+		return prefix() + "execution:" + machine + ":" + name;
+	}
+	std::string activity(const std::string &name) const { return prefix() + "activity:" + name; }
+	std::string role() const { return "arn:aws:iam::" + o.account + ":role/genroc"; }
+
+	// The parts after "arn:aws:states:REGION:ACCOUNT:KIND:"; InvalidArn when
+	// the ARN is not of this kind, region and account.
+	std::vector<std::string> parse(const std::string &arn, const std::string &kind, size_t min_parts,
+								   size_t max_parts) const {
+		const std::string head = prefix() + kind + ":";
+		if (arn.compare(0, head.size(), head) != 0)
+			fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "' (want " + head + "...)");
+		std::vector<std::string> parts;
+		size_t at = head.size();
+		for (;;) {
+			size_t next = arn.find(':', at);
+			parts.push_back(arn.substr(at, next == std::string::npos ? std::string::npos : next - at));
+			if (next == std::string::npos) break;
+			at = next + 1;
+		}
+		if (parts.size() < min_parts || parts.size() > max_parts)
+			fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "'");
+		for (const auto &p : parts)
+			if (p.empty()) fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "'");
+		return parts;
+	}
+};
+
+// A machine ARN, or a version ARN (machine:N).
+struct MachineRef {
+	std::string name;
+	std::optional<int> version;
+};
+
+MachineRef machine_ref(const Arns &arns, const std::string &arn, bool version_ok) {
+	auto parts = arns.parse(arn, "stateMachine", 1, version_ok ? 2 : 1);
+	MachineRef r{parts[0], std::nullopt};
+	if (parts.size() == 2) {
+		const std::string &v = parts[1];
+		if (v.size() > 9 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stoi(v) < 1)
+			fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "' (aliases are not supported)");
+		r.version = std::stoi(v);
+	}
+	return r;
+}
+
+// RFC 3339 text (genroc's) as AWS JSON's timestamp: seconds since the epoch.
+json when(const json &iso) {
+	if (!iso.is_string()) return nullptr;
+	int64_t ms = 0;
+	if (!asl::parse_time(iso.get<std::string>(), ms)) return nullptr;
+	return static_cast<double>(ms) / 1000.0;
+}
+
+double now_seconds() {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+			   .count() /
+		   1000.0;
+}
+
+// ---- definitions: activity ARNs in, out -----------------------------------
+
+// Every "Resource" naming an activity of this region and account by its ARN
+// becomes activity:NAME (to_genroc), or back (to_aws).  The definition's
+// nesting is bounded by check_json_text (512).
+void map_resources(json &j, const Arns &arns, bool to_genroc) {
+	if (j.is_array()) {
+		for (auto &v : j) map_resources(v, arns, to_genroc);
+		return;
+	}
+	if (!j.is_object()) return;
+	for (auto &[k, v] : j.items()) {
+		if (k == "Resource" && v.is_string()) {
+			const std::string r = v.get<std::string>();
+			const std::string head = arns.prefix() + "activity:";
+			if (to_genroc && r.compare(0, head.size(), head) == 0 && r.size() > head.size())
+				v = "activity:" + r.substr(head.size());
+			else if (!to_genroc && r.compare(0, 9, "activity:") == 0)
+				v = head + r.substr(9);
+		} else {
+			map_resources(v, arns, to_genroc);
+		}
+	}
+}
+
+json parse_definition(const std::string &text, const Arns &arns) {
+	json d;
+	try {
+		d = parse_json_text(text, "the definition");
+	} catch (const Error &e) {
+		fail("InvalidDefinition", std::string("Invalid State Machine Definition: '") + e.what() + "'");
+	}
+	if (!d.is_object()) fail("InvalidDefinition", "Invalid State Machine Definition: it must be a JSON object");
+	map_resources(d, arns, true);
+	return d;
+}
+
+std::string definition_text(json d, const Arns &arns) {
+	map_resources(d, arns, false);
+	return d.dump();
+}
+
+// ---- paging tokens --------------------------------------------------------
+
+std::string make_token(const Options &o, const std::string &what, const json &where) {
+	const std::string payload = json{{"w", what}, {"p", where}}.dump();
+	return auth::base64url_encode(payload) + "." +
+		   auth::base64url_encode(sigv4::hmac_sha256(o.paging_key, payload));
+}
+
+// The position a token names; InvalidToken when it was changed or made for
+// another listing.
+json read_token(const Options &o, const std::string &what, const std::string &token) {
+	const auto dot = token.find('.');
+	auto bad = [] { fail("InvalidToken", "Invalid Token: the nextToken was not given by this listing"); };
+	if (dot == std::string::npos || token.size() > 4096) bad();
+	auto payload = auth::base64url_decode(token.substr(0, dot));
+	auto mac = auth::base64url_decode(token.substr(dot + 1));
+	if (!payload || !mac) bad();
+	const std::string want = sigv4::hmac_sha256(o.paging_key, *payload);
+	if (mac->size() != want.size() || CRYPTO_memcmp(mac->data(), want.data(), want.size()) != 0) bad();
+	json j = json::parse(*payload, nullptr, false);
+	if (j.is_discarded() || !j.is_object() || j.value("w", "") != what) bad();
+	return j["p"];
+}
+
+// ---- executions -----------------------------------------------------------
+
+const char *kNameLabel = "sfn_execution";
+
+std::string execution_name(const json &inst) {
+	const json &labels = inst.contains("labels") ? inst["labels"] : json();
+	if (labels.is_object() && labels.contains(kNameLabel) && labels[kNameLabel].is_string())
+		return labels[kNameLabel].get<std::string>();
+	return "genroc-" + std::to_string(inst.at("id").get<int64_t>());
+}
+
+std::string aws_status(const json &inst) {
+	const std::string s = inst.value("status", "");
+	if (s == "succeeded") return "SUCCEEDED";
+	if (s == "cancelled") return "ABORTED";
+	if (s == "failed") return inst.value("error", json()) == "States.Timeout" ? "TIMED_OUT" : "FAILED";
+	return "RUNNING";
+}
+
+bool ended(const json &inst) {
+	const std::string s = inst.value("status", "");
+	return s == "succeeded" || s == "failed" || s == "cancelled";
+}
+
+// The top-level instance an execution ARN names.
+json find_execution(Store &store, const Arns &arns, const std::string &arn) {
+	auto parts = arns.parse(arn, "execution", 2, 2);
+	const std::string &machine = parts[0], &name = parts[1];
+	json rows = store.list_instances({{"definition", machine}, {"top", true}, {"label", {{kNameLabel, name}}}, {"limit", 1}});
+	if (rows.is_array() && !rows.empty()) return rows[0];
+	if (name.rfind("genroc-", 0) == 0 && name.size() > 7 && name.size() < 27 &&
+		std::all_of(name.begin() + 7, name.end(), ::isdigit)) {
+		try {
+			json inst = store.get_instance(std::stoll(name.substr(7)));
+			if (inst.value("definition", "") == machine && inst["parent_id"].is_null() &&
+				execution_name(inst) == name)
+				return inst;
+		} catch (const Error &e) {
+			if (e.sqlstate != sqlstate::INSTANCE_NOT_FOUND) throw;
+		}
+	}
+	fail("ExecutionDoesNotExist", "Execution Does Not Exist: '" + shown(arn) + "'");
+}
+
+
+json execution_item(const Arns &arns, const json &inst) {
+	const std::string machine = inst.at("definition");
+	json out = {{"executionArn", arns.execution(machine, execution_name(inst))},
+				{"stateMachineArn", arns.machine(machine)},
+				{"name", execution_name(inst)},
+				{"status", aws_status(inst)},
+				{"startDate", when(inst["created_at"])}};
+	if (ended(inst)) out["stopDate"] = when(inst["ended_at"]);
+	return out;
+}
+
+json describe_execution(const Arns &arns, const json &inst) {
+	json out = execution_item(arns, inst);
+	out["input"] = inst["input"].dump();
+	out["inputDetails"] = {{"included", true}};
+	if (inst.value("status", "") == "succeeded") {
+		out["output"] = inst["output"].dump();
+		out["outputDetails"] = {{"included", true}};
+	}
+	if (inst.value("status", "") == "failed" || inst.value("status", "") == "cancelled") {
+		if (inst["error"].is_string()) out["error"] = inst["error"];
+		if (inst["cause"].is_string()) out["cause"] = inst["cause"];
+	}
+	return out;
+}
+
+// ---- permissions ----------------------------------------------------------
+
+void need(const std::optional<auth::Principal> &who, const auth::Need &n, const std::string &action) {
+	if (!who || auth::allows(*who, n)) return;
+	fail("AccessDeniedException", "User: " + who->name + " is not authorized to perform: states:" + action +
+									  " (it needs " + auth::describe(n) + ")");
+}
+
+// ---- errors from the store ------------------------------------------------
+
+// What a store error means for the action at hand.
+[[noreturn]] void rethrow(const Error &e, const std::string &action) {
+	const std::string &s = e.sqlstate;
+	if (s == sqlstate::DEFINITION_NOT_FOUND) fail("StateMachineDoesNotExist", e.what());
+	if (s == sqlstate::INSTANCE_NOT_FOUND) fail("ExecutionDoesNotExist", e.what());
+	if (s == sqlstate::INVALID_DEFINITION) fail("InvalidDefinition", e.what());
+	if (s == sqlstate::TASK_TOKEN_INVALID) fail("TaskDoesNotExist", e.what());
+	if (s == sqlstate::INSTANCE_ENDED) fail("ValidationException", e.what());
+	if (s == "42501") fail("AccessDeniedException", e.what());
+	if (s.rfind("22", 0) == 0 || s.rfind("54", 0) == 0) {
+		if (action == "StartExecution" || action == "StartSyncExecution") fail("InvalidExecutionInput", e.what());
+		if (action.rfind("SendTask", 0) == 0) fail("InvalidOutput", e.what());
+		fail("ValidationException", e.what());
+	}
+	throw e;	// the server's own (class 08, 53, …): http_api.cpp answers 5xx
+}
+
+// ---- state machines -------------------------------------------------------
+
+// created_at of version 1: the state machine's creation.
+json creation_date(Store &store, const std::string &name) { return when(store.get_definition(name, 1)["created_at"]); }
+
+json create_state_machine(const Arns &arns, Store &store, const json &b) {
+	only(b, {"name", "definition", "roleArn", "type", "loggingConfiguration", "tags", "tracingConfiguration", "publish",
+			 "versionDescription"});
+	const std::string name = str(b, "name", true);
+	check_name(name, "name");
+	const std::string type = str(b, "type", false);
+	if (!type.empty() && type != "STANDARD" && type != "EXPRESS")
+		fail("ValidationException", "'type' must be STANDARD or EXPRESS");
+	json def = parse_definition(str(b, "definition", true), arns);
+	std::optional<json> existing;
+	try {
+		existing = store.get_definition(name, std::nullopt);
+	} catch (const Error &e) {
+		if (e.sqlstate != sqlstate::DEFINITION_NOT_FOUND) throw;
+	}
+	if (existing && existing->at("definition") != def)
+		fail("StateMachineAlreadyExists", "State Machine Already Exists: '" + arns.machine(name) + "'");
+	DefineResult r = store.define(name, def);
+	json out = {{"stateMachineArn", arns.machine(name)}, {"creationDate", creation_date(store, name)}};
+	if (boolean(b, "publish")) out["stateMachineVersionArn"] = arns.version(name, r.version);
+	return out;
+}
+
+json update_state_machine(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn", "definition", "roleArn", "loggingConfiguration", "tracingConfiguration", "publish",
+			 "versionDescription"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), false);
+	json current = store.get_definition(m.name, std::nullopt);
+	int version = current.at("version");
+	if (field(b, "definition")) {
+		DefineResult r = store.define(m.name, parse_definition(str(b, "definition", true), arns));
+		version = r.version;
+		if (!r.is_new) current = store.get_definition(m.name, r.version);
+		else current = store.get_definition(m.name, std::nullopt);
+	}
+	json out = {{"updateDate", when(current["created_at"])}};
+	if (boolean(b, "publish")) out["stateMachineVersionArn"] = arns.version(m.name, version);
+	return out;
+}
+
+json describe_definition(const Arns &arns, Store &store, const json &d, bool version_arn) {
+	const std::string name = d.at("name");
+	json out = {{"stateMachineArn", version_arn ? arns.version(name, d.at("version")) : arns.machine(name)},
+				{"name", name},
+				{"status", "ACTIVE"},
+				{"definition", definition_text(d.at("definition"), arns)},
+				{"roleArn", arns.role()},
+				{"type", "STANDARD"},
+				{"creationDate", version_arn ? when(d["created_at"]) : creation_date(store, name)},
+				{"revisionId", std::to_string(d.at("version").get<int>())}};
+	return out;
+}
+
+json describe_state_machine(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn", "includedData"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), true);
+	return describe_definition(arns, store, store.get_definition(m.name, m.version), m.version.has_value());
+}
+
+json list_state_machines(const Options &o, const Arns &arns, Store &store, const json &b) {
+	only(b, {"maxResults", "nextToken"});
+	const int n = max_results(b, 100);
+	std::string after;
+	if (field(b, "nextToken")) after = read_token(o, "ListStateMachines", str(b, "nextToken", true)).get<std::string>();
+	json defs = store.list_definitions();
+	std::vector<json> rows(defs.begin(), defs.end());
+	std::sort(rows.begin(), rows.end(), [](const json &a, const json &c) { return a.at("name") < c.at("name"); });
+	json items = json::array();
+	std::string last;
+	bool more = false;
+	for (const auto &d : rows) {
+		const std::string name = d.at("name");
+		if (!after.empty() && name <= after) continue;
+		if (static_cast<int>(items.size()) == n) {
+			more = true;
+			break;
+		}
+		items.push_back({{"stateMachineArn", arns.machine(name)},
+						 {"name", name},
+						 {"type", "STANDARD"},
+						 {"creationDate", creation_date(store, name)}});
+		last = name;
+	}
+	json out = {{"stateMachines", items}};
+	if (more) out["nextToken"] = make_token(o, "ListStateMachines", last);
+	return out;
+}
+
+json publish_version(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn", "revisionId", "description"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), false);
+	json d = store.get_definition(m.name, std::nullopt);
+	if (field(b, "revisionId") && str(b, "revisionId", true) != std::to_string(d.at("version").get<int>()))
+		fail("ConflictException", "the state machine's revision is " + std::to_string(d.at("version").get<int>()) +
+									  ", not " + shown(str(b, "revisionId", true)));
+	return {{"creationDate", when(d["created_at"])}, {"stateMachineVersionArn", arns.version(m.name, d.at("version"))}};
+}
+
+json list_versions(const Options &o, const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn", "maxResults", "nextToken"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), false);
+	const int n = max_results(b, 100);
+	int from = store.get_definition(m.name, std::nullopt).at("version");
+	if (field(b, "nextToken")) {
+		json p = read_token(o, "ListStateMachineVersions", str(b, "nextToken", true));
+		if (!p.is_object() || p.value("m", "") != m.name || !p["v"].is_number_integer())
+			fail("InvalidToken", "Invalid Token: the nextToken was made for another state machine");
+		from = p["v"];
+	}
+	json items = json::array();
+	int v = from;
+	for (; v >= 1 && static_cast<int>(items.size()) < n; v--) {
+		json d = store.get_definition(m.name, v);
+		items.push_back({{"stateMachineVersionArn", arns.version(m.name, v)}, {"creationDate", when(d["created_at"])}});
+	}
+	json out = {{"stateMachineVersions", items}};
+	if (v >= 1) out["nextToken"] = make_token(o, "ListStateMachineVersions", {{"m", m.name}, {"v", v}});
+	return out;
+}
+
+json validate_definition(const Arns &arns, const json &b) {
+	only(b, {"definition", "type", "severity", "maxResults"});
+	const std::string text = str(b, "definition", true);
+	json diagnostics = json::array();
+	try {
+		json d = parse_definition(text, arns);
+		asl::compile(d);
+	} catch (const Failure &f) {
+		diagnostics.push_back({{"severity", "ERROR"}, {"code", "INVALID_JSON_DESCRIPTION"}, {"message", f.message}});
+	} catch (const Error &e) {
+		// "invalid definition at $.States.X.Next: ..." : the location is the path
+		std::string msg = e.what(), location;
+		const std::string at = "invalid definition at ";
+		if (msg.rfind(at, 0) == 0) {
+			const auto colon = msg.find(": ", at.size());
+			if (colon != std::string::npos) location = msg.substr(at.size(), colon - at.size());
+		}
+		json d = {{"severity", "ERROR"}, {"code", "SCHEMA_VALIDATION_FAILED"}, {"message", msg}};
+		if (!location.empty()) d["location"] = "/" + location.substr(location.rfind("$.", 0) == 0 ? 2 : 0);
+		diagnostics.push_back(d);
+	}
+	return {{"result", diagnostics.empty() ? "OK" : "FAIL"}, {"diagnostics", diagnostics}, {"truncated", false}};
+}
+
+// ---- executions -----------------------------------------------------------
+
+json start_execution(const Arns &arns, Store &store, const json &b, bool sync, std::string *machine_out,
+					 int64_t *id_out) {
+	if (sync)
+		only(b, {"stateMachineArn", "name", "input", "traceHeader", "includedData"});
+	else
+		only(b, {"stateMachineArn", "name", "input", "traceHeader"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), true);
+	std::string name = str(b, "name", false);
+	const bool named = field(b, "name") != nullptr;
+	if (named) check_name(name, "name");
+	json input = json::object();
+	if (field(b, "input")) {
+		try {
+			input = parse_json_text(str(b, "input", true), "the input");
+		} catch (const Error &e) {
+			fail("InvalidExecutionInput", std::string("Invalid Execution Input: ") + e.what());
+		}
+	}
+	if (!named) {
+		unsigned char r[16];
+		if (RAND_bytes(r, sizeof r) != 1) throw Error("XX000", "no random bytes from OpenSSL");
+		std::string h = sigv4::hex(std::string(reinterpret_cast<char *>(r), sizeof r));
+		name = h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
+	}
+	json options = {{"labels", {{kNameLabel, name}}}, {"name", name}, {"idempotency_key", "sfn:" + m.name + ":" + name}};
+	if (m.version) options["version"] = *m.version;
+	StartResult r = store.start(m.name, input, options);
+	json inst = store.get_instance(r.instance_id);
+	if (!r.is_new) {
+		// AWS: the same name with the same input while it runs answers the
+		// first start; otherwise the name is taken.
+		if (inst.value("definition", "") != m.name || inst["input"] != input || ended(inst))
+			fail("ExecutionAlreadyExists", "Execution Already Exists: '" + arns.execution(m.name, name) + "'");
+	}
+	if (machine_out) *machine_out = m.name;
+	if (id_out) *id_out = r.instance_id;
+	return {{"executionArn", arns.execution(m.name, name)}, {"startDate", when(inst["created_at"])}};
+}
+
+json start_sync(const Options &o, const Arns &arns, const std::function<Store &()> &store, const json &b,
+				const std::function<bool()> &stopping) {
+	int64_t id = 0;
+	std::string machine;
+	start_execution(arns, store(), b, true, &machine, &id);
+	const auto deadline = Clock::now() + std::chrono::milliseconds(o.sync_timeout_ms);
+	auto pause = std::chrono::milliseconds(5);
+	json inst = store().get_instance(id);
+	while (!ended(inst) && Clock::now() < deadline && !stopping()) {
+		std::this_thread::sleep_for(pause);
+		pause = std::min(pause * 2, std::chrono::milliseconds(250));
+		inst = store().get_instance(id);
+	}
+	json out;
+	if (!ended(inst)) {
+		// Over the bound: the execution is stopped, as an Express one would be.
+		try {
+			store().cancel(id);
+		} catch (const Error &e) {
+			if (e.sqlstate != sqlstate::INSTANCE_ENDED) throw;
+		}
+		inst = store().get_instance(id);
+		if (!ended(inst) || inst.value("status", "") == "cancelled") {
+			out = describe_execution(arns, inst);
+			out["status"] = "TIMED_OUT";
+			out["error"] = "States.Timeout";
+			out["cause"] = "StartSyncExecution waited " + std::to_string(o.sync_timeout_ms) +
+						   " ms (--sfn-sync-timeout); the execution was stopped";
+			if (!out.contains("stopDate")) out["stopDate"] = now_seconds();
+		}
+	}
+	if (out.is_null()) out = describe_execution(arns, inst);
+	if (out["status"] == "ABORTED") out["status"] = "FAILED";
+	out["billingDetails"] = {{"billedMemoryUsedInMB", 0}, {"billedDurationInMilliseconds", 0}};
+	return out;
+}
+
+json describe_execution_action(const Arns &arns, Store &store, const json &b) {
+	only(b, {"executionArn", "includedData"});
+	return describe_execution(arns, find_execution(store, arns, str(b, "executionArn", true)));
+}
+
+json describe_for_execution(const Arns &arns, Store &store, const json &b) {
+	only(b, {"executionArn", "includedData"});
+	json inst = find_execution(store, arns, str(b, "executionArn", true));
+	json d = store.get_definition(inst.at("definition"), inst.at("version").get<int>());
+	json out = describe_definition(arns, store, d, false);
+	json r = {{"stateMachineArn", out["stateMachineArn"]}, {"name", out["name"]}, {"definition", out["definition"]},
+			  {"roleArn", out["roleArn"]}, {"updateDate", when(d["created_at"])}, {"revisionId", out["revisionId"]}};
+	return r;
+}
+
+json list_executions(const Options &o, const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn", "statusFilter", "maxResults", "nextToken", "mapRunArn", "redriveFilter"});
+	if (field(b, "mapRunArn")) fail("ValidationException", "mapRunArn is not supported: genroc has no map runs");
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), true);
+	store.get_definition(m.name, m.version);	// StateMachineDoesNotExist
+	const std::string status = str(b, "statusFilter", false);
+	std::vector<std::string> statuses;
+	if (status.empty()) statuses = {""};
+	else if (status == "RUNNING") statuses = {"ready", "running", "waiting"};
+	else if (status == "SUCCEEDED") statuses = {"succeeded"};
+	else if (status == "FAILED" || status == "TIMED_OUT") statuses = {"failed"};
+	else if (status == "ABORTED") statuses = {"cancelled"};
+	else if (status == "PENDING_REDRIVE") statuses = {};
+	else fail("ValidationException", "statusFilter must be RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED or PENDING_REDRIVE");
+	const int n = max_results(b, 100);
+	std::optional<int64_t> before;
+	const json where = {{"m", m.name}, {"v", m.version ? json(*m.version) : json()}, {"s", status}};
+	if (field(b, "nextToken")) {
+		json p = read_token(o, "ListExecutions", str(b, "nextToken", true));
+		if (!p.is_object() || p["w"] != where || !p["b"].is_number_integer())
+			fail("InvalidToken", "Invalid Token: the nextToken was made for another listing");
+		before = p["b"].get<int64_t>();
+	}
+	// Each genroc status newest first, merged; rows that do not match the
+	// AWS status (FAILED against TIMED_OUT) or the version are passed over.
+	std::vector<json> rows;
+	for (const auto &s : statuses) {
+		std::optional<int64_t> at = before;
+		for (int round = 0; round < 50; round++) {
+			json filter = {{"definition", m.name}, {"top", true}, {"limit", n + 1}};
+			if (!s.empty()) filter["status"] = s;
+			if (at) filter["before"] = *at;
+			json page = store.list_instances(filter);
+			size_t kept = 0;
+			for (const auto &inst : page) {
+				if ((!status.empty() && aws_status(inst) != status) ||
+					(m.version && inst.value("version", 0) != *m.version))
+					continue;
+				rows.push_back(inst);
+				kept++;
+			}
+			if (page.size() < static_cast<size_t>(n + 1) || kept > 0) break;
+			at = page.back().at("id").get<int64_t>();
+		}
+	}
+	std::sort(rows.begin(), rows.end(),
+			  [](const json &a, const json &c) { return a.at("id").get<int64_t>() > c.at("id").get<int64_t>(); });
+	json items = json::array();
+	for (size_t i = 0; i < rows.size() && static_cast<int>(i) < n; i++) items.push_back(execution_item(arns, rows[i]));
+	json out = {{"executions", items}};
+	if (rows.size() > static_cast<size_t>(n))
+		out["nextToken"] = make_token(o, "ListExecutions", {{"w", where}, {"b", rows[n - 1].at("id")}});
+	return out;
+}
+
+json stop_execution(const Arns &arns, Store &store, const json &b) {
+	only(b, {"executionArn", "error", "cause"});
+	json inst = find_execution(store, arns, str(b, "executionArn", true));
+	str(b, "error", false);
+	str(b, "cause", false);
+	const int64_t id = inst.at("id");
+	if (!ended(inst)) {
+		try {
+			store.cancel(id);
+		} catch (const Error &e) {
+			if (e.sqlstate != sqlstate::INSTANCE_ENDED) throw;
+		}
+		inst = store.get_instance(id);
+	}
+	return {{"stopDate", when(inst["ended_at"])}};
+}
+
+// ---- the history ----------------------------------------------------------
+
+// genroc's instance log read as AWS's history: each entered state opens
+// <Type>StateEntered and is closed by <Type>StateExited when the next state
+// is entered or the execution ends; tasks are Activity* events for an
+// activity, Task* events for genroc's own resources; a Parallel or Map's
+// children are its <Type>StateStarted and Succeeded/Failed.
+json history_events(const Arns &arns, const json &inst, const json &log, bool data) {
+	json events = json::array();
+	int64_t id = 0;
+	auto add = [&](const json &at, const std::string &type, const char *details_key, json details) {
+		json e = {{"timestamp", when(at)}, {"type", type}, {"id", ++id}, {"previousEventId", id - 1}};
+		if (details_key) e[details_key] = std::move(details);
+		events.push_back(std::move(e));
+	};
+	auto payload = [&](json &d, const char *key, const json &v) {
+		if (data) d[key] = v.dump();
+		d[std::string(key) + "Details"] = {{"truncated", false}};
+	};
+	std::string open_state, open_type, resource;
+	auto close_state = [&](const json &at, const json *output) {
+		if (open_state.empty()) return;
+		if (open_type != "Fail") {
+			json d = {{"name", open_state}};
+			if (output) payload(d, "output", *output);
+			add(at, open_type + "StateExited", "stateExitedEventDetails", d);
+		}
+		open_state.clear();
+	};
+	auto activity_of = [](const std::string &r) { return r.rfind("activity:", 0) == 0; };
+	std::string fan_kind;
+	for (const auto &row : log) {
+		const std::string ev = row.value("event", "");
+		const json &at = row["at"];
+		const json &d = row.contains("detail") && row["detail"].is_object() ? row["detail"] : json::object();
+		const std::string state = row["state"].is_string() ? row["state"].get<std::string>() : "";
+		if (ev == "started") {
+			json x = {{"roleArn", arns.role()}};
+			payload(x, "input", d.value("input", json::object()));
+			add(at, "ExecutionStarted", "executionStartedEventDetails", x);
+		} else if (ev == "entered") {
+			close_state(at, nullptr);
+			open_state = state;
+			open_type = d.value("type", "Pass");
+			add(at, open_type + "StateEntered", "stateEnteredEventDetails", {{"name", state}});
+		} else if (ev == "task_scheduled") {
+			resource = d.value("resource", "");
+			if (activity_of(resource)) {
+				json x = {{"resource", arns.activity(resource.substr(9))}};
+				payload(x, "input", d.value("input", json()));
+				if (d.contains("timeout_s") && d["timeout_s"].is_number()) x["timeoutInSeconds"] = d["timeout_s"];
+				if (d.contains("heartbeat_s") && d["heartbeat_s"].is_number()) x["heartbeatInSeconds"] = d["heartbeat_s"];
+				add(at, "ActivityScheduled", "activityScheduledEventDetails", x);
+			} else {
+				json x = {{"resourceType", "genroc"}, {"resource", resource}, {"region", arns.o.region},
+						  {"parameters", data ? d.value("input", json()).dump() : std::string("{}")}};
+				add(at, "TaskScheduled", "taskScheduledEventDetails", x);
+			}
+		} else if (ev == "task_started" || ev == "activity_claimed") {
+			if (activity_of(resource)) {
+				json x = json::object();
+				if (d.contains("worker") && d["worker"].is_string()) x["workerName"] = d["worker"];
+				add(at, "ActivityStarted", "activityStartedEventDetails", x);
+			} else {
+				add(at, "TaskStarted", "taskStartedEventDetails", {{"resourceType", "genroc"}, {"resource", resource}});
+			}
+		} else if (ev == "task_succeeded") {
+			if (activity_of(resource)) {
+				json x = json::object();
+				payload(x, "output", d.value("output", json()));
+				add(at, "ActivitySucceeded", "activitySucceededEventDetails", x);
+			} else {
+				json x = {{"resourceType", "genroc"}, {"resource", resource}};
+				payload(x, "output", d.value("output", json()));
+				add(at, "TaskSucceeded", "taskSucceededEventDetails", x);
+			}
+		} else if (ev == "task_failed") {
+			json x = json::object();
+			if (d.contains("error") && d["error"].is_string()) x["error"] = d["error"];
+			if (d.contains("cause") && d["cause"].is_string()) x["cause"] = d["cause"];
+			const bool timeout = d.value("error", json()) == "States.Timeout";
+			if (activity_of(resource)) {
+				add(at, timeout ? "ActivityTimedOut" : "ActivityFailed",
+					timeout ? "activityTimedOutEventDetails" : "activityFailedEventDetails", x);
+			} else {
+				x["resourceType"] = "genroc";
+				x["resource"] = resource;
+				add(at, timeout ? "TaskTimedOut" : "TaskFailed", timeout ? "taskTimedOutEventDetails" : "taskFailedEventDetails",
+					x);
+			}
+		} else if (ev == "children_started") {
+			fan_kind = d.value("kind", "");
+			if (fan_kind == "map")
+				add(at, "MapStateStarted", "mapStateStartedEventDetails", {{"length", d.value("count", 0)}});
+			else if (fan_kind == "parallel")
+				add(at, "ParallelStateStarted", nullptr, nullptr);
+		} else if (ev == "children_done" || ev == "children_failed") {
+			const bool ok = ev == "children_done" && d.value("failed", 0) == 0;
+			if (fan_kind == "map") add(at, ok ? "MapStateSucceeded" : "MapStateFailed", nullptr, nullptr);
+			else if (fan_kind == "parallel") add(at, ok ? "ParallelStateSucceeded" : "ParallelStateFailed", nullptr, nullptr);
+		} else if (ev == "succeeded") {
+			const json out = d.value("output", inst.value("output", json()));
+			close_state(at, &out);
+			json x = json::object();
+			payload(x, "output", out);
+			add(at, "ExecutionSucceeded", "executionSucceededEventDetails", x);
+		} else if (ev == "failed" || ev == "cancelled") {
+			if (ev == "failed" && open_type != "Fail") close_state(at, nullptr);
+			open_state.clear();
+			json x = json::object();
+			const json err = d.value("error", inst.value("error", json()));
+			const json cause = d.value("cause", inst.value("cause", json()));
+			if (err.is_string()) x["error"] = err;
+			if (cause.is_string()) x["cause"] = cause;
+			if (ev == "cancelled") add(at, "ExecutionAborted", "executionAbortedEventDetails", x);
+			else if (err == "States.Timeout" && state.empty())
+				add(at, "ExecutionTimedOut", "executionTimedOutEventDetails", x);
+			else add(at, "ExecutionFailed", "executionFailedEventDetails", x);
+		}
+	}
+	return events;
+}
+
+json get_history(const Options &o, const Arns &arns, Store &store, const json &b) {
+	only(b, {"executionArn", "maxResults", "reverseOrder", "nextToken", "includeExecutionData"});
+	const std::string arn = str(b, "executionArn", true);
+	json inst = find_execution(store, arns, arn);
+	const bool reverse = boolean(b, "reverseOrder");
+	const bool data = !field(b, "includeExecutionData") || boolean(b, "includeExecutionData");
+	const int n = max_results(b, 100);
+	size_t from = 0;
+	const json where = {{"e", arn}, {"r", reverse}, {"d", data}};
+	if (field(b, "nextToken")) {
+		json p = read_token(o, "GetExecutionHistory", str(b, "nextToken", true));
+		if (!p.is_object() || p["w"] != where || !p["i"].is_number_unsigned())
+			fail("InvalidToken", "Invalid Token: the nextToken was made for another listing");
+		from = p["i"];
+	}
+	json log = store.history(inst.at("id"));
+	json all = history_events(arns, inst, log.contains("history") ? log["history"] : log, data);
+	if (reverse) std::reverse(all.begin(), all.end());
+	json events = json::array();
+	size_t i = from;
+	for (; i < all.size() && static_cast<int>(events.size()) < n; i++) events.push_back(all[i]);
+	json out = {{"events", events}};
+	if (i < all.size()) out["nextToken"] = make_token(o, "GetExecutionHistory", {{"w", where}, {"i", i}});
+	return out;
+}
+
+// ---- activities -----------------------------------------------------------
+
+// genroc needs no activity made before use: CreateActivity answers its ARN.
+// Describe and List know the activities this process created and those the
+// stored definitions' newest versions name.
+struct Registry {
+	std::mutex mu;
+	std::map<std::string, double> created;	// name -> creation time (this process)
+};
+Registry &registry() {
+	static Registry r;
+	return r;
+}
+
+void collect_activities(const json &j, std::set<std::string> &out) {
+	if (j.is_array()) {
+		for (const auto &v : j) collect_activities(v, out);
+		return;
+	}
+	if (!j.is_object()) return;
+	for (const auto &[k, v] : j.items()) {
+		if (k == "Resource" && v.is_string() && v.get<std::string>().rfind("activity:", 0) == 0)
+			out.insert(v.get<std::string>().substr(9));
+		else
+			collect_activities(v, out);
+	}
+}
+
+std::map<std::string, double> known_activities(Store &store) {
+	std::map<std::string, double> out;
+	for (const auto &d : store.list_definitions()) {
+		std::set<std::string> names;
+		json def = store.get_definition(d.at("name"), d.at("version").get<int>());
+		collect_activities(def["definition"], names);
+		const json t = when(def["created_at"]);
+		for (const auto &n : names)
+			if (!out.count(n) || (t.is_number() && t.get<double>() < out[n])) out[n] = t.is_number() ? t.get<double>() : 0;
+	}
+	std::lock_guard<std::mutex> g(registry().mu);
+	for (const auto &[n, t] : registry().created)
+		if (!out.count(n) || t < out[n]) out[n] = t;
+	return out;
+}
+
+std::string activity_name(const Arns &arns, const std::string &arn) { return arns.parse(arn, "activity", 1, 1)[0]; }
+
+json create_activity(const Arns &arns, const json &b) {
+	only(b, {"name", "tags"});
+	const std::string name = str(b, "name", true);
+	check_name(name, "name");
+	std::lock_guard<std::mutex> g(registry().mu);
+	auto [it, fresh] = registry().created.emplace(name, now_seconds());
+	(void)fresh;
+	return {{"activityArn", arns.activity(name)}, {"creationDate", it->second}};
+}
+
+json describe_activity(const Arns &arns, Store &store, const json &b) {
+	only(b, {"activityArn"});
+	const std::string arn = str(b, "activityArn", true);
+	const std::string name = activity_name(arns, arn);
+	auto known = known_activities(store);
+	if (!known.count(name)) fail("ActivityDoesNotExist", "Activity Does Not Exist: '" + shown(arn) + "'");
+	return {{"activityArn", arn}, {"name", name}, {"creationDate", known[name]}};
+}
+
+json list_activities(const Options &o, const Arns &arns, Store &store, const json &b) {
+	only(b, {"maxResults", "nextToken"});
+	const int n = max_results(b, 100);
+	std::string after;
+	if (field(b, "nextToken")) after = read_token(o, "ListActivities", str(b, "nextToken", true)).get<std::string>();
+	json items = json::array();
+	bool more = false;
+	std::string last;
+	for (const auto &[name, t] : known_activities(store)) {
+		if (!after.empty() && name <= after) continue;
+		if (static_cast<int>(items.size()) == n) {
+			more = true;
+			break;
+		}
+		items.push_back({{"activityArn", arns.activity(name)}, {"name", name}, {"creationDate", t}});
+		last = name;
+	}
+	json out = {{"activities", items}};
+	if (more) out["nextToken"] = make_token(o, "ListActivities", last);
+	return out;
+}
+
+json delete_activity(const Arns &arns, const json &b) {
+	only(b, {"activityArn"});
+	const std::string name = activity_name(arns, str(b, "activityArn", true));
+	std::lock_guard<std::mutex> g(registry().mu);
+	registry().created.erase(name);
+	return json::object();
+}
+
+json get_activity_task(const Options &o, const Arns &arns, const std::function<Store &()> &store, const json &b,
+					   const std::optional<auth::Principal> &who, const std::function<bool()> &stopping) {
+	only(b, {"activityArn", "workerName"});
+	const std::string name = activity_name(arns, str(b, "activityArn", true));
+	std::string worker = str(b, "workerName", false);
+	if (worker.empty()) worker = "sfn:" + (who ? who->name : std::string("anonymous"));
+	if (worker.size() > 80) fail("ValidationException", "'workerName' must be at most 80 characters");
+	const auto deadline = Clock::now() + std::chrono::milliseconds(o.activity_poll_ms);
+	auto pause = std::chrono::milliseconds(20);
+	for (;;) {
+		auto tasks = store().claim_activity(name, worker, 1);
+		if (!tasks.empty()) return {{"taskToken", tasks[0].token}, {"input", tasks[0].input.dump()}};
+		if (Clock::now() >= deadline || stopping()) return json::object();
+		std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - Clock::now()));
+		pause = std::min(pause * 2, std::chrono::milliseconds(500));
+	}
+}
+
+json send_task_success(Store &store, const json &b) {
+	only(b, {"taskToken", "output"});
+	const std::string token = str(b, "taskToken", true);
+	json output;
+	try {
+		output = parse_json_text(str(b, "output", true), "the output");
+	} catch (const Error &e) {
+		fail("InvalidOutput", std::string("Invalid Output: ") + e.what());
+	}
+	store.activity_succeed(token, output);
+	return json::object();
+}
+
+json send_task_failure(Store &store, const json &b) {
+	only(b, {"taskToken", "error", "cause"});
+	std::string error = str(b, "error", false);
+	store.activity_fail(str(b, "taskToken", true), error, str(b, "cause", false));
+	return json::object();
+}
+
+json send_task_heartbeat(Store &store, const json &b) {
+	only(b, {"taskToken"});
+	store.activity_heartbeat(str(b, "taskToken", true));
+	return json::object();
+}
+
+}  // namespace
+
+const std::vector<std::string> &actions() {
+	static const std::vector<std::string> a = {
+		"CreateStateMachine", "UpdateStateMachine", "DescribeStateMachine", "DescribeStateMachineForExecution",
+		"ListStateMachines", "DeleteStateMachine", "ValidateStateMachineDefinition", "PublishStateMachineVersion",
+		"ListStateMachineVersions", "StartExecution", "StartSyncExecution", "DescribeExecution", "ListExecutions",
+		"StopExecution", "GetExecutionHistory", "CreateActivity", "DescribeActivity", "ListActivities",
+		"DeleteActivity", "GetActivityTask", "SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat"};
+	return a;
+}
+
+json call(const Options &o, const std::string &action, const json &b, const std::function<Store &()> &store,
+		  const std::optional<auth::Principal> &who, const std::function<bool()> &stopping) {
+	const Arns arns{o};
+	using namespace auth;
+	try {
+		if (action == "CreateStateMachine") return need(who, need_operate(), action), create_state_machine(arns, store(), b);
+		if (action == "UpdateStateMachine") return need(who, need_operate(), action), update_state_machine(arns, store(), b);
+		if (action == "DescribeStateMachine") return need(who, need_read(), action), describe_state_machine(arns, store(), b);
+		if (action == "DescribeStateMachineForExecution")
+			return need(who, need_read_instances(), action), describe_for_execution(arns, store(), b);
+		if (action == "ListStateMachines") return need(who, need_read(), action), list_state_machines(o, arns, store(), b);
+		if (action == "ValidateStateMachineDefinition") return need(who, need_any(), action), validate_definition(arns, b);
+		if (action == "PublishStateMachineVersion") return need(who, need_operate(), action), publish_version(arns, store(), b);
+		if (action == "ListStateMachineVersions") return need(who, need_read(), action), list_versions(o, arns, store(), b);
+		if (action == "DeleteStateMachine") {
+			need(who, need_operate(), action);
+			only(b, {"stateMachineArn"});
+			machine_ref(arns, str(b, "stateMachineArn", true), false);
+			fail("ValidationException",
+				 "DeleteStateMachine is not supported: genroc keeps every definition version, which its instances "
+				 "refer to");
+		}
+		if (action == "StartExecution")
+			return need(who, need_operate(), action), start_execution(arns, store(), b, false, nullptr, nullptr);
+		if (action == "StartSyncExecution") return need(who, need_operate(), action), start_sync(o, arns, store, b, stopping);
+		if (action == "DescribeExecution")
+			return need(who, need_read_instances(), action), describe_execution_action(arns, store(), b);
+		if (action == "ListExecutions") return need(who, need_read_instances(), action), list_executions(o, arns, store(), b);
+		if (action == "StopExecution") return need(who, need_operate(), action), stop_execution(arns, store(), b);
+		if (action == "GetExecutionHistory") return need(who, need_read_instances(), action), get_history(o, arns, store(), b);
+		if (action == "CreateActivity") return need(who, need_operate(), action), create_activity(arns, b);
+		if (action == "DescribeActivity") return need(who, need_read(), action), describe_activity(arns, store(), b);
+		if (action == "ListActivities") return need(who, need_read(), action), list_activities(o, arns, store(), b);
+		if (action == "DeleteActivity") return need(who, need_operate(), action), delete_activity(arns, b);
+		if (action == "GetActivityTask") return need(who, need_work(), action), get_activity_task(o, arns, store, b, who, stopping);
+		if (action == "SendTaskSuccess") return need(who, need_work(), action), send_task_success(store(), b);
+		if (action == "SendTaskFailure") return need(who, need_work(), action), send_task_failure(store(), b);
+		if (action == "SendTaskHeartbeat") return need(who, need_work(), action), send_task_heartbeat(store(), b);
+	} catch (const Failure &) {
+		throw;
+	} catch (const Error &e) {
+		rethrow(e, action);
+	}
+	fail("UnknownOperationException", "genroc does not serve the action " + shown(action));
+}
+
+}  // namespace genroc::sfn
