@@ -1,5 +1,5 @@
 // pg_named.c — the client side of bench/pg_named.sh: PgStore's hot path
-// (worker/pg_store.cpp: its claim of B, then complete_many of the B, the
+// (store/pg_store.cpp: its claim of B, then complete_many of the B, the
 // same SQL text) over libpq until no task is left, one way of four:
 //   pg_named CONNINFO named|unnamed settings|nsettings|nosettings B
 // named: the two statements prepared once; settings: the settings

@@ -1,6 +1,6 @@
 // engine.hpp — the API operations, written once over the port (port.hpp):
 // the PostgreSQL entry points (extension/definitions.c through engine_port.cpp) and the
-// SQLite store (sqlite_shim/sqlite_store.cpp through sqlite_port.cpp) call
+// SQLite store (store/sqlite/sqlite_store.cpp through sqlite_port.cpp) call
 // these same functions.  Each names the SQL function it is.
 //
 // Arguments are what the SQL function receives (std::nullopt for NULL);

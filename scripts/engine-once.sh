@@ -22,8 +22,8 @@
 #                   both stores run the engine's one copy.
 #   twins_private   the same for the private helpers genroc._<name>, the
 #                   shim's name being <name> without the underscore
-#   shim_lines      lines of the SQLite shim's files (sqlite_shim/, or
-#                   store/sqlite/ once it moves), its port adapter included
+#   shim_lines      lines of the SQLite shim's files (store/sqlite/), its port
+#                   adapter included
 #   wide_updates_pg, wide_updates_sqlite
 #                   UPDATE statements of the instance row (genroc._instances
 #                   in extension/, instances in the SQLite shim) whose SET
@@ -31,8 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATCHET=scripts/engine-once.ratchet
-SHIM=sqlite_shim
-[ -d store/sqlite ] && SHIM=store/sqlite
+SHIM=store/sqlite
 STORE_CPP=$(ls "$SHIM"/sqlite_store.cpp 2>/dev/null || true)
 
 figures=$(python3 - "$SHIM" "$STORE_CPP" <<'PY'

@@ -12,8 +12,8 @@
 #   - one line a row: every line of "## Call chains" and "## Files" is a row
 #     ("- ...") or, in Files, a "### " group heading; a file row is
 #     "- `path`[, `path`...] — text", at most 200 characters (a chain 240)
-#   - the functions it names exist: `Class::method` in the C++ sources (core/, engine/, store/, extension/, worker/,
-#     sqlite_shim/; `genroc.name` in extension/
+#   - the functions it names exist: `Class::method` in the C++ sources (core/, engine/,
+#     store/, extension/, worker/); `genroc.name` in extension/
 #   - no citation of a tracker (the word for a tracker's ticket followed by
 #     a number, with or without a space or "#"; or "#" and a number alone)
 #     or of a design document's numbered section (DESIGN, then the section
@@ -80,7 +80,7 @@ for n, line in enumerate(lines, 1):
 # names of functions in the map exist: `Class::method` in the C++ sources,
 # `genroc.name` / `genroc._name` in the extension
 cpp = "".join(open(f, encoding="utf-8", errors="replace").read() for f in files
-              if f.split("/")[0] in ("core", "engine", "store", "extension", "worker", "sqlite_shim") and re.search(r"\.(cpp|hpp|h)$", f))
+              if f.split("/")[0] in ("core", "engine", "store", "extension", "worker") and re.search(r"\.(cpp|hpp|h)$", f))
 ext = "".join(open(f, encoding="utf-8", errors="replace").read() for f in files
               if f.startswith("extension/") and not re.fullmatch(r"extension/genroc--[0-9.]+\.sql", f))
 for n, line in enumerate(lines, 1):

@@ -122,17 +122,20 @@ for suite in $SUITES; do
       # the SQLSTATE table (core/errors.def against the code and docs/errors.md),
       # every link of README.md, docs/ and bench/RESULTS.md (test/check_links.sh),
       # MAP.md against the files, no tracker citations (test/check_map.sh),
-      # and the figures of code still written twice (scripts/engine-once.sh:
-      # none may grow past its ratchet)
+      # the figures of code still written twice (scripts/engine-once.sh:
+      # none may grow past its ratchet), and the C/C++ folders' floors (an
+      # include runs down them only: scripts/check-layers.sh, its rules on
+      # made-up trees too)
       out=$(bash test/check_errors.sh 2>&1); rc=$?
       out_links=$(bash test/check_links.sh 2>&1) || rc=1
       out_map=$(bash test/check_map.sh 2>&1) || rc=1
       out_once=$(bash scripts/engine-once.sh 2>&1) || rc=1
-      out=$(printf '%s\n%s\n%s\n%s' "$out" "$out_links" "$out_map" "$out_once")
+      out_layers=$(bash scripts/check-layers.sh 2>&1 && bash scripts/check-layers.sh --self-test 2>&1) || rc=1
+      out=$(printf '%s\n%s\n%s\n%s\n%s' "$out" "$out_links" "$out_map" "$out_once" "$out_layers")
       echo "$out" >"$LOG/errors.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")
       [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-      [ "$f" -gt 0 ] && echo "$out" | grep '^not ok ' >&2
+      [ "$f" -gt 0 ] && echo "$out" | grep -E '^not ok |^    ' >&2
       count errors "$p" "$f" ;;
     regress)
       # pg_regress (sql/, expected/) and pg_isolation_regress (specs/, expected/)

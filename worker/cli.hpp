@@ -9,6 +9,7 @@
 
 #include "config.hpp"
 #include "runner.hpp"
+#include "store_factory.hpp"
 
 namespace genroc {
 
@@ -22,9 +23,7 @@ inline constexpr int kExitUsage = 2;	// bad flags or configuration; nothing was 
 // message names the flag and is already printed on stderr).
 int parse_command_line(int argc, const char *const *argv, Config &config);
 
-// Opens the --database store with --durability and --pg-commit-delay applied;
-// lane: the worker's stores take WriteLane::worker (fair turns on SQLite).
-StoreFactory store_factory(const Config &config, WriteLane lane = WriteLane::general);
+// store_factory(): store_factory.hpp.
 
 // The whole program.
 int genroc_main(int argc, const char *const *argv);

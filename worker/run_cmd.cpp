@@ -16,13 +16,14 @@
 #include <sstream>
 #include <thread>
 
-#include "cli.hpp"
+#include "config.hpp"
+#include "engine/queue_rules.hpp"
 #include "json_guard.hpp"
 #include "log.hpp"
-#include "queue_rules.hpp"
 #include "queues_config.hpp"
 #include "runner.hpp"
 #include "store.hpp"
+#include "store_factory.hpp"
 
 namespace genroc {
 
@@ -134,7 +135,7 @@ int run_file(const Config &cfg, const HandlerRegistry &handlers, const StopFlag 
 	// run of one process never gets.  Said before anything is written.
 	{
 		std::set<std::string> used;
-		sqlite::handler_names(definition, used);
+		engine::handler_names(definition, used);
 		for (auto &h : used)
 			if (!handlers.find("handler:" + h))
 				return refuse("the definition uses \"handler:" + h +

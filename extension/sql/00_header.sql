@@ -44,7 +44,7 @@
  * it would (regress start_many and complete_many compare every row and log
  * line with start's and complete's) and send the others through it.
  *
- * The SQLite shim (sqlite_shim/) copies these semantics one for one; the
+ * The SQLite store (store/sqlite/) copies these semantics one for one; the
  * comments marked "Semantics:" are the contract it follows.
  *
  * Privileges: tables and genroc._* helpers are private.  Public functions are

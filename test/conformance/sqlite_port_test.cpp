@@ -1,4 +1,4 @@
-// sqlite_port_test.cpp — the engine's port on SQLite (sqlite_shim/sqlite_port.cpp):
+// sqlite_port_test.cpp — the engine's port on SQLite (store/sqlite/sqlite_port.cpp):
 // a savepoint undoes its own scope and the transaction goes on, a statement
 // a dialect has no text for does nothing there, and a refusal keeps its
 // SQLSTATE.  (PostgreSQL's savepoints: specs/define_race.spec.)

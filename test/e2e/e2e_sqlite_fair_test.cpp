@@ -2,7 +2,7 @@
 // while starts arrive over HTTP as fast as a few clients can send them; the
 // server's own worker must get its turns to write (claims, reports) and not
 // starve behind the API's starts.  Before the writers of one file took turns
-// (sqlite_shim WriteTurns), the worker finished a few dozen tasks out of
+// (store/sqlite WriteTurns), the worker finished a few dozen tasks out of
 // ~1,500 starts in 4s.  Turns in order of arrival alone are not enough once
 // the API has a thread per HTTP connection (48 here): the worker is then 1
 // writer among ~49 (10% of the starts finished).  The turns go round two

@@ -4,7 +4,7 @@
 # stricter than a user's build) and the test suites configured.
 #
 # Bounded in time: each type builds the product (genroc, genctl: core/,
-# sqlite_shim/, worker/; at Release worker/genctl.cpp is where GCC 12's false
+# store/, worker/; at Release worker/genctl.cpp is where GCC 12's false
 # -Wrestrict showed, and the flag that keeps it a warning is the same for the
 # test suites), in build-types/<type>, each build capped at
 # BUILD_TYPE_TIMEOUT seconds (default 1800); ccache, used when installed,

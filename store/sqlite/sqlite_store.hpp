@@ -1,4 +1,4 @@
-// sqlite_store.hpp — the SQLite shim's entry point: the engine on one file.
+// sqlite_store.hpp — the SQLite store's entry point: the engine on one file.
 #pragma once
 
 #include <memory>
@@ -17,12 +17,7 @@ namespace genroc {
 std::unique_ptr<Store> open_sqlite_store(const std::string &path, bool read_only = false,
 										 WriteLane lane = WriteLane::general);
 
-// For a process whose SQLite use is genroc's alone (the genroc binary, the
-// benchmark), called before its first open: turns off SQLite's memory
-// statistics (SQLITE_CONFIG_MEMSTATUS), which take a process-wide mutex on
-// every allocation SQLite makes.  A library embedding the shim in another
-// program does not call it (the setting is the whole process's).  False
-// when SQLite was already initialized (the setting then stays as it was).
-bool sqlite_process_setup();
+// sqlite_process_setup() (store.hpp): called once per process before the
+// first open.
 
 }  // namespace genroc

@@ -2,8 +2,8 @@
 //
 // Each method is one genroc.* SQL function (docs/sql-api.md "SQL API"), with the same
 // arguments, the same results and the same errors (genroc::Error carrying the
-// SQLSTATE).  PgStore (worker/pg_store.cpp) calls the function over libpq;
-// SqliteStore (sqlite_shim/) performs the same operation on a SQLite file.
+// SQLSTATE).  PgStore (store/pg_store.cpp) calls the function over libpq;
+// SqliteStore (store/sqlite/) performs the same operation on a SQLite file.
 // The conformance suite (test/conformance/) runs every behaviour on both.
 #pragma once
 
@@ -332,6 +332,15 @@ enum class WriteLane : unsigned { general = 0, worker = 1 };
 std::unique_ptr<Store> open_store(const std::string &database, bool read_only = false,
 								  WriteLane lane = WriteLane::general, bool pooled = false);
 std::unique_ptr<Store> open_pg_store(const std::string &conninfo, bool pooled = false);
+
+// For a process whose SQLite use is genroc's alone (the genroc binary, the
+// benchmark), called before its first open: turns off SQLite's memory
+// statistics (SQLITE_CONFIG_MEMSTATUS), which take a process-wide mutex on
+// every allocation SQLite makes.  A library embedding the SQLite store in
+// another program does not call it (the setting is the whole process's).
+// False when SQLite was already initialized (the setting then stays as it
+// was).  Defined by the SQLite store (store/sqlite/sqlite_store.cpp).
+bool sqlite_process_setup();
 
 // What --database names, the same text however it is spelled: for
 // PostgreSQL "postgresql USER@HOST:PORT/DBNAME" as the conninfo gives them

@@ -1,7 +1,9 @@
 // queue_rules.hpp — the pure parts of routing, as the extension's
 // 55_queues.sql has them: globs (genroc._glob), a routed queue's match
 // (genroc._matches) and the handlers a definition uses (the handler rule of
-// genroc._route).  No database here; sqlite_store.cpp does the rest.
+// genroc._route).  No database here: the SQLite store (store/sqlite/
+// sqlite_store.cpp) does the rest, and `genroc run` (worker/run_cmd.cpp)
+// reads a definition's handlers with it.
 #pragma once
 
 #include <set>
@@ -9,7 +11,7 @@
 
 #include "asl.hpp"
 
-namespace genroc::sqlite {
+namespace genroc::engine {
 
 // A glob matches the whole text: * is any run of characters, ? one
 // character, everything else is itself (LIKE with % _ \ escaped, as the
@@ -81,4 +83,4 @@ inline void handler_names(const json &node, std::set<std::string> &out) {
 	}
 }
 
-}  // namespace genroc::sqlite
+}  // namespace genroc::engine

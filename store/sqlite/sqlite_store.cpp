@@ -44,8 +44,8 @@
 
 #include "digest.hpp"
 #include "engine.hpp"
+#include "engine/queue_rules.hpp"
 #include "limits.hpp"
-#include "queue_rules.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
 #include "sqlite_schema.hpp"
@@ -3326,7 +3326,7 @@ class SqliteStore final : public Store {
 				auto it = uses.find(def);
 				if (it == uses.end()) {
 					std::set<std::string> handlers;
-					sqlite::handler_names(json::parse(q.text(4)), handlers);
+					engine::handler_names(json::parse(q.text(4)), handlers);
 					it = uses.emplace(def, handlers.count(handler) > 0).first;
 				}
 				if (!it->second) continue;
@@ -3417,7 +3417,7 @@ class SqliteStore final : public Store {
 			Query dq(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
 			dq.next();
 			std::set<std::string> handlers;
-			sqlite::handler_names(json::parse(dq.text(0)), handlers);
+			engine::handler_names(json::parse(dq.text(0)), handlers);
 			Query q(db_,
 					"SELECT name FROM queues WHERE kind = 'handler' AND handler IN (SELECT value FROM json_each(?1)) "
 					"ORDER BY name LIMIT 1",
@@ -3427,7 +3427,7 @@ class SqliteStore final : public Store {
 		if (!queue) {
 			Query q(db_, "SELECT name, match FROM queues WHERE kind = 'routed' ORDER BY position");
 			while (q.next())
-				if (sqlite::match_applies(q.js(1), definition, labels)) {
+				if (engine::match_applies(q.js(1), definition, labels)) {
 					queue = q.text(0);
 					break;
 				}
