@@ -10,10 +10,11 @@
 # starts `genroc serve --auth --sigv4-key-file` on a free loopback port, then
 #   - the AWS CLI (Debian's awscli): one batch of calls, credentials from the
 #     issued keys (the CLI starts slowly: as few calls as cover its part);
-#   - sdk_test.mjs: @aws-sdk/client-sfn (package-lock.json) through every
-#     action, an activity worker as AWS's documentation writes one, a wrong
-#     secret, a replayed and an old signature, and every raw answer checked
-#     against the service model Debian's awscli ships.
+#   - every test/sfn/*_test.mjs, each a node process with @aws-sdk/client-sfn
+#     (package-lock.json) and common.mjs, which checks every raw answer against
+#     the service model Debian's awscli ships (sdk_test.mjs: every action it
+#     had first, an activity worker as AWS's documentation writes one, a wrong
+#     secret, a replayed and an old signature).
 # Prints TAP lines (ok / not ok) and the seconds each store took.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -73,6 +74,14 @@ cli_part() { # store endpoint
   [[ $? -ne 0 && $out == *InvalidSignatureException* ]]; tap $? "$store: the CLI with a wrong secret is refused"
 }
 
+# Every test/sfn/*_test.mjs, one node process each (common.mjs is their shared part).
+run_sdk_tests() { # store
+  local f
+  for f in test/sfn/*_test.mjs; do
+    node "$f" 2>"$tmp/node.err" || { cat "$tmp/node.err" >&2; echo "not ok - $1: $(basename "$f") ended with an error (its log above)"; }
+  done
+}
+
 run_store() { # name (sqlite|postgres) database
   local name=$1 db=$2 started=$SECONDS
   local port log=$tmp/genroc-$name.log ops reader
@@ -99,7 +108,7 @@ run_store() { # name (sqlite|postgres) database
   ENDPOINT=$endpoint REGION=$REGION ACCOUNT=$ACCOUNT MODEL=$MODEL STORE=$name \
     KEY_ID=$(jq -r .access_key_id <<<"$ops") SECRET=$(jq -r .secret_access_key <<<"$ops") \
     READER_ID=$(jq -r .access_key_id <<<"$reader") READER_SECRET=$(jq -r .secret_access_key <<<"$reader") \
-    NODE_NO_WARNINGS=1 node test/sfn/sdk_test.mjs || echo "not ok - $name: sdk_test.mjs ended with an error (its log above)"
+    NODE_NO_WARNINGS=1 run_sdk_tests "$name"
   ! grep -q "$(jq -r .secret_access_key <<<"$ops")" "$log"; tap $? "$name: the server's log never holds a secret"
   kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null
   echo "# $name: $((SECONDS - started)) s"
