@@ -2,9 +2,10 @@
 // tokens file; see auth.hpp.
 #include "auth.hpp"
 
+#include "digest.hpp"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <algorithm>
 #include <fstream>
@@ -137,15 +138,6 @@ std::optional<std::string> base64url_decode(const std::string &text) {
 // ---- JWT ------------------------------------------------------------------
 
 namespace {
-
-std::string hmac_sha256(const std::string &key, const std::string &data) {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-			  reinterpret_cast<const unsigned char *>(data.data()), data.size(), md, &len))
-		throw std::runtime_error("HMAC-SHA256 failed");
-	return std::string(reinterpret_cast<char *>(md), len);
-}
 
 json decode_part(const std::string &part, const char *what) {
 	auto bytes = base64url_decode(part);

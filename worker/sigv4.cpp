@@ -3,7 +3,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -32,15 +31,6 @@ std::string sha256_hex(const std::string &data) {
 	if (!EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr))
 		throw std::runtime_error("SHA-256 failed");
 	return hex(std::string(reinterpret_cast<char *>(md), len));
-}
-
-std::string hmac_sha256(const std::string &key, const std::string &data) {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-			  reinterpret_cast<const unsigned char *>(data.data()), data.size(), md, &len))
-		throw std::runtime_error("HMAC-SHA256 failed");
-	return std::string(reinterpret_cast<char *>(md), len);
 }
 
 // ---- genroc's key pairs ---------------------------------------------------

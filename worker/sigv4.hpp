@@ -24,6 +24,8 @@
 //                anew, with its attempt number, so their retries differ)
 #pragma once
 
+#include "digest.hpp"
+
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -48,7 +50,7 @@ struct Refused {
 };
 
 std::string sha256_hex(const std::string &data);
-std::string hmac_sha256(const std::string &key, const std::string &data);
+using ::genroc::hmac_sha256;  // core/digest.hpp
 std::string hex(const std::string &bytes);
 
 // The key pair of a token id under a server key.
