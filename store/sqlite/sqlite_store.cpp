@@ -35,6 +35,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <regex>
@@ -183,26 +184,8 @@ std::string text_option(const json &v, const std::string &option) {
 	return v.get<std::string>();
 }
 
-// genroc._check_name (20_core.sql): at most max characters (UTF-8 code
-// points), no control character (U+0000-U+001F, U+007F-U+009F); 22023
-// naming the field.
-void check_name(const std::string &value, const std::string &field, size_t max = 200) {
-	size_t chars = 0;
-	bool control = false;
-	for (size_t i = 0; i < value.size(); i++) {
-		const auto c = static_cast<unsigned char>(value[i]);
-		if ((c & 0xC0) != 0x80) chars++;
-		if (c < 0x20 || c == 0x7F) control = true;
-		// U+0080-U+009F: C2 80 .. C2 9F
-		if (c == 0xC2 && i + 1 < value.size() && static_cast<unsigned char>(value[i + 1]) <= 0x9F &&
-			static_cast<unsigned char>(value[i + 1]) >= 0x80)
-			control = true;
-	}
-	if (chars > max)
-		throw Error(sqlstate::INVALID_PARAMETER_VALUE, field + " must be at most " + std::to_string(max) +
-														   " characters long, not " + std::to_string(chars));
-	if (control) throw Error(sqlstate::INVALID_PARAMETER_VALUE, field + " must not contain control characters");
-}
+// genroc._check_name: the engine's (22023 naming the field).
+using engine::check_name;
 
 bool is_string_object(const json &v) {
 	if (!v.is_object()) return false;
@@ -1622,66 +1605,77 @@ class SqliteStore final : public Store {
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			int64_t timeouts = 0, heartbeats = 0, lapsed = 0, timers = 0, run_at = 0;
-			// TimeoutSeconds: a handler task counts from its claim, an activity
-			// from its parking.
-			for (int64_t id : ids("SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
-								  "(status = 'waiting' AND wait_kind IN ('activity', 'event', 'children'))) "
-								  "ORDER BY timeout_at, id LIMIT ?2",
-								  now, limit)) {
-				Inst inst = load(id);
-				if (inst.wait_kind == std::optional<std::string>("children"))  // a sync call: its child is given up
-					cancel_children(inst,
-									"state \"" + inst.state.value_or("") + "\" timed out after " +
-										std::to_string(inst.timeout_s.value_or(0)) + " seconds",
-									now);
-				fail_task(id, "States.Timeout",
-						  "task \"" + inst.state.value_or("") + "\" did not finish within " +
-							  std::to_string(inst.timeout_s.value_or(0)) + " seconds",
-						  now);
-				timeouts++;
-			}
-			for (int64_t id : ids("SELECT id FROM instances WHERE heartbeat_at <= ?1 AND status = 'waiting' "
-								  "AND wait_kind = 'activity' ORDER BY heartbeat_at, id LIMIT ?2",
-								  now, limit)) {
-				Inst inst = load(id);
-				fail_task(id, "States.HeartbeatTimeout",
-						  "activity \"" + inst.activity.value_or("") + "\" sent no heartbeat within " +
-							  std::to_string(inst.heartbeat_s.value_or(0)) + " seconds",
-						  now);
-				heartbeats++;
-			}
-			for (int64_t id : ids("SELECT id FROM instances WHERE lease_expires <= ?1 AND status = 'running' "
-								  "ORDER BY lease_expires, id LIMIT ?2",
-								  now, limit)) {
-				interrupt(id, "lease lapsed", now);
-				lapsed++;
-			}
-			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
-								  "AND wait_kind = 'timer' ORDER BY wait_until, id LIMIT ?2",
-								  now, limit)) {
-				Inst inst = load(id);
-				log(id, now, "wait_ended", inst.state, nullptr);
-				apply_step(id,
-						   {{"op", "timer_fired"}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}},
-						   now);
-				timers++;
-			}
-			// a retried Parallel or Map whose back-off is over: its children start
-			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
-								  "AND wait_kind = 'children' ORDER BY wait_until, id LIMIT ?2",
-								  now, limit)) {
-				Query(db_, "UPDATE instances SET wait_until = NULL WHERE id = ?1", id).run();
-				advance_children(id, now);
-				timers++;
-			}
-			for (int64_t id : ids("SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
-								  "AND wait_kind = 'run_at' ORDER BY wait_until, id LIMIT ?2",
-								  now, limit)) {
-				Inst inst = load(id);
-				log(id, now, "run_at_reached", std::nullopt, nullptr);
-				admit(id, now);  // waits for a partition slot if it has one
-				run_at++;
-			}
+			// Each kind: the rows due (oldest deadline first, then id, at most
+			// `limit`), what is done to each, and its count.
+			struct Kind {
+				const char *due;
+				int64_t &count;
+				std::function<void(int64_t)> act;
+			};
+			const Kind kinds[] = {
+				// TimeoutSeconds: a handler task counts from its claim, an activity
+				// from its parking.
+				{"SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
+				 "(status = 'waiting' AND wait_kind IN ('activity', 'event', 'children'))) "
+				 "ORDER BY timeout_at, id LIMIT ?2",
+				 timeouts,
+				 [&](int64_t id) {
+					 Inst inst = load(id);
+					 if (inst.wait_kind == std::optional<std::string>("children"))  // a sync call: its child is given up
+						 cancel_children(inst,
+										 "state \"" + inst.state.value_or("") + "\" timed out after " +
+											 std::to_string(inst.timeout_s.value_or(0)) + " seconds",
+										 now);
+					 fail_task(id, "States.Timeout",
+							   "task \"" + inst.state.value_or("") + "\" did not finish within " +
+								   std::to_string(inst.timeout_s.value_or(0)) + " seconds",
+							   now);
+				 }},
+				{"SELECT id FROM instances WHERE heartbeat_at <= ?1 AND status = 'waiting' "
+				 "AND wait_kind = 'activity' ORDER BY heartbeat_at, id LIMIT ?2",
+				 heartbeats,
+				 [&](int64_t id) {
+					 Inst inst = load(id);
+					 fail_task(id, "States.HeartbeatTimeout",
+							   "activity \"" + inst.activity.value_or("") + "\" sent no heartbeat within " +
+								   std::to_string(inst.heartbeat_s.value_or(0)) + " seconds",
+							   now);
+				 }},
+				{"SELECT id FROM instances WHERE lease_expires <= ?1 AND status = 'running' "
+				 "ORDER BY lease_expires, id LIMIT ?2",
+				 lapsed, [&](int64_t id) { interrupt(id, "lease lapsed", now); }},
+				{"SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
+				 "AND wait_kind = 'timer' ORDER BY wait_until, id LIMIT ?2",
+				 timers,
+				 [&](int64_t id) {
+					 Inst inst = load(id);
+					 log(id, now, "wait_ended", inst.state, nullptr);
+					 apply_step(id,
+								{{"op", "timer_fired"}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}},
+								now);
+				 }},
+				// a retried Parallel or Map whose back-off is over: its children start
+				{"SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
+				 "AND wait_kind = 'children' ORDER BY wait_until, id LIMIT ?2",
+				 timers,
+				 [&](int64_t id) {
+					 Query(db_, "UPDATE instances SET wait_until = NULL WHERE id = ?1", id).run();
+					 advance_children(id, now);
+				 }},
+				{"SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
+				 "AND wait_kind = 'run_at' ORDER BY wait_until, id LIMIT ?2",
+				 run_at,
+				 [&](int64_t id) {
+					 Inst inst = load(id);
+					 log(id, now, "run_at_reached", std::nullopt, nullptr);
+					 admit(id, now);  // waits for a partition slot if it has one
+				 }},
+			};
+			for (const Kind &k : kinds)
+				for (int64_t id : ids(k.due, now, limit)) {
+					k.act(id);
+					k.count++;
+				}
 			// pruning by this store's retention options (0: nothing)
 			const json pruned =
 				prune_rows(log_options_.log_retention_ms, log_options_.instance_retention_ms, limit, now);
