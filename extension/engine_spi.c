@@ -215,20 +215,19 @@ genroc_pg_rows_free(GenrocPgRows *rows)
 	rows->cells = NULL;
 }
 
-int
-genroc_pg_now_ms(int64_t *out, GenrocPgError *err)
+/*
+ * Runs body(arg) inside PG_TRY: 1, or 0 with the error copied into *err
+ * (take_error) in the caller's memory context.
+ */
+static int
+guarded(void (*body) (void *arg), void *arg, GenrocPgError *err)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile int ok = 1;
 
 	PG_TRY();
 	{
-		TimestampTz now = genroc_clock();
-		int64		ms = now / 1000;
-
-		if (now % 1000 < 0)
-			ms--;
-		*out = ms + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+		body(arg);
 	}
 	PG_CATCH();
 	{
@@ -239,25 +238,44 @@ genroc_pg_now_ms(int64_t *out, GenrocPgError *err)
 	return ok;
 }
 
+static void
+now_ms(void *arg)
+{
+	TimestampTz now = genroc_clock();
+	int64		ms = now / 1000;
+
+	if (now % 1000 < 0)
+		ms--;
+	*(int64_t *) arg = ms + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+}
+
+int
+genroc_pg_now_ms(int64_t *out, GenrocPgError *err)
+{
+	return guarded(now_ms, out, err);
+}
+
+typedef struct CanonicalJson
+{
+	const char *text;
+	char	  **out;
+} CanonicalJson;
+
+static void
+canonical_json(void *arg)
+{
+	CanonicalJson *a = (CanonicalJson *) arg;
+	Jsonb	   *jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(a->text)));
+
+	*a->out = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
 int
 genroc_pg_canonical_json(const char *text, char **out, GenrocPgError *err)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int ok = 1;
+	CanonicalJson a = {text, out};
 
-	PG_TRY();
-	{
-		Jsonb	   *jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
-
-		*out = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-	}
-	PG_CATCH();
-	{
-		take_error(cxt, err);
-		ok = 0;
-	}
-	PG_END_TRY();
-	return ok;
+	return guarded(canonical_json, &a, err);
 }
 
 /*
@@ -265,69 +283,57 @@ genroc_pg_canonical_json(const char *text, char **out, GenrocPgError *err)
  * (exec_stmt_block): begun in the caller's memory context, which each end
  * restores with the resource owner.
  */
-int
-genroc_pg_savepoint_begin(GenrocPgError *err)
+static void
+savepoint_begin(void *arg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	volatile int ok = 1;
 
-	PG_TRY();
-	{
-		if (savepoint_depth >= GENROC_MAX_SAVEPOINTS)
-			elog(ERROR, "genroc engine: more than %d savepoints", GENROC_MAX_SAVEPOINTS);
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		savepoint_cxt[savepoint_depth] = cxt;
-		savepoint_owner[savepoint_depth] = owner;
-		savepoint_depth++;
-	}
-	PG_CATCH();
-	{
-		take_error(cxt, err);
-		ok = 0;
-	}
-	PG_END_TRY();
-	return ok;
+	if (savepoint_depth >= GENROC_MAX_SAVEPOINTS)
+		elog(ERROR, "genroc engine: more than %d savepoints", GENROC_MAX_SAVEPOINTS);
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	savepoint_cxt[savepoint_depth] = cxt;
+	savepoint_owner[savepoint_depth] = owner;
+	savepoint_depth++;
 }
 
-static int
-savepoint_end(bool commit, GenrocPgError *err)
+int
+genroc_pg_savepoint_begin(GenrocPgError *err)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile int ok = 1;
+	return guarded(savepoint_begin, NULL, err);
+}
 
-	PG_TRY();
-	{
-		if (savepoint_depth <= 0)
-			elog(ERROR, "genroc engine: no savepoint to end");
-		savepoint_depth--;
-		if (commit)
-			ReleaseCurrentSubTransaction();
-		else
-			RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(savepoint_cxt[savepoint_depth]);
-		CurrentResourceOwner = savepoint_owner[savepoint_depth];
-	}
-	PG_CATCH();
-	{
-		take_error(cxt, err);
-		ok = 0;
-	}
-	PG_END_TRY();
-	return ok;
+static void
+savepoint_end(void *arg)
+{
+	bool		commit = *(bool *) arg;
+
+	if (savepoint_depth <= 0)
+		elog(ERROR, "genroc engine: no savepoint to end");
+	savepoint_depth--;
+	if (commit)
+		ReleaseCurrentSubTransaction();
+	else
+		RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(savepoint_cxt[savepoint_depth]);
+	CurrentResourceOwner = savepoint_owner[savepoint_depth];
 }
 
 int
 genroc_pg_savepoint_release(GenrocPgError *err)
 {
-	return savepoint_end(true, err);
+	bool		commit = true;
+
+	return guarded(savepoint_end, &commit, err);
 }
 
 int
 genroc_pg_savepoint_rollback(GenrocPgError *err)
 {
-	return savepoint_end(false, err);
+	bool		commit = false;
+
+	return guarded(savepoint_end, &commit, err);
 }
 
 int
