@@ -1634,6 +1634,22 @@ class HttpServer final : public ApiServer, public ApiHandler {
 				throw invalid("query parameter \"" + shown(it->first) + "\" is given more than once");
 	}
 
+	// The body into call.raw, at most --http-max-body bytes (both routes,
+	// /api and the Step Functions one, which say the outcome each their way).
+	enum class BodyRead { whole, over, cut };
+	BodyRead read_bounded(Call &call, const httplib::ContentReader &reader) const {
+		bool over = false;
+		const bool ok = reader([&](const char *data, size_t n) {
+			if (call.raw.size() + n > options_.max_body) {
+				over = true;
+				return false;
+			}
+			call.raw.append(data, n);
+			return true;
+		});
+		return ok ? BodyRead::whole : over ? BodyRead::over : BodyRead::cut;
+	}
+
 	// Reads the body into call.raw.  No Content-Length and no chunked
 	// encoding: no body (HTTP/1.1), answered at once.  Every refusal here
 	// leaves body bytes unread, so the connection closes after the answer.
@@ -1669,18 +1685,10 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			close_after_answer();
 			throw ApiError(415, "22023", "a request body needs Content-Type: application/json");
 		}
-		bool over = false;
-		const bool ok = reader([&](const char *data, size_t n) {
-			if (call.raw.size() + n > options_.max_body) {
-				over = true;
-				return false;
-			}
-			call.raw.append(data, n);
-			return true;
-		});
-		if (ok) return;
+		const BodyRead got = read_bounded(call, reader);
+		if (got == BodyRead::whole) return;
 		close_after_answer();
-		if (over || res.status == 413) throw ApiError(413, "54000", too_big);
+		if (got == BodyRead::over || res.status == 413) throw ApiError(413, "54000", too_big);
 		if (t_conn && t_conn->limit_status == 408) throw ApiError(408, "57014", t_conn->limit_hit);
 		throw ApiError(400, "08P01", "the request body could not be read (cut short, or its chunked encoding is invalid)");
 	}
@@ -1942,18 +1950,10 @@ class HttpServer final : public ApiServer, public ApiHandler {
 				throw sfn::Failure{"SerializationException",
 								   "Content-Type must be application/x-amz-json-1.0 (AWS JSON 1.0)", 400};
 			}
-			bool over = false;
-			const bool ok = reader([&](const char *data, size_t n) {
-				if (call.raw.size() + n > options_.max_body) {
-					over = true;
-					return false;
-				}
-				call.raw.append(data, n);
-				return true;
-			});
-			if (!ok) {
+			const BodyRead got = read_bounded(call, reader);
+			if (got != BodyRead::whole) {
 				close_after_answer();
-				if (over) throw sfn::Failure{"ValidationException", "the request body is over the limit of " +
+				if (got == BodyRead::over) throw sfn::Failure{"ValidationException", "the request body is over the limit of " +
 																		 std::to_string(options_.max_body) + " bytes", 413};
 				throw sfn::Failure{"SerializationException", "the request body could not be read", 400};
 			}
