@@ -977,16 +977,50 @@ class ConnStream final : public httplib::Stream {
 // created serves its connection the same way, on the accepting thread.
 thread_local bool t_refuse = false;
 
+// The order connections are admitted in (a slot, the /healthz reserve, or a
+// 503): the order they were accepted.  The accepting thread hands each
+// connection a ticket; its own thread waits for the tickets before it to be
+// decided, then decides.  Without it a connection accepted later could take
+// the last slot from one accepted earlier whose thread started later, and
+// that one, put in the reserve, was dropped after 2 s.
+class Admission {
+  public:
+	uint64_t ticket() {
+		std::lock_guard<std::mutex> g(mu_);
+		return issued_++;
+	}
+
+	// Runs decide() once every earlier ticket is decided.
+	template <class F> void in_turn(uint64_t ticket, F &&decide) {
+		std::unique_lock<std::mutex> l(mu_);
+		turn_.wait(l, [&] { return decided_ == ticket; });
+		decide();
+		++decided_;
+		l.unlock();
+		turn_.notify_all();
+	}
+
+  private:
+	std::mutex mu_;
+	std::condition_variable turn_;
+	uint64_t issued_ = 0, decided_ = 0;
+};
+thread_local uint64_t t_ticket = 0;
+
 class ThreadPerConnection final : public httplib::TaskQueue {
   public:
+	explicit ThreadPerConnection(Admission &admission) : admission_(admission) {}
+
 	void enqueue(std::function<void()> fn) override {
 		auto job = std::make_shared<std::function<void()>>(std::move(fn));
+		const uint64_t ticket = admission_.ticket();
 		{
 			std::lock_guard<std::mutex> g(st_->mu);
 			++st_->running;
 		}
 		try {
-			std::thread([st = st_, job] {
+			std::thread([st = st_, job, ticket] {
+				t_ticket = ticket;
 				(*job)();
 				std::lock_guard<std::mutex> g(st->mu);
 				if (--st->running == 0) st->done.notify_all();
@@ -997,6 +1031,7 @@ class ThreadPerConnection final : public httplib::TaskQueue {
 				--st_->running;
 			}
 			t_refuse = true;
+			t_ticket = ticket;
 			(*job)();
 			t_refuse = false;
 		}
@@ -1016,6 +1051,7 @@ class ThreadPerConnection final : public httplib::TaskQueue {
 		size_t running = 0;
 	};
 	std::shared_ptr<State> st_ = std::make_shared<State>();
+	Admission &admission_;
 };
 
 constexpr size_t kKeepAliveMaxRequests = 100;
@@ -1030,7 +1066,7 @@ constexpr size_t kMaxPath = 4096;
 class GuardedServer final : public httplib::Server {
   public:
 	explicit GuardedServer(const ConnLimits &limits) : limits_(limits) {
-		new_task_queue = [] { return new ThreadPerConnection; };
+		new_task_queue = [this] { return new ThreadPerConnection(admission_); };
 	}
 
 	void stopping() { stopping_ = true; }
@@ -1072,31 +1108,38 @@ class GuardedServer final : public httplib::Server {
 		// it, a 503 at once, and no slot taken (a flood from one address
 		// leaves the others served).
 		const std::string peer = peer_address(sock);
-		if (t_refuse || !enter_client(peer)) {
+		enum class Slot { general, reserve, none, client_over } slot = Slot::general;
+		// Decided in the order the connections were accepted (Admission).
+		admission_.in_turn(t_ticket, [&] {
+			if (t_refuse) {
+				slot = Slot::none;
+			} else if (!enter_client(peer)) {
+				slot = Slot::client_over;
+			} else if (++active_ > limits_.max_connections) {
+				--active_;
+				// Over the cap: a few more connections are read, briefly, for
+				// GET /healthz alone (the readiness probe must not fail because
+				// slow clients hold every slot); anything else gets the 503.
+				if (++reserve_active_ <= limits_.healthz_reserve) {
+					slot = Slot::reserve;
+					conn.healthz_only = true;
+					note_refusing();
+				} else {
+					--reserve_active_;
+					slot = Slot::none;
+				}
+			} else if (refusing_.exchange(false)) {
+				log::info("HTTP connections below the limit again");
+			}
+		});
+		if (t_refuse || slot == Slot::client_over) {
 			if (!t_refuse) refuse_client(sock, peer);
 			else refuse(sock);
 			t_conn = nullptr;
 			linger_close(sock, std::chrono::milliseconds(100));
 			return true;
 		}
-		enum class Slot { general, reserve, none } slot = Slot::general;
-		if (++active_ > limits_.max_connections) {
-			--active_;
-			// Over the cap: a few more connections are read, briefly, for
-			// GET /healthz alone (the readiness probe must not fail because
-			// slow clients hold every slot); anything else gets the 503.
-			if (++reserve_active_ <= limits_.healthz_reserve) {
-				slot = Slot::reserve;
-				conn.healthz_only = true;
-				note_refusing();
-			} else {
-				--reserve_active_;
-				slot = Slot::none;
-				refuse(sock);
-			}
-		} else if (refusing_.exchange(false)) {
-			log::info("HTTP connections below the limit again");
-		}
+		if (slot == Slot::none) refuse(sock);
 		if (slot != Slot::none) serve_connection(conn, sock);
 		if (slot == Slot::general) --active_;
 		if (slot == Slot::reserve) --reserve_active_;
@@ -1235,6 +1278,7 @@ class GuardedServer final : public httplib::Server {
 	}
 
 	ConnLimits limits_;
+	Admission admission_;
 	std::atomic<int> active_{0};
 	std::atomic<int> reserve_active_{0};
 	std::atomic<bool> stopping_{false};
