@@ -33,17 +33,9 @@ if [ ! -d test/sfn/node_modules/@aws-sdk/client-sfn ] || [ test/sfn/package-lock
   (cd test/sfn && npm ci --no-audit --no-fund --loglevel=error) >&2 || { echo "not ok - npm ci in test/sfn/"; exit 1; }
 fi
 
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+source test/lib/serve.sh
+serve_scratch
 openssl rand -hex 32 >"$tmp/server.key"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 tap() { # condition-exit-code what
   if [ "$1" -eq 0 ]; then echo "ok - $2"; else echo "not ok - $2"; fi
 }
@@ -84,7 +76,7 @@ run_sdk_tests() { # store
 
 run_store() { # name (sqlite|postgres) database
   local name=$1 db=$2 started=$SECONDS
-  local port log=$tmp/genroc-$name.log ops reader
+  local log=$tmp/genroc-$name.log ops reader
   ops=$("$BUILD/genroc" token create --database "$db" --name sfn-ops --permissions operator,worker --sigv4 \
     --sigv4-key-file "$tmp/server.key" --json 2>>"$log")
   reader=$("$BUILD/genroc" token create --database "$db" --name sfn-reader --permissions reader --sigv4 \
@@ -93,16 +85,9 @@ run_store() { # name (sqlite|postgres) database
     echo "not ok - $name: genroc token create --sigv4"; cat "$log" >&2; return
   fi
   echo "ok - $name: genroc token create --sigv4 issues key pairs"
-  port=$(free_port)
-  "$BUILD/genroc" serve --database "$db" --auth --sigv4-key-file "$tmp/server.key" --listen "127.0.0.1:$port" \
-    --sfn-account $ACCOUNT --worker-id "sfn-$name" --tick-interval 100ms --poll-interval 100ms >>"$log" 2>&1 &
-  local server=$!
-  pids+=($server)
-  for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    sleep 0.1
-  done
-  local endpoint="http://127.0.0.1:$port"
+  serve_start "$log" --database "$db" --auth --sigv4-key-file "$tmp/server.key" \
+    --sfn-account $ACCOUNT --worker-id "sfn-$name" --tick-interval 100ms --poll-interval 100ms
+  local server=$SERVE_PID endpoint="http://127.0.0.1:$SERVE_PORT"
   AWS_ACCESS_KEY_ID=$(jq -r .access_key_id <<<"$ops") AWS_SECRET_ACCESS_KEY=$(jq -r .secret_access_key <<<"$ops") \
     AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_part "$name" "$endpoint"
   ENDPOINT=$endpoint REGION=$REGION ACCOUNT=$ACCOUNT MODEL=$MODEL STORE=$name \
@@ -115,14 +100,4 @@ run_store() { # name (sqlite|postgres) database
 }
 
 run_store sqlite "$tmp/sfn.db"
-if [ -n "${GENROC_TEST_PG_URL:-}" ]; then
-  pg_db=genroc_sfn_$$
-  base=${GENROC_TEST_PG_URL%/*}
-  if psql -X -q "$base/postgres" -c "CREATE DATABASE $pg_db${GENROC_TEST_TEMPLATE:+ TEMPLATE $GENROC_TEST_TEMPLATE}" &&
-    psql -X -q "$base/$pg_db" -c "CREATE EXTENSION IF NOT EXISTS genroc"; then
-    run_store postgres "$base/$pg_db"
-    psql -X -q "$base/postgres" -c "DROP DATABASE IF EXISTS $pg_db" >/dev/null
-  else
-    echo "not ok - postgres: could not make database $pg_db"
-  fi
-fi
+serve_on_postgres genroc_sfn run_store
