@@ -1,6 +1,6 @@
 /*
  * engine_calls.h — the engine's operations for the PostgreSQL module's entry
- * points (definitions.c), as C functions that never throw (engine_port.cpp):
+ * points (definitions.c, tokens.c, ...), as C functions that never throw (engine_port.cpp):
  * each returns 1, or 0 with *err filled.  Strings returned are malloc'd;
  * the caller copies them and frees them with genroc_engine_free().  Called
  * between SPI_connect and SPI_finish.
@@ -38,6 +38,15 @@ typedef struct GenrocDefinitionRow
 	int64_t		created_us;		/* since the Unix epoch */
 } GenrocDefinitionRow;
 
+/*
+ * The frame of every entry point (definitions.c): begin refuses a
+ * security-restricted operation and opens SPI; end puts the savepoints
+ * back, closes SPI and, when !ok, raises *err with its SQLSTATE, message,
+ * detail and hint (ereport: C only, never from C++).
+ */
+extern void genroc_engine_begin(int *depth);
+extern void genroc_engine_end(int depth, int ok, GenrocEngineError *err);
+
 /* genroc.define: name and definition NULL for SQL NULL. */
 extern int	genroc_engine_define(const char *name, const char *definition, int as_written,
 								 GenrocDefined *out, GenrocEngineError *err);
@@ -46,6 +55,52 @@ extern int	genroc_engine_list_definitions(GenrocDefinitionRow **rows, int *n, Ge
 /* genroc.get_definition: the answer as JSON text. */
 extern int	genroc_engine_get_definition(const char *name, int has_version, int64_t version,
 										 char **json, GenrocEngineError *err);
+
+/*
+ * API tokens (engine/tokens.hpp).  token_create: permissions NULL for SQL
+ * NULL, an element NULL for a NULL element; the answer as JSON text.
+ */
+extern int	genroc_engine_token_create(const char *name, const char *const *permissions, int npermissions,
+									   const char *created_by, const char *secret, char **json,
+									   GenrocEngineError *err);
+/* token_verify: *json NULL when the text is not a live token. */
+extern int	genroc_engine_token_verify(const char *token, char **json, GenrocEngineError *err);
+/* token_list: *rows (malloc'd, each too), *n of them, JSON texts. */
+extern int	genroc_engine_token_list(char ***rows, int *n, GenrocEngineError *err);
+extern int	genroc_engine_token_revoke(const char *id, GenrocEngineError *err);
+
+/* Metrics (engine/metrics.hpp).  Rows malloc'd, their strings too: freed
+ * with genroc_engine_free_queue_stats / _tickers. */
+typedef struct GenrocQueueStatRow
+{
+	char	   *queue;
+	int64_t		ready;
+	double		oldest_ready_s;
+	int64_t		queued;
+	int64_t		running;
+	int64_t		workers;
+} GenrocQueueStatRow;
+
+typedef struct GenrocTickerRow
+{
+	char	   *ticked_by;
+	char	   *kind;
+	char	   *role;
+	int64_t		first_tick_us;	/* since the Unix epoch */
+	int64_t		last_tick_us;
+	int64_t		ago_ms;
+	int64_t		ticks;
+} GenrocTickerRow;
+
+extern int	genroc_engine_queue_stats(GenrocQueueStatRow **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_queue_stats(GenrocQueueStatRow *rows, int n);
+/* metrics: the answer as JSON text. */
+extern int	genroc_engine_metrics(int has_max, int64_t max_definitions, char **json, GenrocEngineError *err);
+extern int	genroc_engine_tickers(GenrocTickerRow **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_tickers(GenrocTickerRow *rows, int n);
+
+/* get_object (engine/objects.hpp): the stored value as JSON text. */
+extern int	genroc_engine_get_object(const char *ref, char **json, GenrocEngineError *err);
 
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);

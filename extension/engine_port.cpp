@@ -11,6 +11,9 @@
 #include <new>
 
 #include "engine.hpp"
+#include "engine/metrics.hpp"
+#include "objects.hpp"
+#include "tokens.hpp"
 #include "engine_calls.h"
 #include "engine_spi.h"
 
@@ -194,6 +197,143 @@ extern "C" int genroc_engine_get_definition(const char *name, int has_version, i
 	return guarded(err, [&] {
 		PgPort port(true);
 		*json = dup(get_definition(port, arg(name), has_version ? std::optional<int64_t>(version) : std::nullopt));
+	});
+}
+
+extern "C" int genroc_engine_token_create(const char *name, const char *const *permissions, int npermissions,
+										  const char *created_by, const char *secret, char **json,
+										  GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		std::optional<std::vector<std::optional<std::string>>> perms;
+		if (permissions) {
+			perms.emplace();
+			for (int k = 0; k < npermissions; k++) perms->push_back(arg(permissions[k]));
+		}
+		*json = dup(token_create(port, arg(name), perms, arg(created_by), arg(secret)));
+	});
+}
+
+extern "C" int genroc_engine_token_verify(const char *token, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(true);
+		if (auto j = token_verify(port, arg(token))) *json = dup(*j);
+	});
+}
+
+extern "C" int genroc_engine_token_list(char ***rows, int *n, GenrocEngineError *err) {
+	*rows = nullptr;
+	*n = 0;
+	int ok = guarded(err, [&] {
+		PgPort port(true);
+		auto list = token_list(port);
+		auto **out = static_cast<char **>(std::calloc(list.size() + 1, sizeof(char *)));
+		if (!out) throw std::bad_alloc();
+		*rows = out;
+		for (const auto &t : list) out[(*n)++] = dup(t);
+	});
+	if (!ok) {
+		for (int k = 0; k < *n; k++) std::free((*rows)[k]);
+		std::free(*rows);
+		*rows = nullptr;
+		*n = 0;
+	}
+	return ok;
+}
+
+extern "C" int genroc_engine_token_revoke(const char *id, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		token_revoke(port, arg(id));
+	});
+}
+
+extern "C" int genroc_engine_queue_stats(GenrocQueueStatRow **rows, int *n, GenrocEngineError *err) {
+	*rows = nullptr;
+	*n = 0;
+	int ok = guarded(err, [&] {
+		PgPort port(true);
+		auto list = queue_stats(port);
+		auto *out = static_cast<GenrocQueueStatRow *>(std::calloc(list.size() + 1, sizeof(GenrocQueueStatRow)));
+		if (!out) throw std::bad_alloc();
+		*rows = out;
+		for (const auto &q : list) {
+			GenrocQueueStatRow &r = out[*n];
+			r.queue = dup(q.queue);
+			(*n)++;
+			r.ready = q.ready;
+			r.oldest_ready_s = std::strtod(q.oldest_ready_s.c_str(), nullptr);
+			r.queued = q.queued;
+			r.running = q.running;
+			r.workers = q.workers;
+		}
+	});
+	if (!ok) {
+		genroc_engine_free_queue_stats(*rows, *n);
+		*rows = nullptr;
+		*n = 0;
+	}
+	return ok;
+}
+
+extern "C" void genroc_engine_free_queue_stats(GenrocQueueStatRow *rows, int n) {
+	for (int k = 0; rows && k < n; k++) std::free(rows[k].queue);
+	std::free(rows);
+}
+
+extern "C" int genroc_engine_metrics(int has_max, int64_t max_definitions, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(true);
+		*json = dup(metrics(port, has_max ? std::optional<int64_t>(max_definitions) : std::nullopt));
+	});
+}
+
+extern "C" int genroc_engine_tickers(GenrocTickerRow **rows, int *n, GenrocEngineError *err) {
+	*rows = nullptr;
+	*n = 0;
+	int ok = guarded(err, [&] {
+		PgPort port(true);
+		auto list = tickers(port);
+		auto *out = static_cast<GenrocTickerRow *>(std::calloc(list.size() + 1, sizeof(GenrocTickerRow)));
+		if (!out) throw std::bad_alloc();
+		*rows = out;
+		for (const auto &t : list) {
+			GenrocTickerRow &r = out[*n];
+			(*n)++;
+			r.ticked_by = dup(t.ticked_by);
+			r.kind = dup(t.kind);
+			r.role = dup(t.role);
+			r.first_tick_us = t.first_tick_us;
+			r.last_tick_us = t.last_tick_us;
+			r.ago_ms = t.ago_ms;
+			r.ticks = t.ticks;
+		}
+	});
+	if (!ok) {
+		genroc_engine_free_tickers(*rows, *n);
+		*rows = nullptr;
+		*n = 0;
+	}
+	return ok;
+}
+
+extern "C" void genroc_engine_free_tickers(GenrocTickerRow *rows, int n) {
+	for (int k = 0; rows && k < n; k++) {
+		std::free(rows[k].ticked_by);
+		std::free(rows[k].kind);
+		std::free(rows[k].role);
+	}
+	std::free(rows);
+}
+
+extern "C" int genroc_engine_get_object(const char *ref, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(true);
+		*json = dup(get_object(port, arg(ref)));
 	});
 }
 

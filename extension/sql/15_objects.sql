@@ -267,7 +267,8 @@ $$;
 
 /*
  * get_object: one stored value by its reference (the HTTP API's
- * GET /api/objects/{ref}).  Semantics: the caller sees it when an instance
+ * GET /api/objects/{ref}); the engine's (engine/objects.cpp, entry point in
+ * extension/objects.c), the same code the SQLite store runs.  Semantics: the caller sees it when an instance
  * it may read (its own, or any with the operator capability) uses it in a
  * column or its log; an object no instance uses any more (within its
  * grace) only an operator sees.  One the caller may not read is RC011 with
@@ -276,56 +277,8 @@ $$;
  * value that some instance holds it.
  */
 CREATE FUNCTION genroc.get_object(p_ref text) RETURNS jsonb
-	LANGUAGE plpgsql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_value jsonb;
-	v_caller oid := genroc._caller();
-BEGIN
-	PERFORM genroc._entry();
-	IF p_ref IS NULL THEN
-		RAISE EXCEPTION 'p_ref must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_ref !~ '^[0-9a-f]{64}$' THEN
-		RAISE EXCEPTION 'p_ref must be a reference: 64 lowercase hex digits' USING ERRCODE = '22023';
-	END IF;
-	SELECT o.value INTO v_value FROM genroc._objects o WHERE o.hash = p_ref;
-	IF FOUND AND NOT genroc._can(v_caller, 'operator') AND NOT EXISTS (
-			SELECT 1 FROM (
-				SELECT i.owner FROM genroc._instances i
-				WHERE i.input ? 'genroc:object' AND i.input ->> 'genroc:object' = p_ref
-				UNION ALL
-				SELECT i.owner FROM genroc._instances i
-				WHERE i.state_input ? 'genroc:object' AND i.state_input ->> 'genroc:object' = p_ref
-				UNION ALL
-				SELECT i.owner FROM genroc._instances i
-				WHERE i.task_input ? 'genroc:object' AND i.task_input ->> 'genroc:object' = p_ref
-				UNION ALL
-				SELECT i.owner FROM genroc._instances i
-				WHERE i.output ? 'genroc:object' AND i.output ->> 'genroc:object' = p_ref
-				UNION ALL
-				SELECT i.owner FROM genroc._log l JOIN genroc._instances i ON i.id = l.instance_id
-				WHERE l.detail -> 'input' ? 'genroc:object'
-				  AND l.detail -> 'input' ->> 'genroc:object' = p_ref
-				UNION ALL
-				SELECT i.owner FROM genroc._log l JOIN genroc._instances i ON i.id = l.instance_id
-				WHERE l.detail -> 'output' ? 'genroc:object'
-				  AND l.detail -> 'output' ->> 'genroc:object' = p_ref
-				UNION ALL
-				SELECT i.owner FROM genroc._log l JOIN genroc._instances i ON i.id = l.instance_id
-				WHERE l.detail -> 'payload' ? 'genroc:object'
-				  AND l.detail -> 'payload' ->> 'genroc:object' = p_ref) r
-			WHERE genroc._may(v_caller, r.owner, 'operator')) THEN
-		v_value := NULL;	-- not the caller's: answered as absent (above)
-	END IF;
-	IF v_value IS NULL THEN
-		RAISE EXCEPTION 'stored value % does not exist', p_ref
-			USING ERRCODE = 'RC011',
-				  HINT = 'An object no instance uses any more is deleted genroc.object_grace (--object-grace) later.';
-	END IF;
-	RETURN v_value;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_get_object'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.get_object(text) IS
 	'One stored large value by its reference (as get_instance / history with references show it); RC011, the same answer, when there is none or the caller may not read it.';

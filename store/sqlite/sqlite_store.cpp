@@ -22,7 +22,6 @@
 //             complete/fail quote it
 //   lapse     a lease that expired without renew: the task runs again (or,
 //             OnlyOnce, fails with only_once.interrupted)
-#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <fcntl.h>
@@ -45,6 +44,9 @@
 
 #include "digest.hpp"
 #include "engine.hpp"
+#include "engine/metrics.hpp"
+#include "objects.hpp"
+#include "tokens.hpp"
 #include "engine/queue_rules.hpp"
 #include "limits.hpp"
 #include "sqlite_db.hpp"
@@ -104,50 +106,10 @@ int64_t new_epoch(int64_t previous) {
 	}
 }
 
-// ---- API tokens (80_tokens.sql) ----------------------------------------------
-
-// Lowercase hex of n random bytes from OpenSSL's CSPRNG.
-std::string random_hex(size_t n) {
-	std::vector<unsigned char> b(n);
-	if (RAND_bytes(b.data(), static_cast<int>(n)) != 1)
-		throw Error("XX000", "cannot generate a token: no randomness");
-	return hex_string(b.data(), n);
-}
-
 // sha256 of the text, as lowercase hex.
 std::string sha256_hex(const std::string &text) {
 	if (auto h = digest_hex(EVP_sha256(), text)) return *h;
 	throw Error("XX000", "sha256: the digest failed");
-}
-
-// genroc._token_id: the id of grt_<id>_<secret> (id 8-32 of a-z0-9, secret
-// 32-128 of A-Za-z0-9), or nullopt for any other text.
-std::optional<std::string> token_id(const std::string &t) {
-	if (t.rfind("grt_", 0) != 0) return std::nullopt;
-	const size_t us = t.find('_', 4);
-	if (us == std::string::npos) return std::nullopt;
-	const std::string id = t.substr(4, us - 4), secret = t.substr(us + 1);
-	if (id.size() < 8 || id.size() > 32 || secret.size() < 32 || secret.size() > 128) return std::nullopt;
-	for (char c : id)
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return std::nullopt;
-	for (char c : secret)
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return std::nullopt;
-	return id;
-}
-
-// genroc._check_permissions: sorted, unique; an empty list or an unknown
-// name (named) is 22023.
-std::vector<std::string> check_permissions(const std::vector<std::string> &permissions) {
-	const char *hint = "Permissions: admin, operator, worker, reader.";
-	if (permissions.empty())
-		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a token needs at least one permission", "", hint);
-	std::set<std::string> out;
-	for (const auto &p : permissions) {
-		if (p != "admin" && p != "operator" && p != "worker" && p != "reader")
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "unknown permission \"" + p + "\"", "", hint);
-		out.insert(p);
-	}
-	return {out.begin(), out.end()};
 }
 
 // ---- option bags (genroc._check_options, _int_option, _text_option, ...) ----
@@ -857,26 +819,12 @@ class SqliteStore final : public Store {
 		for (const char *k : {"input", "task_input", "output"}) inst[k] = load_value(std::move(inst[k]));
 	}
 
-	// genroc.get_object: a stored value by its reference; RC011 when there is none.
+	// genroc.get_object: the engine's (engine/objects.cpp).
 	json get_object(const std::string &ref) override {
-		static const std::regex hex("^[0-9a-f]{64}$");
-		if (ref.size() != 64 || !std::regex_match(ref, hex))
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_ref must be a reference: 64 lowercase hex digits");
-		return read([&](int64_t) {
-			{
-				// a file opened read-only before this version wrote it has no objects
-				Query t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objects'");
-				if (!t.next()) throw object_not_found(ref);
-			}
-			Query q(db_, "SELECT value FROM objects WHERE hash = ?1", ref);
-			if (!q.next()) throw object_not_found(ref);
-			return q.js(0);
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::get_object(port, ref));
 		});
-	}
-
-	static Error object_not_found(const std::string &ref) {
-		return Error(sqlstate::OBJECT_NOT_FOUND, "stored value " + ref + " does not exist", "",
-					 "An object no instance uses any more is deleted --object-grace later.");
 	}
 
 	json history(int64_t id, bool refs) override {
@@ -1367,51 +1315,15 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// ---- API tokens (genroc.token_create, token_verify, token_list,
-	// token_revoke; 80_tokens.sql)
+	// ---- API tokens: the engine's (engine/tokens.cpp) ---------------------
 
 	json token_create(const std::string &name, const std::vector<std::string> &permissions,
 					  const std::string &created_by, const std::optional<std::string> &token_text) override {
-		if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a token name must not be empty");
-		if (created_by.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_created_by must not be empty");
-		check_name(name, "p_name");
-		check_name(created_by, "p_created_by");
-		const std::vector<std::string> perms = check_permissions(permissions);
-		std::string id, text;
-		if (token_text) {
-			auto parsed = token_id(*token_text);
-			if (!parsed)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_secret is not a token text grt_<id>_<secret>",
-							"The id is 8 to 32 of a-z and 0-9, the secret 32 to 128 of A-Z, a-z and 0-9.");
-			id = *parsed;
-			text = *token_text;
-		} else {
-			id = random_hex(6);
-			text = "grt_" + id + "_" + random_hex(32);
-		}
-		const std::string hash = sha256_hex(text);
-		const std::string perms_json = json(perms).dump();
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			bool is_new = true;
-			{
-				Query q(db_, "SELECT hash, name, permissions FROM tokens WHERE id = ?1", id);
-				if (q.next()) {
-					if (!token_text || q.text(0) != hash || q.text(1) != name || q.text(2) != perms_json)
-						throw Error("23505", "token \"" + id + "\" already exists with another secret, name or permissions",
-									"", "Revoke it if it must go, and give a new token another id.");
-					is_new = false;
-				}
-			}
-			if (is_new)
-				Query(db_,
-					  "INSERT INTO tokens (id, name, hash, permissions, created_by, created_at) "
-					  "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-					  id, name, hash, perms_json, created_by, now)
-					.run();
-			json out = token_row(id);
-			out["token"] = text;
-			out["is_new"] = is_new;
-			return out;
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::token_create(
+				port, name, std::vector<std::optional<std::string>>(permissions.begin(), permissions.end()),
+				created_by, token_text));
 		});
 	}
 
@@ -1422,33 +1334,26 @@ class SqliteStore final : public Store {
 	}
 
 	json token_verify(const std::string &token) override {
-		auto id = token_id(token);
-		if (!id) return nullptr;
-		const std::string hash = sha256_hex(token);
-		return read([&](int64_t) -> json {
-			Query q(db_, "SELECT name, permissions, created_by, hash FROM tokens WHERE id = ?1 AND revoked_at IS NULL",
-					*id);
-			if (!q.next()) return nullptr;
-			const std::string stored = q.text(3);
-			if (stored.size() != hash.size() || CRYPTO_memcmp(stored.data(), hash.data(), hash.size()) != 0)
-				return nullptr;
-			return {{"id", *id}, {"name", q.text(0)}, {"permissions", q.js(1)}, {"created_by", q.text(2)}};
+		return read([&](int64_t now) -> json {
+			sqlite::SqlitePort port(db_, now);
+			auto found = engine::token_verify(port, token);
+			return found ? json::parse(*found) : json(nullptr);
 		});
 	}
 
 	json token_list() override {
-		return read([&](int64_t) {
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
 			json out = json::array();
-			for (const auto &id : texts("SELECT id FROM tokens ORDER BY created_at, id")) out.push_back(token_row(id));
+			for (const auto &t : engine::token_list(port)) out.push_back(json::parse(t));
 			return out;
 		});
 	}
 
 	void token_revoke(const std::string &id) override {
 		write(durability_for(Commit::outside), [&](int64_t now) {
-			Query(db_, "UPDATE tokens SET revoked_at = coalesce(revoked_at, ?2) WHERE id = ?1", id, now).run();
-			if (sqlite3_changes(db_.handle()) == 0)
-				throw Error("42704", "token \"" + id + "\" does not exist");
+			sqlite::SqlitePort port(db_, now);
+			engine::token_revoke(port, id);
 			return 0;
 		});
 	}
@@ -1707,112 +1612,28 @@ class SqliteStore final : public Store {
 
 	void set_ticked_by(const std::string &name) override { ticked_by_ = name; }
 
+	// ---- metrics: the engine's (engine/metrics.cpp) ---------------------------
+
 	json tickers() override {
 		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
 			json out = json::array();
-			Query q(db_, "SELECT ticked_by, kind, role, first_tick_at, last_tick_at, ticks FROM tickers "
-						 "ORDER BY last_tick_at DESC, ticked_by");
-			while (q.next())
-				out.push_back({{"ticked_by", q.text(0)},
-							   {"kind", q.text(1)},
-							   {"role", q.text(2)},
-							   {"first_tick_at", iso(q.i64(3))},
-							   {"last_tick_at", iso(q.i64(4))},
-							   {"ago_ms", now - q.i64(4)},
-							   {"ticks", q.i64(5)}});
+			for (const auto &t : engine::tickers(port))
+				out.push_back({{"ticked_by", t.ticked_by},
+							   {"kind", t.kind},
+							   {"role", t.role},
+							   {"first_tick_at", engine::iso_us(t.first_tick_us)},
+							   {"last_tick_at", engine::iso_us(t.last_tick_us)},
+							   {"ago_ms", t.ago_ms},
+							   {"ticks", t.ticks}});
 			return out;
 		});
 	}
 
-	// genroc.metrics (75_metrics.sql): the file's owner sees everything.
 	json metrics(int max_definitions) override {
-		if (max_definitions < 0 || max_definitions > 1000)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"p_max_definitions must be between 0 and 1000, not " + std::to_string(max_definitions));
 		return read([&](int64_t now) {
-			// One pass over the instances, by definition id and status, then
-			// named (a row per definition version and status): every figure
-			// below comes from it.  Every status is there, 0 when none has it.
-			std::map<std::string, int64_t> by_status = {{"cancelled", 0}, {"failed", 0},  {"queued", 0},
-														{"ready", 0},	  {"running", 0}, {"succeeded", 0},
-														{"waiting", 0}};
-			std::map<std::string, std::map<std::string, int64_t>> by_name;	// name -> status -> count
-			{
-				Query q(db_, "SELECT d.name, k.status, k.n FROM (SELECT definition_id, status, count(*) AS n "
-							 "FROM instances GROUP BY definition_id, status) k JOIN definitions d ON d.id = k.definition_id");
-				while (q.next()) {
-					by_status[q.text(1)] += q.i64(2);
-					by_name[q.text(0)][q.text(1)] += q.i64(2);
-				}
-			}
-			json instances = json::array();
-			for (auto &[status, n] : by_status) instances.push_back({{"status", status}, {"count", n}});
-			// the definitions with the most instances, then by name
-			std::vector<std::pair<int64_t, std::string>> totals;
-			for (auto &[name, counts] : by_name) {
-				int64_t total = 0;
-				for (auto &sc : counts) total += sc.second;
-				totals.push_back({-total, name});
-			}
-			std::sort(totals.begin(), totals.end());
-			std::set<std::string> named;
-			int64_t omitted = 0;
-			for (auto &t : totals) {
-				if (static_cast<int>(named.size()) < max_definitions) named.insert(t.second);
-				else omitted++;
-			}
-			json by_definition = json::array();
-			for (auto &[name, counts] : by_name)
-				if (named.count(name))
-					for (auto &[status, n] : counts)
-						by_definition.push_back({{"definition", name}, {"status", status}, {"count", n}});
-			// queue_stats: configured, served by a live worker, or in use
-			const auto live = live_workers(now);
-			std::set<std::string> names;
-			{
-				Query q(db_, "SELECT name FROM queues");
-				while (q.next()) names.insert(q.text(0));
-			}
-			for (auto &w : live)
-				for (auto &queue : w.second) names.insert(queue);
-			{
-				Query q(db_, "SELECT DISTINCT queue FROM instances WHERE status IN ('queued', 'ready', 'running')");
-				while (q.next()) names.insert(q.text(0));
-			}
-			json queues = json::array();
-			for (auto &name : names) {
-				Query q(db_,
-						"SELECT count(*) FILTER (WHERE status = 'ready' AND eligible_at <= ?2), "
-						"min(eligible_at) FILTER (WHERE status = 'ready' AND eligible_at <= ?2), "
-						"count(*) FILTER (WHERE status = 'queued'), count(*) FILTER (WHERE status = 'running') "
-						"FROM instances WHERE queue = ?1 AND status IN ('queued', 'ready', 'running')",
-						name, now);
-				q.next();
-				int64_t workers = 0;
-				for (auto &w : live)
-					if (std::find(w.second.begin(), w.second.end(), name) != w.second.end()) workers++;
-				queues.push_back({{"queue", name},
-								  {"ready", q.i64(0)},
-								  {"oldest_ready_s", q.oi64(1) ? double(now - *q.oi64(1)) / 1000.0 : 0.0},
-								  {"queued", q.i64(2)},
-								  {"running", q.i64(3)},
-								  {"workers", workers}});
-			}
-			json objects = {{"count", 0}, {"bytes", 0}, {"unused", 0}};
-			{
-				Query t(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'objects'");
-				if (t.next()) {
-					Query q(db_, "SELECT count(*), coalesce(sum(bytes), 0), count(unused_since) FROM objects");
-					q.next();
-					objects = {{"count", q.i64(0)}, {"bytes", q.i64(1)}, {"unused", q.i64(2)}};
-				}
-			}
-			return json{{"instances", instances},
-						{"by_definition", by_definition},
-						{"definitions_omitted", omitted},
-						{"queues", queues},
-						{"workers_alive", static_cast<int64_t>(live.size())},
-						{"objects", std::move(objects)}};
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::metrics(port, max_definitions));
 		});
 	}
 
@@ -2072,25 +1893,6 @@ class SqliteStore final : public Store {
 				.run();
 			return 0;
 		});
-	}
-
-	// genroc._token_json of one row.
-	json token_row(const std::string &id) {
-		Query q(db_, "SELECT name, permissions, created_by, created_at, revoked_at FROM tokens WHERE id = ?1", id);
-		if (!q.next()) throw Error("42704", "token \"" + id + "\" does not exist");
-		return {{"id", id},
-				{"name", q.text(0)},
-				{"permissions", q.js(1)},
-				{"created_by", q.text(2)},
-				{"created_at", iso(q.i64(3))},
-				{"revoked_at", iso_or_null(q.oi64(4))}};
-	}
-
-	std::vector<std::string> texts(const char *sql) {
-		std::vector<std::string> out;
-		Query q(db_, sql);
-		while (q.next()) out.push_back(q.text(0));
-		return out;
 	}
 
 	static Error not_found(int64_t id) {

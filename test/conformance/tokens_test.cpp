@@ -1,5 +1,5 @@
 // tokens_test.cpp — API tokens on both stores (extension/sql/80_tokens.sql;
-// the shim's token_*): create, verify, list, revoke; only the hash is kept;
+// the engine's engine/tokens.cpp): create, verify, list, revoke; only the hash is kept;
 // bad permissions and names; a seeded token text, idempotent.
 #include <regex>
 

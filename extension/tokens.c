@@ -1,0 +1,142 @@
+/*-------------------------------------------------------------------------
+ *
+ * tokens.c
+ *	  genroc.token_create, token_verify, token_list and token_revoke: the
+ *	  engine's (engine/tokens.cpp) in the frame of definitions.c
+ *	  (genroc_engine_begin / genroc_engine_end).  The SQL declarations,
+ *	  SECURITY DEFINER with a pinned search_path and not for PUBLIC, are in
+ *	  extension/sql/80_tokens.sql.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "engine_calls.h"
+
+PG_FUNCTION_INFO_V1(genroc_token_create);
+PG_FUNCTION_INFO_V1(genroc_token_verify);
+PG_FUNCTION_INFO_V1(genroc_token_list);
+PG_FUNCTION_INFO_V1(genroc_token_revoke);
+
+static char *
+text_arg(FunctionCallInfo fcinfo, int k)
+{
+	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
+}
+
+/* The engine's malloc'd JSON text as jsonb; the text freed. */
+static Datum
+jsonb_of(char *json)
+{
+	char	   *copy = pstrdup(json);
+
+	genroc_engine_free(json);
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy));
+}
+
+/* genroc.token_create(p_name text, p_permissions text[], p_created_by text, p_secret text) */
+Datum
+genroc_token_create(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_arg(fcinfo, 0);
+	char	   *created_by = text_arg(fcinfo, 2);
+	char	   *secret = text_arg(fcinfo, 3);
+	const char **permissions = NULL;
+	int			npermissions = 0;
+	char	   *json = NULL;
+	GenrocEngineError err = {0};
+	int			depth;
+	int			ok;
+
+	if (!PG_ARGISNULL(1))
+	{
+		ArrayType  *a = PG_GETARG_ARRAYTYPE_P(1);
+		Datum	   *elems;
+		bool	   *nulls;
+		int			k;
+
+		deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &npermissions);
+		/* one more than asked: a non-NULL pointer for an empty array */
+		permissions = palloc0(sizeof(char *) * (npermissions + 1));
+		for (k = 0; k < npermissions; k++)
+			permissions[k] = nulls[k] ? NULL : TextDatumGetCString(elems[k]);
+	}
+	genroc_engine_begin(&depth);
+	ok = genroc_engine_token_create(name, permissions, npermissions, created_by, secret, &json, &err);
+	genroc_engine_end(depth, ok, &err);
+	PG_RETURN_DATUM(jsonb_of(json));
+}
+
+/* genroc.token_verify(p_token text): NULL unless a live token */
+Datum
+genroc_token_verify(PG_FUNCTION_ARGS)
+{
+	char	   *json = NULL;
+	GenrocEngineError err = {0};
+	int			depth;
+	int			ok;
+
+	if (PG_ARGISNULL(0))
+	{
+		/* the refusal first, as every entry point */
+		genroc_engine_begin(&depth);
+		genroc_engine_end(depth, 1, &err);
+		PG_RETURN_NULL();
+	}
+	genroc_engine_begin(&depth);
+	ok = genroc_engine_token_verify(text_to_cstring(PG_GETARG_TEXT_PP(0)), &json, &err);
+	genroc_engine_end(depth, ok, &err);
+	if (json == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(jsonb_of(json));
+}
+
+/* genroc.token_list(): SETOF jsonb */
+Datum
+genroc_token_list(PG_FUNCTION_ARGS)
+{
+	char	  **rows = NULL;
+	GenrocEngineError err = {0};
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			n = 0;
+	int			depth;
+	int			ok;
+	int			k;
+
+	genroc_engine_begin(&depth);
+	ok = genroc_engine_token_list(&rows, &n, &err);
+	genroc_engine_end(depth, ok, &err);
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	for (k = 0; k < n; k++)
+	{
+		Datum		value = jsonb_of(rows[k]);
+		bool		null = false;
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &null);
+	}
+	genroc_engine_free(rows);
+	return (Datum) 0;
+}
+
+/* genroc.token_revoke(p_id text) */
+Datum
+genroc_token_revoke(PG_FUNCTION_ARGS)
+{
+	char	   *id = text_arg(fcinfo, 0);
+	GenrocEngineError err = {0};
+	int			depth;
+	int			ok;
+
+	genroc_engine_begin(&depth);
+	ok = genroc_engine_token_revoke(id, &err);
+	genroc_engine_end(depth, ok, &err);
+	PG_RETURN_VOID();
+}
