@@ -31,7 +31,7 @@ CORE_SRCS   = $(sort $(wildcard core/*.cpp))
 ENGINE_SRCS = $(sort $(wildcard engine/*.cpp))
 OBJS        = extension/genroc.o extension/claim.o extension/complete_many.o extension/ticker.o \
               extension/engine_spi.o extension/engine_port.o extension/definitions.o extension/tokens.o \
-              extension/metrics.o extension/objects.o \
+              extension/metrics.o extension/objects.o extension/admin.o \
               $(ENGINE_SRCS:.cpp=.o) $(CORE_SRCS:.cpp=.o)
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
 UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
@@ -73,6 +73,10 @@ $(UPGRADE): $(UPGRADE_DELTA) $(SQL_PARTS) scripts/upgrade-script.sh
 
 # genroc.c is compiled for this version
 extension/genroc.o: genroc.control
+# The engine's tables and headers: PGXS tracks no header, and an object
+# built against an older statements.def numbers the statements differently.
+$(ENGINE_SRCS:.cpp=.o) extension/engine_port.o: $(wildcard engine/*.def engine/*.hpp)
+extension/engine_port.o extension/definitions.o extension/admin.o: $(wildcard extension/engine_*.h)
 
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 

@@ -30,6 +30,7 @@
 #include "genroc.h"
 #include "engine_calls.h"
 #include "engine_spi.h"
+#include "engine_entry.h"
 
 PG_FUNCTION_INFO_V1(genroc_define);
 PG_FUNCTION_INFO_V1(genroc_define_text);
@@ -41,8 +42,8 @@ PG_FUNCTION_INFO_V1(genroc_get_definition);
  * PostgreSQL raise its own error first (the cancel's, the timeout's, a
  * termination's FATAL), as genroc.c's raise_failure does.
  */
-static void
-raise_engine_error(GenrocEngineError *err)
+void
+genroc_raise_engine_error(GenrocEngineError *err)
 {
 	char	   *message = pstrdup(err->message != NULL ? err->message : "the genroc engine failed");
 	char	   *detail = err->detail != NULL ? pstrdup(err->detail) : NULL;
@@ -76,7 +77,7 @@ genroc_engine_end(int depth, int ok, GenrocEngineError *err)
 	genroc_pg_savepoint_restore(depth);
 	SPI_finish();
 	if (!ok)
-		raise_engine_error(err);
+		genroc_raise_engine_error(err);
 }
 
 static char *

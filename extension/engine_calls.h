@@ -38,14 +38,7 @@ typedef struct GenrocDefinitionRow
 	int64_t		created_us;		/* since the Unix epoch */
 } GenrocDefinitionRow;
 
-/*
- * The frame of every entry point (definitions.c): begin refuses a
- * security-restricted operation and opens SPI; end puts the savepoints
- * back, closes SPI and, when !ok, raises *err with its SQLSTATE, message,
- * detail and hint (ereport: C only, never from C++).
- */
-extern void genroc_engine_begin(int *depth);
-extern void genroc_engine_end(int depth, int ok, GenrocEngineError *err);
+/* The frame every entry point shares is in engine_entry.h. */
 
 /* genroc.define: name and definition NULL for SQL NULL. */
 extern int	genroc_engine_define(const char *name, const char *definition, int as_written,
@@ -101,6 +94,68 @@ extern void genroc_engine_free_tickers(GenrocTickerRow *rows, int n);
 
 /* get_object (engine/objects.hpp): the stored value as JSON text. */
 extern int	genroc_engine_get_object(const char *ref, char **json, GenrocEngineError *err);
+/* ---- workers (admin.c) ---- */
+
+typedef struct GenrocWorkerRow
+{
+	char	   *worker;
+	char	   *host;
+	char	  **queues;			/* nqueues of them, each malloc'd */
+	int			nqueues;
+	int			has_concurrency;
+	int64_t		concurrency;
+	int64_t		lease_duration_ms;
+	int64_t		stale_after_ms;
+	int64_t		started_us;		/* since the Unix epoch */
+	int64_t		heartbeat_us;
+	int			has_stopped;
+	int64_t		stopped_us;
+	int			live;
+	int64_t		running;
+	char	   *durability;
+	int			draining;
+} GenrocWorkerRow;
+
+/* genroc.worker_register, worker_heartbeat, worker_drain: *json the answer. */
+extern int	genroc_engine_worker_register(const char *worker, const char *options, char **json,
+										  GenrocEngineError *err);
+extern int	genroc_engine_worker_heartbeat(const char *worker, char **json, GenrocEngineError *err);
+extern int	genroc_engine_worker_drain(const char *worker, char **json, GenrocEngineError *err);
+extern int	genroc_engine_worker_stop(const char *worker, GenrocEngineError *err);
+/* genroc.list_workers: *rows (malloc'd), *n of them; free with
+ * genroc_engine_free_workers. */
+extern int	genroc_engine_list_workers(GenrocWorkerRow **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_workers(GenrocWorkerRow *rows, int n);
+
+/* ---- queues (admin.c) ---- */
+
+typedef struct GenrocQueueRow
+{
+	char	   *name;
+	char	   *kind;
+	char	   *handler;		/* NULL when none */
+	char	   *match;			/* JSON text; NULL when none */
+	int64_t		global_concurrency;
+	int64_t		partition_concurrency;
+	int			has_rate;
+	int64_t		rate_limit;
+	int64_t		rate_period_ms;
+	int			has_partition_rate;
+	int64_t		partition_rate_limit;
+	int64_t		partition_rate_period_ms;
+	int64_t		depth;
+	int64_t		queued;
+	int64_t		running;
+	char	  **workers;		/* nworkers of them */
+	int			nworkers;
+	int			has_oldest_ready;
+	int64_t		oldest_ready_us;	/* since the Unix epoch */
+} GenrocQueueRow;
+
+extern int	genroc_engine_queue_set(const char *name, const char *options, char **json, GenrocEngineError *err);
+extern int	genroc_engine_queue_drop(const char *name, GenrocEngineError *err);
+extern int	genroc_engine_list_queues(GenrocQueueRow **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_queues(GenrocQueueRow *rows, int n);
 
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);

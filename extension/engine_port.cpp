@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "admin.hpp"
 #include "engine.hpp"
 #include "engine/metrics.hpp"
 #include "objects.hpp"
@@ -155,6 +156,42 @@ int guarded(GenrocEngineError *err, F body) noexcept {
 }
 
 std::optional<std::string> arg(const char *s) { return s ? std::optional<std::string>(s) : std::nullopt; }
+
+// The workers' host in PostgreSQL: the lapse path is genroc._interrupt's,
+// a holder's liveness its session's (WORKER_FOR_REGISTER asks
+// genroc._session_alive), and the statements record the session and the
+// durability themselves.
+class PgWorkerHost final : public WorkerHost {
+  public:
+	explicit PgWorkerHost(Port &port) : port_(port) {}
+	void interrupt(int64_t instance, const std::string &reason) override {
+		port_.exec(Stmt::INTERRUPT, {instance, reason});
+	}
+	std::optional<bool> holder_alive(const std::string &, const Row &held) override {
+		return held.is_null(4) ? std::nullopt : std::optional<bool>(held.boolean(4));
+	}
+	std::optional<int64_t> session(bool) override { return std::nullopt; }
+	std::string durability() override { return {}; }
+
+  private:
+	Port &port_;
+};
+
+// The queues' host in PostgreSQL: partition slots and routing are still
+// PL/pgSQL's (genroc._fill_slots, genroc._reroute_handler).
+class PgQueueHost final : public QueueHost {
+  public:
+	explicit PgQueueHost(Port &port) : port_(port) {}
+	void fill_slots(const std::string &queue, const std::string &partition) override {
+		port_.exec(Stmt::FILL_SLOTS, {queue, partition});
+	}
+	void reroute_handler(const std::string &handler) override { port_.exec(Stmt::REROUTE_HANDLER, {handler}); }
+
+  private:
+	Port &port_;
+};
+
+char *dup_or_null(const std::optional<std::string> &s) { return s ? dup(*s) : nullptr; }
 
 }  // namespace
 
@@ -335,6 +372,151 @@ extern "C" int genroc_engine_get_object(const char *ref, char **json, GenrocEngi
 		PgPort port(true);
 		*json = dup(get_object(port, arg(ref)));
 	});
+}
+
+extern "C" int genroc_engine_worker_register(const char *worker, const char *options, char **json,
+											 GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		PgWorkerHost host(port);
+		*json = dup(worker_register(port, host, arg(worker), arg(options)));
+	});
+}
+
+extern "C" int genroc_engine_worker_heartbeat(const char *worker, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*json = dup(worker_heartbeat(port, arg(worker)));
+	});
+}
+
+extern "C" int genroc_engine_worker_drain(const char *worker, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*json = dup(worker_drain(port, arg(worker)));
+	});
+}
+
+extern "C" int genroc_engine_worker_stop(const char *worker, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		PgWorkerHost host(port);
+		worker_stop(port, host, arg(worker));
+	});
+}
+
+extern "C" int genroc_engine_list_workers(GenrocWorkerRow **rows, int *n, GenrocEngineError *err) {
+	*rows = nullptr;
+	*n = 0;
+	return guarded(err, [&] {
+		PgPort port(true);
+		auto list = list_workers(port);
+		auto *out = static_cast<GenrocWorkerRow *>(std::calloc(list.size() + 1, sizeof(GenrocWorkerRow)));
+		if (!out) throw std::bad_alloc();
+		*rows = out;
+		for (const auto &w : list) {
+			GenrocWorkerRow &o = out[*n];
+			(*n)++;	 // counted first: a failure below frees what this row holds
+			o.worker = dup(w.worker);
+			o.host = dup(w.host);
+			o.durability = dup(w.durability);
+			o.queues = static_cast<char **>(std::calloc(w.queues.size() + 1, sizeof(char *)));
+			if (!o.queues) throw std::bad_alloc();
+			for (const auto &q : w.queues) o.queues[o.nqueues++] = dup(q);
+			o.has_concurrency = w.concurrency.has_value();
+			o.concurrency = w.concurrency.value_or(0);
+			o.lease_duration_ms = w.lease_duration_ms;
+			o.stale_after_ms = w.stale_after_ms;
+			o.started_us = w.started_us;
+			o.heartbeat_us = w.heartbeat_us;
+			o.has_stopped = w.stopped_us.has_value();
+			o.stopped_us = w.stopped_us.value_or(0);
+			o.live = w.live;
+			o.running = w.running;
+			o.draining = w.draining;
+		}
+	});
+}
+
+extern "C" void genroc_engine_free_workers(GenrocWorkerRow *rows, int n) {
+	if (!rows) return;
+	for (int k = 0; k < n; k++) {
+		std::free(rows[k].worker);
+		std::free(rows[k].host);
+		std::free(rows[k].durability);
+		for (int q = 0; q < rows[k].nqueues; q++) std::free(rows[k].queues[q]);
+		std::free(rows[k].queues);
+	}
+	std::free(rows);
+}
+
+extern "C" int genroc_engine_queue_set(const char *name, const char *options, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		PgQueueHost host(port);
+		*json = dup(queue_set(port, host, arg(name), arg(options)));
+	});
+}
+
+extern "C" int genroc_engine_queue_drop(const char *name, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		queue_drop(port, arg(name));
+	});
+}
+
+extern "C" int genroc_engine_list_queues(GenrocQueueRow **rows, int *n, GenrocEngineError *err) {
+	*rows = nullptr;
+	*n = 0;
+	return guarded(err, [&] {
+		PgPort port(true);
+		auto list = list_queues(port);
+		auto *out = static_cast<GenrocQueueRow *>(std::calloc(list.size() + 1, sizeof(GenrocQueueRow)));
+		if (!out) throw std::bad_alloc();
+		*rows = out;
+		for (const auto &q : list) {
+			GenrocQueueRow &o = out[*n];
+			(*n)++;	 // counted first: a failure below frees what this row holds
+			const QueueSettings &s = q.settings;
+			o.name = dup(q.name);
+			o.kind = dup(s.kind.value_or("unconfigured"));
+			o.handler = dup_or_null(s.handler);
+			o.match = dup_or_null(s.match);
+			o.workers = static_cast<char **>(std::calloc(q.workers.size() + 1, sizeof(char *)));
+			if (!o.workers) throw std::bad_alloc();
+			for (const auto &w : q.workers) o.workers[o.nworkers++] = dup(w);
+			o.global_concurrency = s.global;
+			o.partition_concurrency = s.partition;
+			o.has_rate = s.rate.has_value();
+			o.rate_limit = s.rate.value_or(0);
+			o.rate_period_ms = s.period_ms.value_or(0);
+			o.has_partition_rate = s.partition_rate.has_value();
+			o.partition_rate_limit = s.partition_rate.value_or(0);
+			o.partition_rate_period_ms = s.partition_period_ms.value_or(0);
+			o.depth = q.depth;
+			o.queued = q.queued;
+			o.running = q.running;
+			o.has_oldest_ready = q.oldest_ready_us.has_value();
+			o.oldest_ready_us = q.oldest_ready_us.value_or(0);
+		}
+	});
+}
+
+extern "C" void genroc_engine_free_queues(GenrocQueueRow *rows, int n) {
+	if (!rows) return;
+	for (int k = 0; k < n; k++) {
+		std::free(rows[k].name);
+		std::free(rows[k].kind);
+		std::free(rows[k].handler);
+		std::free(rows[k].match);
+		for (int w = 0; w < rows[k].nworkers; w++) std::free(rows[k].workers[w]);
+		std::free(rows[k].workers);
+	}
+	std::free(rows);
 }
 
 extern "C" void genroc_engine_free(void *p) { std::free(p); }

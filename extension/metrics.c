@@ -17,7 +17,7 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
-#include "engine_calls.h"
+#include "engine_entry.h"
 
 PG_FUNCTION_INFO_V1(genroc_queue_stats);
 PG_FUNCTION_INFO_V1(genroc_metrics);

@@ -14,7 +14,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "engine_calls.h"
+#include "engine_entry.h"
 
 PG_FUNCTION_INFO_V1(genroc_get_object);
 

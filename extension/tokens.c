@@ -18,7 +18,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "engine_calls.h"
+#include "engine_entry.h"
 
 PG_FUNCTION_INFO_V1(genroc_token_create);
 PG_FUNCTION_INFO_V1(genroc_token_verify);

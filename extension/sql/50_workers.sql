@@ -66,118 +66,9 @@ CREATE FUNCTION genroc._session_alive(p_pid int, p_start timestamptz) RETURNS bo
  */
 CREATE FUNCTION genroc.worker_register(p_worker text, p_options jsonb DEFAULT '{}')
 	RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_options jsonb := coalesce(p_options, '{}');
-	v_now timestamptz := genroc.now();
-	v_host text := '';
-	v_lease interval := interval '10 seconds';
-	v_stale interval := interval '30 seconds';
-	v_queues text[] := ARRAY['default'];
-	v_concurrency int;
-	v_old genroc._workers;
-	v_id bigint;
-	v_reclaimed int := 0;
-	v_pooled boolean := false;
-	v_alive boolean;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_worker(p_worker);
-	PERFORM genroc._flush_commit('progress');
-	IF p_worker IS NULL THEN
-		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_worker = '' THEN
-		RAISE EXCEPTION 'p_worker must not be empty' USING ERRCODE = '22023';
-	END IF;
-	PERFORM genroc._check_name(p_worker, 'p_worker');
-	PERFORM genroc._check_options(v_options,
-		ARRAY['concurrency', 'host', 'lease_duration', 'pooled', 'queues', 'stale_after'],
-		'worker options');
-	IF v_options ? 'pooled' THEN
-		IF jsonb_typeof(v_options -> 'pooled') <> 'boolean' THEN
-			RAISE EXCEPTION 'option "pooled" must be a boolean, not %', v_options -> 'pooled'
-				USING ERRCODE = '22023';
-		END IF;
-		v_pooled := (v_options ->> 'pooled')::boolean;
-	END IF;
-	IF v_options ? 'host' THEN
-		v_host := genroc._text_option(v_options -> 'host', 'host');
-		PERFORM genroc._check_name(v_host, 'option "host"');
-	END IF;
-	IF v_options ? 'lease_duration' THEN
-		v_lease := genroc._duration(v_options -> 'lease_duration', 'lease_duration');
-	END IF;
-	IF v_options ? 'stale_after' THEN
-		v_stale := genroc._duration(v_options -> 'stale_after', 'stale_after');
-	END IF;
-	IF v_options ? 'queues' THEN
-		IF jsonb_typeof(v_options -> 'queues') <> 'array'
-		   OR jsonb_array_length(v_options -> 'queues') = 0
-		   OR EXISTS (SELECT 1 FROM jsonb_array_elements(v_options -> 'queues') AS q
-					  WHERE jsonb_typeof(q) <> 'string' OR q #>> '{}' = '') THEN
-			RAISE EXCEPTION 'option "queues" must be a non-empty array of non-empty strings, not %',
-				v_options -> 'queues' USING ERRCODE = '22023';
-		END IF;
-		v_queues := ARRAY(SELECT jsonb_array_elements_text(v_options -> 'queues'));
-		PERFORM genroc._check_name(q, 'option "queues"') FROM unnest(v_queues) AS q;
-	END IF;
-	IF v_options ? 'concurrency' THEN
-		v_concurrency := genroc._int_option(v_options -> 'concurrency', 'concurrency');
-		IF v_concurrency < 1 THEN
-			RAISE EXCEPTION 'option "concurrency" must be at least 1, not %', v_concurrency
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-
-	-- Two registrations of one new id: the second waits for the first here.
-	PERFORM genroc._lock('worker', p_worker);
-	SELECT * INTO v_old FROM genroc._workers WHERE id = p_worker FOR UPDATE;
-	IF FOUND AND v_old.stopped_at IS NULL AND v_old.heartbeat_at > v_now - v_old.stale_after THEN
-		v_alive := genroc._session_alive(v_old.session_pid, v_old.session_start);
-		IF v_alive THEN
-			RAISE EXCEPTION 'worker id "%" is in use by a live worker on host "%"', p_worker, v_old.host
-				USING ERRCODE = 'RC005',
-					  DETAIL = format('Its database session (pid %s) is open; its last heartbeat was at %s.',
-									  v_old.session_pid, genroc._iso(v_old.heartbeat_at)),
-					  HINT = 'Use another worker id, or stop that worker.';
-		ELSIF v_alive IS NULL THEN
-			RAISE EXCEPTION 'worker id "%" is held by a worker on host "%" that may be alive', p_worker, v_old.host
-				USING ERRCODE = 'RC010',
-					  DETAIL = format('It registered with "pooled", so its session does not tell; its last heartbeat was at %s and it counts as alive for %s after that.',
-									  genroc._iso(v_old.heartbeat_at), v_old.stale_after),
-					  HINT = 'Wait until it is stale, stop that worker, or use another worker id.';
-		END IF;
-		-- its session is gone: the process died with its connection, so the
-		-- id and its work are taken back now rather than after stale_after
-	END IF;
-	INSERT INTO genroc._workers AS w (id, host, lease_duration, stale_after, queues, concurrency,
-									  durability, started_at, heartbeat_at, stopped_at,
-									  session_pid, session_start)
-	VALUES (p_worker, v_host, v_lease, v_stale, v_queues, v_concurrency, genroc.durability(),
-			v_now, v_now, NULL,
-			CASE WHEN NOT v_pooled THEN pg_backend_pid() END,
-			CASE WHEN NOT v_pooled THEN genroc._session_start() END)
-	ON CONFLICT (id) DO UPDATE SET
-		host = excluded.host, lease_duration = excluded.lease_duration,
-		stale_after = excluded.stale_after, queues = excluded.queues,
-		concurrency = excluded.concurrency, durability = excluded.durability,
-		started_at = excluded.started_at,
-		heartbeat_at = excluded.heartbeat_at, stopped_at = NULL,
-		session_pid = excluded.session_pid, session_start = excluded.session_start,
-		drain_requested_at = NULL;
-
-	FOR v_id IN SELECT i.id FROM genroc._instances i
-				WHERE i.status = 'running' AND i.lease_owner = p_worker
-				ORDER BY i.id FOR UPDATE LOOP
-		PERFORM genroc._interrupt(v_id, 'worker registered again');
-		v_reclaimed := v_reclaimed + 1;
-	END LOOP;
-	RETURN jsonb_build_object('worker', p_worker, 'reclaimed', v_reclaimed);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_worker_register'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.worker_register(text, jsonb) IS
 	'Registers a worker id (options host, lease_duration, stale_after, queues, concurrency, pooled); RC005 when a live worker holds it, RC010 when one may; takes back the instances still leased to that id.';
 
@@ -185,24 +76,9 @@ COMMENT ON FUNCTION genroc.worker_register(text, jsonb) IS
 -- worker then stops claiming, lets its running tasks finish within its
 -- grace, and stops.
 CREATE FUNCTION genroc.worker_heartbeat(p_worker text) RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_drain timestamptz;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_worker(p_worker);
-	PERFORM genroc._flush_commit('progress');
-	PERFORM genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET heartbeat_at = genroc.now(),
-		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
-		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
-	WHERE id = p_worker
-	RETURNING drain_requested_at INTO v_drain;
-	RETURN jsonb_build_object('drain', v_drain IS NOT NULL);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_worker_heartbeat'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
 	'Records that the worker is alive and returns {"drain": true|false} (a drain was requested); RC006 when it is not registered or stopped.';
 
@@ -222,29 +98,13 @@ COMMENT ON FUNCTION genroc.worker_heartbeat(text) IS
  *   returns {worker, draining: true, running: tasks it still holds}
  */
 CREATE FUNCTION genroc.worker_drain(p_worker text) RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_owner oid;
-BEGIN
-	PERFORM genroc._entry();
-	SELECT w.owner INTO v_owner FROM genroc._workers w WHERE w.id = p_worker;
-	PERFORM genroc._check_owner(v_owner, 'operator', format('worker "%s"', p_worker));
-	PERFORM genroc._flush_commit('progress');
-	PERFORM genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET drain_requested_at = coalesce(drain_requested_at, genroc.now())
-	WHERE id = p_worker;
-	PERFORM pg_notify('genroc_drain', '');
-	RETURN jsonb_build_object('worker', p_worker, 'draining', true,
-		'running', (SELECT count(*) FROM genroc._instances i
-					WHERE i.status = 'running' AND i.lease_owner = p_worker));
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_worker_drain'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.worker_drain(text) IS
 	'Asks a worker to drain: claim hands it nothing more, and it stops once its running tasks end (within its grace); its owner, an operator or an admin; RC006 when it is not registered or stopped.';
 
--- Gives running instances of a worker back (release, worker_stop).
+-- Gives running instances of a worker back (release).
 CREATE FUNCTION genroc._release(p_worker text, p_instances bigint[], p_reason text) RETURNS int
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -266,18 +126,9 @@ $$;
 -- Semantics: the worker's leases are released (as genroc.release) and the
 -- row is marked stopped, so its id can be registered again at once.
 CREATE FUNCTION genroc.worker_stop(p_worker text) RETURNS void
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_worker(p_worker);
-	PERFORM genroc._flush_commit('progress');
-	PERFORM genroc._live_worker(p_worker);
-	PERFORM genroc._release(p_worker, NULL, 'worker stopped');
-	UPDATE genroc._workers SET stopped_at = genroc.now() WHERE id = p_worker;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_worker_stop'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.worker_stop(text) IS
 	'Releases the worker''s leases (the tasks run again elsewhere) and marks it stopped.';
 
@@ -286,23 +137,9 @@ CREATE FUNCTION genroc.list_workers()
 				   lease_duration_ms bigint, stale_after_ms bigint,
 				   started_at timestamptz, heartbeat_at timestamptz, stopped_at timestamptz,
 				   live boolean, running bigint, durability text, draining boolean)
-	LANGUAGE sql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		SELECT w.id, w.host, w.queues, w.concurrency,
-			   (extract(epoch FROM w.lease_duration) * 1000)::bigint,
-			   (extract(epoch FROM w.stale_after) * 1000)::bigint,
-			   w.started_at, w.heartbeat_at, w.stopped_at,
-			   w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after,
-			   (SELECT count(*) FROM genroc._instances i
-				WHERE i.status = 'running' AND i.lease_owner = w.id),
-			   w.durability,
-			   w.stopped_at IS NULL AND w.drain_requested_at IS NOT NULL
-		FROM genroc._workers w
-		WHERE genroc._sees(w.owner, 'operator')
-		ORDER BY w.id;
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_list_workers'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.list_workers() IS
 	'Every registered worker the caller may see (its own; operators every one): settings, timestamps, whether it is live or draining, and how many tasks it holds.';
 

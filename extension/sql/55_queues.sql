@@ -123,43 +123,6 @@ BEGIN
 END;
 $$;
 
--- Checks a routed queue's match; 22023 naming what is wrong.
-CREATE FUNCTION genroc._check_match(p_match jsonb) RETURNS void
-	LANGUAGE plpgsql IMMUTABLE
-AS $$
-DECLARE
-	v_key text;
-BEGIN
-	IF jsonb_typeof(p_match) <> 'object' OR p_match = '{}' THEN
-		RAISE EXCEPTION 'option "match" must be an object with at least one of definitions, tenants, labels, not %',
-			p_match USING ERRCODE = '22023';
-	END IF;
-	PERFORM genroc._check_options(p_match, ARRAY['definitions', 'labels', 'tenants'], 'option "match"');
-	FOREACH v_key IN ARRAY ARRAY['definitions', 'tenants'] LOOP
-		IF p_match ? v_key AND (jsonb_typeof(p_match -> v_key) <> 'array' OR EXISTS (
-				SELECT 1 FROM jsonb_array_elements(p_match -> v_key) AS g
-				WHERE jsonb_typeof(g) <> 'string' OR g #>> '{}' = '')) THEN
-			RAISE EXCEPTION 'option "match.%" must be an array of non-empty glob strings, not %',
-				v_key, p_match -> v_key USING ERRCODE = '22023';
-		END IF;
-	END LOOP;
-	IF p_match ? 'labels' AND (jsonb_typeof(p_match -> 'labels') <> 'object' OR EXISTS (
-			SELECT 1 FROM jsonb_each(p_match -> 'labels') AS l WHERE jsonb_typeof(l.value) <> 'string')) THEN
-		RAISE EXCEPTION 'option "match.labels" must be an object of glob strings, not %',
-			p_match -> 'labels' USING ERRCODE = '22023';
-	END IF;
-	-- An empty list or object would match every start (a typo's silent
-	-- catch-all): a
-	-- catch-all says so with a glob ("definitions": ["*"]).
-	FOREACH v_key IN ARRAY ARRAY['definitions', 'labels', 'tenants'] LOOP
-		IF p_match -> v_key IN ('[]', '{}') THEN
-			RAISE EXCEPTION 'option "match.%" must not be empty: it would match every start (for a catch-all, say ["*"])',
-				v_key USING ERRCODE = '22023';
-		END IF;
-	END LOOP;
-END;
-$$;
-
 -- Semantics of a match: every list it has must match (an empty list matches
 -- everything); definitions: one glob matches the definition name; tenants:
 -- one glob matches the label "tenant" (absent: no match); labels: every
@@ -350,30 +313,6 @@ BEGIN
 END;
 $$;
 
--- Checks a rate option {"count": N >= 1, "period": duration} named p_name
--- (rate_limit, partition_rate_limit); 22023 (22007 for the period) naming
--- the field that is wrong.
-CREATE FUNCTION genroc._rate_option(p_value jsonb, p_name text, OUT count int, OUT period interval)
-	LANGUAGE plpgsql IMMUTABLE
-AS $$
-BEGIN
-	IF jsonb_typeof(p_value) <> 'object' THEN
-		RAISE EXCEPTION 'option "%" must be an object {"count": N, "period": duration}, not %',
-			p_name, p_value USING ERRCODE = '22023';
-	END IF;
-	PERFORM genroc._check_options(p_value, ARRAY['count', 'period'], format('option "%s"', p_name));
-	IF NOT p_value ? 'count' OR NOT p_value ? 'period' THEN
-		RAISE EXCEPTION 'option "%" needs "count" and "period"', p_name USING ERRCODE = '22023';
-	END IF;
-	count := genroc._int_option(p_value -> 'count', p_name || '.count');
-	IF count < 1 THEN
-		RAISE EXCEPTION 'option "%.count" must be at least 1, not %', p_name, count
-			USING ERRCODE = '22023';
-	END IF;
-	period := genroc._duration(p_value -> 'period', p_name || '.period');
-END;
-$$;
-
 -- A handler's queue made after instances that need the handler were
 -- started: they went to a queue whose workers need not have it (default, a
 -- tenant's or a routed queue), where a worker without the handler fails the
@@ -517,152 +456,9 @@ $$;
  *   the tenant's); returns the queue as list_queues shows it
  */
 CREATE FUNCTION genroc.queue_set(p_name text, p_options jsonb DEFAULT '{}') RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_options jsonb := coalesce(p_options, '{}');
-	v_kind text;
-	v_old genroc._queues;
-	v_handler text;
-	v_global int;
-	v_partition int;
-	v_rate int;
-	v_period interval;
-	v_prate int;
-	v_pperiod interval;
-	v_p text;
-	v_q record;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('outside');
-	IF p_name IS NULL THEN
-		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_name = '' OR strpos(p_name, '.') > 0 THEN
-		RAISE EXCEPTION 'queue name "%" must be non-empty and without "."', p_name
-			USING ERRCODE = '22023',
-				  HINT = '<queue>.<region> names the region queues, which are derived.';
-	END IF;
-	PERFORM genroc._check_name(p_name, 'p_name');
-	PERFORM genroc._check_options(v_options,
-		ARRAY['global_concurrency', 'handler', 'kind', 'match', 'partition_concurrency',
-			  'partition_rate_limit', 'rate_limit'],
-		'queue options');
-	v_kind := CASE WHEN v_options ? 'kind' THEN genroc._text_option(v_options -> 'kind', 'kind')
-				   WHEN p_name = 'default' THEN 'default' END;
-	IF v_kind IS NULL THEN
-		RAISE EXCEPTION 'queue options need "kind" (tenant, handler or routed)' USING ERRCODE = '22023';
-	END IF;
-	IF v_kind NOT IN ('default', 'tenant', 'handler', 'routed') THEN
-		RAISE EXCEPTION 'option "kind" must be one of default, tenant, handler, routed, not "%"', v_kind
-			USING ERRCODE = '22023';
-	END IF;
-	IF (v_kind = 'default') <> (p_name = 'default') THEN
-		RAISE EXCEPTION 'kind "default" is the queue "default" only, and it has no other kind'
-			USING ERRCODE = '22023';
-	END IF;
-	-- One queue_set or queue_drop at a time: two workers starting together
-	-- both write their handler's queue, and the check below (a handler has
-	-- one queue) holds only against changes that have committed.
-	PERFORM genroc._lock('queues', '');
-	IF v_kind = 'handler' THEN
-		IF NOT v_options ? 'handler' THEN
-			RAISE EXCEPTION 'a handler queue needs option "handler"' USING ERRCODE = '22023';
-		END IF;
-		v_handler := genroc._text_option(v_options -> 'handler', 'handler');
-		PERFORM genroc._check_name(v_handler, 'option "handler"');
-		SELECT q.name INTO v_p FROM genroc._queues q WHERE q.handler = v_handler AND q.name <> p_name;
-		IF FOUND THEN
-			RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler, v_p
-				USING ERRCODE = '22023', HINT = 'Drop that queue first.';
-		END IF;
-	ELSIF v_options ? 'handler' THEN
-		RAISE EXCEPTION 'option "handler" is for handler queues only' USING ERRCODE = '22023';
-	END IF;
-	IF v_kind = 'routed' THEN
-		IF NOT v_options ? 'match' THEN
-			RAISE EXCEPTION 'a routed queue needs option "match"' USING ERRCODE = '22023';
-		END IF;
-		PERFORM genroc._check_match(v_options -> 'match');
-	ELSIF v_options ? 'match' THEN
-		RAISE EXCEPTION 'option "match" is for routed queues only' USING ERRCODE = '22023';
-	END IF;
-	IF v_options ? 'global_concurrency' THEN
-		v_global := genroc._int_option(v_options -> 'global_concurrency', 'global_concurrency');
-		IF v_global < 0 THEN
-			RAISE EXCEPTION 'option "global_concurrency" must be at least 0, not %', v_global
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-	IF v_options ? 'partition_concurrency' THEN
-		v_partition := genroc._int_option(v_options -> 'partition_concurrency', 'partition_concurrency');
-		IF v_partition < 1 THEN
-			RAISE EXCEPTION 'option "partition_concurrency" must be at least 1, not %', v_partition
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-	IF v_options ? 'rate_limit' THEN
-		SELECT r.count, r.period INTO v_rate, v_period
-		FROM genroc._rate_option(v_options -> 'rate_limit', 'rate_limit') r;
-	END IF;
-	IF v_options ? 'partition_rate_limit' THEN
-		SELECT r.count, r.period INTO v_prate, v_pperiod
-		FROM genroc._rate_option(v_options -> 'partition_rate_limit', 'partition_rate_limit') r;
-	END IF;
-
-	SELECT * INTO v_old FROM genroc._queues q WHERE q.name = p_name FOR UPDATE;
-	IF FOUND AND v_old.kind <> v_kind AND 'tenant' IN (v_old.kind, v_kind) THEN
-		RAISE EXCEPTION 'queue name "%" is used by a tenant and by a % queue', p_name,
-			CASE WHEN v_kind = 'tenant' THEN v_old.kind ELSE v_kind END
-			USING ERRCODE = '22023',
-				  DETAIL = 'A tenant queue is named after its tenant; no other queue may use that name.',
-				  HINT = 'Rename the other queue.';
-	END IF;
-	LOOP
-	BEGIN
-		INSERT INTO genroc._queues AS q (name, kind, handler, match, global_concurrency,
-			partition_concurrency, rate_limit, rate_period, partition_rate_limit, partition_rate_period,
-			updated_at)
-		VALUES (p_name, v_kind, v_handler, v_options -> 'match', v_global, v_partition, v_rate, v_period,
-				v_prate, v_pperiod, genroc.now())
-		ON CONFLICT (name) DO UPDATE SET
-			kind = excluded.kind, handler = excluded.handler, match = excluded.match,
-			global_concurrency = excluded.global_concurrency,
-			partition_concurrency = excluded.partition_concurrency,
-			rate_limit = excluded.rate_limit, rate_period = excluded.rate_period,
-			partition_rate_limit = excluded.partition_rate_limit,
-			partition_rate_period = excluded.partition_rate_period,
-			updated_at = excluded.updated_at;
-		EXIT;
-	EXCEPTION WHEN unique_violation THEN
-		-- the handler's own queue, made meanwhile by a report of one of its
-		-- tasks (genroc._handler_missing does not take the lock above): the
-		-- queue p_name itself is written again (now an update); another
-		-- name is refused
-		SELECT q.name INTO v_p FROM genroc._queues q WHERE q.handler = v_handler;
-		IF v_p IS DISTINCT FROM p_name THEN
-			RAISE EXCEPTION 'handler "%" already has the queue "%"', v_handler, v_p
-				USING ERRCODE = '22023', HINT = 'Drop that queue first.';
-		END IF;
-	END;
-	END LOOP;
-
-	IF v_kind = 'handler' AND v_old.handler IS DISTINCT FROM v_handler THEN
-		PERFORM genroc._reroute_handler(v_handler);
-	END IF;
-
-	-- A larger partition_concurrency frees slots now: hand them out (a
-	-- change of "default" can concern every queue; filling a full partition
-	-- does nothing).
-	FOR v_q IN SELECT DISTINCT i.queue, i.partition_key FROM genroc._instances i
-			   WHERE i.status = 'queued' ORDER BY 1, 2 LOOP
-		PERFORM genroc._fill_slots(v_q.queue, v_q.partition_key);
-	END LOOP;
-	RETURN (SELECT to_jsonb(l) || jsonb_build_object('oldest_ready_at', genroc._iso(l.oldest_ready_at))
-			FROM genroc.list_queues() l WHERE l.name = p_name);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_queue_set'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.queue_set(text, jsonb) IS
 	'Creates or replaces a queue (options kind, handler, match, global_concurrency, partition_concurrency, rate_limit, partition_rate_limit); returns it as list_queues shows it.';
 
@@ -671,26 +467,9 @@ COMMENT ON FUNCTION genroc.queue_set(text, jsonb) IS
 -- default queue's limits.  Dropping "default" is refused; an unknown name
 -- is 42704.
 CREATE FUNCTION genroc.queue_drop(p_name text) RETURNS void
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('outside');
-	IF p_name IS NULL THEN
-		RAISE EXCEPTION 'p_name must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_name = 'default' THEN
-		RAISE EXCEPTION 'the queue "default" cannot be dropped' USING ERRCODE = '22023';
-	END IF;
-	PERFORM genroc._lock('queues', '');
-	DELETE FROM genroc._queues q WHERE q.name = p_name;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'queue "%" does not exist', p_name USING ERRCODE = '42704';
-	END IF;
-	DELETE FROM genroc._queue_starts s WHERE s.queue = p_name;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_queue_drop'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.queue_drop(text) IS
 	'Removes a configured queue (not "default"); instances already in it keep it.';
 
@@ -709,34 +488,9 @@ CREATE FUNCTION genroc.list_queues()
 				   partition_rate_limit int, partition_rate_period_ms bigint,
 				   depth bigint, queued bigint, running bigint, workers text[],
 				   oldest_ready_at timestamptz)
-	LANGUAGE sql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		WITH live AS (
-			SELECT w.id, w.queues FROM genroc._workers w
-			WHERE w.stopped_at IS NULL AND w.heartbeat_at > genroc.now() - w.stale_after),
-		names AS (
-			SELECT q.name FROM genroc._queues q
-			UNION SELECT unnest(l.queues) FROM live l
-			-- each status through its partial index (75_metrics.sql's inst)
-			UNION SELECT i.queue FROM genroc._instances i WHERE i.status = 'ready'
-			UNION SELECT i.queue FROM genroc._instances i WHERE i.status = 'running'
-			UNION SELECT i.queue FROM genroc._instances i WHERE i.status IN ('queued', 'waiting'))
-		SELECT n.name, coalesce(s.kind, 'unconfigured'), q.handler, q.match,
-			   s.global_concurrency, s.partition_concurrency, s.rate_limit,
-			   (extract(epoch FROM s.rate_period) * 1000)::bigint,
-			   s.partition_rate_limit, (extract(epoch FROM s.partition_rate_period) * 1000)::bigint,
-			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'ready'),
-			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'queued'),
-			   (SELECT count(*) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'running'),
-			   ARRAY(SELECT l.id FROM live l WHERE n.name = ANY (l.queues) ORDER BY l.id),
-			   (SELECT min(i.eligible_at) FROM genroc._instances i WHERE i.queue = n.name AND i.status = 'ready')
-		FROM names n
-		CROSS JOIN LATERAL genroc._queue_settings(n.name) s
-		LEFT JOIN genroc._queues q ON q.name = n.name
-		ORDER BY n.name;
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_list_queues'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.list_queues() IS
 	'Every queue (configured, served or in use): kind, match, effective limits, depth, queued, running, live workers serving it, since when its oldest ready task is claimable.';
 

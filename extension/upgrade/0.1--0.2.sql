@@ -182,3 +182,8 @@ DROP FUNCTION genroc.list_workers();
 -- genroc._context (the context object as jsonb) went: the steps write the
 -- context as text in C (genroc._step_in_context) from genroc._execution.
 DROP FUNCTION genroc._context(genroc._instances, genroc._definitions, text);
+
+-- queue_set's option checks moved into the engine (engine/queues.cpp): the
+-- PL/pgSQL helpers only it called go.
+DROP FUNCTION genroc._check_match(jsonb);
+DROP FUNCTION genroc._rate_option(jsonb, text);

@@ -42,6 +42,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "admin.hpp"
 #include "digest.hpp"
 #include "engine.hpp"
 #include "engine/metrics.hpp"
@@ -188,35 +189,6 @@ int64_t time_option(const json &v, const std::string &option) {
 												 "\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, not " +
 												 v.dump());
 	return t;
-}
-
-// genroc._duration: a JSON number of seconds, or "<number><unit>" with unit
-// ms, s, m, h or d.  Unparsable: 22007; under a microsecond (zero, negative): 22023.
-int64_t duration_ms(const json &v, const std::string &option) {
-	double ms;
-	if (v.is_number()) {
-		ms = v.get<double>() * 1000.0;
-	} else {
-		static const std::regex re(R"(^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)$)");
-		std::smatch m;
-		std::string s = v.is_string() ? v.get<std::string>() : std::string();
-		// std::regex recurses per character: only a duration's size reaches it
-		if (!v.is_string() || s.size() > 32 || !std::regex_match(s, m, re))
-			throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid duration for option \"" + option + "\": " + v.dump(),
-						"", "Write a number of seconds or a string like \"10s\", \"500ms\", \"2m\", \"1h\", \"1d\".");
-		double n = std::stod(m[1].str());
-		const std::string u = m[2].str();
-		double f = u == "ms" ? 1 : u == "s" ? 1e3 : u == "m" ? 6e4 : u == "h" ? 3.6e6 : 8.64e7;
-		ms = n * f;
-	}
-	// genroc._duration's bound: at least a microsecond
-	if (!(ms >= 0.001))
-		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be a positive duration");
-	// genroc._duration's bound: 36500 days
-	if (ms > 36500.0 * 86400e3)
-		throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be at most 36500 days");
-	// this store counts milliseconds: a positive duration is never stored as 0
-	return std::max<int64_t>(1, std::llround(ms));
 }
 
 // ---- the instance row ---------------------------------------------------
@@ -848,47 +820,10 @@ class SqliteStore final : public Store {
 	// ---- workers and leases ---------------------------------------------
 
 	json worker_register(const std::string &worker, const json &options) override {
-		limits::check_json_depth(options, "the worker options");  // its values show up in error messages
-		if (worker.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_worker must not be empty");
-		check_name(worker, "p_worker");
-		const json opts = options.is_null() ? json::object() : options;
-		check_options(opts, {"concurrency", "host", "lease_duration", "pooled", "queues", "stale_after"},
-					  "worker options");
-		// "pooled": the caller's connection is not tied to its process (on
-		// PostgreSQL, a transaction pooler); as there, no lock is kept for it,
-		// and only its heartbeat will tell whether it is alive
-		bool pooled = false;
-		if (opts.contains("pooled")) {
-			if (!opts["pooled"].is_boolean())
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"pooled\" must be a boolean, not " + opts["pooled"].dump());
-			pooled = opts["pooled"].get<bool>();
-		}
-		std::string host;
-		int64_t lease_ms = 10'000, stale_ms = 30'000;
-		json queues = json::array({"default"});
-		std::optional<int> concurrency;
-		if (opts.contains("host")) {
-			host = text_option(opts["host"], "host");
-			check_name(host, "option \"host\"");
-		}
-		if (opts.contains("lease_duration")) lease_ms = duration_ms(opts["lease_duration"], "lease_duration");
-		if (opts.contains("stale_after")) stale_ms = duration_ms(opts["stale_after"], "stale_after");
-		if (opts.contains("queues")) {
-			queues = opts["queues"];
-			bool ok = queues.is_array() && !queues.empty();
-			for (auto &q : queues) ok = ok && q.is_string() && !q.get<std::string>().empty();
-			if (!ok)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"queues\" must be a non-empty array of non-empty strings, not " + queues.dump());
-			for (auto &q : queues) check_name(q.get<std::string>(), "option \"queues\"");
-		}
-		if (opts.contains("concurrency")) {
-			concurrency = int_option(opts["concurrency"], "concurrency");
-			if (*concurrency < 1)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"concurrency\" must be at least 1, not " +
-																   std::to_string(*concurrency));
-		}
+		limits::check_json_depth(options, "the worker options");	// before dump() recurses over it
+		const std::optional<std::string> text =
+			options.is_null() ? std::nullopt
+							  : std::optional<std::string>(options.dump(-1, ' ', false, json::error_handler_t::replace));
 		return write(durability_for(Commit::progress), [&](int64_t now) {
 			// The lock this call takes, kept only if the registration commits.
 			WorkerLockTry lock = try_worker_lock(worker);
@@ -899,99 +834,43 @@ class SqliteStore final : public Store {
 					if (!keep && l.fd >= 0) ::close(l.fd);
 				}
 			} undo{lock};
-			{
-				Query q(db_, "SELECT host, heartbeat_at, stale_after_ms, stopped_at, session_pid FROM workers WHERE id = ?1",
-						worker);
-				if (q.next() && q.is_null(3) && q.i64(1) + q.i64(2) > now) {
-					// Held, heartbeat fresh: its lock file tells whether the
-					// process that holds it is alive (genroc._session_alive).
-					const std::string host = q.text(0);
-					if (lock.state == LockState::held_by_other || lock.state == LockState::own)
-						throw Error(sqlstate::WORKER_ID_IN_USE,
-									"worker id \"" + worker + "\" is in use by a live worker on host \"" + host + "\"",
-									"Its process" + (q.is_null(4) ? std::string() : " (pid " + q.text(4) + ")") +
-										" holds the worker's lock file; its last heartbeat was at " + iso(q.i64(1)) +
-										".",
-									"Use another worker id, or stop that worker.");
-					if (q.is_null(4) || lock.state == LockState::unknown)
-						throw Error(sqlstate::WORKER_LIVENESS_UNKNOWN,
-									"worker id \"" + worker + "\" is held by a worker on host \"" + host +
-										"\" that may be alive",
-									"No lock file tells; its last heartbeat was at " + iso(q.i64(1)) +
-										" and it counts as alive for " + std::to_string(q.i64(2)) + "ms after that.",
-									"Wait until it is stale, stop that worker, or use another worker id.");
-					// its lock is free: the process died, take over at once
-				}
-			}
-			if (pooled) {
+			sqlite::SqlitePort port(db_, now);
+			WorkerHost host(*this, now, lock.state);
+			json out = json::parse(engine::worker_register(port, host, worker, text));
+			if (host.pooled()) {
 				// the lock was only a probe of the old holder
-				if (lock.fd >= 0) ::close(lock.fd);
-				lock = WorkerLockTry{};
 				auto it = worker_locks_.find(worker);
 				if (it != worker_locks_.end()) {
 					::close(it->second);
 					worker_locks_.erase(it);
 				}
-			}
-			std::optional<int64_t> session;
-			if (lock.state == LockState::taken || lock.state == LockState::own)
-				session = static_cast<int64_t>(::getpid());
-			Query(db_,
-				  "INSERT INTO workers (id, host, lease_ms, stale_after_ms, queues, concurrency, durability, "
-				  "started_at, heartbeat_at, session_pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7, ?7, ?9) "
-				  "ON CONFLICT (id) DO UPDATE SET host = excluded.host, lease_ms = excluded.lease_ms, "
-				  "stale_after_ms = excluded.stale_after_ms, queues = excluded.queues, concurrency = excluded.concurrency, "
-				  "durability = excluded.durability, "
-				  "started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL, "
-				  "session_pid = excluded.session_pid, drain_requested_at = NULL",
-				  worker, host, lease_ms, stale_ms, queues, concurrency, now, std::string(durability_name(level_)),
-				  session)
-				.run();
-			// A restart after a crash: what this id still holds is taken back at
-			// once, as a lapsed lease would be.
-			int64_t reclaimed = 0;
-			for (int64_t id :
-				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker)) {
-				interrupt(id, "worker registered again", now);
-				reclaimed++;
-			}
-			if (lock.fd >= 0) {
+			} else if (lock.fd >= 0) {
 				worker_locks_[worker] = lock.fd;
 				undo.keep = true;
 			}
-			return json{{"worker", worker}, {"reclaimed", reclaimed}};
+			return out;
 		});
 	}
 
 	json worker_heartbeat(const std::string &worker) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			require_worker(worker);
-			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
-			return json{{"drain", draining(worker)}};
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::worker_heartbeat(port, worker));
 		});
 	}
 
-	// genroc.worker_drain: claim hands the worker nothing more, its
-	// heartbeat says drain (no notification on SQLite).
 	json worker_drain(const std::string &worker) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			require_worker(worker);
-			Query(db_, "UPDATE workers SET drain_requested_at = coalesce(drain_requested_at, ?2) WHERE id = ?1",
-				  worker, now)
-				.run();
-			Query q(db_, "SELECT count(*) FROM instances WHERE status = 'running' AND lease_owner = ?1", worker);
-			q.next();
-			return json{{"worker", worker}, {"draining", true}, {"running", q.i64(0)}};
+			sqlite::SqlitePort port(db_, now);
+			return json::parse(engine::worker_drain(port, worker));
 		});
 	}
 
 	void worker_stop(const std::string &worker) override {
 		write(durability_for(Commit::progress), [&](int64_t now) {
-			require_worker(worker);
-			for (int64_t id :
-				 ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 ORDER BY id", worker))
-				interrupt(id, "worker stopped", now);
-			Query(db_, "UPDATE workers SET stopped_at = ?2 WHERE id = ?1", worker, now).run();
+			sqlite::SqlitePort port(db_, now);
+			WorkerHost host(*this, now, LockState::unknown);
+			engine::worker_stop(port, host, worker);
 			return 0;
 		});
 		// stopped: the id is free, its lock too
@@ -1004,29 +883,22 @@ class SqliteStore final : public Store {
 
 	json list_workers() override {
 		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
 			json out = json::array();
-			Query q(db_,
-					"SELECT w.id, w.host, w.queues, w.concurrency, w.lease_ms, w.stale_after_ms, w.started_at, "
-					"w.heartbeat_at, w.stopped_at, "
-					"(SELECT count(*) FROM instances i WHERE i.status = 'running' AND i.lease_owner = w.id), "
-					"w.durability, w.drain_requested_at FROM workers w ORDER BY w.id");
-			while (q.next()) {
-				const bool stopped = !q.is_null(8);
-				const bool live = !stopped && q.i64(7) + q.i64(5) > now;
-				out.push_back({{"worker", q.text(0)},
-							   {"host", q.text(1)},
-							   {"queues", q.js(2)},
-							   {"concurrency", q.oi64(3) ? json(*q.oi64(3)) : json(nullptr)},
-							   {"lease_duration_ms", q.i64(4)},
-							   {"stale_after_ms", q.i64(5)},
-							   {"started_at", iso(q.i64(6))},
-							   {"heartbeat_at", iso(q.i64(7))},
-							   {"stopped_at", iso_or_null(q.oi64(8))},
-							   {"live", live},
-							   {"running", q.i64(9)},
-							   {"durability", q.text(10)},
-							   {"draining", !stopped && !q.is_null(11)}});
-			}
+			for (const auto &w : engine::list_workers(port))
+				out.push_back({{"worker", w.worker},
+							   {"host", w.host},
+							   {"queues", w.queues},
+							   {"concurrency", w.concurrency ? json(*w.concurrency) : json(nullptr)},
+							   {"lease_duration_ms", w.lease_duration_ms},
+							   {"stale_after_ms", w.stale_after_ms},
+							   {"started_at", engine::iso_us(w.started_us)},
+							   {"heartbeat_at", engine::iso_us(w.heartbeat_us)},
+							   {"stopped_at", w.stopped_us ? json(engine::iso_us(*w.stopped_us)) : json(nullptr)},
+							   {"live", w.live},
+							   {"running", w.running},
+							   {"durability", w.durability},
+							   {"draining", w.draining}});
 			return out;
 		});
 	}
@@ -1360,142 +1232,46 @@ class SqliteStore final : public Store {
 
 	// ---- queues (genroc.queue_set, queue_drop, list_queues; 55_queues.sql)
 
+	// The queues' host on SQLite: partition slots and routing are this
+	// store's (fill_slots, reroute_for_handler).
+	class QueueHost final : public engine::QueueHost {
+	  public:
+		QueueHost(SqliteStore &store, int64_t now) : store_(store), now_(now) {}
+		void fill_slots(const std::string &queue, const std::string &partition) override {
+			store_.fill_slots(queue, partition, now_);
+		}
+		void reroute_handler(const std::string &handler) override { store_.reroute_for_handler(handler, now_); }
+
+	  private:
+		SqliteStore &store_;
+		int64_t now_;
+	};
+
 	json queue_set(const std::string &name, const json &options) override {
-		limits::check_json_depth(options, "the queue options");  // its values show up in error messages
-		const json opts = options.is_null() ? json::object() : options;
-		if (name.empty() || name.find('.') != std::string::npos)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"queue name \"" + name + "\" must be non-empty and without \".\"", "",
-						"<queue>.<region> names the region queues, which are derived.");
-		check_name(name, "p_name");
-		check_options(opts,
-					  {"global_concurrency", "handler", "kind", "match", "partition_concurrency",
-					   "partition_rate_limit", "rate_limit"},
-					  "queue options");
-		std::optional<std::string> kind;
-		if (opts.contains("kind"))
-			kind = text_option(opts["kind"], "kind");
-		else if (name == "default")
-			kind = "default";
-		if (!kind)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "queue options need \"kind\" (tenant, handler or routed)");
-		if (*kind != "default" && *kind != "tenant" && *kind != "handler" && *kind != "routed")
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"option \"kind\" must be one of default, tenant, handler, routed, not \"" + *kind + "\"");
-		if ((*kind == "default") != (name == "default"))
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"kind \"default\" is the queue \"default\" only, and it has no other kind");
-		std::optional<std::string> handler;
-		std::optional<json> match;
-		std::optional<int64_t> global, partition, rate, period_ms, prate, pperiod_ms;
-		if (*kind == "handler") {
-			if (!opts.contains("handler"))
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a handler queue needs option \"handler\"");
-			handler = text_option(opts["handler"], "handler");
-			check_name(*handler, "option \"handler\"");
-		} else if (opts.contains("handler")) {
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"handler\" is for handler queues only");
-		}
-		if (*kind == "routed") {
-			if (!opts.contains("match"))
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a routed queue needs option \"match\"");
-			check_match(opts["match"]);
-			match = opts["match"];
-		} else if (opts.contains("match")) {
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"match\" is for routed queues only");
-		}
-		if (opts.contains("global_concurrency")) {
-			global = int_option(opts["global_concurrency"], "global_concurrency");
-			if (*global < 0)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"global_concurrency\" must be at least 0, not " + std::to_string(*global));
-		}
-		if (opts.contains("partition_concurrency")) {
-			partition = int_option(opts["partition_concurrency"], "partition_concurrency");
-			if (*partition < 1)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"partition_concurrency\" must be at least 1, not " + std::to_string(*partition));
-		}
-		if (opts.contains("rate_limit")) std::tie(rate, period_ms) = rate_option(opts["rate_limit"], "rate_limit");
-		if (opts.contains("partition_rate_limit"))
-			std::tie(prate, pperiod_ms) = rate_option(opts["partition_rate_limit"], "partition_rate_limit");
+		limits::check_json_depth(options, "the queue options");	// before dump() recurses over it
+		const std::optional<std::string> text =
+			options.is_null() ? std::nullopt
+							  : std::optional<std::string>(options.dump(-1, ' ', false, json::error_handler_t::replace));
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			if (handler) {
-				Query q(db_, "SELECT name FROM queues WHERE handler = ?1 AND name <> ?2", *handler, name);
-				if (q.next())
-					throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-								"handler \"" + *handler + "\" already has the queue \"" + q.text(0) + "\"", "",
-								"Drop that queue first.");
-			}
-			std::optional<std::string> old_handler;
-			{
-				Query q(db_, "SELECT kind, handler FROM queues WHERE name = ?1", name);
-				if (q.next()) {
-					old_handler = q.otext(1);
-					const std::string old = q.text(0);
-					if (old != *kind && (old == "tenant" || *kind == "tenant"))
-						throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-									"queue name \"" + name + "\" is used by a tenant and by a " +
-										(*kind == "tenant" ? old : *kind) + " queue",
-									"A tenant queue is named after its tenant; no other queue may use that name.",
-									"Rename the other queue.");
-				}
-			}
-			Query(db_,
-				  "INSERT INTO queues (name, kind, position, handler, match, global_concurrency, partition_concurrency, "
-				  "rate_limit, rate_period_ms, partition_rate_limit, partition_rate_period_ms, updated_at) "
-				  "VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM queues), ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-				  "?10, ?11) "
-				  "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, handler = excluded.handler, "
-				  "match = excluded.match, global_concurrency = excluded.global_concurrency, "
-				  "partition_concurrency = excluded.partition_concurrency, rate_limit = excluded.rate_limit, "
-				  "rate_period_ms = excluded.rate_period_ms, partition_rate_limit = excluded.partition_rate_limit, "
-				  "partition_rate_period_ms = excluded.partition_rate_period_ms, updated_at = excluded.updated_at",
-				  name, *kind, handler, match, global, partition, rate, period_ms, prate, pperiod_ms, now)
-				.run();
-			// genroc.queue_set: a handler's queue made after instances that
-			// need the handler were started takes them (routed again with
-			// their root's labels), unless they have ended.
-			if (handler && old_handler != handler) reroute_for_handler(*handler, now);
-			// A larger partition_concurrency frees slots now: hand them out.
-			std::vector<std::pair<std::string, std::string>> waiting;
-			{
-				Query q(db_,
-						"SELECT DISTINCT queue, partition_key FROM instances WHERE status = 'queued' ORDER BY 1, 2");
-				while (q.next()) waiting.emplace_back(q.text(0), q.text(1));
-			}
-			for (auto &[queue, key] : waiting) fill_slots(queue, key, now);
-			return queue_row(name, now);
+			sqlite::SqlitePort port(db_, now);
+			QueueHost host(*this, now);
+			return json::parse(engine::queue_set(port, host, name, text));
 		});
 	}
 
 	void queue_drop(const std::string &name) override {
-		if (name == "default")
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "the queue \"default\" cannot be dropped");
-		write(durability_for(Commit::outside), [&](int64_t) {
-			Query(db_, "DELETE FROM queues WHERE name = ?1", name).run();
-			if (sqlite3_changes(db_.handle()) == 0)
-				throw Error("42704", "queue \"" + name + "\" does not exist");
-			Query(db_, "DELETE FROM queue_starts WHERE queue = ?1", name).run();
+		write(durability_for(Commit::outside), [&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			engine::queue_drop(port, name);
 			return 0;
 		});
 	}
 
 	json list_queues() override {
 		return read([&](int64_t now) {
-			std::set<std::string> names;
-			{
-				Query q(db_, "SELECT name FROM queues");
-				while (q.next()) names.insert(q.text(0));
-			}
-			for (auto &w : live_workers(now))
-				for (auto &queue : w.second) names.insert(queue);
-			{
-				Query q(db_, "SELECT DISTINCT queue FROM instances WHERE status IN ('queued', 'ready', 'running', 'waiting')");
-				while (q.next()) names.insert(q.text(0));
-			}
+			sqlite::SqlitePort port(db_, now);
 			json out = json::array();
-			for (auto &n : names) out.push_back(queue_row(n, now));
+			for (const auto &q : engine::list_queues(port)) out.push_back(json::parse(engine::queue_row_json(q)));
 			return out;
 		});
 	}
@@ -1698,6 +1474,36 @@ class SqliteStore final : public Store {
 	struct WorkerLockTry {
 		LockState state = LockState::unknown;
 		int fd = -1;  // set when this call took the lock
+	};
+
+	// The workers' host on SQLite: the lapse path is this store's interrupt,
+	// and a holder's liveness its lock file (try_worker_lock, tried before
+	// the registration reads the row): held by another process or by this
+	// store, alive; free, dead; no lock file or no pid recorded, unknown.
+	class WorkerHost final : public engine::WorkerHost {
+	  public:
+		WorkerHost(SqliteStore &store, int64_t now, LockState lock) : store_(store), now_(now), lock_(lock) {}
+		void interrupt(int64_t instance, const std::string &reason) override {
+			store_.interrupt(instance, reason, now_);
+		}
+		std::optional<bool> holder_alive(const std::string &, const engine::Row &held) override {
+			if (lock_ == LockState::held_by_other || lock_ == LockState::own) return true;
+			if (held.is_null(3) || lock_ == LockState::unknown) return std::nullopt;
+			return false;
+		}
+		std::optional<int64_t> session(bool pooled) override {
+			pooled_ = pooled;
+			if (pooled || (lock_ != LockState::taken && lock_ != LockState::own)) return std::nullopt;
+			return static_cast<int64_t>(::getpid());
+		}
+		std::string durability() override { return durability_name(store_.level_); }
+		bool pooled() const { return pooled_; }
+
+	  private:
+		SqliteStore &store_;
+		int64_t now_;
+		LockState lock_;
+		bool pooled_ = false;
 	};
 
 	std::string worker_lock_path(const std::string &worker) const {
@@ -3062,50 +2868,6 @@ class SqliteStore final : public Store {
 		return s;
 	}
 
-	// genroc._check_match
-	static void check_match(const json &match) {
-		if (!match.is_object() || match.empty())
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"option \"match\" must be an object with at least one of definitions, tenants, labels, not " +
-							match.dump());
-		check_options(match, {"definitions", "labels", "tenants"}, "option \"match\"");
-		for (const char *key : {"definitions", "tenants"}) {
-			if (!match.contains(key)) continue;
-			bool ok = match[key].is_array();
-			if (ok)
-				for (auto &g : match[key]) ok = ok && g.is_string() && !g.get<std::string>().empty();
-			if (!ok)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, std::string("option \"match.") + key +
-																   "\" must be an array of non-empty glob strings, not " +
-																   match[key].dump());
-		}
-		if (match.contains("labels") && !is_string_object(match["labels"]))
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"option \"match.labels\" must be an object of glob strings, not " + match["labels"].dump());
-		for (const char *key : {"definitions", "labels", "tenants"})
-			if (match.contains(key) && match[key].empty())
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							std::string("option \"match.") + key +
-								"\" must not be empty: it would match every start (for a catch-all, say [\"*\"])");
-	}
-
-	// genroc._rate_option: {"count": N >= 1, "period": duration} named
-	// option (rate_limit, partition_rate_limit) → count, period in ms.
-	static std::pair<int64_t, int64_t> rate_option(const json &r, const std::string &option) {
-		if (!r.is_object())
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option +
-															   "\" must be an object {\"count\": N, \"period\": duration}, not " +
-															   r.dump());
-		check_options(r, {"count", "period"}, "option \"" + option + "\"");
-		if (!r.contains("count") || !r.contains("period"))
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" needs \"count\" and \"period\"");
-		const int64_t count = int_option(r["count"], option + ".count");
-		if (count < 1)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"option \"" + option + ".count\" must be at least 1, not " + std::to_string(count));
-		return {count, duration_ms(r["period"], option + ".period")};
-	}
-
 	// The instances not ended whose definition uses handler:HANDLER, routed
 	// again (queue_set of a new handler queue).
 	void reroute_for_handler(const std::string &handler, int64_t now) {
@@ -3432,44 +3194,6 @@ class SqliteStore final : public Store {
 				now);
 		while (q.next()) out.emplace_back(q.text(0), q.js(1).get<std::vector<std::string>>());
 		return out;
-	}
-
-	// One row of genroc.list_queues.
-	json queue_row(const std::string &name, int64_t now) {
-		const QueueSettings s = queue_settings(name);
-		json row = {{"name", name},
-					{"kind", s.kind.value_or("unconfigured")},
-					{"handler", nullptr},
-					{"match", nullptr},
-					{"global_concurrency", s.global},
-					{"partition_concurrency", s.partition},
-					{"rate_limit", s.rate ? json(*s.rate) : json(nullptr)},
-					{"rate_period_ms", s.period_ms ? json(*s.period_ms) : json(nullptr)},
-					{"partition_rate_limit", s.partition_rate ? json(*s.partition_rate) : json(nullptr)},
-					{"partition_rate_period_ms",
-					 s.partition_period_ms ? json(*s.partition_period_ms) : json(nullptr)}};
-		{
-			Query q(db_, "SELECT handler, match FROM queues WHERE name = ?1", name);
-			if (q.next()) {
-				row["handler"] = text_or_null(q.otext(0));
-				row["match"] = q.js(1);
-			}
-		}
-		for (const char *status : {"ready", "queued", "running"}) {
-			Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = ?2", name, std::string(status));
-			q.next();
-			row[std::string(status) == "ready" ? "depth" : status] = q.i64(0);
-		}
-		json workers = json::array();
-		for (auto &[id, served] : live_workers(now))
-			if (std::find(served.begin(), served.end(), name) != served.end()) workers.push_back(id);
-		row["workers"] = workers;
-		{
-			Query q(db_, "SELECT min(eligible_at) FROM instances WHERE queue = ?1 AND status = 'ready'", name);
-			q.next();
-			row["oldest_ready_at"] = q.is_null(0) ? json(nullptr) : json(iso(q.i64(0)));
-		}
-		return row;
 	}
 
 	std::string filling_;  // genroc_queue.filling: the partition fill_slots is filling

@@ -169,7 +169,7 @@ SELECT is_empty($$
 	WHERE p.pronamespace = 'genroc'::regnamespace AND p.prosecdef
 	  AND p.prolang = (SELECT l.oid FROM pg_language l WHERE l.lanname = 'c')
 	  AND p.prosrc NOT IN ('genroc_claim', 'genroc_claim_wait', 'genroc_complete_many',
-						   -- the engine's entry points (genroc_engine_begin)
+						   -- the engine's entry points (genroc_engine_begin, engine_entry.h)
 						   'genroc_define', 'genroc_define_text', 'genroc_list_definitions',
 						   'genroc_get_definition',
 						   -- extension/tokens.c
@@ -178,7 +178,11 @@ SELECT is_empty($$
 						   -- extension/metrics.c
 						   'genroc_queue_stats', 'genroc_metrics', 'genroc_tickers',
 						   -- extension/objects.c
-						   'genroc_get_object')
+						   'genroc_get_object',
+						   -- extension/admin.c
+						   'genroc_worker_register', 'genroc_worker_heartbeat', 'genroc_worker_drain',
+						   'genroc_worker_stop', 'genroc_list_workers',
+						   'genroc_queue_set', 'genroc_queue_drop', 'genroc_list_queues')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
