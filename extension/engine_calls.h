@@ -47,6 +47,15 @@ extern int	genroc_engine_list_definitions(GenrocDefinitionRow **rows, int *n, Ge
 extern int	genroc_engine_get_definition(const char *name, int has_version, int64_t version,
 										 char **json, GenrocEngineError *err);
 
+/* genroc.activity_succeed / activity_fail: the new status (*status); NULL
+ * arguments for SQL NULL. */
+extern int	genroc_engine_task_token_succeed(const char *token, const char *output, char **status,
+											 GenrocEngineError *err);
+extern int	genroc_engine_task_token_fail(const char *token, const char *error, const char *cause, char **status,
+										  GenrocEngineError *err);
+/* genroc.activity_heartbeat */
+extern int	genroc_engine_task_token_heartbeat(const char *token, GenrocEngineError *err);
+
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);
 

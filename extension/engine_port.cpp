@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 
+#include "callbacks.hpp"
 #include "engine.hpp"
 #include "engine_calls.h"
 #include "engine_spi.h"
@@ -194,6 +195,31 @@ extern "C" int genroc_engine_get_definition(const char *name, int has_version, i
 	return guarded(err, [&] {
 		PgPort port(true);
 		*json = dup(get_definition(port, arg(name), has_version ? std::optional<int64_t>(version) : std::nullopt));
+	});
+}
+
+extern "C" int genroc_engine_task_token_succeed(const char *token, const char *output, char **status,
+												GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(task_token_succeed(port, arg(token), arg(output)));
+	});
+}
+
+extern "C" int genroc_engine_task_token_fail(const char *token, const char *error, const char *cause, char **status,
+											 GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(task_token_fail(port, arg(token), arg(error), arg(cause)));
+	});
+}
+
+extern "C" int genroc_engine_task_token_heartbeat(const char *token, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		task_token_heartbeat(port, arg(token));
 	});
 }
 
