@@ -40,7 +40,8 @@ ok((await send('DescribeExecution', { executionArn: yes.executionArn })).status 
 await send('SendTaskHeartbeat', { taskToken: token });
 await send('SendTaskSuccess', { taskToken: token, output: '{"ok":true}' });
 const done = await status(yes.executionArn);
-ok(done.status === 'SUCCEEDED' && JSON.stringify(JSON.parse(done.output)) === '{"who":"ada","answer":{"ok":true}}',
+const out = JSON.parse(done.output || 'null');
+ok(done.status === 'SUCCEEDED' && out.who === 'ada' && out.answer.ok === true && Object.keys(out).length === 2,
   `SendTaskSuccess: the output through ResultPath (${done.output})`);
 ok(await outcome(send('SendTaskSuccess', { taskToken: token, output: '{}' })) === 'TaskDoesNotExist',
   'a callback token used twice: TaskDoesNotExist');
