@@ -80,6 +80,38 @@ TEST_P(StoreTest, CallbackTasksReportedInABatchWaitEach) {
 	EXPECT_EQ(instance(b).at("output"), json::parse(R"({"doc": 2, "reply": 2})"));
 }
 
+// The batch paths keep the token too: start_many's first task, and a
+// batch of reports whose next state is a callback task.
+TEST_P(StoreTest, CallbackTasksScheduledByBatchesKeepTheirTokens) {
+	define("first", callback_def());
+	define("second", json::parse(R"({"StartAt": "Prep", "States": {
+	  "Prep": {"Type": "Task", "Resource": "handler:prep", "Next": "Notify"},
+	  "Notify": {"Type": "Task", "Resource": "handler:notify.waitForTaskToken",
+	             "Parameters": {"token.$": "$$.Task.Token"}, "ResultPath": "$.reply", "End": true}}})"));
+	worker("w1");
+	auto started = store().start_many("first", json::array({json{{"doc", 1}}, json{{"doc", 2}}}), json::object());
+	ASSERT_EQ(started.size(), 2u);
+	int64_t c = start("second", {{"n", 1}}), d = start("second", {{"n", 2}});
+	auto tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 4u);
+	std::vector<Store::Completion> reports;
+	for (const Task &t : tasks) reports.push_back({t.instance_id, t.epoch, json::object()});
+	store().complete_many(reports, "", {});
+	// the Prep tasks went on to their callback task, ready with a token of its own
+	auto next = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(next.size(), 2u);
+	for (const Task &t : next) EXPECT_EQ(store().complete(t.instance_id, t.epoch, json::object()), "waiting");
+	for (const Task &t : tasks) {
+		if (t.state == "Notify") {
+			EXPECT_EQ(store().activity_succeed(token_of(t), "ok"), "succeeded");
+		}
+	}
+	for (const Task &t : next) EXPECT_EQ(store().activity_succeed(token_of(t), "ok"), "succeeded");
+	EXPECT_EQ(instance(c).at("output"), json::parse(R"({"reply": "ok"})"));  // Prep's result replaced the input
+	EXPECT_EQ(status(d), "succeeded");
+	EXPECT_EQ(instance(started[1].instance_id).at("output"), json::parse(R"({"doc": 2, "reply": "ok"})"));
+}
+
 TEST_P(StoreTest, CallbackFailureCaughtWithJsonataToken) {
 	define("cb", json::parse(R"({
 	  "QueryLanguage": "JSONata", "StartAt": "Notify",
