@@ -169,6 +169,9 @@ struct State {
 	std::optional<int64_t> timeout_s, heartbeat_s;
 	std::optional<Path> timeout_path, heartbeat_path;
 	std::string resource;
+	// Resource ends in .waitForTaskToken (stripped from resource): the
+	// handler's return parks the state until a result arrives by its token
+	bool wait_for_token = false;
 	bool only_once = false;
 	std::vector<Rule> choices;
 	std::string default_next;
@@ -772,7 +775,18 @@ void compile_resource(State &s, const json &st, const std::string &where) {
 	if (!st.contains("Resource"))
 		fault(member(where, "Resource"), "is required for a Task");
 	const std::string at = member(where, "Resource");
-	const std::string &res = text_of(st["Resource"], at);
+	std::string res = text_of(st["Resource"], at);
+	// NAME.waitForTaskToken: the task runs NAME, then waits for its token
+	static const std::string kCallback = ".waitForTaskToken";
+	if (res.size() > kCallback.size() &&
+		res.compare(res.size() - kCallback.size(), kCallback.size(), kCallback) == 0) {
+		res.resize(res.size() - kCallback.size());
+		if (res.compare(0, 8, "handler:") != 0 && res != "genroc:noop" && res != "genroc:fail" &&
+			res != "genroc:sleep")
+			fault(at, "\".waitForTaskToken\" follows a handler:NAME, genroc:noop, genroc:fail or "
+					  "genroc:sleep resource, not \"" + res + "\"");
+		s.wait_for_token = true;
+	}
 	auto named = [&](const char *prefix) {
 		const size_t n = std::char_traits<char>::length(prefix);
 		if (res.compare(0, n, prefix) != 0)
@@ -1440,7 +1454,7 @@ namespace {
 std::optional<json> plain_start_task(const Machine &m) {
 	const State &st = m.states.at(m.start_at);
 	if (st.type != StateType::Task || st.resource == "genroc:event" ||
-		st.resource == "genroc:call" || st.resource == "genroc:call.sync")
+		st.resource == "genroc:call" || st.resource == "genroc:call.sync" || st.wait_for_token)
 		return std::nullopt;
 	if (st.jsonata ? (st.arguments || st.timeout_x || st.heartbeat_x)
 				   : (st.input_path.is_null || st.input_path.path || st.parameters ||
@@ -1465,7 +1479,7 @@ std::optional<json> plain_start_task(const Machine &m) {
 std::set<std::string> plain_success_states(const Machine &m) {
 	std::set<std::string> names;
 	for (const auto &[name, st] : m.states) {
-		if (st.type != StateType::Task || !st.end)
+		if (st.type != StateType::Task || !st.end || st.wait_for_token)
 			continue;
 		bool plain = st.jsonata ? !st.output && !st.assign
 								: !st.result_selector && !st.assign && !st.result_path.discard &&
@@ -1500,7 +1514,12 @@ DefinitionPtr compile(const json &def) {
 									 ", outside this Parallel branch or Map item processor: inner "
 									 "states may read the variables around them but not assign them");
 		}
-	d->reads_context = any_string(def, names_context);
+	// a .waitForTaskToken task's outcome carries $$.Task.Token: its step needs the context
+	bool callbacks = false;
+	for (const auto &[scope, m] : d->machines)
+		for (const auto &[name, st] : m.states)
+			callbacks = callbacks || st.wait_for_token;
+	d->reads_context = callbacks || any_string(def, names_context);
 	d->reads_execution_input = d->reads_context && any_string(def, names_execution_input);
 	d->start_task = plain_start_task(d->machines.at(""));
 	d->success_ends = plain_success_states(d->machines.at(""));
@@ -2310,16 +2329,28 @@ class Runner {
 						{"timeout_s", timeout ? json(*timeout) : json(nullptr)},
 						{"retry_counts", counts},
 						{"delay_ms", delay_ms}};
-		return json{{"kind", "task"},
-					{"state", st.name},
-					{"resource", st.resource},
-					{"state_input", raw},
-					{"task_input", std::move(task_input)},
-					{"timeout_s", timeout ? json(*timeout) : json(nullptr)},
-					{"heartbeat_s", heartbeat ? json(*heartbeat) : json(nullptr)},
-					{"only_once", st.only_once},
-					{"retry_counts", counts},
-					{"delay_ms", delay_ms}};
+		json task{{"kind", "task"},
+				  {"state", st.name},
+				  {"resource", st.resource},
+				  {"state_input", raw},
+				  {"task_input", std::move(task_input)},
+				  {"timeout_s", timeout ? json(*timeout) : json(nullptr)},
+				  {"heartbeat_s", heartbeat ? json(*heartbeat) : json(nullptr)},
+				  {"only_once", st.only_once},
+				  {"retry_counts", counts},
+				  {"delay_ms", delay_ms}};
+		if (st.wait_for_token)
+			task["token"] = task_token();
+		return task;
+	}
+
+	// $$.Task.Token as the store handed it in (null without one).
+	json task_token() const {
+		auto t = ctx_.obj.find("Task");
+		if (t == ctx_.obj.end() || !t->is_object())
+			return nullptr;
+		auto k = t->find("Token");
+		return k != t->end() && k->is_string() ? *k : json(nullptr);
 	}
 
   private:
@@ -2771,6 +2802,11 @@ json step(const Definition &d, const json &req) {
 													 request_counts(st, req)));
 	} else if (op == "task_succeeded") {
 		const State &st = request_state(m, req, {StateType::Task});
+		// a .waitForTaskToken task's handler returned: the state waits for
+		// the result sent with its token ("callback": true marks that one)
+		const auto cb = req.find("callback");
+		if (st.wait_for_token && (cb == req.end() || !cb->is_boolean() || !cb->get<bool>()))
+			return json{{"entered", json::array()}, {"outcome", {{"kind", "callback"}, {"state", st.name}}}};
 		outcome = runner.drive(runner.task_succeeded(st, field(req, "state_input"),
 													 field(req, "result"), request_counts(st, req)));
 	} else if (op == "task_failed") {

@@ -146,7 +146,9 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *   op "enter":          "state", "state_input": the step enters that state
  *                        with that input, as a transition into it would (a
  *                        failed instance run again from its failed state)
- *   op "task_succeeded": "state", "state_input", "result", "retry_counts"
+ *   op "task_succeeded": "state", "state_input", "result", "retry_counts",
+ *                        "callback": true when the result came by the task's
+ *                        token (a .waitForTaskToken task: see "callback" below)
  *   op "task_failed":    "state", "state_input", "error", "cause", "retry_counts"
  *   op "timer_fired":    "state", "state_input"     (a Wait state's time has come)
  *   op "children_done":  "state", "state_input", "outputs", "retry_counts"
@@ -179,6 +181,17 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *         IntervalSeconds, BackoffRate, MaxDelaySeconds, JitterStrategy).
  *         resource is "handler:NAME", "activity:NAME" or "genroc:noop|fail|sleep"
  *         (genroc:event and genroc:call[.sync] have outcomes of their own).
+ *         "token" (a string, or null when the request had no
+ *         context.Task.Token) only for a Resource written NAME.waitForTaskToken
+ *         (resource is then NAME): the task's token, which the store keeps
+ *         with the task; the result that counts arrives by it.
+ *     {"kind": "callback", "state"}
+ *         The answer to task_succeeded without "callback": true at a
+ *         .waitForTaskToken task: its handler returned (its result is not
+ *         the task's).  The store parks the instance (status 'waiting',
+ *         wait_kind 'callback') with the token it kept, until a
+ *         task_succeeded with "callback": true or a task_failed; nothing is
+ *         entered, no log row but the store's own.
  *     {"kind": "parallel", "state", "state_input", "retry_counts", "delay_ms",
  *      "branches": [{"scope", "input"}...]}
  *         A Parallel state: the store parks the instance and starts one

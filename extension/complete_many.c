@@ -214,7 +214,7 @@ static const char *const setwise_sql =
 "       END AS lease "
 "  FROM rep a, LATERAL (SELECT a.answer -> 'outcome' AS out) o "
 "  WHERE o.out ->> 'kind' = 'succeeded' "
-"     OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' "
+"     OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' AND NOT o.out ? 'token' "
 "       AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0) "
 "), upd AS ( "
 "  UPDATE genroc._instances i SET "

@@ -80,8 +80,8 @@ genroc_engine_end(int depth, int ok, GenrocEngineError *err)
 		genroc_raise_engine_error(err);
 }
 
-static char *
-text_arg_or_null(FunctionCallInfo fcinfo, int k)
+char *
+genroc_text_arg_or_null(FunctionCallInfo fcinfo, int k)
 {
 	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
 }
@@ -123,14 +123,14 @@ genroc_define(PG_FUNCTION_ARGS)
 
 		definition = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
 	}
-	return define_common(fcinfo, text_arg_or_null(fcinfo, 0), definition, 0);
+	return define_common(fcinfo, genroc_text_arg_or_null(fcinfo, 0), definition, 0);
 }
 
 /* genroc.define(p_name text, p_definition text): the text as written kept */
 Datum
 genroc_define_text(PG_FUNCTION_ARGS)
 {
-	return define_common(fcinfo, text_arg_or_null(fcinfo, 0), text_arg_or_null(fcinfo, 1), 1);
+	return define_common(fcinfo, genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1), 1);
 }
 
 /* genroc.list_definitions() */
@@ -180,7 +180,7 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 Datum
 genroc_get_definition(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_arg_or_null(fcinfo, 0);
+	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
 	char	   *copy;
 	GenrocEngineError err = {0};

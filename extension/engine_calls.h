@@ -94,6 +94,7 @@ extern void genroc_engine_free_tickers(GenrocTickerRow *rows, int n);
 
 /* get_object (engine/objects.hpp): the stored value as JSON text. */
 extern int	genroc_engine_get_object(const char *ref, char **json, GenrocEngineError *err);
+
 /* ---- workers (admin.c) ---- */
 
 typedef struct GenrocWorkerRow
@@ -156,6 +157,17 @@ extern int	genroc_engine_queue_set(const char *name, const char *options, char *
 extern int	genroc_engine_queue_drop(const char *name, GenrocEngineError *err);
 extern int	genroc_engine_list_queues(GenrocQueueRow **rows, int *n, GenrocEngineError *err);
 extern void genroc_engine_free_queues(GenrocQueueRow *rows, int n);
+
+/* ---- task tokens (callbacks.c) ---- */
+
+/* genroc.activity_succeed / activity_fail: the new status (*status); NULL
+ * arguments for SQL NULL. */
+extern int	genroc_engine_task_token_succeed(const char *token, const char *output, char **status,
+											 GenrocEngineError *err);
+extern int	genroc_engine_task_token_fail(const char *token, const char *error, const char *cause, char **status,
+										  GenrocEngineError *err);
+/* genroc.activity_heartbeat */
+extern int	genroc_engine_task_token_heartbeat(const char *token, GenrocEngineError *err);
 
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);

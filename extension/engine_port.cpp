@@ -11,6 +11,7 @@
 #include <new>
 
 #include "admin.hpp"
+#include "callbacks.hpp"
 #include "engine.hpp"
 #include "engine/metrics.hpp"
 #include "objects.hpp"
@@ -517,6 +518,31 @@ extern "C" void genroc_engine_free_queues(GenrocQueueRow *rows, int n) {
 		std::free(rows[k].workers);
 	}
 	std::free(rows);
+}
+
+extern "C" int genroc_engine_task_token_succeed(const char *token, const char *output, char **status,
+												GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(task_token_succeed(port, arg(token), arg(output)));
+	});
+}
+
+extern "C" int genroc_engine_task_token_fail(const char *token, const char *error, const char *cause, char **status,
+											 GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(task_token_fail(port, arg(token), arg(error), arg(cause)));
+	});
+}
+
+extern "C" int genroc_engine_task_token_heartbeat(const char *token, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		task_token_heartbeat(port, arg(token));
+	});
 }
 
 extern "C" void genroc_engine_free(void *p) { std::free(p); }

@@ -699,6 +699,11 @@ json history_events(const Arns &arns, const json &inst, const json &log, bool da
 				payload(x, "output", d.value("output", json()));
 				add(at, "TaskSucceeded", "taskSucceededEventDetails", x);
 			}
+		} else if (ev == "task_submitted") {
+			// a .waitForTaskToken task's handler returned: it waits for its token
+			json x = {{"resourceType", "genroc"}, {"resource", resource}};
+			payload(x, "output", d.value("output", json()));
+			add(at, "TaskSubmitted", "taskSubmittedEventDetails", x);
 		} else if (ev == "task_failed") {
 			json x = json::object();
 			if (d.contains("error") && d["error"].is_string()) x["error"] = d["error"];

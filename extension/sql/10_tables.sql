@@ -32,7 +32,9 @@ CREATE TABLE genroc._definitions (
 --   deadlines        timeout_s/timeout_at (TimeoutSeconds), heartbeat_s/
 --                    heartbeat_at (HeartbeatSeconds, activities),
 --                    wait_kind/wait_until (timer or delayed start)
---   activity         activity (NAME), activity_token (one per parking),
+--   activity         activity (NAME), activity_token (one per parking, or
+--                    per attempt of a .waitForTaskToken task: its callback
+--                    token, kept from its scheduling to its result),
 --                    activity_owner (who claimed it; NULL = not handed out)
 --   composition      parent_id, root_id, child_index, child_gen, scope,
 --                    fanout (see below)
@@ -70,7 +72,7 @@ CREATE TABLE genroc._instances (
 	timeout_at		timestamptz,
 	heartbeat_s		int,
 	heartbeat_at	timestamptz,
-	wait_kind		text CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event}'::text[])),
+	wait_kind		text CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event,callback}'::text[])),
 	wait_until		timestamptz,
 	activity		text,
 	activity_token	text,

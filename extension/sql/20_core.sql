@@ -450,6 +450,12 @@ $$;
  *          skips it until then), timeout_at = eligible_at + TimeoutSeconds.
  *          Either way: retry_counts from the answer, attempt = their sum,
  *          interruptions = 0 (a new attempt).
+ *          A .waitForTaskToken task (the answer has "token"): status
+ *          'ready' with activity_token = that token.
+ *   callback (its handler returned) → status 'waiting', wait_kind
+ *          'callback', the token kept, heartbeat_at = now + HeartbeatSeconds,
+ *          timeout_at kept (from the claim) or now + TimeoutSeconds; p_first's
+ *          'task_succeeded' logged as 'task_submitted'
  *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
  *   parallel / map / call → genroc._fan_out (65_children.sql): status
  *          'waiting', wait_kind 'children', the children created here
@@ -584,7 +590,9 @@ BEGIN
 			wait_kind = CASE WHEN v_status = 'waiting' THEN 'activity' END,
 			wait_until = NULL,
 			activity = CASE WHEN v_status = 'waiting' THEN substr(v_resource, 10) END,
-			activity_token = CASE WHEN v_status = 'waiting' THEN v_token END,
+			-- a .waitForTaskToken task keeps the token its input was made with
+			activity_token = CASE WHEN v_status = 'waiting' THEN v_token
+								  WHEN v_out ? 'token' THEN coalesce(v_out ->> 'token', v_token) END,
 			activity_owner = NULL,
 			updated_at = v_now
 		WHERE id = p_instance
@@ -601,6 +609,25 @@ BEGIN
 			v_status := 'running';
 		ELSIF v_status = 'ready' AND v_delay = 0 THEN
 			PERFORM pg_notify('genroc', '');
+		END IF;
+	WHEN 'callback' THEN
+		-- a .waitForTaskToken task's handler returned: the instance waits for
+		-- the result sent with the token the task kept (heartbeats from now;
+		-- TimeoutSeconds from the claim, or from now when there was none)
+		v_status := 'waiting';
+		UPDATE genroc._instances SET
+			status = v_status,
+			lease_owner = NULL, lease_expires = NULL,
+			wait_kind = 'callback',
+			timeout_at = CASE WHEN timeout_s IS NOT NULL
+							  THEN coalesce(timeout_at, v_now + timeout_s * interval '1 second') END,
+			heartbeat_at = CASE WHEN heartbeat_s IS NOT NULL
+								THEN v_now + heartbeat_s * interval '1 second' END,
+			updated_at = v_now
+		WHERE id = p_instance;
+		-- the handler's return is not the task's result: logged as handed over
+		IF p_first ->> 'event' = 'task_succeeded' THEN
+			p_first := jsonb_set(p_first, '{event}', '"task_submitted"');
 		END IF;
 	WHEN 'parallel', 'map', 'call', 'event' THEN
 		-- after the log rows below: a fan-out and an event wait write their

@@ -341,7 +341,8 @@ BEGIN
 	), stepped AS MATERIALIZED (
 		-- the outcome's fields, each read once (without a step: _start_task's)
 		SELECT a.n, a.id, a.input, a.answer -> 'variables' AS variables, t.*,
-			   (t.kind = 'task' AND t.resource NOT LIKE 'activity:%' AND t.delay_ms = 0) AS fast
+			   (t.kind = 'task' AND t.resource NOT LIKE 'activity:%' AND t.delay_ms = 0
+				AND NOT coalesce(o.out ? 'token', false)) AS fast
 		FROM answered a, LATERAL (SELECT a.answer -> 'outcome' AS out) o,
 			 LATERAL (SELECT a.answer -> 'entered' AS entered, o.out ->> 'kind' AS kind,
 							 o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input,
@@ -552,7 +553,9 @@ BEGIN
 	ELSE
 		v_request := jsonb_build_object('op', 'task_succeeded', 'state', v_inst.state,
 										'state_input', coalesce(genroc._load_value(v_inst.state_input), 'null'::jsonb),
-										'result', p_output);
+										'result', p_output,
+										-- at a .waitForTaskToken task: the result the token would bring
+										'callback', true);
 	END IF;
 	-- Routed again with today's queues: an instance that failed where no
 	-- worker had its handler goes to the handler's queue configured since.

@@ -75,103 +75,32 @@ $$;
 COMMENT ON FUNCTION genroc.claim_activity(text, text, int) IS
 	'Hands out up to p_n waiting tasks of activity p_activity, each with its input and task token.';
 
--- The instance parked with that token, locked; RC007 when there is none.
-CREATE FUNCTION genroc._activity(p_token text) RETURNS genroc._instances
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-BEGIN
-	IF p_token IS NULL THEN
-		RAISE EXCEPTION 'p_token must not be null' USING ERRCODE = '22004';
-	END IF;
-	SELECT * INTO v_inst FROM genroc._instances
-	WHERE activity_token = p_token AND status = 'waiting' AND wait_kind = 'activity'
-	FOR UPDATE;
-	IF NOT FOUND THEN
-		-- the message leaves the token out: it is a credential, and random
-		RAISE EXCEPTION 'task token is not valid'
-			USING ERRCODE = 'RC007',
-				  DETAIL = 'No activity is waiting with that token: it is unknown, already reported, timed out or cancelled.';
-	END IF;
-	RETURN v_inst;
-END;
-$$;
-
--- Semantics: a token is valid from its parking until a result, a timeout
--- or heartbeat timeout recorded by tick, or cancel; a result that arrives
--- after a deadline but before tick has recorded it is accepted.  Whether
--- the task was claimed does not matter (a token passed on with
--- $$.Task.Token works the same).
+/*
+ * Results by task token: an activity's (handed out by claim_activity) or a
+ * .waitForTaskToken task's (its input carried the token as $$.Task.Token).
+ * The engine implements them (engine/callbacks.hpp says the semantics:
+ * when a token is valid, single use, a new one per attempt); the caller
+ * may report for the worker that claimed the activity
+ * (genroc._check_activity).  RC007 for a token no task holds.
+ */
 CREATE FUNCTION genroc.activity_succeed(p_token text, p_output jsonb) RETURNS text
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_status text;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_activity(p_token);
-	IF p_output IS NULL THEN
-		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
-			USING ERRCODE = '22004';
-	END IF;
-	v_inst := genroc._activity(p_token);
-	PERFORM genroc._log(v_inst.id, 'task_succeeded', v_inst.state,
-		jsonb_build_object('output', p_output, 'activity_worker', v_inst.activity_owner));
-	v_status := genroc._apply_step(v_inst.id,
-		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL));
-	PERFORM genroc._flush_commit('outside');
-	RETURN v_status;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_activity_succeed'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.activity_succeed(text, jsonb) IS
-	'Reports an activity''s output by its task token; the instance goes on in this transaction; returns the new status; RC007 for an invalid token.';
+	'Reports an activity''s or a .waitForTaskToken task''s output by its task token; the instance goes on in this transaction; returns the new status; RC007 for an invalid token.';
 
 CREATE FUNCTION genroc.activity_fail(p_token text, p_error text, p_cause text DEFAULT NULL)
 	RETURNS text
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_status text;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_activity(p_token);
-	IF p_error IS NULL THEN
-		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
-	END IF;
-	v_inst := genroc._activity(p_token);
-	v_status := genroc._fail_task(v_inst.id, p_error, p_cause);
-	PERFORM genroc._flush_commit('outside');
-	RETURN v_status;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_activity_fail'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.activity_fail(text, text, text) IS
-	'Reports an activity''s error by its task token; Retry and Catch decide in this transaction; returns the new status; RC007 for an invalid token.';
+	'Reports an activity''s or a .waitForTaskToken task''s error by its task token; Retry and Catch decide in this transaction; returns the new status; RC007 for an invalid token.';
 
--- Semantics: pushes the heartbeat deadline to now + HeartbeatSeconds (no
--- effect on a task without HeartbeatSeconds; TimeoutSeconds still counts).
 CREATE FUNCTION genroc.activity_heartbeat(p_token text) RETURNS void
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_now timestamptz := genroc.now();
-BEGIN
-	PERFORM genroc._entry();
-	v_inst := genroc._activity(p_token);
-	PERFORM genroc._check_activity(p_token);
-	PERFORM genroc._flush_commit('progress');
-	UPDATE genroc._instances SET
-		heartbeat_at = CASE WHEN heartbeat_s IS NOT NULL
-					   THEN v_now + heartbeat_s * interval '1 second' END,
-		updated_at = v_now
-	WHERE id = v_inst.id;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_activity_heartbeat'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.activity_heartbeat(text) IS
-	'Tells genroc that the activity with this task token is still being worked on; RC007 for an invalid token.';
+	'Tells genroc that the activity or .waitForTaskToken task with this task token is still being worked on; RC007 for an invalid token.';

@@ -179,10 +179,12 @@ $$;
  * the work):
  *   timeouts    a running handler task past now >= claim + TimeoutSeconds,
  *               a parked activity or event wait past parking +
- *               TimeoutSeconds, or a sync call past its child's start +
+ *               TimeoutSeconds, a .waitForTaskToken task waiting for its
+ *               token past its claim + TimeoutSeconds, or a sync call past its child's start +
  *               TimeoutSeconds (the child is cancelled first):
  *               task_failed States.Timeout
- *   heartbeats  a claimed activity past its heartbeat deadline:
+ *   heartbeats  a claimed activity, or a task waiting for its token, past
+ *               its heartbeat deadline:
  *               task_failed States.HeartbeatTimeout
  *   lapsed      a running task whose lease expired: genroc._interrupt
  *   timers      a Wait whose time has come: timer_fired
@@ -228,7 +230,7 @@ BEGIN
 	FOR v_inst IN SELECT * FROM genroc._instances i
 				  WHERE i.timeout_at <= v_now
 					AND (i.status = 'running'
-						 OR (i.status = 'waiting' AND i.wait_kind IN ('activity', 'event', 'children')))
+						 OR (i.status = 'waiting' AND i.wait_kind IN ('activity', 'event', 'children', 'callback')))
 				  ORDER BY i.timeout_at, i.id LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
 		IF v_inst.wait_kind = 'children' THEN	-- a sync call: its child is given up
 			PERFORM genroc._cancel_children(v_inst,
@@ -240,10 +242,12 @@ BEGIN
 	END LOOP;
 
 	FOR v_inst IN SELECT * FROM genroc._instances i
-				  WHERE i.heartbeat_at <= v_now AND i.status = 'waiting' AND i.wait_kind = 'activity'
+				  WHERE i.heartbeat_at <= v_now AND i.status = 'waiting' AND i.wait_kind IN ('activity', 'callback')
 				  ORDER BY i.heartbeat_at, i.id LIMIT p_limit FOR UPDATE SKIP LOCKED LOOP
 		PERFORM genroc._fail_task(v_inst.id, 'States.HeartbeatTimeout',
-			format('activity "%s" sent no heartbeat within %s seconds', v_inst.activity, v_inst.heartbeat_s));
+			CASE WHEN v_inst.wait_kind = 'callback'
+				 THEN format('task "%s" sent no heartbeat within %s seconds', v_inst.state, v_inst.heartbeat_s)
+				 ELSE format('activity "%s" sent no heartbeat within %s seconds', v_inst.activity, v_inst.heartbeat_s) END);
 		v_heartbeats := v_heartbeats + 1;
 	END LOOP;
 

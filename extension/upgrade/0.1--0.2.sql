@@ -92,7 +92,7 @@ ALTER TABLE genroc._instances DROP CONSTRAINT _instances_status_check,
 	ADD CONSTRAINT _instances_status_check
 		CHECK (status = ANY ('{queued,ready,running,waiting,succeeded,failed,cancelled}'::text[])),
 	ADD CONSTRAINT _instances_wait_kind_check
-		CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event}'::text[]));
+		CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event,callback}'::text[]));
 
 -- No foreign key from an instance to its definition (10_tables.sql): the
 -- trigger _definitions_keep (30_definitions.sql, made by the parts) keeps
@@ -187,3 +187,6 @@ DROP FUNCTION genroc._context(genroc._instances, genroc._definitions, text);
 -- PL/pgSQL helpers only it called go.
 DROP FUNCTION genroc._check_match(jsonb);
 DROP FUNCTION genroc._rate_option(jsonb, text);
+-- The results by task token are the engine's (engine/callbacks.cpp): the
+-- lookup genroc._activity went with their PL/pgSQL bodies.
+DROP FUNCTION genroc._activity(text);

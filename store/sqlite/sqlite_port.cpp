@@ -36,6 +36,10 @@ void bind_all(sqlite3 *db, sqlite3_stmt *st, engine::Params params) {
 	}
 }
 
+// The error of a store function the running statement called (one
+// statement at a time per thread: a store runs one operation at a time).
+thread_local std::exception_ptr host_error;
+
 // Runs a prepared statement to its end; its rows when want_rows.
 engine::Rows run(Db &db, engine::Stmt s, engine::Params params, bool want_rows, int64_t *changed) {
 	const char *sql = text_of(s);
@@ -50,9 +54,11 @@ engine::Rows run(Db &db, engine::Stmt s, engine::Params params, bool want_rows, 
 	} reset{st};
 	bind_all(db.handle(), st, params);
 	engine::Rows rows;
+	host_error = nullptr;
 	for (;;) {
 		int rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE) break;
+		if (rc != SQLITE_ROW && host_error) std::rethrow_exception(std::exchange(host_error, nullptr));
 		if (rc != SQLITE_ROW) raise(db.handle(), rc, std::string("statement ") + engine::statement_text(s).id);
 		if (!want_rows) continue;
 		const int n = sqlite3_column_count(st);
@@ -73,6 +79,8 @@ engine::Rows run(Db &db, engine::Stmt s, engine::Params params, bool want_rows, 
 }
 
 }  // namespace
+
+void keep_host_error(std::exception_ptr e) noexcept { host_error = std::move(e); }
 
 engine::Rows SqlitePort::query(engine::Stmt s, engine::Params params) {
 	if (!text_of(s))

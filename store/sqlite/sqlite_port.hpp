@@ -4,12 +4,19 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include "port.hpp"
 #include "sqlite_db.hpp"
 
 namespace genroc::sqlite {
+
+// A store function an engine statement calls (the SQLite texts of
+// statements.def name them; the store registers them on its connection):
+// it keeps its error here, and the port throws it again, SQLSTATE and all,
+// from the statement that called it (SQLite's own error has a message only).
+void keep_host_error(std::exception_ptr e) noexcept;
 
 class SqlitePort final : public engine::Port {
   public:

@@ -23,7 +23,9 @@ namespace genroc::sqlite {
 //   9  instances: the CHECKs on status and wait_kind without IN lists (the
 //      same remaking of the table)
 //  10  + definitions.source (the text a version was written as)
-inline constexpr int SCHEMA_VERSION = 10;
+//  11  instances: wait_kind 'callback' (a .waitForTaskToken task waiting
+//      for its token; the same remaking of the table)
+inline constexpr int SCHEMA_VERSION = 11;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -83,7 +85,8 @@ CREATE TABLE IF NOT EXISTS instances (
 	heartbeat_s     INTEGER,
 	heartbeat_at    INTEGER,
 	wait_kind       TEXT CHECK (wait_kind = 'timer' OR wait_kind = 'run_at' OR wait_kind = 'activity' OR
-								wait_kind = 'children' OR wait_kind = 'pending' OR wait_kind = 'event'),
+								wait_kind = 'children' OR wait_kind = 'pending' OR wait_kind = 'event' OR
+								wait_kind = 'callback'),
 	wait_until      INTEGER,
 	activity        TEXT,
 	activity_token  TEXT UNIQUE,
@@ -289,6 +292,8 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	REORDER_INSTANCES,
 	// 9 -> 10: a definition's text as written
 	"ALTER TABLE definitions ADD COLUMN source TEXT;",
+	// 10 -> 11: wait_kind 'callback'
+	REORDER_INSTANCES,
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

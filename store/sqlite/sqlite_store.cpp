@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "admin.hpp"
+#include "callbacks.hpp"
 #include "digest.hpp"
 #include "engine.hpp"
 #include "engine/metrics.hpp"
@@ -363,6 +364,7 @@ class SqliteStore final : public Store {
 		// table, which SQLite allows only with them off (sqlite_schema.hpp)
 		migrate();
 		db_.exec("PRAGMA foreign_keys=ON");
+		register_store_functions();
 	}
 	~SqliteStore() override {
 		for (auto &[_, fd] : worker_locks_) ::close(fd);
@@ -599,8 +601,9 @@ class SqliteStore final : public Store {
 								"instance " + std::to_string(id) + " failed in state \"" + state + "\", a " + type +
 									" state: resume goes on after a Task only",
 								"", "genroc.retry runs that state again.");
+				// at a .waitForTaskToken task: the result the token would bring
 				request = {{"op", "task_succeeded"}, {"state", state}, {"state_input", inst.state_input},
-						   {"result", *output}};
+						   {"result", *output}, {"callback", true}};
 			}
 			json detail = json::object();
 			{
@@ -1137,20 +1140,21 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.activity_succeed, activity_fail, activity_heartbeat: the
+	// engine's (engine/callbacks.hpp), for activities and .waitForTaskToken
+	// tasks alike
 	std::string activity_succeed(const std::string &token, const json &output) override {
 		limits::check_json_depth(output, "the task result");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			Inst inst = by_token(token);
-			log(inst.id, now, "task_succeeded", inst.state,
-				{{"output", output}, {"activity_worker", text_or_null(inst.activity_owner)}});
-			return apply_step(inst.id, task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt), now);
+			sqlite::SqlitePort port(db_, now);
+			return engine::task_token_succeed(port, token, output.dump(-1, ' ', false, json::error_handler_t::replace));
 		});
 	}
 
 	std::string activity_fail(const std::string &token, const std::string &error, const std::string &cause) override {
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			Inst inst = by_token(token);
-			return fail_task(inst.id, error, cause, now);
+			sqlite::SqlitePort port(db_, now);
+			return engine::task_token_fail(port, token, error, cause);
 		});
 	}
 
@@ -1179,10 +1183,8 @@ class SqliteStore final : public Store {
 
 	void activity_heartbeat(const std::string &token) override {
 		write(durability_for(Commit::progress), [&](int64_t now) {
-			Inst inst = by_token(token);
-			std::optional<int64_t> due;
-			if (inst.heartbeat_s) due = now + *inst.heartbeat_s * 1000;
-			Query(db_, "UPDATE instances SET heartbeat_at = ?2, updated_at = ?3 WHERE id = ?1", inst.id, due, now).run();
+			sqlite::SqlitePort port(db_, now);
+			engine::task_token_heartbeat(port, token);
 			return 0;
 		});
 	}
@@ -1297,7 +1299,7 @@ class SqliteStore final : public Store {
 				// TimeoutSeconds: a handler task counts from its claim, an activity
 				// from its parking.
 				{"SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
-				 "(status = 'waiting' AND wait_kind IN ('activity', 'event', 'children'))) "
+				 "(status = 'waiting' AND wait_kind IN ('activity', 'event', 'children', 'callback'))) "
 				 "ORDER BY timeout_at, id LIMIT ?2",
 				 timeouts,
 				 [&](int64_t id) {
@@ -1313,13 +1315,15 @@ class SqliteStore final : public Store {
 							   now);
 				 }},
 				{"SELECT id FROM instances WHERE heartbeat_at <= ?1 AND status = 'waiting' "
-				 "AND wait_kind = 'activity' ORDER BY heartbeat_at, id LIMIT ?2",
+				 "AND wait_kind IN ('activity', 'callback') ORDER BY heartbeat_at, id LIMIT ?2",
 				 heartbeats,
 				 [&](int64_t id) {
 					 Inst inst = load(id);
+					 const bool callback = inst.wait_kind == std::optional<std::string>("callback");
 					 fail_task(id, "States.HeartbeatTimeout",
-							   "activity \"" + inst.activity.value_or("") + "\" sent no heartbeat within " +
-								   std::to_string(inst.heartbeat_s.value_or(0)) + " seconds",
+							   (callback ? "task \"" + inst.state.value_or("") : "activity \"" + inst.activity.value_or("")) +
+								   "\" sent no heartbeat within " + std::to_string(inst.heartbeat_s.value_or(0)) +
+								   " seconds",
 							   now);
 				 }},
 				{"SELECT id FROM instances WHERE lease_expires <= ?1 AND status = 'running' "
@@ -1767,18 +1771,62 @@ class SqliteStore final : public Store {
 		return inst;
 	}
 
-	// The instance parked with that token (genroc._activity).  Whether it
-	// was claimed does not matter: a token passed on with $$.Task.Token works
-	// the same.
-	Inst by_token(const std::string &token) {
-		Query q(db_,
-				"SELECT id FROM instances WHERE activity_token = ?1 AND status = 'waiting' AND wait_kind = 'activity'",
-				token);
-		if (!q.next())
-			// The message leaves the token out: it is a credential.
-			throw Error(sqlstate::TASK_TOKEN_INVALID, "task token is not valid",
-						"No activity is waiting with that token: it is unknown, already reported, timed out or cancelled.");
-		return load(q.i64(0));
+	// ---- the store's paths the engine's statements call ----------------
+
+	// Registered on the connection for the SQLite texts of statements.def
+	// (engine/statements.def): each runs inside the calling statement's
+	// transaction; its error goes back through the port with its SQLSTATE.
+	void register_store_functions() {
+		auto reg = [&](const char *name, int n, void (*fn)(sqlite3_context *, int, sqlite3_value **)) {
+			const int rc =
+				sqlite3_create_function_v2(db_.handle(), name, n, SQLITE_UTF8, this, fn, nullptr, nullptr, nullptr);
+			if (rc != SQLITE_OK) sqlite::raise(db_.handle(), rc, std::string("registering ") + name);
+		};
+		// TASK_TOKEN_SUCCEEDED: (id, result JSON text, activity worker, now)
+		reg("genroc_task_succeeded", 4, [](sqlite3_context *c, int, sqlite3_value **v) {
+			host(c, [&](SqliteStore &s) {
+				return s.token_succeeded(sqlite3_value_int64(v[0]), value_text(v[1]), value_otext(v[2]),
+										 sqlite3_value_int64(v[3]));
+			});
+		});
+		// TASK_TOKEN_FAILED: (id, error, cause, now)
+		reg("genroc_fail_task", 4, [](sqlite3_context *c, int, sqlite3_value **v) {
+			host(c, [&](SqliteStore &s) {
+				return s.fail_task(sqlite3_value_int64(v[0]), value_text(v[1]), value_otext(v[2]),
+								   sqlite3_value_int64(v[3]));
+			});
+		});
+	}
+	static std::string value_text(sqlite3_value *v) {
+		const auto *p = reinterpret_cast<const char *>(sqlite3_value_text(v));
+		return p ? std::string(p, sqlite3_value_bytes(v)) : std::string();
+	}
+	static std::optional<std::string> value_otext(sqlite3_value *v) {
+		return sqlite3_value_type(v) == SQLITE_NULL ? std::nullopt : std::optional<std::string>(value_text(v));
+	}
+	// Runs a store function for SQLite: its text result, or its error kept
+	// for the port (no exception crosses SQLite's C frames).
+	template <typename F>
+	static void host(sqlite3_context *c, F body) noexcept {
+		try {
+			const std::string out = body(*static_cast<SqliteStore *>(sqlite3_user_data(c)));
+			sqlite3_result_text(c, out.c_str(), static_cast<int>(out.size()), SQLITE_TRANSIENT);
+		} catch (...) {
+			sqlite::keep_host_error(std::current_exception());
+			sqlite3_result_error(c, "a genroc store function failed", -1);
+		}
+	}
+
+	// The task's success with the result sent by its token: the log row,
+	// then the step ("callback": true: not a handler's return).
+	std::string token_succeeded(int64_t id, const std::string &result, const std::optional<std::string> &worker,
+								int64_t now) {
+		const json output = json::parse(result);
+		Inst inst = load(id);
+		log(id, now, "task_succeeded", inst.state, {{"output", output}, {"activity_worker", text_or_null(worker)}});
+		json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
+		request["callback"] = true;
+		return apply_step(inst, std::move(request), now);
 	}
 
 	// Whether a drain was requested for the worker (worker_drain).
@@ -1806,7 +1854,8 @@ class SqliteStore final : public Store {
 	std::string succeeded(Inst inst, int64_t epoch, const json &output, int64_t now, Handback *hb) {
 		// an acknowledged OnlyOnce result survives a power loss
 		if (inst.only_once) flush_on_commit(Commit::only_once_report);
-		log(inst.id, now, "task_succeeded", inst.state,
+		// a .waitForTaskToken task (its token kept while it runs) waits for it now
+		log(inst.id, now, inst.activity_token ? "task_submitted" : "task_succeeded", inst.state,
 			{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
 		// the log row does not touch the instance: the row read above is current
 		json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
@@ -2250,7 +2299,13 @@ class SqliteStore final : public Store {
 				  store_value(out.at("task_input"), "the task input", now), resource, eligible, counts, attempt, only_once, timeout,
 				  heartbeat, timeout_at, activity ? std::optional<std::string>("activity") : std::nullopt,
 				  activity ? std::optional<std::string>(resource.substr(9)) : std::nullopt,
-				  activity ? std::optional<std::string>(token) : std::nullopt, now, owner, epoch, expires)
+				  // a .waitForTaskToken task keeps the token its input was made with
+				  activity ? std::optional<std::string>(token)
+				  : out.contains("token") ? std::optional<std::string>(out["token"].is_string()
+																		  ? out["token"].get<std::string>()
+																		  : token)
+										  : std::nullopt,
+				  now, owner, epoch, expires)
 				.run();
 			log(id, now, "task_scheduled", out.at("state").get<std::string>(),
 				{{"resource", resource}, {"input", out.at("task_input")}, {"attempt", attempt}, {"delay_ms", delay}});
@@ -2273,6 +2328,18 @@ class SqliteStore final : public Store {
 				t.queue = inst.queue;
 				hb->task = std::move(t);
 			}
+		} else if (kind == "callback") {
+			// a .waitForTaskToken task's handler returned: it waits for its token
+			// (heartbeats from now; TimeoutSeconds from the claim, or from now)
+			status = "waiting";
+			std::optional<int64_t> timeout_at, heartbeat_at;
+			if (inst.timeout_s) timeout_at = inst.timeout_at ? *inst.timeout_at : now + *inst.timeout_s * 1000;
+			if (inst.heartbeat_s) heartbeat_at = now + *inst.heartbeat_s * 1000;
+			Query(db_,
+				  "UPDATE instances SET status = 'waiting', lease_owner = NULL, lease_expires = NULL, "
+				  "wait_kind = 'callback', timeout_at = ?2, heartbeat_at = ?3, updated_at = ?4 WHERE id = ?1",
+				  id, timeout_at, heartbeat_at, now)
+				.run();
 		} else if (kind == "parallel" || kind == "map" || kind == "call") {
 			status = fan_out(id, out, now);
 		} else if (kind == "event") {

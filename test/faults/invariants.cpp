@@ -39,6 +39,7 @@ WHERE i.status IN )SQL") + kLive + R"SQL(
 	OR (i.status = 'running' AND i.lease_owner IS NOT NULL AND i.lease_expires IS NOT NULL)
 	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') IN ('timer', 'run_at') AND i.wait_until IS NOT NULL)
 	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') IN ('activity', 'event'))
+	OR (i.status = 'waiting' AND i.wait_kind = 'callback' AND i.activity_token IS NOT NULL)
 	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') = 'children'
 		AND EXISTS (SELECT 1 FROM {I} c WHERE c.parent_id = i.id AND c.status IN )SQL" + kLive + R"SQL())
 	OR (i.status = 'waiting' AND coalesce(i.wait_kind, '') = 'pending'

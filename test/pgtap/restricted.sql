@@ -182,7 +182,9 @@ SELECT is_empty($$
 						   -- extension/admin.c
 						   'genroc_worker_register', 'genroc_worker_heartbeat', 'genroc_worker_drain',
 						   'genroc_worker_stop', 'genroc_list_workers',
-						   'genroc_queue_set', 'genroc_queue_drop', 'genroc_list_queues')
+						   'genroc_queue_set', 'genroc_queue_drop', 'genroc_list_queues',
+						   -- extension/callbacks.c
+						   'genroc_activity_succeed', 'genroc_activity_fail', 'genroc_activity_heartbeat')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();

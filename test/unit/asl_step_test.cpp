@@ -180,6 +180,33 @@ TEST(Step, TaskStopsWithItsInputAndSettings) {
 	  "timeout_s":30,"heartbeat_s":10,"only_once":true,"retry_counts":[0,0],"delay_ms":0})"));
 }
 
+TEST(Step, WaitForTaskTokenRunsItsResourceThenWaitsForTheToken) {
+	auto def = machine(R"({"A":{"Type":"Task","Resource":"handler:notify.waitForTaskToken",
+	  "Parameters":{"t.$":"$$.Task.Token"},"ResultPath":"$.r","End":true}})");
+	auto d = asl::compile(def);
+	EXPECT_TRUE(asl::reads_context(*d));  // its outcome carries the token
+	EXPECT_FALSE(asl::start_task(*d).has_value());
+	EXPECT_FALSE(asl::success_ends(*d, "A"));
+	auto a = start(def, J(R"({"x":1})"), 1000, kCtx);
+	EXPECT_EQ(outcome(a)["resource"], "handler:notify");
+	EXPECT_EQ(outcome(a)["token"], "tok-1");
+	EXPECT_EQ(outcome(a)["task_input"], J(R"({"t":"tok-1"})"));
+	// the handler's return: the state waits; the result sent by the token goes on
+	json req = task_request("task_succeeded", "A", J(R"({"x":1})"));
+	req["result"] = "handler's";
+	EXPECT_EQ(run(def, req), J(R"({"entered":[],"outcome":{"kind":"callback","state":"A"}})"));
+	req["result"] = "token's";
+	req["callback"] = true;
+	EXPECT_EQ(outcome(run(def, req)), J(R"({"kind":"succeeded","output":{"x":1,"r":"token's"}})"));
+	// a plain task ignores the flag; the suffix needs a resource that runs
+	EXPECT_FALSE(outcome(start(machine(R"({"A":{"Type":"Task","Resource":"handler:n","End":true}})"),
+							   J("{}"), 1000, kCtx))
+					 .contains("token"));
+	EXPECT_NE(compile_error(machine(R"({"A":{"Type":"Task","Resource":"activity:a.waitForTaskToken","End":true}})"))
+				  .find("\".waitForTaskToken\" follows"),
+			  std::string::npos);
+}
+
 TEST(Step, TaskWithoutTimeoutsGivesNulls) {
 	auto a = start(machine(R"({"A":{"Type":"Task","Resource":"activity:approve","End":true}})"),
 				   J(R"({"x":1})"));

@@ -1,0 +1,71 @@
+// callbacks.cpp — genroc.activity_succeed, activity_fail and
+// activity_heartbeat (extension/sql/60_activities.sql declares them): the
+// results sent by a task token, an activity's or a .waitForTaskToken
+// task's (callbacks.hpp).
+#include "callbacks.hpp"
+#include "errors.hpp"
+
+namespace genroc::engine {
+
+namespace {
+
+struct Holder {
+	int64_t id = 0;
+	std::string state;
+	std::optional<std::string> activity_owner;
+	std::string status;
+	std::optional<std::string> queue;
+};
+
+// The instance holding the token, locked (genroc._activity); RC007 when
+// none does.
+Holder holder(Port &port, const std::optional<std::string> &token) {
+	if (!token) raise(Msg::ARG_NULL, {"p_token"});
+	Rows rows = port.query(Stmt::TASK_TOKEN_HOLDER, {*token});
+	if (rows.empty())
+		raise(Msg::TASK_TOKEN_INVALID, {},
+			  "No activity or task is waiting with that token: it is unknown, already reported, timed out or "
+			  "cancelled, or a retry gave the task a new one.");
+	const Row &r = rows[0];
+	return {r.i64(0), r.otext(1).value_or(""), r.otext(2), r.text(3), r.otext(4)};
+}
+
+// A callback task's handler still running: its queue gets its room back,
+// as a report gives it (the task ends here, not by the handler's report).
+void release_running(Port &port, const Holder &h) {
+	if (h.status == "running") port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {h.queue});
+}
+
+}  // namespace
+
+std::string task_token_succeed(Port &port, const std::optional<std::string> &token,
+							   const std::optional<std::string> &output) {
+	port.exec(Stmt::TASK_TOKEN_CHECK_OWNER, {token});
+	if (!output) raise(Msg::TASK_TOKEN_OUTPUT_NULL);
+	Holder h = holder(port, token);
+	release_running(port, h);
+	const int64_t now = port.now_ms();
+	Rows rows = port.query(Stmt::TASK_TOKEN_SUCCEEDED, {h.id, JsonText{*output}, h.activity_owner, now});
+	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
+	return rows.at(0).text(0);
+}
+
+std::string task_token_fail(Port &port, const std::optional<std::string> &token,
+							const std::optional<std::string> &error, const std::optional<std::string> &cause) {
+	port.exec(Stmt::TASK_TOKEN_CHECK_OWNER, {token});
+	if (!error) raise(Msg::ARG_NULL, {"p_error"});
+	Holder h = holder(port, token);
+	release_running(port, h);
+	Rows rows = port.query(Stmt::TASK_TOKEN_FAILED, {h.id, *error, cause, port.now_ms()});
+	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
+	return rows.at(0).text(0);
+}
+
+void task_token_heartbeat(Port &port, const std::optional<std::string> &token) {
+	Holder h = holder(port, token);
+	port.exec(Stmt::TASK_TOKEN_CHECK_OWNER, {token});
+	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
+	port.exec(Stmt::TASK_TOKEN_HEARTBEAT, {h.id, port.now_ms()});
+}
+
+}  // namespace genroc::engine
