@@ -58,8 +58,8 @@ raise_engine_error(GenrocEngineError *err)
 			 hint != NULL ? errhint("%s", hint) : 0));
 }
 
-static void
-engine_begin(int *depth)
+void
+genroc_engine_begin(int *depth)
 {
 	genroc_refuse_restricted();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -67,8 +67,8 @@ engine_begin(int *depth)
 	*depth = genroc_pg_savepoint_depth();
 }
 
-static void
-engine_end(int depth, int ok, GenrocEngineError *err)
+void
+genroc_engine_end(int depth, int ok, GenrocEngineError *err)
 {
 	genroc_pg_savepoint_restore(depth);
 	SPI_finish();
@@ -94,9 +94,9 @@ define_common(FunctionCallInfo fcinfo, const char *name, const char *definition,
 	int			depth;
 	int			ok;
 
-	engine_begin(&depth);
+	genroc_engine_begin(&depth);
 	ok = genroc_engine_define(name, definition, as_written, &out, &err);
-	engine_end(depth, ok, &err);
+	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);
 	values[0] = CStringGetTextDatum(out.name);
@@ -141,7 +141,7 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 	int			ok;
 	int			k;
 
-	engine_begin(&depth);
+	genroc_engine_begin(&depth);
 	ok = genroc_engine_list_definitions(&rows, &n, &err);
 	if (!ok)
 	{
@@ -151,7 +151,7 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 		rows = NULL;
 		n = 0;
 	}
-	engine_end(depth, ok, &err);
+	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -183,10 +183,10 @@ genroc_get_definition(PG_FUNCTION_ARGS)
 	int			depth;
 	int			ok;
 
-	engine_begin(&depth);
+	genroc_engine_begin(&depth);
 	ok = genroc_engine_get_definition(name, !PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
 									  &json, &err);
-	engine_end(depth, ok, &err);
+	genroc_engine_end(depth, ok, &err);
 	copy = pstrdup(json);
 	genroc_engine_free(json);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));

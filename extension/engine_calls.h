@@ -47,8 +47,20 @@ extern int	genroc_engine_list_definitions(GenrocDefinitionRow **rows, int *n, Ge
 extern int	genroc_engine_get_definition(const char *name, int has_version, int64_t version,
 										 char **json, GenrocEngineError *err);
 
+/* genroc.redrive: the instance's new status (malloc'd). */
+extern int	genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err);
+
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);
+
+/*
+ * An entry point's frame around the engine call (definitions.c): begin
+ * refuses a security-restricted operation and opens SPI; end closes it and
+ * only then raises the engine's error, if any (ok 0), with its SQLSTATE,
+ * message, detail and hint.  C only (end may ereport).
+ */
+extern void genroc_engine_begin(int *depth);
+extern void genroc_engine_end(int depth, int ok, GenrocEngineError *err);
 
 #ifdef __cplusplus
 }

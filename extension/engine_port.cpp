@@ -11,6 +11,7 @@
 #include <new>
 
 #include "engine.hpp"
+#include "redrive.hpp"
 #include "engine_calls.h"
 #include "engine_spi.h"
 
@@ -194,6 +195,14 @@ extern "C" int genroc_engine_get_definition(const char *name, int has_version, i
 	return guarded(err, [&] {
 		PgPort port(true);
 		*json = dup(get_definition(port, arg(name), has_version ? std::optional<int64_t>(version) : std::nullopt));
+	});
+}
+
+extern "C" int genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(redrive(port, has_instance ? std::optional<int64_t>(instance) : std::nullopt));
 	});
 }
 

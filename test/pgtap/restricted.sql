@@ -169,9 +169,9 @@ SELECT is_empty($$
 	WHERE p.pronamespace = 'genroc'::regnamespace AND p.prosecdef
 	  AND p.prolang = (SELECT l.oid FROM pg_language l WHERE l.lanname = 'c')
 	  AND p.prosrc NOT IN ('genroc_claim', 'genroc_claim_wait', 'genroc_complete_many',
-						   -- the engine's entry points (extension/definitions.c: engine_begin)
+						   -- the engine's entry points (extension/definitions.c: genroc_engine_begin)
 						   'genroc_define', 'genroc_define_text', 'genroc_list_definitions',
-						   'genroc_get_definition')
+						   'genroc_get_definition', 'genroc_redrive')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
