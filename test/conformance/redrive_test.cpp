@@ -181,6 +181,38 @@ TEST_P(StoreTest, RedriveOfACancelledMapRunsWhatDidNotSucceed) {
 	EXPECT_EQ(instance(id).at("output"), json::parse("[0,10,20]"));
 }
 
+TEST_P(StoreTest, RedriveReachesAFailedFanOutInsideAMapItem) {
+	// each item a Parallel of two Tasks: item 1's branch B fails, which
+	// fails item 1 and the Map; the redrive reruns only that branch
+	define("nested", json::parse(R"({"StartAt":"Each","States":{
+	  "Each":{"Type":"Map","ItemsPath":"$.items","End":true,"ItemProcessor":{"StartAt":"Both","States":{
+	    "Both":{"Type":"Parallel","End":true,"Branches":[
+	      {"StartAt":"A","States":{"A":{"Type":"Task","Resource":"handler:a","End":true}}},
+	      {"StartAt":"B","States":{"B":{"Type":"Task","Resource":"handler:b","End":true}}}]}}}}}})"));
+	worker("w1");
+	const int64_t id = start("nested", items(2));
+	std::vector<Task> tasks = store().claim("w1", {"default"}, 10);
+	ASSERT_EQ(tasks.size(), 4u);
+	std::sort(tasks.begin(), tasks.end(), [](const Task &x, const Task &y) {
+		return std::make_pair(x.input.at("i").get<int>(), x.state) < std::make_pair(y.input.at("i").get<int>(), y.state);
+	});
+	for (int k = 0; k < 3; k++) {
+		const Task &t = tasks[k];
+		store().complete(t.instance_id, t.epoch, t.state + std::to_string(t.input.at("i").get<int>()));
+	}
+	EXPECT_EQ(store().fail(tasks[3].instance_id, tasks[3].epoch, "Boom", "item 1, branch B"), "failed");
+	EXPECT_EQ(status(id), "failed");
+
+	EXPECT_EQ(store().redrive(id), "waiting");
+	Task again = claim_one("w1");
+	EXPECT_EQ(again.state, "B");
+	EXPECT_EQ(again.input, json({{"i", 1}}));
+	EXPECT_TRUE(store().claim("w1", {"default"}, 10).empty());
+	store().complete(again.instance_id, again.epoch, "B1");
+	EXPECT_EQ(status(id), "succeeded");
+	EXPECT_EQ(instance(id).at("output"), json::parse(R"([["A0","B0"],["A1","B1"]])"));
+}
+
 TEST_P(StoreTest, RedriveRefusesWhatHasNotStopped) {
 	define("each", json::parse(kMap));
 	define("pass", json::parse(R"({"StartAt":"P","States":{"P":{"Type":"Pass","End":true}}})"));
