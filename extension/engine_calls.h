@@ -169,6 +169,10 @@ extern int	genroc_engine_task_token_fail(const char *token, const char *error, c
 /* genroc.activity_heartbeat */
 extern int	genroc_engine_task_token_heartbeat(const char *token, GenrocEngineError *err);
 
+/* ---- redrive (redrive.c) ---- */
+/* genroc.redrive: the instance's new status (malloc'd). */
+extern int	genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err);
+
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);
 

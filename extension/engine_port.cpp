@@ -16,6 +16,7 @@
 #include "engine/metrics.hpp"
 #include "objects.hpp"
 #include "tokens.hpp"
+#include "redrive.hpp"
 #include "engine_calls.h"
 #include "engine_spi.h"
 
@@ -542,6 +543,14 @@ extern "C" int genroc_engine_task_token_heartbeat(const char *token, GenrocEngin
 	return guarded(err, [&] {
 		PgPort port(false);
 		task_token_heartbeat(port, arg(token));
+	});
+}
+
+extern "C" int genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(redrive(port, has_instance ? std::optional<int64_t>(instance) : std::nullopt));
 	});
 }
 

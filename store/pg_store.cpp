@@ -252,6 +252,8 @@ class PgStore final : public Store {
 		return scalar("SELECT genroc.retry($1)", {std::to_string(id)});
 	}
 
+	std::string redrive(int64_t id) override { return scalar("SELECT genroc.redrive($1)", {std::to_string(id)}); }
+
 	std::string resume(int64_t id, const json &output) override {
 		return scalar("SELECT genroc.resume($1, $2::jsonb)", {std::to_string(id), param(output, "the task result")});
 	}

@@ -16,6 +16,7 @@
 //   genctl cancel ID
 //   genctl retry ID
 //   genctl resume ID [--output JSON]
+//   genctl redrive ID
 //   genctl emit ID NAME [--payload JSON]
 //   genctl workers
 //   genctl workers drain ID
@@ -383,6 +384,13 @@ void cmd_run_again(genroc::Store &store, const Options &o, bool resume) {
 	std::cout << "instance " << o.id << (resume ? " resumed: " : " retried: ") << status << "\n";
 }
 
+// redrive a failed, timed-out or cancelled instance
+void cmd_redrive(genroc::Store &store, const Options &o) {
+	const std::string status = store.redrive(o.id);
+	if (o.as_json) return print_json({{"instance_id", o.id}, {"status", status}});
+	std::cout << "instance " << o.id << " redriven: " << status << "\n";
+}
+
 // A worker's state: stopped (it said so), live (heartbeat within its
 // stale-after) or stale (gone without stopping: its leases will lapse).
 std::string worker_state(const json &w) {
@@ -572,6 +580,9 @@ int main(int argc, char **argv) {
 	auto *resume = app.add_subcommand("resume", "continue a failed instance after its failed Task");
 	resume->add_option("ID", o.id_text, "instance id")->required();
 	resume->add_option("--output", o.output, "what the failed Task returns instead (JSON)")->capture_default_str();
+	auto *redrive = app.add_subcommand(
+		"redrive", "continue a failed, timed-out or cancelled instance where it stopped (a Map reruns only what failed)");
+	redrive->add_option("ID", o.id_text, "instance id")->required();
 
 	auto *emit = app.add_subcommand("emit", "emit an event to an instance (genroc:event waits)");
 	emit->add_option("ID", o.id_text, "instance id")->required();
@@ -637,6 +648,7 @@ int main(int argc, char **argv) {
 		else if (*cancel) cmd_cancel(*store, o);
 		else if (*retry) cmd_run_again(*store, o, false);
 		else if (*resume) cmd_run_again(*store, o, true);
+		else if (*redrive) cmd_redrive(*store, o);
 		else if (*emit) cmd_emit(*store, o);
 		else if (*workers_drain) cmd_workers_drain(*store, o);
 		else if (*workers) cmd_workers(*store, o);

@@ -545,7 +545,7 @@ json get_history(Call &c) {
 	return list_end(c, "]}");
 }
 
-// POST /api/instances/bulk: one action (cancel or retry) on many instances,
+// POST /api/instances/bulk: one action (cancel, retry or redrive) on many instances,
 // named by "ids" or by a list "filter" (list_instances' keys status,
 // definition, label, name, top, created_after, created_before), at most
 // kMaxBulk of them ("more": true when the filter matches more: act, then ask
@@ -562,8 +562,8 @@ json post_bulk(Call &c) {
 	json body = c.body();
 	only_fields(body, {"action", "ids", "filter", "dry_run"});
 	const std::string action = string_field(body, "action", true);
-	if (action != "cancel" && action != "retry")
-		throw invalid("field \"action\" must be cancel or retry, got \"" + shown(action) + "\"");
+	if (action != "cancel" && action != "retry" && action != "redrive")
+		throw invalid("field \"action\" must be cancel, retry or redrive, got \"" + shown(action) + "\"");
 	const json *ids = field(body, "ids");
 	const json *filter = field(body, "filter");
 	if ((ids == nullptr) == (filter == nullptr)) throw invalid("give exactly one of the fields \"ids\" and \"filter\"");
@@ -635,7 +635,9 @@ json post_bulk(Call &c) {
 		}
 		try {
 			const int64_t n = id.get<int64_t>();
-			const std::string status = action == "cancel" ? c.store().cancel(n) : c.store().retry(n);
+			const std::string status = action == "cancel"	 ? c.store().cancel(n)
+									   : action == "retry" ? c.store().retry(n)
+														   : c.store().redrive(n);
 			results.push_back({{"instance_id", id}, {"outcome", "done"}, {"status", status}});
 			acted++;
 		} catch (const Error &e) {
@@ -659,6 +661,12 @@ json post_retry(Call &c) {
 	int64_t id = instance_id(c);
 	only_fields(c.body(true), {});
 	return {{"instance_id", id}, {"status", c.store().retry(id)}};
+}
+
+json post_redrive(Call &c) {
+	int64_t id = instance_id(c);
+	only_fields(c.body(true), {});
+	return {{"instance_id", id}, {"status", c.store().redrive(id)}};
 }
 
 json post_resume(Call &c) {
@@ -2108,6 +2116,7 @@ class HttpServer final : public ApiServer, public ApiHandler {
 			get(R"(/api/objects/([^/]+))", get_object, need_read_instances());
 			with_body("POST", R"(/api/instances/([^/]+)/cancel)", post_cancel, need_operate());
 			with_body("POST", R"(/api/instances/([^/]+)/retry)", post_retry, need_operate());
+			with_body("POST", R"(/api/instances/([^/]+)/redrive)", post_redrive, need_operate());
 			with_body("POST", R"(/api/instances/([^/]+)/resume)", post_resume, need_operate());
 			with_body("POST", R"(/api/instances/([^/]+)/events/([^/]+))", post_event, need_operate());
 			with_body("POST", "/api/activities/succeed", post_succeed, need_work());

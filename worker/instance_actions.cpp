@@ -1,6 +1,6 @@
 // instance_actions.cpp — the rule of instance_actions.hpp, next to the
 // store's own checks it mirrors (extension/sql/40_instances.sql: cancel,
-// _run_again; 68_events.sql: emit).
+// _run_again; 68_events.sql: emit; engine/redrive.cpp: redrive).
 #include "instance_actions.hpp"
 
 #include <algorithm>
@@ -26,7 +26,7 @@ std::string id_of(const nlohmann::json &inst) {
 }  // namespace
 
 const std::vector<std::string> &action_names() {
-	static const std::vector<std::string> names = {"cancel", "retry", "resume", "emit"};
+	static const std::vector<std::string> names = {"cancel", "retry", "resume", "redrive", "emit"};
 	return names;
 }
 
@@ -52,6 +52,19 @@ std::string action_refusal(const std::string &action, const nlohmann::json &inst
 		if (action == "resume" && state_type != "Task")
 			return "instance " + id + " failed in state \"" + text(inst, "state") + "\", a " +
 				   (state_type.empty() ? "?" : state_type) + " state: resume goes on after a Task only";
+		return "";
+	}
+	if (action == "redrive") {
+		auto parent = inst.find("parent_id");
+		if (parent != inst.end() && !parent->is_null()) {
+			auto root = inst.find("root_id");
+			const std::string top = root != inst.end() && root->is_number_integer()
+										? std::to_string(root->get<int64_t>()) : "?";
+			return "instance " + id + " is part of instance " + top + ": redrive that one";
+		}
+		if (status != "failed" && status != "cancelled")
+			return "instance " + id + " is " + status +
+				   ": only an instance that failed, timed out or was cancelled can be redriven";
 		return "";
 	}
 	return "unknown action \"" + action + "\"";

@@ -282,6 +282,40 @@ json describe_execution(const Arns &arns, const json &inst) {
 	return out;
 }
 
+// The redrives of an execution, read from its log ('redriven' rows): how
+// many, and when the last one was.
+struct Redrives {
+	int count = 0;
+	json last_at;
+};
+
+Redrives redrives_of(Store &store, int64_t id) {
+	json log = store.history(id, true);
+	const json &rows = log.contains("history") ? log["history"] : log;
+	Redrives r;
+	for (const json &row : rows)
+		if (row.value("event", "") == "redriven") {
+			r.count++;
+			r.last_at = row["at"];
+		}
+	return r;
+}
+
+// AWS's redrive members of DescribeExecution: a failed, timed-out or
+// aborted top-level execution may be redriven.
+void add_redrive(json &out, Store &store, const json &inst) {
+	const Redrives r = redrives_of(store, inst.at("id").get<int64_t>());
+	out["redriveCount"] = r.count;
+	if (r.count > 0) out["redriveDate"] = when(r.last_at);
+	const std::string s = inst.value("status", "");
+	if (s == "failed" || s == "cancelled") {
+		out["redriveStatus"] = "REDRIVABLE";
+	} else {
+		out["redriveStatus"] = "NOT_REDRIVABLE";
+		out["redriveStatusReason"] = "Execution is " + aws_status(inst) + " and cannot be redriven";
+	}
+}
+
 // ---- permissions ----------------------------------------------------------
 
 void need(const std::optional<auth::Principal> &who, const auth::Need &n, const std::string &action) {
@@ -300,6 +334,7 @@ void need(const std::optional<auth::Principal> &who, const auth::Need &n, const 
 	if (s == sqlstate::INVALID_DEFINITION) fail("InvalidDefinition", e.what());
 	if (s == sqlstate::TASK_TOKEN_INVALID) fail("TaskDoesNotExist", e.what());
 	if (s == sqlstate::INSTANCE_ENDED) fail("ValidationException", e.what());
+	if (s == sqlstate::INSTANCE_NOT_FAILED && action == "RedriveExecution") fail("ExecutionNotRedrivable", e.what());
 	if (s == "42501") fail("AccessDeniedException", e.what());
 	if (s.rfind("22", 0) == 0 || s.rfind("54", 0) == 0) {
 		if (action == "StartExecution" || action == "StartSyncExecution") fail("InvalidExecutionInput", e.what());
@@ -538,7 +573,24 @@ json start_sync(const Options &o, const Arns &arns, const std::function<Store &(
 
 json describe_execution_action(const Arns &arns, Store &store, const json &b) {
 	only(b, {"executionArn", "includedData"});
-	return describe_execution(arns, find_execution(store, arns, str(b, "executionArn", true)));
+	const json inst = find_execution(store, arns, str(b, "executionArn", true));
+	json out = describe_execution(arns, inst);
+	add_redrive(out, store, inst);
+	return out;
+}
+
+// RedriveExecution: genroc.redrive of the execution's instance.  clientToken
+// is checked but not remembered: a second call with it redrives again when
+// the execution has stopped again meanwhile, and is refused while it runs.
+json redrive_execution(const Arns &arns, Store &store, const json &b) {
+	only(b, {"executionArn", "clientToken"});
+	const std::string token = str(b, "clientToken", false);
+	if (field(b, "clientToken") && (token.empty() || token.size() > 64))
+		fail("ValidationException", "'clientToken' must be 1 to 64 characters");
+	const json inst = find_execution(store, arns, str(b, "executionArn", true));
+	const int64_t id = inst.at("id");
+	store.redrive(id);
+	return {{"redriveDate", when(redrives_of(store, id).last_at)}};
 }
 
 json describe_for_execution(const Arns &arns, Store &store, const json &b) {
@@ -728,6 +780,13 @@ json history_events(const Arns &arns, const json &inst, const json &log, bool da
 			const bool ok = ev == "children_done" && d.value("failed", 0) == 0;
 			if (fan_kind == "map") add(at, ok ? "MapStateSucceeded" : "MapStateFailed", nullptr, nullptr);
 			else if (fan_kind == "parallel") add(at, ok ? "ParallelStateSucceeded" : "ParallelStateFailed", nullptr, nullptr);
+		} else if (ev == "redriven") {
+			add(at, "ExecutionRedriven", "executionRedrivenEventDetails", {{"redriveCount", d.value("redrive_count", 0)}});
+			// a Map or Parallel waiting on its children again is open again
+			if (d.contains("kept") && !state.empty()) {
+				open_state = state;
+				open_type = fan_kind == "map" ? "Map" : "Parallel";
+			}
 		} else if (ev == "succeeded") {
 			const json out = d.value("output", inst.value("output", json()));
 			close_state(at, &out);
@@ -924,7 +983,8 @@ const std::vector<std::string> &actions() {
 		"ListStateMachines", "DeleteStateMachine", "ValidateStateMachineDefinition", "PublishStateMachineVersion",
 		"ListStateMachineVersions", "StartExecution", "StartSyncExecution", "DescribeExecution", "ListExecutions",
 		"StopExecution", "GetExecutionHistory", "CreateActivity", "DescribeActivity", "ListActivities",
-		"DeleteActivity", "GetActivityTask", "SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat"};
+		"DeleteActivity", "GetActivityTask", "SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat",
+		"RedriveExecution"};
 	return a;
 }
 
@@ -957,6 +1017,7 @@ json call(const Options &o, const std::string &action, const json &b, const std:
 			return need(who, need_read_instances(), action), describe_execution_action(arns, store(), b);
 		if (action == "ListExecutions") return need(who, need_read_instances(), action), list_executions(o, arns, store(), b);
 		if (action == "StopExecution") return need(who, need_operate(), action), stop_execution(arns, store(), b);
+		if (action == "RedriveExecution") return need(who, need_operate(), action), redrive_execution(arns, store(), b);
 		if (action == "GetExecutionHistory") return need(who, need_read_instances(), action), get_history(o, arns, store(), b);
 		if (action == "CreateActivity") return need(who, need_operate(), action), create_activity(arns, b);
 		if (action == "DescribeActivity") return need(who, need_read(), action), describe_activity(arns, store(), b);

@@ -593,6 +593,20 @@ CREATE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAULT 'null') 
 COMMENT ON FUNCTION genroc.resume(bigint, jsonb) IS
 	'Continues a failed top-level instance after its failed Task as if it had returned p_output (RC009 when it is not failed).';
 
+/*
+ * redrive(id): a failed, timed-out or cancelled top-level instance goes on
+ * from where it stopped; a Map or Parallel reruns only its children that did
+ * not succeed (engine/redrive.hpp says how).  RC009 when it is running,
+ * waiting, succeeded or a child; RC003 when there is none.  Returns the new
+ * status.  The log gets 'redriven' with the count of redrives so far.
+ */
+CREATE FUNCTION genroc.redrive(p_instance bigint) RETURNS text
+	AS 'MODULE_PATHNAME', 'genroc_redrive'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION genroc.redrive(bigint) IS
+	'Continues a failed, timed-out or cancelled top-level instance from where it stopped; a Map or Parallel reruns only its unsuccessful children (RC009 otherwise).';
+
 -- An instance as the API shows it (timestamps ISO-8601 UTC); its large
 -- values resolved, or with p_refs as references (15_objects.sql).
 CREATE FUNCTION genroc._instance_json(p_instance genroc._instances, p_refs boolean DEFAULT false)

@@ -83,12 +83,16 @@ engine::Rows run(Db &db, engine::Stmt s, engine::Params params, bool want_rows, 
 void keep_host_error(std::exception_ptr e) noexcept { host_error = std::move(e); }
 
 engine::Rows SqlitePort::query(engine::Stmt s, engine::Params params) {
+	if (!text_of(s) && store_calls_)
+		if (auto rows = store_calls_(s, params)) return std::move(*rows);
 	if (!text_of(s))
 		throw Error("XX000", std::string("engine: statement ") + engine::statement_text(s).id + " has no SQLite text");
 	return run(db_, s, params, true, nullptr);
 }
 
 int64_t SqlitePort::exec(engine::Stmt s, engine::Params params) {
+	if (!text_of(s) && store_calls_)
+		if (auto rows = store_calls_(s, params)) return static_cast<int64_t>(rows->size());
 	if (!text_of(s)) return 0;
 	int64_t changed = 0;
 	run(db_, s, params, false, &changed);

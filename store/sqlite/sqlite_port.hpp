@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "port.hpp"
@@ -31,6 +33,12 @@ class SqlitePort final : public engine::Port {
 	// stored, so the same content is the same text.
 	std::string canonical_json(const std::string &text) override;
 
+	// A statement without SQLite text that names an operation still written
+	// in the store (statements.def's STORE_* rows): the store runs its own
+	// function and answers its rows; std::nullopt for any other statement.
+	using StoreCalls = std::function<std::optional<engine::Rows>(engine::Stmt, engine::Params)>;
+	void set_store_calls(StoreCalls calls) { store_calls_ = std::move(calls); }
+
   protected:
 	void savepoint_begin() override;
 	void savepoint_release() override;
@@ -40,6 +48,7 @@ class SqlitePort final : public engine::Port {
 	Db &db_;
 	int64_t now_ms_;
 	int savepoints_ = 0;
+	StoreCalls store_calls_;
 };
 
 }  // namespace genroc::sqlite

@@ -50,6 +50,7 @@
 #include "objects.hpp"
 #include "tokens.hpp"
 #include "engine/queue_rules.hpp"
+#include "redrive.hpp"
 #include "limits.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
@@ -570,6 +571,43 @@ class SqliteStore final : public Store {
 	std::string resume(int64_t id, const json &output) override {
 		limits::check_json_depth(output, "the task result");
 		return run_again(id, output);
+	}
+
+	// genroc.redrive: the engine's (engine/redrive.cpp), reaching the step,
+	// the fan-out's loop, the log and stored values of this store through
+	// its STORE_* statements.
+	std::string redrive(int64_t id) override {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
+			return engine::redrive(port, id);
+		});
+	}
+
+	// The engine's STORE_* statements: the operations still written here.
+	std::optional<engine::Rows> store_call(engine::Stmt s, engine::Params params, int64_t now) {
+		const engine::Param *p = params.begin();
+		auto one = [](std::string v) {
+			engine::Rows rows;
+			rows.emplace_back(std::vector<std::optional<std::string>>{std::move(v)});
+			return rows;
+		};
+		switch (s) {
+			case engine::Stmt::STORE_APPLY_STEP: return one(apply_step(p[0].i64(), json::parse(p[1].text()), now));
+			case engine::Stmt::STORE_ADMIT: return one(admit(p[0].i64(), now, json::parse(p[1].text())));
+			case engine::Stmt::STORE_ADVANCE_CHILDREN: advance_children(p[0].i64(), now); return engine::Rows{};
+			case engine::Stmt::STORE_LOG:
+				log(p[0].i64(), now, p[1].text(), p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()),
+					json::parse(p[3].text()));
+				return engine::Rows{};
+			case engine::Stmt::STORE_INPUTS: {
+				const Inst inst = load(p[0].i64());
+				engine::Rows rows;
+				rows.emplace_back(std::vector<std::optional<std::string>>{inst.state_input.dump(), inst.input.dump()});
+				return rows;
+			}
+			default: return std::nullopt;
+		}
 	}
 
 	std::string run_again(int64_t id, const std::optional<json> &output) {

@@ -395,7 +395,7 @@ TEST_P(HttpApiTest, ActionsAndBulkCancelAndRetry) {
 	std::vector<int64_t> failed, live;
 	for (auto id : ids) (get(path(id)).body["status"] == "failed" ? failed : live).push_back(id);
 	ASSERT_EQ(failed.size(), 3u);
-	EXPECT_EQ(get(path(failed[0])).body["actions"], json::array({"retry", "resume"}));  // failed in a Task
+	EXPECT_EQ(get(path(failed[0])).body["actions"], json::array({"retry", "resume", "redrive"}));  // failed in a Task
 
 	// by name, exactly
 	auto named = get("/api/instances?name=run-2");
@@ -429,7 +429,7 @@ TEST_P(HttpApiTest, ActionsAndBulkCancelAndRetry) {
 	EXPECT_EQ(cancel.body["done"], 4) << cancel.raw;
 	EXPECT_EQ(cancel.body["more"], false);
 	for (auto id : ids) EXPECT_EQ(get(path(id)).body["status"], "cancelled");
-	EXPECT_EQ(get(path(ids[0])).body["actions"], json::array());
+	EXPECT_EQ(get(path(ids[0])).body["actions"], json::array({"redrive"}));	// cancelled: redriven, not retried
 
 	// an unknown id fails alone; the others go on
 	auto mixed = post("/api/instances/bulk", json{{"action", "cancel"}, {"ids", {ids[0], 987654}}});
@@ -446,6 +446,16 @@ TEST_P(HttpApiTest, ActionsAndBulkCancelAndRetry) {
 				 "colour");
 	expect_error(post("/api/instances/bulk", json{{"action", "cancel"}, {"filter", {{"status", "sleepy"}}}}), 400,
 				 "22023", "status");
+
+	// redrive: one by its route, the others in bulk; each waits at its activity again
+	auto redriven = post(path(ids[0]) + "/redrive", std::string());
+	EXPECT_EQ(redriven.status, 200) << redriven.raw;
+	EXPECT_EQ(redriven.body, (json{{"instance_id", ids[0]}, {"status", "waiting"}}));
+	expect_error(post(path(ids[0]) + "/redrive", std::string()), 409, "RC009", "can be redriven");
+	auto bulk = post("/api/instances/bulk", json{{"action", "redrive"}, {"ids", all}});
+	EXPECT_EQ(bulk.body["done"], 3) << bulk.raw;
+	EXPECT_EQ(bulk.body["skipped"], 1) << bulk.raw;
+	for (auto id : ids) EXPECT_EQ(get(path(id)).body["status"], "waiting");
 }
 
 TEST_P(HttpApiTest, EmitAnEventToAnInstance) {

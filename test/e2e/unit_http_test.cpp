@@ -31,14 +31,20 @@ TEST(InstanceActions, FollowTheStoresChecks) {
 	waits["wait_kind"] = "event";
 	EXPECT_EQ(instance_actions(waits, ""), (std::vector<std::string>{"cancel", "emit"}));
 	const json failed = {{"id", 5}, {"status", "failed"}, {"state", "Each"}, {"parent_id", nullptr}};
-	EXPECT_EQ(instance_actions(failed, "Map"), (std::vector<std::string>{"retry"}));
-	EXPECT_EQ(instance_actions(failed, "Task"), (std::vector<std::string>{"retry", "resume"}));
+	EXPECT_EQ(instance_actions(failed, "Map"), (std::vector<std::string>{"retry", "redrive"}));
+	EXPECT_EQ(instance_actions(failed, "Task"), (std::vector<std::string>{"retry", "resume", "redrive"}));
+	json cancelled = failed;
+	cancelled["status"] = "cancelled";
+	EXPECT_EQ(instance_actions(cancelled, "Map"), (std::vector<std::string>{"redrive"}));  // not retried: redriven
 	EXPECT_NE(action_refusal("resume", failed, "Map").find("resume goes on after a Task only"), std::string::npos);
 	json child = failed;
 	child["parent_id"] = 4;
 	child["root_id"] = 4;
 	EXPECT_TRUE(instance_actions(child, "Task").empty());
 	EXPECT_EQ(action_refusal("retry", child, "Task"), "instance 5 is part of instance 4: retry or resume that one");
+	EXPECT_EQ(action_refusal("redrive", child, "Task"), "instance 5 is part of instance 4: redrive that one");
+	EXPECT_EQ(action_refusal("redrive", live, ""),
+			  "instance 5 is waiting: only an instance that failed, timed out or was cancelled can be redriven");
 	EXPECT_EQ(action_refusal("cancel", failed, ""), "instance 5 has already ended (failed)");
 	EXPECT_EQ(action_refusal("retry", live, ""),
 			  "instance 5 is waiting, not failed: only a failed instance can be retried or resumed");

@@ -1,7 +1,7 @@
 -- Every SQLSTATE of the API (core/errors.def and the standard codes it
 -- uses), raised by the function and condition docs/errors.md names.
 BEGIN;
-SELECT plan(18);
+SELECT plan(21);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 SELECT version AS job_version FROM genroc.define('tap_job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","Next":"Ask"},"Ask":{"Type":"Task","Resource":"activity:ask","End":true}}}') \gset
@@ -11,6 +11,9 @@ SELECT epoch FROM genroc.claim('tap-w1', ARRAY['default']) \gset
 
 SELECT throws_ok($$SELECT genroc.define('bad', '{"StartAt":"Nope","States":{"A":{"Type":"Succeed"}}}')$$,
 	'RC001', 'invalid definition at $.StartAt: unknown state "Nope"', 'RC001 invalid_definition names the JSON path');
+SELECT throws_ok(format('SELECT genroc.redrive(%s)', :id),
+	'RC009', format('instance %s is running: only an instance that failed, timed out or was cancelled can be redriven', :id),
+	'RC009 instance_not_failed: redrive of a running instance');
 SELECT throws_ok($$SELECT genroc.start('no_such_definition')$$,
 	'RC002', NULL, 'RC002 definition_not_found');
 SELECT throws_ok($$SELECT genroc.get_instance(-1)$$,
@@ -28,6 +31,9 @@ SELECT throws_ok(format('SELECT genroc.cancel(%s)', :id),
 	'RC008', NULL, 'RC008 instance_ended');
 SELECT throws_ok(format('SELECT genroc.complete(%s, %s, %L)', :id, :epoch, '{}'),
 	'RC004', NULL, 'RC004 after cancel: the lease is gone');
+SELECT throws_ok(format('SELECT genroc.retry(%s)', :id),
+	'RC009', NULL, 'RC009 instance_not_failed: retry of a cancelled instance');
+SELECT is(genroc.redrive(:id), 'ready', 'a cancelled instance is redriven: its Task is ready again');
 SELECT throws_ok($$SELECT genroc.start('tap_job', '{}', '{"colour":"red"}')$$,
 	'22023', 'unknown option "colour" in start options', '22023 unknown option names the key');
 SELECT throws_ok($$SELECT genroc.worker_register('tap-w2', '{"concurrency":-1}')$$,

@@ -184,7 +184,9 @@ SELECT is_empty($$
 						   'genroc_worker_stop', 'genroc_list_workers',
 						   'genroc_queue_set', 'genroc_queue_drop', 'genroc_list_queues',
 						   -- extension/callbacks.c
-						   'genroc_activity_succeed', 'genroc_activity_fail', 'genroc_activity_heartbeat')
+						   'genroc_activity_succeed', 'genroc_activity_fail', 'genroc_activity_heartbeat',
+						   -- extension/redrive.c
+						   'genroc_redrive')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();

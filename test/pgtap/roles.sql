@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(113);
+SELECT plan(115);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -113,6 +113,7 @@ INSERT INTO matrix VALUES
 	('cancel', $$SELECT genroc.cancel(:inst)$$, '{user,operator,admin}', '{operator,admin}'),
 	('retry', $$SELECT genroc.retry(:failed)$$, '{operator,admin}', '{operator,admin}'),
 	('resume', $$SELECT genroc.resume(:failed, '1')$$, '{operator,admin}', '{operator,admin}'),
+	('redrive', $$SELECT genroc.redrive(:failed)$$, '{operator,admin}', '{operator,admin}'),
 	('get_instance', $$SELECT genroc.get_instance(:inst)$$, '{user,operator,admin}', '{operator,admin}'),
 	-- a value the role may not read is answered as absent (RC011, the same
 	-- message: no existence oracle by hash); counted here as refused

@@ -29,12 +29,18 @@ const COMMON_ERRORS = new Set(['AccessDeniedException', 'UnrecognizedClientExcep
   'IncompleteSignatureException', 'MissingAuthenticationTokenException', 'ValidationException',
   'UnknownOperationException', 'SerializationException', 'InternalFailure', 'ServiceUnavailable']);
 // Members AWS added after the model Debian's awscli (2.9.19) ships: the
-// versions (stateMachineVersionArn, revisionId) of November 2023.
+// versions (stateMachineVersionArn, revisionId) and redrive (redrive*,
+// ExecutionRedriven) of November 2023.
 const NEWER_MEMBERS = {
   CreateStateMachineOutput: ['stateMachineVersionArn'],
   UpdateStateMachineOutput: ['stateMachineVersionArn', 'revisionId'],
   DescribeStateMachineOutput: ['revisionId'],
   DescribeStateMachineForExecutionOutput: ['revisionId'],
+  DescribeExecutionOutput: ['redriveCount', 'redriveDate', 'redriveStatus', 'redriveStatusReason'],
+  HistoryEvent: ['executionRedrivenEventDetails'],
+};
+const NEWER_ENUM_VALUES = {
+  HistoryEventType: ['ExecutionRedriven'],
 };
 const shapeFaults = [];
 const checkedOps = new Set();
@@ -62,7 +68,7 @@ function checkShape(name, value, path) {
       return;
     case 'string':
       if (typeof value !== 'string') return fault(`not a string (${name})`);
-      if (s.enum && !s.enum.includes(value)) fault(`"${value}" is not one of ${name}'s ${s.enum.join(', ')}`);
+      if (s.enum && !s.enum.includes(value) && !(NEWER_ENUM_VALUES[name] || []).includes(value)) fault(`"${value}" is not one of ${name}'s ${s.enum.join(', ')}`);
       if (s.max !== undefined && value.length > s.max) fault(`longer than ${s.max} (${name})`);
       return;
     case 'timestamp':

@@ -1,0 +1,35 @@
+/*-------------------------------------------------------------------------
+ *
+ * redrive.c
+ *	  genroc.redrive's entry point: the engine's operation (engine/redrive.cpp)
+ *	  between SPI_connect and SPI_finish, its error raised after C++ returned
+ *	  (definitions.c's frame, genroc_engine_begin / _end).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+#include "engine_entry.h"
+
+PG_FUNCTION_INFO_V1(genroc_redrive);
+
+/* genroc.redrive(p_instance bigint) RETURNS text */
+Datum
+genroc_redrive(PG_FUNCTION_ARGS)
+{
+	char	   *status = NULL;
+	text	   *out;
+	GenrocEngineError err = {0};
+	int			depth;
+	int			ok;
+
+	genroc_engine_begin(&depth);
+	ok = genroc_engine_redrive(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), &status, &err);
+	genroc_engine_end(depth, ok, &err);
+	out = cstring_to_text(status);
+	genroc_engine_free(status);
+	PG_RETURN_TEXT_P(out);
+}
