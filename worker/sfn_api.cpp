@@ -918,7 +918,7 @@ const std::vector<std::string> &actions() {
 		"CreateStateMachine", "UpdateStateMachine", "DescribeStateMachine", "DescribeStateMachineForExecution",
 		"ListStateMachines", "DeleteStateMachine", "ValidateStateMachineDefinition", "PublishStateMachineVersion",
 		"ListStateMachineVersions", "StartExecution", "StartSyncExecution", "DescribeExecution", "ListExecutions",
-		"StopExecution", "GetExecutionHistory", "CreateActivity", "DescribeActivity", "ListActivities",
+		"StopExecution", "GetExecutionHistory", "TestState", "CreateActivity", "DescribeActivity", "ListActivities",
 		"DeleteActivity", "GetActivityTask", "SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat"};
 	return a;
 }
@@ -953,6 +953,7 @@ json call(const Options &o, const std::string &action, const json &b, const std:
 		if (action == "ListExecutions") return need(who, need_read_instances(), action), list_executions(o, arns, store(), b);
 		if (action == "StopExecution") return need(who, need_operate(), action), stop_execution(arns, store(), b);
 		if (action == "GetExecutionHistory") return need(who, need_read_instances(), action), get_history(o, arns, store(), b);
+		if (action == "TestState") return need(who, need_any(), action), test_state(o, b);
 		if (action == "CreateActivity") return need(who, need_operate(), action), create_activity(arns, b);
 		if (action == "DescribeActivity") return need(who, need_read(), action), describe_activity(arns, store(), b);
 		if (action == "ListActivities") return need(who, need_read(), action), list_activities(o, arns, store(), b);

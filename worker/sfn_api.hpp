@@ -67,6 +67,10 @@ json call(const Options &options, const std::string &action, const json &body,
 		  const std::function<Store &()> &store, const std::optional<auth::Principal> &who,
 		  const std::function<bool()> &stopping);
 
+// TestState (sfn_test_state.cpp): one state run alone on an input, nothing
+// stored.  Throws Failure.
+json test_state(const Options &options, const json &body);
+
 // The actions served, as AWS names them.
 const std::vector<std::string> &actions();
 
