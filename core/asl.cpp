@@ -1809,11 +1809,30 @@ class Runner {
 	Runner(const Machine &d, int64_t now, json ctx, json vars, bool reads_context)
 		: def_(d), now_(now), ctxj_(std::move(ctx)), vars_(std::move(vars)), reads_context_(reads_context) {}
 
+	// single: the step ends when the first state it runs leaves (outcome
+	// "next"); tracing: the answer carries each state's values ("trace").
+	void inspect(bool single, bool tracing) {
+		single_ = single;
+		tracing_ = tracing;
+	}
+
 	json answer(json outcome) {
 		json a = {{"entered", std::move(entered_)}, {"outcome", std::move(outcome)}};
 		if (vars_changed_)
 			a["variables"] = std::move(vars_);
+		if (tracing_)
+			a["trace"] = std::move(trace_);
 		return a;
+	}
+
+	// The record of `st` in the trace (the last one when it is st's, else a
+	// new one), given `key` = `value`; nothing when not tracing.
+	void note(const State &st, const char *key, const json &value) {
+		if (!tracing_)
+			return;
+		if (trace_.empty() || trace_.back()["state"] != st.name)
+			trace_.push_back({{"state", st.name}, {"type", st.type_name}});
+		trace_.back()[key] = value;
 	}
 
 	// A branch or item ended by a Fail state without Error: the fan-out
@@ -1833,6 +1852,8 @@ class Runner {
 		while (pending_) {
 			Pending p = std::move(*pending_);
 			pending_.reset();
+			if (single_)
+				return next_state(std::move(p.state), std::move(p.input));
 			out = run_inline(std::move(p.state), std::move(p.input));
 		}
 		return out;
@@ -1846,8 +1867,12 @@ class Runner {
 							  "more than " + std::to_string(kMaxEnteredPerStep) +
 								  " states entered in one step (a loop of states that never stops?)",
 							  name, input);
+			if (single_ && !entered_.empty())
+				return next_state(std::move(name), std::move(input));
 			const State &st = def_.states.at(name);
 			entered_.push_back({{"state", st.name}, {"type", st.type_name}});
+			if (tracing_)  // a record of its own, even when the state enters itself again
+				trace_.push_back({{"state", st.name}, {"type", st.type_name}, {"input", input}});
 			set_state(st, 0);
 			if (st.type == StateType::Task || st.type == StateType::Parallel ||
 				st.type == StateType::Map)
@@ -1863,22 +1888,28 @@ class Runner {
 						break;
 					}
 					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
-					if (st.parameters)
+					note(st, "afterInputPath", eff);
+					if (st.parameters) {
 						eff = eval_template(*st.parameters, eff, ctx_, "Parameters", st.name);
+						note(st, "afterParameters", eff);
+					}
 					json result = st.result ? *st.result : std::move(eff);
+					note(st, "result", result);
 					json vars = assign_of(st.assign, result, nullptr, st.name, StatesIn{&input});
 					out = apply_result_path(st.result_path, input, std::move(result), st.name);
+					note(st, "afterResultPath", out);
 					out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
 					commit(std::move(vars));
 					break;
 				}
 				case StateType::Succeed: {
 					if (st.jsonata)
-						return succeeded(st.output ? jeval(*st.output, environment(input), "Output",
+						return ended(st, st.output ? jeval(*st.output, environment(input), "Output",
 														   st.name)
 												   : input);
 					json eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
-					return succeeded(apply_io(st.output_path, eff, ctx_, "OutputPath", st.name));
+					note(st, "afterInputPath", eff);
+					return ended(st, apply_io(st.output_path, eff, ctx_, "OutputPath", st.name));
 				}
 				case StateType::Fail:
 					return failed(fail_value(st.error, input, "ErrorPath", st.name),
@@ -1888,6 +1919,8 @@ class Runner {
 					// Assign / Output, else the state's
 					const json eff = st.jsonata ? input
 												: apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					if (!st.jsonata)
+						note(st, "afterInputPath", eff);
 					std::optional<jsonata::Environment> env;
 					if (st.jsonata)
 						env = environment(input);
@@ -1912,13 +1945,17 @@ class Runner {
 					else
 						input = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
 					commit(std::move(vars));
+					note(st, "output", input);
 					name = next;
 					continue;
 				}
 				case StateType::Wait: {
 					// JSONPath: InputPath first, as on entering any state
 					std::optional<json> eff;
-					if (!st.jsonata) eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+					if (!st.jsonata) {
+						eff = apply_io(st.input_path, input, ctx_, "InputPath", st.name);
+						note(st, "afterInputPath", *eff);
+					}
 					int64_t until = now_;
 					if (st.seconds) {
 						until = now_ + *st.seconds * 1000;
@@ -1961,6 +1998,7 @@ class Runner {
 				case StateType::Map:
 					break;	// handled above
 				}
+				note(st, "output", out);
 				if (st.end)
 					return succeeded(std::move(out));
 				name = st.next;
@@ -1979,6 +2017,7 @@ class Runner {
 	json task_succeeded(const State &st, const json &raw, const json &result,
 						std::vector<int64_t> counts) {
 		set_state(st, total(counts));
+		note(st, "result", result);
 		json out, vars;
 		try {
 			if (st.jsonata) {
@@ -1989,8 +2028,11 @@ class Runner {
 				json sel = st.result_selector ? eval_template(*st.result_selector, result, ctx_,
 															  "ResultSelector", st.name)
 											  : result;
+				if (st.result_selector)
+					note(st, "afterResultSelector", sel);
 				vars = assign_of(st.assign, sel, nullptr, st.name, StatesIn{&raw, &result});
 				out = apply_result_path(st.result_path, raw, std::move(sel), st.name);
+				note(st, "afterResultPath", out);
 				out = apply_io(st.output_path, out, ctx_, "OutputPath", st.name);
 			}
 			out = bounded(std::move(out), "the output", st.name);
@@ -2028,6 +2070,7 @@ class Runner {
 			return out;
 		}
 		json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+		note(st, "afterInputPath", eff);
 		json vars = assign_of(st.assign, eff, nullptr, st.name, StatesIn{&raw});
 		json out = apply_io(st.output_path, eff, ctx_, "OutputPath", st.name);
 		commit(std::move(vars));
@@ -2047,6 +2090,8 @@ class Runner {
 					continue;
 				if (counts[i] < r.max_attempts) {
 					const int64_t delay = retry_delay_ms(r, counts[i]);
+					note(st, "errorDetails",
+						 {{"retryIndex", i}, {"retryBackoffIntervalSeconds", delay / 1000}});
 					counts[i]++;
 					set_state(st, total(counts));
 					return enter_task(st, raw, std::move(counts), delay);
@@ -2057,6 +2102,7 @@ class Runner {
 		for (const Catcher &c : st.catchers) {
 			if (!error_matches(c.errors, error))
 				continue;
+			note(st, "errorDetails", {{"catchIndex", &c - st.catchers.data()}});
 			json info = {{"Error", error}};
 			if (!cause.is_null())
 				info["Cause"] = cause;
@@ -2078,6 +2124,7 @@ class Runner {
 				return failed(f.error, f.what(), st.name, raw);
 			}
 			commit(std::move(vars));
+			note(st, "output", out);
 			return jump(c.next, std::move(out));
 		}
 		return failed(error, cause, st.name, raw);
@@ -2106,10 +2153,14 @@ class Runner {
 		try {
 			if (st.jsonata)
 				return jsonata_fanout(st, raw, std::move(counts), delay_ms);
+			note(st, "input", raw);
 			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+			note(st, "afterInputPath", eff);
 			if (st.type == StateType::Parallel) {
-				if (st.parameters)
+				if (st.parameters) {
 					eff = eval_template(*st.parameters, eff, ctx_, "Parameters", st.name);
+					note(st, "afterParameters", eff);
+				}
 				json branches = json::array();
 				for (const auto &scope : st.branch_scopes)
 					branches.push_back({{"scope", scope}, {"input", eff}});
@@ -2119,6 +2170,8 @@ class Runner {
 				json items_v = st.items_path ? select_or_fail(*st.items_path, eff, ctx_, "ItemsPath",
 															  st.name)
 											 : eff;
+				if (st.items_path)
+					note(st, "afterItemsPath", items_v);
 				if (!items_v.is_array())
 					throw Failure(ERR_RUNTIME,
 								  "in state \"" + st.name + "\", ItemsPath " +
@@ -2140,8 +2193,12 @@ class Runner {
 					}
 					inputs.push_back(std::move(input));
 				}
-				if (st.batched)
+				if (st.item_selector)
+					note(st, "afterItemSelector", inputs);
+				if (st.batched) {
 					inputs = batches(st, std::move(inputs), eff, nullptr);
+					note(st, "afterItemBatcher", inputs);
+				}
 				json items = json::array();
 				for (size_t i = 0; i < inputs.size(); i++)
 					items.push_back(
@@ -2278,8 +2335,11 @@ class Runner {
 												   "s) must be shorter than the timeout (" +
 												   std::to_string(*timeout) + "s)");
 				task_input = st.arguments ? jeval(*st.arguments, env, "Arguments", st.name) : raw;
+				if (st.arguments)
+					note(st, "afterArguments", task_input);
 			} else {
 			json eff = apply_io(st.input_path, raw, ctx_, "InputPath", st.name);
+			note(st, "afterInputPath", eff);
 			if (st.timeout_path)
 				timeout = seconds_from(*st.timeout_path, eff, ctx_, "TimeoutSecondsPath", st.name, false);
 			if (st.heartbeat_path)
@@ -2293,6 +2353,8 @@ class Runner {
 			task_input = st.parameters
 							 ? eval_template(*st.parameters, eff, ctx_, "Parameters", st.name)
 							 : std::move(eff);
+			if (st.parameters)
+				note(st, "afterParameters", task_input);
 			}
 			if (st.resource == "genroc:event" &&
 				!(task_input.is_object() && task_input.contains("Name") &&
@@ -2392,6 +2454,8 @@ class Runner {
 	Ctx ctx_{ctxj_, vars_};
 	bool reads_context_;
 	bool vars_changed_ = false;
+	bool single_ = false, tracing_ = false;
+	json trace_ = json::array();
 
 	// ---------------------------------------------------------- JSONata
 
@@ -2560,6 +2624,8 @@ class Runner {
 		const auto env = environment(raw);
 		if (st.type == StateType::Parallel) {
 			const json input = st.arguments ? jeval(*st.arguments, env, "Arguments", st.name) : raw;
+			if (st.arguments)
+				note(st, "afterArguments", input);
 			json branches = json::array();
 			for (const auto &scope : st.branch_scopes)
 				branches.push_back({{"scope", scope}, {"input", input}});
@@ -2651,9 +2717,21 @@ class Runner {
 	}
 
 	json leave(const State &st, json out) {
+		note(st, "output", out);
 		if (st.end)
 			return succeeded(std::move(out));
 		return jump(st.next, std::move(out));
+	}
+
+	// A Succeed state's end of the machine, its output in the trace.
+	json ended(const State &st, json out) {
+		note(st, "output", out);
+		return succeeded(std::move(out));
+	}
+
+	// Single mode: where the state leads, and its output.
+	static json next_state(std::string state, json output) {
+		return json{{"kind", "next"}, {"state", std::move(state)}, {"output", std::move(output)}};
 	}
 
 	json fail_value(const ValueSource &src, const json &input, const char *field,
@@ -2789,6 +2867,14 @@ json step(const Definition &d, const json &req) {
 		vars = *it;
 	}
 	Runner runner(m, now_v.get<int64_t>(), std::move(ctx), std::move(vars), d.reads_context);
+	bool flags[2] = {false, false};
+	for (int i = 0; i < 2; i++)
+		if (auto it = req.find(i ? "trace" : "single"); it != req.end() && !it->is_null()) {
+			if (!it->is_boolean())
+				bad_request(std::string("\"") + (i ? "trace" : "single") + "\" must be a boolean");
+			flags[i] = it->get<bool>();
+		}
+	runner.inspect(flags[0], flags[1]);
 	json outcome;
 	if (op == "start") {
 		auto it = req.find("input");

@@ -162,6 +162,22 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *                        its Retry and Catch decide.
  *   "retry_counts" is the array the previous outcome returned for that state
  *   (one count per Retry entry); absent means all zero.
+ *   "single"   optional boolean: the step runs one state only.  When that
+ *              state leaves for another (Next, a Choice rule, a Catch), the
+ *              outcome is {"kind": "next", "state": the next state, "output"}
+ *              instead of entering it (TestState; no store sends it).
+ *   "trace"    optional boolean: the answer carries "trace", an array of one
+ *              object per state the step ran, in order: {"state", "type",
+ *              and what the state computed: "input" (its raw input, when
+ *              entered in this step), "afterInputPath", "afterParameters",
+ *              "afterArguments", "afterItemsPath", "afterItemSelector",
+ *              "afterItemBatcher", "result" (a Pass's result, a task's or the
+ *              children's), "afterResultSelector", "afterResultPath",
+ *              "output" (what it hands on, once it left), "errorDetails"
+ *              ({"retryIndex", "retryBackoffIntervalSeconds"} or
+ *              {"catchIndex"})}, each member present when that stage ran.
+ *              TestState's inspection data, and the states' input and output
+ *              a history reads back.
  *   "variables" optional object: the instance's variables (Assign) as the
  *              store keeps them; absent or null: none.  A Parallel branch or
  *              Map item starts with its parent's variables at the fan-out
@@ -170,6 +186,7 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  * Response (an object):
  *   "entered"  array of {"state", "type"} for every state entered in this step,
  *              in order (for the instance log)
+ *   "trace"    only when the request asked for it (above)
  *   "variables" present only when an Assign changed them in this step: the
  *              whole object, which the store keeps and hands to the next step
  *   "outcome"  exactly one of:
@@ -233,6 +250,8 @@ bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RF
  *         delay_ms > 0 on a retry: the child starts that much later.
  *     {"kind": "wait", "state", "state_input", "until_ms": int}
  *         A Wait state whose deadline is in the future (a due one runs inline).
+ *     {"kind": "next", "state", "output"}
+ *         Only with "single": the state ran and leads to "state".
  *     {"kind": "succeeded", "output"}
  *     {"kind": "failed", "error", "cause", "state", "state_input"}
  *         state: where the instance failed (the Fail state, the Task whose

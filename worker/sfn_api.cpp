@@ -675,140 +675,7 @@ json stop_execution(const Arns &arns, Store &store, const json &b) {
 	return {{"stopDate", when(inst["ended_at"])}};
 }
 
-// ---- the history ----------------------------------------------------------
-
-// genroc's instance log read as AWS's history: each entered state opens
-// <Type>StateEntered and is closed by <Type>StateExited when the next state
-// is entered or the execution ends; tasks are Activity* events for an
-// activity, Task* events for genroc's own resources; a Parallel or Map's
-// children are its <Type>StateStarted and Succeeded/Failed.
-json history_events(const Arns &arns, const json &inst, const json &log, bool data) {
-	json events = json::array();
-	int64_t id = 0;
-	auto add = [&](const json &at, const std::string &type, const char *details_key, json details) {
-		json e = {{"timestamp", when(at)}, {"type", type}, {"id", ++id}, {"previousEventId", id - 1}};
-		if (details_key) e[details_key] = std::move(details);
-		events.push_back(std::move(e));
-	};
-	auto payload = [&](json &d, const char *key, const json &v) {
-		if (data) d[key] = v.dump();
-		d[std::string(key) + "Details"] = {{"truncated", false}};
-	};
-	std::string open_state, open_type, resource;
-	auto close_state = [&](const json &at, const json *output) {
-		if (open_state.empty()) return;
-		if (open_type != "Fail") {
-			json d = {{"name", open_state}};
-			if (output) payload(d, "output", *output);
-			add(at, open_type + "StateExited", "stateExitedEventDetails", d);
-		}
-		open_state.clear();
-	};
-	auto activity_of = [](const std::string &r) { return r.rfind("activity:", 0) == 0; };
-	std::string fan_kind;
-	for (const auto &row : log) {
-		const std::string ev = row.value("event", "");
-		const json &at = row["at"];
-		const json &d = row.contains("detail") && row["detail"].is_object() ? row["detail"] : json::object();
-		const std::string state = row["state"].is_string() ? row["state"].get<std::string>() : "";
-		if (ev == "started") {
-			json x = {{"roleArn", arns.role()}};
-			payload(x, "input", d.value("input", json::object()));
-			add(at, "ExecutionStarted", "executionStartedEventDetails", x);
-		} else if (ev == "entered") {
-			close_state(at, nullptr);
-			open_state = state;
-			open_type = d.value("type", "Pass");
-			add(at, open_type + "StateEntered", "stateEnteredEventDetails", {{"name", state}});
-		} else if (ev == "task_scheduled") {
-			resource = d.value("resource", "");
-			if (activity_of(resource)) {
-				json x = {{"resource", arns.activity(resource.substr(9))}};
-				payload(x, "input", d.value("input", json()));
-				if (d.contains("timeout_s") && d["timeout_s"].is_number()) x["timeoutInSeconds"] = d["timeout_s"];
-				if (d.contains("heartbeat_s") && d["heartbeat_s"].is_number()) x["heartbeatInSeconds"] = d["heartbeat_s"];
-				add(at, "ActivityScheduled", "activityScheduledEventDetails", x);
-			} else {
-				json x = {{"resourceType", "genroc"}, {"resource", resource}, {"region", arns.o.region},
-						  {"parameters", data ? d.value("input", json()).dump() : std::string("{}")}};
-				add(at, "TaskScheduled", "taskScheduledEventDetails", x);
-			}
-		} else if (ev == "task_started" || ev == "activity_claimed") {
-			if (activity_of(resource)) {
-				json x = json::object();
-				if (d.contains("worker") && d["worker"].is_string()) x["workerName"] = d["worker"];
-				add(at, "ActivityStarted", "activityStartedEventDetails", x);
-			} else {
-				add(at, "TaskStarted", "taskStartedEventDetails", {{"resourceType", "genroc"}, {"resource", resource}});
-			}
-		} else if (ev == "task_succeeded") {
-			if (activity_of(resource)) {
-				json x = json::object();
-				payload(x, "output", d.value("output", json()));
-				add(at, "ActivitySucceeded", "activitySucceededEventDetails", x);
-			} else {
-				json x = {{"resourceType", "genroc"}, {"resource", resource}};
-				payload(x, "output", d.value("output", json()));
-				add(at, "TaskSucceeded", "taskSucceededEventDetails", x);
-			}
-		} else if (ev == "task_submitted") {
-			// a .waitForTaskToken task's handler returned: it waits for its token
-			json x = {{"resourceType", "genroc"}, {"resource", resource}};
-			payload(x, "output", d.value("output", json()));
-			add(at, "TaskSubmitted", "taskSubmittedEventDetails", x);
-		} else if (ev == "task_failed") {
-			json x = json::object();
-			if (d.contains("error") && d["error"].is_string()) x["error"] = d["error"];
-			if (d.contains("cause") && d["cause"].is_string()) x["cause"] = d["cause"];
-			const bool timeout = d.value("error", json()) == "States.Timeout";
-			if (activity_of(resource)) {
-				add(at, timeout ? "ActivityTimedOut" : "ActivityFailed",
-					timeout ? "activityTimedOutEventDetails" : "activityFailedEventDetails", x);
-			} else {
-				x["resourceType"] = "genroc";
-				x["resource"] = resource;
-				add(at, timeout ? "TaskTimedOut" : "TaskFailed", timeout ? "taskTimedOutEventDetails" : "taskFailedEventDetails",
-					x);
-			}
-		} else if (ev == "children_started") {
-			fan_kind = d.value("kind", "");
-			if (fan_kind == "map")
-				add(at, "MapStateStarted", "mapStateStartedEventDetails", {{"length", d.value("count", 0)}});
-			else if (fan_kind == "parallel")
-				add(at, "ParallelStateStarted", nullptr, nullptr);
-		} else if (ev == "children_done" || ev == "children_failed") {
-			const bool ok = ev == "children_done" && d.value("failed", 0) == 0;
-			if (fan_kind == "map") add(at, ok ? "MapStateSucceeded" : "MapStateFailed", nullptr, nullptr);
-			else if (fan_kind == "parallel") add(at, ok ? "ParallelStateSucceeded" : "ParallelStateFailed", nullptr, nullptr);
-		} else if (ev == "redriven") {
-			add(at, "ExecutionRedriven", "executionRedrivenEventDetails", {{"redriveCount", d.value("redrive_count", 0)}});
-			// a Map or Parallel waiting on its children again is open again
-			if (d.contains("kept") && !state.empty()) {
-				open_state = state;
-				open_type = fan_kind == "map" ? "Map" : "Parallel";
-			}
-		} else if (ev == "succeeded") {
-			const json out = d.value("output", inst.value("output", json()));
-			close_state(at, &out);
-			json x = json::object();
-			payload(x, "output", out);
-			add(at, "ExecutionSucceeded", "executionSucceededEventDetails", x);
-		} else if (ev == "failed" || ev == "cancelled") {
-			if (ev == "failed" && open_type != "Fail") close_state(at, nullptr);
-			open_state.clear();
-			json x = json::object();
-			const json err = d.value("error", inst.value("error", json()));
-			const json cause = d.value("cause", inst.value("cause", json()));
-			if (err.is_string()) x["error"] = err;
-			if (cause.is_string()) x["cause"] = cause;
-			if (ev == "cancelled") add(at, "ExecutionAborted", "executionAbortedEventDetails", x);
-			else if (err == "States.Timeout" && state.empty())
-				add(at, "ExecutionTimedOut", "executionTimedOutEventDetails", x);
-			else add(at, "ExecutionFailed", "executionFailedEventDetails", x);
-		}
-	}
-	return events;
-}
+// ---- the history (sfn_history.cpp) --------------------------------------
 
 json get_history(const Options &o, const Arns &arns, Store &store, const json &b) {
 	only(b, {"executionArn", "maxResults", "reverseOrder", "nextToken", "includeExecutionData"});
@@ -825,8 +692,7 @@ json get_history(const Options &o, const Arns &arns, Store &store, const json &b
 			fail("InvalidToken", "Invalid Token: the nextToken was made for another listing");
 		from = p["i"];
 	}
-	json log = store.history(inst.at("id"));
-	json all = history_events(arns, inst, log.contains("history") ? log["history"] : log, data);
+	json all = history_events(o, store, inst, data);
 	if (reverse) std::reverse(all.begin(), all.end());
 	json events = json::array();
 	size_t i = from;
@@ -982,7 +848,7 @@ const std::vector<std::string> &actions() {
 		"CreateStateMachine", "UpdateStateMachine", "DescribeStateMachine", "DescribeStateMachineForExecution",
 		"ListStateMachines", "DeleteStateMachine", "ValidateStateMachineDefinition", "PublishStateMachineVersion",
 		"ListStateMachineVersions", "StartExecution", "StartSyncExecution", "DescribeExecution", "ListExecutions",
-		"StopExecution", "GetExecutionHistory", "CreateActivity", "DescribeActivity", "ListActivities",
+		"StopExecution", "GetExecutionHistory", "TestState", "CreateActivity", "DescribeActivity", "ListActivities",
 		"DeleteActivity", "GetActivityTask", "SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat",
 		"RedriveExecution"};
 	return a;
@@ -1019,6 +885,7 @@ json call(const Options &o, const std::string &action, const json &b, const std:
 		if (action == "StopExecution") return need(who, need_operate(), action), stop_execution(arns, store(), b);
 		if (action == "RedriveExecution") return need(who, need_operate(), action), redrive_execution(arns, store(), b);
 		if (action == "GetExecutionHistory") return need(who, need_read_instances(), action), get_history(o, arns, store(), b);
+		if (action == "TestState") return need(who, need_any(), action), test_state(o, b);
 		if (action == "CreateActivity") return need(who, need_operate(), action), create_activity(arns, b);
 		if (action == "DescribeActivity") return need(who, need_read(), action), describe_activity(arns, store(), b);
 		if (action == "ListActivities") return need(who, need_read(), action), list_activities(o, arns, store(), b);

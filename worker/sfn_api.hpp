@@ -67,6 +67,16 @@ json call(const Options &options, const std::string &action, const json &body,
 		  const std::function<Store &()> &store, const std::optional<auth::Principal> &who,
 		  const std::function<bool()> &stopping);
 
+// TestState (sfn_test_state.cpp): one state run alone on an input, nothing
+// stored.  Throws Failure.
+json test_state(const Options &options, const json &body);
+
+// GetExecutionHistory's events (sfn_history.cpp): the log of the execution's
+// instance `inst` and of its Parallel branches and Map items, as AWS's event
+// types and details; each state's input and output when a replay of the
+// log's steps agrees with the log.  `data`: includeExecutionData.
+json history_events(const Options &options, Store &store, const json &inst, bool data);
+
 // The actions served, as AWS names them.
 const std::vector<std::string> &actions();
 

@@ -9,7 +9,8 @@
 # key pairs with `genroc token create --sigv4` (operator + worker, reader),
 # starts `genroc serve --auth --sigv4-key-file` on a free loopback port, then
 #   - the AWS CLI (Debian's awscli): one batch of calls, credentials from the
-#     issued keys (the CLI starts slowly: as few calls as cover its part);
+#     issued keys (the CLI starts slowly: as few calls as cover its part), and
+#     StartSyncExecution with test/sfn/awscli_plugin/ loaded;
 #   - every test/sfn/*_test.mjs, each a node process with @aws-sdk/client-sfn
 #     (package-lock.json) and common.mjs, which checks every raw answer against
 #     the service model Debian's awscli ships (sdk_test.mjs: every action it
@@ -66,6 +67,22 @@ cli_part() { # store endpoint
   [[ $? -ne 0 && $out == *InvalidSignatureException* ]]; tap $? "$store: the CLI with a wrong secret is refused"
 }
 
+# StartSyncExecution through the CLI: AWS clients send it to the endpoint's
+# host prefixed "sync-"; Debian's CLI (2.9.19) has no setting to stop that, so
+# its config file loads test/sfn/awscli_plugin/ (a newer CLI reads
+# disable_host_prefix_injection, set too).
+cli_sync_part() { # store endpoint
+  local store=$1 endpoint=$2 out arn
+  arn="arn:aws:states:$REGION:$ACCOUNT:stateMachine:cli"
+  printf '[default]\ndisable_host_prefix_injection = true\n[plugins]\ncli_legacy_plugin_path = %s\ngenroc_no_host_prefix = genroc_no_host_prefix\n' \
+    "$ROOT/test/sfn/awscli_plugin" >"$tmp/cli-sync.cfg"
+  out=$(AWS_CONFIG_FILE="$tmp/cli-sync.cfg" "$AWS" stepfunctions --endpoint-url "$endpoint" --region $REGION --output json \
+    start-sync-execution --state-machine-arn "$arn" --name sync1 --input '{"n":2}' 2>&1)
+  [ "$(jq -r .status <<<"$out" 2>/dev/null)" = SUCCEEDED ] && [ "$(jq -r .output <<<"$out")" = '{"done":true}' ] &&
+    [ "$(jq -r .executionArn <<<"$out")" = "arn:aws:states:$REGION:$ACCOUNT:execution:cli:sync1" ]
+  tap $? "$store: aws stepfunctions start-sync-execution (the sync- host prefix turned off by the CLI's config)"
+}
+
 # Every test/sfn/*_test.mjs, one node process each (common.mjs is their shared part).
 run_sdk_tests() { # store
   local f
@@ -90,6 +107,8 @@ run_store() { # name (sqlite|postgres) database
   local server=$SERVE_PID endpoint="http://127.0.0.1:$SERVE_PORT"
   AWS_ACCESS_KEY_ID=$(jq -r .access_key_id <<<"$ops") AWS_SECRET_ACCESS_KEY=$(jq -r .secret_access_key <<<"$ops") \
     AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_part "$name" "$endpoint"
+  AWS_ACCESS_KEY_ID=$(jq -r .access_key_id <<<"$ops") AWS_SECRET_ACCESS_KEY=$(jq -r .secret_access_key <<<"$ops") \
+    AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_sync_part "$name" "$endpoint"
   ENDPOINT=$endpoint REGION=$REGION ACCOUNT=$ACCOUNT MODEL=$MODEL STORE=$name \
     KEY_ID=$(jq -r .access_key_id <<<"$ops") SECRET=$(jq -r .secret_access_key <<<"$ops") \
     READER_ID=$(jq -r .access_key_id <<<"$reader") READER_SECRET=$(jq -r .secret_access_key <<<"$reader") \

@@ -97,12 +97,19 @@ const forExec = await send('DescribeStateMachineForExecution', { executionArn: e
 ok(forExec.stateMachineArn === machine && JSON.parse(forExec.definition).Comment === 'v2', 'DescribeStateMachineForExecution answers the version it ran');
 
 const history = await send('GetExecutionHistory', { executionArn: exec, maxResults: 1000 });
-const types = history.events.map((e) => e.type);
+const all = history.events.map((e) => e.type);
+// the Map's items run side by side: their events, in any order, between MapStateStarted and MapStateSucceeded
+const from = all.indexOf('MapStateStarted') + 1, to = all.indexOf('MapStateSucceeded');
+const items = all.slice(from, to).sort();
+const types = [...all.slice(0, from), ...all.slice(to)];
+const item = ['MapIterationStarted', 'TaskStateEntered', 'TaskScheduled', 'TaskStarted', 'TaskSucceeded', 'TaskStateExited', 'MapIterationSucceeded'];
 const want = ['ExecutionStarted', 'PassStateEntered', 'PassStateExited', 'TaskStateEntered', 'TaskScheduled', 'TaskStarted',
   'TaskFailed', 'TaskStateExited', 'ChoiceStateEntered', 'ChoiceStateExited', 'WaitStateEntered', 'WaitStateExited',
-  'ParallelStateEntered', 'ParallelStateStarted', 'ParallelStateSucceeded', 'ParallelStateExited', 'MapStateEntered',
-  'MapStateStarted', 'MapStateSucceeded', 'MapStateExited', 'SucceedStateEntered', 'SucceedStateExited', 'ExecutionSucceeded'];
-ok(JSON.stringify(types) === JSON.stringify(want), `GetExecutionHistory's event types (${types.join(' ')})`);
+  'ParallelStateEntered', 'ParallelStateStarted', 'PassStateEntered', 'PassStateExited', 'ParallelStateSucceeded',
+  'ParallelStateExited', 'MapStateEntered', 'MapStateStarted', 'MapStateSucceeded', 'MapStateExited', 'SucceedStateEntered',
+  'SucceedStateExited', 'ExecutionSucceeded'];
+ok(JSON.stringify(types) === JSON.stringify(want) && JSON.stringify(items) === JSON.stringify([...item, ...item, ...item].sort()),
+  `GetExecutionHistory's event types (${all.join(' ')})`);
 ok(history.events.every((e, i) => e.id === i + 1 && e.previousEventId === i), 'event ids count from 1, previousEventId the one before');
 ok(JSON.parse(history.events[0].executionStartedEventDetails.input).items.length === 3
   && history.events.find((e) => e.type === 'MapStateStarted').mapStateStartedEventDetails.length === 3
@@ -112,7 +119,7 @@ const reversed = await send('GetExecutionHistory', { executionArn: exec, reverse
 ok(reversed.events[0].type === 'ExecutionSucceeded' && reversed.events.length === 5 && reversed.nextToken
   && reversed.events[0].executionSucceededEventDetails.output === undefined, 'reverseOrder, maxResults and includeExecutionData false');
 const rest = await send('GetExecutionHistory', { executionArn: exec, reverseOrder: true, maxResults: 1000, includeExecutionData: false, nextToken: reversed.nextToken });
-ok(rest.events.length === want.length - 5 && rest.events.at(-1).type === 'ExecutionStarted', 'the next page of the history');
+ok(rest.events.length === all.length - 5 && rest.events.at(-1).type === 'ExecutionStarted', 'the next page of the history');
 const bent = reversed.nextToken.slice(0, -2) + (reversed.nextToken.endsWith('A') ? 'BB' : 'AA');
 ok(await outcome(send('GetExecutionHistory', { executionArn: exec, nextToken: bent })) === 'InvalidToken', 'a changed nextToken: InvalidToken');
 
