@@ -26,6 +26,7 @@
 
 #include "genroc.h"
 #include "engine_calls.h"
+#include "engine_entry.h"
 #include "engine_spi.h"
 
 PG_FUNCTION_INFO_V1(genroc_define);
@@ -38,8 +39,8 @@ PG_FUNCTION_INFO_V1(genroc_get_definition);
  * PostgreSQL raise its own error first (the cancel's, the timeout's, a
  * termination's FATAL), as genroc.c's raise_failure does.
  */
-static void
-raise_engine_error(GenrocEngineError *err)
+void
+genroc_raise_engine_error(GenrocEngineError *err)
 {
 	char	   *message = pstrdup(err->message != NULL ? err->message : "the genroc engine failed");
 	char	   *detail = err->detail != NULL ? pstrdup(err->detail) : NULL;
@@ -58,8 +59,8 @@ raise_engine_error(GenrocEngineError *err)
 			 hint != NULL ? errhint("%s", hint) : 0));
 }
 
-static void
-engine_begin(int *depth)
+void
+genroc_engine_begin(int *depth)
 {
 	genroc_refuse_restricted();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -67,17 +68,17 @@ engine_begin(int *depth)
 	*depth = genroc_pg_savepoint_depth();
 }
 
-static void
-engine_end(int depth, int ok, GenrocEngineError *err)
+void
+genroc_engine_end(int depth, int ok, GenrocEngineError *err)
 {
 	genroc_pg_savepoint_restore(depth);
 	SPI_finish();
 	if (!ok)
-		raise_engine_error(err);
+		genroc_raise_engine_error(err);
 }
 
-static char *
-text_arg_or_null(FunctionCallInfo fcinfo, int k)
+char *
+genroc_text_arg_or_null(FunctionCallInfo fcinfo, int k)
 {
 	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
 }
@@ -94,9 +95,9 @@ define_common(FunctionCallInfo fcinfo, const char *name, const char *definition,
 	int			depth;
 	int			ok;
 
-	engine_begin(&depth);
+	genroc_engine_begin(&depth);
 	ok = genroc_engine_define(name, definition, as_written, &out, &err);
-	engine_end(depth, ok, &err);
+	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);
 	values[0] = CStringGetTextDatum(out.name);
@@ -119,14 +120,14 @@ genroc_define(PG_FUNCTION_ARGS)
 
 		definition = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
 	}
-	return define_common(fcinfo, text_arg_or_null(fcinfo, 0), definition, 0);
+	return define_common(fcinfo, genroc_text_arg_or_null(fcinfo, 0), definition, 0);
 }
 
 /* genroc.define(p_name text, p_definition text): the text as written kept */
 Datum
 genroc_define_text(PG_FUNCTION_ARGS)
 {
-	return define_common(fcinfo, text_arg_or_null(fcinfo, 0), text_arg_or_null(fcinfo, 1), 1);
+	return define_common(fcinfo, genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1), 1);
 }
 
 /* genroc.list_definitions() */
@@ -141,7 +142,7 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 	int			ok;
 	int			k;
 
-	engine_begin(&depth);
+	genroc_engine_begin(&depth);
 	ok = genroc_engine_list_definitions(&rows, &n, &err);
 	if (!ok)
 	{
@@ -151,7 +152,7 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 		rows = NULL;
 		n = 0;
 	}
-	engine_end(depth, ok, &err);
+	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -176,17 +177,17 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 Datum
 genroc_get_definition(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_arg_or_null(fcinfo, 0);
+	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
 	char	   *copy;
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
 
-	engine_begin(&depth);
+	genroc_engine_begin(&depth);
 	ok = genroc_engine_get_definition(name, !PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
 									  &json, &err);
-	engine_end(depth, ok, &err);
+	genroc_engine_end(depth, ok, &err);
 	copy = pstrdup(json);
 	genroc_engine_free(json);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));

@@ -23,7 +23,8 @@ namespace genroc::sqlite {
 //   9  instances: the CHECKs on status and wait_kind without IN lists (the
 //      same remaking of the table)
 //  10  + definitions.source (the text a version was written as)
-inline constexpr int SCHEMA_VERSION = 10;
+//  11  + aliases, deletions (ALIASES_SQL)
+inline constexpr int SCHEMA_VERSION = 11;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -263,6 +264,28 @@ INSERT INTO sqlite_sequence (name, seq) SELECT 'instances', seq FROM sqlite_sequ
 DROP TABLE instances_old;
 )SQL";
 
+// A definition's aliases and the deletions of definitions and versions, as
+// the extension's genroc._aliases and genroc._deletions (32_aliases.sql):
+// routing [{"version": n, "weight": w}, ...] as JSON text; a deletion's
+// version 0 is the whole name.
+inline constexpr const char *ALIASES_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS aliases (
+	name        TEXT NOT NULL,
+	alias       TEXT NOT NULL,
+	routing     TEXT NOT NULL,
+	description TEXT,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	PRIMARY KEY (name, alias)
+);
+CREATE TABLE IF NOT EXISTS deletions (
+	name       TEXT NOT NULL,
+	version    INTEGER NOT NULL,
+	deleted_at INTEGER NOT NULL,
+	PRIMARY KEY (name, version)
+);
+)SQL";
+
 // MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
 // tables above are what a new file gets; these change an existing one to
 // match them).
@@ -289,6 +312,7 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	REORDER_INSTANCES,
 	// 9 -> 10: a definition's text as written
 	"ALTER TABLE definitions ADD COLUMN source TEXT;",
+	ALIASES_SQL,  // 10 -> 11
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 
