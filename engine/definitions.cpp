@@ -98,8 +98,8 @@ std::string get_definition(Port &port, const std::optional<std::string> &name, s
 	if (rows.empty())
 		raise(Msg::DEFINITION_NOT_FOUND, {*name, version ? " version " + std::to_string(*version) : std::string()});
 	const Row &r = rows[0];
-	// a deleted name (genroc.undefine) says when; its versions stay readable
-	Rows deleted = port.query(Stmt::NAME_DELETED_AT, {*name});
+	// a deleted name or version (genroc.undefine) says when; it stays readable
+	Rows deleted = port.query(Stmt::NAME_DELETED_AT, {*name, r.i64(1)});
 	// the stored text spliced in as it is: no number or key changes on the way
 	return "{\"name\": " + json_string(r.text(0)) + ", \"version\": " + std::to_string(r.i64(1)) +
 		   ", \"definition\": " + r.text(2) + ", \"source\": " + (r.is_null(4) ? "null" : json_string(r.text(4))) +

@@ -1,7 +1,7 @@
 -- Every SQLSTATE of the API (core/errors.def and the standard codes it
 -- uses), raised by the function and condition docs/errors.md names.
 BEGIN;
-SELECT plan(18);
+SELECT plan(21);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 SELECT version AS job_version FROM genroc.define('tap_job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","Next":"Ask"},"Ask":{"Type":"Task","Resource":"activity:ask","End":true}}}') \gset
@@ -13,6 +13,15 @@ SELECT throws_ok($$SELECT genroc.define('bad', '{"StartAt":"Nope","States":{"A":
 	'RC001', 'invalid definition at $.StartAt: unknown state "Nope"', 'RC001 invalid_definition names the JSON path');
 SELECT throws_ok($$SELECT genroc.start('no_such_definition')$$,
 	'RC002', NULL, 'RC002 definition_not_found');
+SELECT throws_ok($$SELECT genroc.start('tap_job', '{}', '{"alias":"nope"}')$$,
+	'RC016', 'alias "nope" of definition "tap_job" not found', 'RC016 alias_not_found');
+SELECT genroc.define('tap_gone', '{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}') AS gone \gset
+SELECT genroc.alias_set('tap_gone', 'live', '[{"version": 1, "weight": 100}]') AS aliased \gset
+SELECT throws_ok($$SELECT genroc.undefine('tap_gone', 1)$$,
+	'55006', 'version 1 of definition "tap_gone" is routed to by alias "live"', '55006 a version an alias routes to');
+SELECT genroc.undefine('tap_gone') AS undefined \gset
+SELECT throws_ok($$SELECT genroc.start('tap_gone')$$,
+	'RC017', 'definition "tap_gone" was deleted', 'RC017 definition_deleted');
 SELECT throws_ok($$SELECT genroc.get_instance(-1)$$,
 	'RC003', NULL, 'RC003 instance_not_found');
 SELECT throws_ok(format('SELECT genroc.complete(%s, %s, %L)', :id, :epoch + 1, '{}'),

@@ -171,7 +171,8 @@ SELECT is_empty($$
 	  AND p.prosrc NOT IN ('genroc_claim', 'genroc_claim_wait', 'genroc_complete_many',
 						   -- the engine's entry points (extension/definitions.c: engine_begin)
 						   'genroc_define', 'genroc_define_text', 'genroc_list_definitions',
-						   'genroc_get_definition')
+						   'genroc_get_definition', 'genroc_alias_set', 'genroc_alias_drop', 'genroc_get_alias',
+						   'genroc_list_aliases', 'genroc_undefine')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();

@@ -29,12 +29,14 @@ const COMMON_ERRORS = new Set(['AccessDeniedException', 'UnrecognizedClientExcep
   'IncompleteSignatureException', 'MissingAuthenticationTokenException', 'ValidationException',
   'UnknownOperationException', 'SerializationException', 'InternalFailure', 'ServiceUnavailable']);
 // Members AWS added after the model Debian's awscli (2.9.19) ships: the
-// versions (stateMachineVersionArn, revisionId) of November 2023.
+// versions (stateMachineVersionArn, revisionId) and aliases of November 2023.
 const NEWER_MEMBERS = {
   CreateStateMachineOutput: ['stateMachineVersionArn'],
   UpdateStateMachineOutput: ['stateMachineVersionArn', 'revisionId'],
   DescribeStateMachineOutput: ['revisionId'],
   DescribeStateMachineForExecutionOutput: ['revisionId'],
+  // the aliases of November 2023
+  DescribeExecutionOutput: ['stateMachineVersionArn', 'stateMachineAliasArn'],
 };
 const shapeFaults = [];
 const checkedOps = new Set();
