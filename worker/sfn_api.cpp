@@ -343,6 +343,16 @@ void need(const std::optional<auth::Principal> &who, const auth::Need &n, const 
 
 // ---- state machines -------------------------------------------------------
 
+// A definition that was deleted (genroc.undefine), or whose version was, is
+// gone for the actions that name it.
+json live_definition(Store &store, const std::string &name, std::optional<int> version) {
+	json d = store.get_definition(name, version);
+	if (d.contains("deleted_at"))
+		fail("StateMachineDoesNotExist", "State Machine Does Not Exist: '" + shown(name) +
+											 (version ? ":" + std::to_string(*version) : std::string()) + "' was deleted");
+	return d;
+}
+
 // created_at of version 1: the state machine's creation.
 json creation_date(Store &store, const std::string &name) { return when(store.get_definition(name, 1)["created_at"]); }
 
@@ -400,16 +410,6 @@ json describe_definition(const Arns &arns, Store &store, const json &d, bool ver
 				{"creationDate", version_arn ? when(d["created_at"]) : creation_date(store, name)},
 				{"revisionId", std::to_string(d.at("version").get<int>())}};
 	return out;
-}
-
-// A definition that was deleted (genroc.undefine), or whose version was, is
-// gone for the actions that name it.
-json live_definition(Store &store, const std::string &name, std::optional<int> version) {
-	json d = store.get_definition(name, version);
-	if (d.contains("deleted_at"))
-		fail("StateMachineDoesNotExist", "State Machine Does Not Exist: '" + shown(name) +
-											 (version ? ":" + std::to_string(*version) : std::string()) + "' was deleted");
-	return d;
 }
 
 json describe_state_machine(const Arns &arns, Store &store, const json &b) {
