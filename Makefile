@@ -32,6 +32,7 @@ ENGINE_SRCS = $(sort $(wildcard engine/*.cpp))
 OBJS        = extension/genroc.o extension/claim.o extension/complete_many.o extension/ticker.o \
               extension/engine_spi.o extension/engine_port.o extension/definitions.o extension/tokens.o \
               extension/metrics.o extension/objects.o extension/admin.o extension/callbacks.o extension/redrive.o \
+              extension/aliases.o \
               $(ENGINE_SRCS:.cpp=.o) $(CORE_SRCS:.cpp=.o)
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
 UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql

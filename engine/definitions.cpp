@@ -51,7 +51,13 @@ Defined define(Port &port, const std::optional<std::string> &name, const std::op
 	// text first written for its content.
 	port.exec(Stmt::LOCK_DEFINE, {*name});
 	Rows found = port.query(Stmt::DEFINITION_BY_CONTENT, {*name, *hash, canonical});
-	if (!found.empty()) return {*name, static_cast<int>(found[0].i64(0)), false};
+	// A define makes a deleted name live again (its versions numbered on),
+	// and the version it answers too.
+	if (!found.empty()) {
+		const int version = static_cast<int>(found[0].i64(0));
+		port.exec(Stmt::DELETION_UNDO, {*name, int64_t{version}});
+		return {*name, version, false};
+	}
 
 	validate(canonical, *hash);
 	Rows next = port.query(Stmt::DEFINITION_NEXT_VERSION, {*name});
@@ -71,8 +77,10 @@ Defined define(Port &port, const std::optional<std::string> &name, const std::op
 		insert.rollback();
 		Rows again = port.query(Stmt::DEFINITION_BY_CONTENT, {*name, *hash, canonical});
 		if (again.empty()) throw;
+		port.exec(Stmt::DELETION_UNDO, {*name, again[0].i64(0)});
 		return {*name, static_cast<int>(again[0].i64(0)), false};
 	}
+	port.exec(Stmt::DELETION_UNDO, {*name, int64_t{version}});
 	return {*name, version, true};
 }
 
@@ -90,10 +98,13 @@ std::string get_definition(Port &port, const std::optional<std::string> &name, s
 	if (rows.empty())
 		raise(Msg::DEFINITION_NOT_FOUND, {*name, version ? " version " + std::to_string(*version) : std::string()});
 	const Row &r = rows[0];
+	// a deleted name or version (genroc.undefine) says when; it stays readable
+	Rows deleted = port.query(Stmt::NAME_DELETED_AT, {*name, r.i64(1)});
 	// the stored text spliced in as it is: no number or key changes on the way
 	return "{\"name\": " + json_string(r.text(0)) + ", \"version\": " + std::to_string(r.i64(1)) +
 		   ", \"definition\": " + r.text(2) + ", \"source\": " + (r.is_null(4) ? "null" : json_string(r.text(4))) +
-		   ", \"created_at\": " + json_string(iso_us(r.i64(3))) + "}";
+		   ", \"created_at\": " + json_string(iso_us(r.i64(3))) +
+		   (deleted.empty() ? std::string() : ", \"deleted_at\": " + json_string(iso_us(deleted[0].i64(0)))) + "}";
 }
 
 }  // namespace genroc::engine

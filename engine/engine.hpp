@@ -44,8 +44,9 @@ struct DefinitionSummary {
 std::vector<DefinitionSummary> list_definitions(Port &port);
 
 // genroc.get_definition(p_name, p_version): one stored definition as JSON
-// text, {name, version, definition, source, created_at}; RC002 when there
-// is none.  The definition's stored text is copied in as it is (no parse).
+// text, {name, version, definition, source, created_at}, and deleted_at
+// when the name or that version was deleted (genroc.undefine); RC002 when
+// there is none.  The definition's stored text is copied in as it is (no parse).
 std::string get_definition(Port &port, const std::optional<std::string> &name, std::optional<int64_t> version);
 
 // ---- shared checks -----------------------------------------------------

@@ -29,6 +29,7 @@
 
 #include "genroc.h"
 #include "engine_calls.h"
+#include "engine_entry.h"
 #include "engine_spi.h"
 #include "engine_entry.h"
 

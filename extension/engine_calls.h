@@ -173,6 +173,19 @@ extern int	genroc_engine_task_token_heartbeat(const char *token, GenrocEngineErr
 /* genroc.redrive: the instance's new status (malloc'd). */
 extern int	genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err);
 
+/* ---- aliases (aliases.c) ---- */
+/* genroc.alias_set, get_alias, list_aliases: the answer as JSON text. */
+extern int	genroc_engine_alias_set(const char *name, const char *alias, const char *routing,
+									const char *description, char **json, GenrocEngineError *err);
+extern int	genroc_engine_alias_drop(const char *name, const char *alias, GenrocEngineError *err);
+extern int	genroc_engine_get_alias(const char *name, const char *alias, char **json, GenrocEngineError *err);
+extern int	genroc_engine_list_aliases(const char *name, char **json, GenrocEngineError *err);
+/* genroc.undefine: the name, or one version of it. */
+extern int	genroc_engine_undefine(const char *name, int has_version, int64_t version, GenrocEngineError *err);
+/* genroc._start_version: the version a start runs, in *version. */
+extern int	genroc_engine_start_version(const char *name, int has_version, int64_t version, const char *alias,
+										int *out, GenrocEngineError *err);
+
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);
 

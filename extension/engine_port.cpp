@@ -12,12 +12,14 @@
 
 #include "admin.hpp"
 #include "callbacks.hpp"
+#include "aliases.hpp"
 #include "engine.hpp"
 #include "engine/metrics.hpp"
 #include "objects.hpp"
 #include "tokens.hpp"
 #include "redrive.hpp"
 #include "engine_calls.h"
+#include "errors.hpp"
 #include "engine_spi.h"
 
 namespace genroc::engine {
@@ -551,6 +553,55 @@ extern "C" int genroc_engine_redrive(int has_instance, int64_t instance, char **
 	return guarded(err, [&] {
 		PgPort port(false);
 		*status = dup(redrive(port, has_instance ? std::optional<int64_t>(instance) : std::nullopt));
+	});
+}
+
+extern "C" int genroc_engine_alias_set(const char *name, const char *alias, const char *routing,
+									   const char *description, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*json = dup(alias_set(port, arg(name), arg(alias), arg(routing), arg(description)));
+	});
+}
+
+extern "C" int genroc_engine_alias_drop(const char *name, const char *alias, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		alias_drop(port, arg(name), arg(alias));
+	});
+}
+
+extern "C" int genroc_engine_get_alias(const char *name, const char *alias, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(true);
+		*json = dup(get_alias(port, arg(name), arg(alias)));
+	});
+}
+
+extern "C" int genroc_engine_list_aliases(const char *name, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(true);
+		*json = dup(list_aliases(port, arg(name)));
+	});
+}
+
+extern "C" int genroc_engine_undefine(const char *name, int has_version, int64_t version, GenrocEngineError *err) {
+	return guarded(err, [&] {
+		PgPort port(false);
+		undefine(port, arg(name), has_version ? std::optional<int64_t>(version) : std::nullopt);
+	});
+}
+
+extern "C" int genroc_engine_start_version(const char *name, int has_version, int64_t version, const char *alias,
+										   int *out, GenrocEngineError *err) {
+	*out = 0;
+	return guarded(err, [&] {
+		PgPort port(false);
+		if (!name) raise(Msg::ARG_NULL, {"p_definition"});
+		*out = start_version(port, name, has_version ? std::optional<int64_t>(version) : std::nullopt, arg(alias));
 	});
 }
 

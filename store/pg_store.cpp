@@ -244,8 +244,36 @@ class PgStore final : public Store {
 		return out;
 	}
 
-	std::string cancel(int64_t id) override {
-		return scalar("SELECT genroc.cancel($1)", {std::to_string(id)});
+	std::string cancel(int64_t id, const std::optional<std::string> &error,
+					   const std::optional<std::string> &cause) override {
+		if (!error && !cause) return scalar("SELECT genroc.cancel($1)", {std::to_string(id)});
+		return scalar("SELECT genroc.cancel($1, $2, $3)",
+					  {std::to_string(id), error ? Param(*error) : std::nullopt, cause ? Param(*cause) : std::nullopt});
+	}
+
+	void undefine(const std::string &name, std::optional<int> version) override {
+		exec("SELECT genroc.undefine($1, $2::int)", {name, version ? Param(std::to_string(*version)) : std::nullopt});
+	}
+
+	json alias_set(const std::string &name, const std::string &alias, const json &routing,
+				   const std::optional<std::string> &description) override {
+		auto r = exec("SELECT genroc.alias_set($1, $2, $3::jsonb, $4)",
+					  {name, alias, param(routing, "the routing"), description ? Param(*description) : std::nullopt});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	void alias_drop(const std::string &name, const std::string &alias) override {
+		exec("SELECT genroc.alias_drop($1, $2)", {name, alias});
+	}
+
+	json get_alias(const std::string &name, const std::string &alias) override {
+		auto r = exec("SELECT genroc.get_alias($1, $2)", {name, alias});
+		return jsonb(r.get(), 0, 0);
+	}
+
+	json list_aliases(const std::string &name) override {
+		auto r = exec("SELECT genroc.list_aliases($1)", {name});
+		return jsonb(r.get(), 0, 0);
 	}
 
 	std::string retry(int64_t id) override {

@@ -110,6 +110,18 @@ class Store {
 	// (source: the text as written, or null), the newest version without
 	// `version`; RC002 when there is none.
 	virtual json get_definition(const std::string &name, std::optional<int> version) = 0;
+	// genroc.undefine: the name (no version: no more starts, not listed, its
+	// aliases dropped) or one version of it deleted.
+	virtual void undefine(const std::string &name, std::optional<int> version) = 0;
+
+	// Aliases (genroc.alias_set, alias_drop, get_alias, list_aliases):
+	// routing [{"version", "weight"}, ...]; an alias is {name, alias,
+	// routing, description, created_at, updated_at}; RC016 when there is none.
+	virtual json alias_set(const std::string &name, const std::string &alias, const json &routing,
+						   const std::optional<std::string> &description) = 0;
+	virtual void alias_drop(const std::string &name, const std::string &alias) = 0;
+	virtual json get_alias(const std::string &name, const std::string &alias) = 0;
+	virtual json list_aliases(const std::string &name) = 0;	// by alias
 
 	// Instances
 	virtual StartResult start(const std::string &definition, const json &input,
@@ -120,7 +132,10 @@ class Store {
 	// input, in their order (is_new always true).
 	virtual std::vector<StartResult> start_many(const std::string &definition, const json &inputs,
 												const json &options) = 0;
-	virtual std::string cancel(int64_t instance_id) = 0;	// returns "cancelled"
+	// genroc.cancel: returns "cancelled"; error (default genroc.Cancelled)
+	// and cause (default "cancelled by request") are the instance's.
+	virtual std::string cancel(int64_t instance_id, const std::optional<std::string> &error = std::nullopt,
+							   const std::optional<std::string> &cause = std::nullopt) = 0;
 	// A failed top-level instance again (RC009 otherwise): retry enters the
 	// failed state anew; resume goes on after that Task with `output`.
 	// Both return the new status.

@@ -84,6 +84,7 @@ struct Arns {
 	std::string prefix() const { return "arn:aws:states:" + o.region + ":" + o.account + ":"; }
 	std::string machine(const std::string &name) const { return prefix() + "stateMachine:" + name; }
 	std::string version(const std::string &name, int v) const { return machine(name) + ":" + std::to_string(v); }
+	std::string alias(const std::string &name, const std::string &a) const { return machine(name) + ":" + a; }
 	std::string execution(const std::string &machine, const std::string &name) const {
 		return prefix() + "execution:" + machine + ":" + name;
 	}
@@ -113,20 +114,36 @@ struct Arns {
 	}
 };
 
-// A machine ARN, or a version ARN (machine:N).
+// A machine ARN, a version ARN (machine:N) or an alias ARN (machine:ALIAS).
 struct MachineRef {
 	std::string name;
 	std::optional<int> version;
+	std::optional<std::string> alias;
 };
 
-MachineRef machine_ref(const Arns &arns, const std::string &arn, bool version_ok) {
-	auto parts = arns.parse(arn, "stateMachine", 1, version_ok ? 2 : 1);
-	MachineRef r{parts[0], std::nullopt};
+// AWS's rule for an alias name: 1 to 80 of [A-Za-z0-9_.-], not all digits.
+bool alias_name_ok(const std::string &a) {
+	if (a.empty() || a.size() > 80 || std::all_of(a.begin(), a.end(), ::isdigit)) return false;
+	return std::all_of(a.begin(), a.end(), [](unsigned char c) { return std::isalnum(c) || c == '_' || c == '-' || c == '.'; });
+}
+
+enum Qualifier { kMachine = 0, kVersion = 1, kAlias = 2 };
+
+// `allowed`: the qualifiers the action takes (kVersion | kAlias).
+MachineRef machine_ref(const Arns &arns, const std::string &arn, int allowed) {
+	auto parts = arns.parse(arn, "stateMachine", 1, allowed ? 2 : 1);
+	MachineRef r{parts[0], std::nullopt, std::nullopt};
 	if (parts.size() == 2) {
 		const std::string &v = parts[1];
-		if (v.size() > 9 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stoi(v) < 1)
-			fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "' (aliases are not supported)");
-		r.version = std::stoi(v);
+		if (std::all_of(v.begin(), v.end(), ::isdigit)) {
+			if (!(allowed & kVersion) || v.size() > 9 || std::stoi(v) < 1)
+				fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "' (a version ARN is not taken here)");
+			r.version = std::stoi(v);
+		} else {
+			if (!(allowed & kAlias) || !alias_name_ok(v))
+				fail("InvalidArn", "Invalid Arn: '" + shown(arn) + "' (an alias ARN is not taken here)");
+			r.alias = v;
+		}
 	}
 	return r;
 }
@@ -214,6 +231,8 @@ json read_token(const Options &o, const std::string &what, const std::string &to
 // ---- executions -----------------------------------------------------------
 
 const char *kNameLabel = "sfn_execution";
+const char *kVersionLabel = "sfn_version";	// started by a version ARN
+const char *kAliasLabel = "genroc:alias";	// started by an alias (genroc.start's option)
 
 std::string execution_name(const json &inst) {
 	const json &labels = inst.contains("labels") ? inst["labels"] : json();
@@ -269,6 +288,14 @@ json execution_item(const Arns &arns, const json &inst) {
 
 json describe_execution(const Arns &arns, const json &inst) {
 	json out = execution_item(arns, inst);
+	const json &labels = inst.contains("labels") ? inst["labels"] : json();
+	const std::string machine = inst.at("definition");
+	if (labels.is_object() && labels.contains(kAliasLabel) && labels[kAliasLabel].is_string()) {
+		out["stateMachineAliasArn"] = arns.alias(machine, labels[kAliasLabel]);
+		out["stateMachineVersionArn"] = arns.version(machine, inst.value("version", 0));
+	} else if (labels.is_object() && labels.contains(kVersionLabel)) {
+		out["stateMachineVersionArn"] = arns.version(machine, inst.value("version", 0));
+	}
 	out["input"] = inst["input"].dump();
 	out["inputDetails"] = {{"included", true}};
 	if (inst.value("status", "") == "succeeded") {
@@ -329,7 +356,12 @@ void need(const std::optional<auth::Principal> &who, const auth::Need &n, const 
 // What a store error means for the action at hand.
 [[noreturn]] void rethrow(const Error &e, const std::string &action) {
 	const std::string &s = e.sqlstate;
-	if (s == sqlstate::DEFINITION_NOT_FOUND) fail("StateMachineDoesNotExist", e.what());
+	const bool alias_action = action.find("StateMachineAlias") != std::string::npos;
+	if (s == sqlstate::DEFINITION_NOT_FOUND) fail(alias_action ? "ResourceNotFound" : "StateMachineDoesNotExist", e.what());
+	if (s == sqlstate::ALIAS_NOT_FOUND) fail("ResourceNotFound", e.what());
+	if (s == sqlstate::DEFINITION_DELETED) fail(alias_action ? "StateMachineDeleting" : "StateMachineDoesNotExist", e.what());
+	if (s == "55006") fail("ConflictException", e.what());
+	if (s == "54000" && alias_action) fail("ServiceQuotaExceededException", e.what());
 	if (s == sqlstate::INSTANCE_NOT_FOUND) fail("ExecutionDoesNotExist", e.what());
 	if (s == sqlstate::INVALID_DEFINITION) fail("InvalidDefinition", e.what());
 	if (s == sqlstate::TASK_TOKEN_INVALID) fail("TaskDoesNotExist", e.what());
@@ -345,6 +377,16 @@ void need(const std::optional<auth::Principal> &who, const auth::Need &n, const 
 }
 
 // ---- state machines -------------------------------------------------------
+
+// A definition that was deleted (genroc.undefine), or whose version was, is
+// gone for the actions that name it.
+json live_definition(Store &store, const std::string &name, std::optional<int> version) {
+	json d = store.get_definition(name, version);
+	if (d.contains("deleted_at"))
+		fail("StateMachineDoesNotExist", "State Machine Does Not Exist: '" + shown(name) +
+											 (version ? ":" + std::to_string(*version) : std::string()) + "' was deleted");
+	return d;
+}
 
 // created_at of version 1: the state machine's creation.
 json creation_date(Store &store, const std::string &name) { return when(store.get_definition(name, 1)["created_at"]); }
@@ -364,7 +406,8 @@ json create_state_machine(const Arns &arns, Store &store, const json &b) {
 	} catch (const Error &e) {
 		if (e.sqlstate != sqlstate::DEFINITION_NOT_FOUND) throw;
 	}
-	if (existing && existing->at("definition") != def)
+	// a deleted name may be made again (define makes it live, versions numbered on)
+	if (existing && !existing->contains("deleted_at") && existing->at("definition") != def)
 		fail("StateMachineAlreadyExists", "State Machine Already Exists: '" + arns.machine(name) + "'");
 	DefineResult r = store.define(name, def);
 	json out = {{"stateMachineArn", arns.machine(name)}, {"creationDate", creation_date(store, name)}};
@@ -375,8 +418,10 @@ json create_state_machine(const Arns &arns, Store &store, const json &b) {
 json update_state_machine(const Arns &arns, Store &store, const json &b) {
 	only(b, {"stateMachineArn", "definition", "roleArn", "loggingConfiguration", "tracingConfiguration", "publish",
 			 "versionDescription"});
-	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), false);
-	json current = store.get_definition(m.name, std::nullopt);
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kMachine);
+	if (str(b, "versionDescription", false).size() > 256)
+		fail("ValidationException", "'versionDescription' must be at most 256 characters");
+	json current = live_definition(store, m.name, std::nullopt);
 	int version = current.at("version");
 	if (field(b, "definition")) {
 		DefineResult r = store.define(m.name, parse_definition(str(b, "definition", true), arns));
@@ -404,8 +449,8 @@ json describe_definition(const Arns &arns, Store &store, const json &d, bool ver
 
 json describe_state_machine(const Arns &arns, Store &store, const json &b) {
 	only(b, {"stateMachineArn", "includedData"});
-	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), true);
-	return describe_definition(arns, store, store.get_definition(m.name, m.version), m.version.has_value());
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kVersion);
+	return describe_definition(arns, store, live_definition(store, m.name, m.version), m.version.has_value());
 }
 
 json list_state_machines(const Options &o, const Arns &arns, Store &store, const json &b) {
@@ -439,8 +484,8 @@ json list_state_machines(const Options &o, const Arns &arns, Store &store, const
 
 json publish_version(const Arns &arns, Store &store, const json &b) {
 	only(b, {"stateMachineArn", "revisionId", "description"});
-	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), false);
-	json d = store.get_definition(m.name, std::nullopt);
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kMachine);
+	json d = live_definition(store, m.name, std::nullopt);
 	if (field(b, "revisionId") && str(b, "revisionId", true) != std::to_string(d.at("version").get<int>()))
 		fail("ConflictException", "the state machine's revision is " + std::to_string(d.at("version").get<int>()) +
 									  ", not " + shown(str(b, "revisionId", true)));
@@ -449,9 +494,9 @@ json publish_version(const Arns &arns, Store &store, const json &b) {
 
 json list_versions(const Options &o, const Arns &arns, Store &store, const json &b) {
 	only(b, {"stateMachineArn", "maxResults", "nextToken"});
-	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), false);
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kMachine);
 	const int n = max_results(b, 100);
-	int from = store.get_definition(m.name, std::nullopt).at("version");
+	int from = live_definition(store, m.name, std::nullopt).at("version");
 	if (field(b, "nextToken")) {
 		json p = read_token(o, "ListStateMachineVersions", str(b, "nextToken", true));
 		if (!p.is_object() || p.value("m", "") != m.name || !p["v"].is_number_integer())
@@ -462,11 +507,170 @@ json list_versions(const Options &o, const Arns &arns, Store &store, const json 
 	int v = from;
 	for (; v >= 1 && static_cast<int>(items.size()) < n; v--) {
 		json d = store.get_definition(m.name, v);
+		if (d.contains("deleted_at")) continue;	// DeleteStateMachineVersion
 		items.push_back({{"stateMachineVersionArn", arns.version(m.name, v)}, {"creationDate", when(d["created_at"])}});
 	}
 	json out = {{"stateMachineVersions", items}};
 	if (v >= 1) out["nextToken"] = make_token(o, "ListStateMachineVersions", {{"m", m.name}, {"v", v}});
 	return out;
+}
+
+// ---- aliases and deletions ------------------------------------------------
+
+// routingConfiguration [{stateMachineVersionArn, weight}] as genroc's
+// routing [{version, weight}]: every version of `name` (ValidationException
+// for another machine's); the engine checks the weights and the versions.
+json routing_of(const Arns &arns, const json &b, const std::string &name) {
+	const json *r = field(b, "routingConfiguration");
+	if (!r || !r->is_array()) fail("ValidationException", "'routingConfiguration' must be an array of one or two RoutingConfig");
+	json out = json::array();
+	for (const json &e : *r) {
+		if (!e.is_object()) fail("ValidationException", "'routingConfiguration' must be an array of one or two RoutingConfig");
+		only(e, {"stateMachineVersionArn", "weight"});
+		const MachineRef v = machine_ref(arns, str(e, "stateMachineVersionArn", true), kVersion);
+		if (!v.version || v.name != name)
+			fail("ValidationException", "'stateMachineVersionArn' must be a version ARN of state machine '" + shown(name) + "'");
+		const json *w = field(e, "weight");
+		if (!w || !w->is_number_integer()) fail("ValidationException", "'weight' must be an integer from 0 to 100");
+		out.push_back({{"version", *v.version}, {"weight", *w}});
+	}
+	return out;
+}
+
+json routing_config(const Arns &arns, const json &alias) {
+	json out = json::array();
+	for (const json &r : alias.at("routing"))
+		out.push_back({{"stateMachineVersionArn", arns.version(alias.at("name"), r.at("version").get<int>())},
+					   {"weight", r.at("weight")}});
+	return out;
+}
+
+MachineRef alias_ref(const Arns &arns, const json &b) {
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineAliasArn", true), kAlias);
+	if (!m.alias) fail("InvalidArn", "Invalid Arn: '" + shown(str(b, "stateMachineAliasArn", true)) + "' (want an alias ARN)");
+	return m;
+}
+
+std::optional<std::string> description_of(const json &b) {
+	if (!field(b, "description")) return std::nullopt;
+	const std::string d = str(b, "description", true);
+	if (d.size() > 256) fail("ValidationException", "'description' must be at most 256 characters");
+	return d;
+}
+
+json create_alias(const Arns &arns, Store &store, const json &b) {
+	only(b, {"name", "description", "routingConfiguration"});
+	const std::string alias = str(b, "name", true);
+	if (!alias_name_ok(alias))
+		fail("ValidationException", "'name' must be 1 to 80 letters, digits, '_', '-' or '.', not all digits: '" +
+										shown(alias) + "'");
+	const json *r = field(b, "routingConfiguration");
+	if (!r || !r->is_array() || r->empty()) fail("ValidationException", "'routingConfiguration' must not be empty");
+	const MachineRef first = machine_ref(arns, str((*r)[0].is_object() ? (*r)[0] : json::object(), "stateMachineVersionArn", true), kVersion);
+	const json routing = routing_of(arns, b, first.name);
+	const auto description = description_of(b);
+	try {
+		json existing = store.get_alias(first.name, alias);
+		// AWS: the same name, routing and description answer the alias; else a conflict
+		if (existing.at("routing") != routing || existing.at("description") != (description ? json(*description) : json()))
+			fail("ConflictException", "the alias '" + arns.alias(first.name, alias) + "' exists with another configuration");
+		return {{"stateMachineAliasArn", arns.alias(first.name, alias)}, {"creationDate", when(existing["created_at"])}};
+	} catch (const Error &e) {
+		if (e.sqlstate != sqlstate::ALIAS_NOT_FOUND) throw;
+	}
+	json a = store.alias_set(first.name, alias, routing, description);
+	return {{"stateMachineAliasArn", arns.alias(first.name, alias)}, {"creationDate", when(a["created_at"])}};
+}
+
+json update_alias(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineAliasArn", "description", "routingConfiguration"});
+	const MachineRef m = alias_ref(arns, b);
+	if (!field(b, "description") && !field(b, "routingConfiguration"))
+		fail("ValidationException", "give 'description' or 'routingConfiguration' (or both)");
+	json a = store.get_alias(m.name, *m.alias);
+	const json routing = field(b, "routingConfiguration") ? routing_of(arns, b, m.name) : a.at("routing");
+	std::optional<std::string> description = description_of(b);
+	if (!field(b, "description") && a["description"].is_string()) description = a["description"].get<std::string>();
+	a = store.alias_set(m.name, *m.alias, routing, description);
+	return {{"updateDate", when(a["updated_at"])}};
+}
+
+json describe_alias(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineAliasArn"});
+	const MachineRef m = alias_ref(arns, b);
+	json a = store.get_alias(m.name, *m.alias);
+	json out = {{"stateMachineAliasArn", arns.alias(m.name, *m.alias)},
+				{"name", *m.alias},
+				{"routingConfiguration", routing_config(arns, a)},
+				{"creationDate", when(a["created_at"])},
+				{"updateDate", when(a["updated_at"])}};
+	if (a["description"].is_string()) out["description"] = a["description"];
+	return out;
+}
+
+json list_aliases(const Options &o, const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn", "nextToken", "maxResults"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kMachine);
+	live_definition(store, m.name, std::nullopt);
+	const int n = max_results(b, 100);
+	std::string after;
+	if (field(b, "nextToken")) {
+		json p = read_token(o, "ListStateMachineAliases", str(b, "nextToken", true));
+		if (!p.is_object() || p.value("m", "") != m.name || !p["a"].is_string())
+			fail("InvalidToken", "Invalid Token: the nextToken was made for another state machine");
+		after = p["a"];
+	}
+	json items = json::array();
+	bool more = false;
+	for (const json &a : store.list_aliases(m.name)) {
+		const std::string name = a.at("alias");
+		if (!after.empty() && name <= after) continue;
+		if (static_cast<int>(items.size()) == n) {
+			more = true;
+			break;
+		}
+		items.push_back({{"stateMachineAliasArn", arns.alias(m.name, name)}, {"creationDate", when(a["created_at"])}});
+		after = name;
+	}
+	json out = {{"stateMachineAliases", items}};
+	if (more) out["nextToken"] = make_token(o, "ListStateMachineAliases", {{"m", m.name}, {"a", after}});
+	return out;
+}
+
+json delete_alias(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineAliasArn"});
+	const MachineRef m = alias_ref(arns, b);
+	store.alias_drop(m.name, *m.alias);
+	return json::object();
+}
+
+// AWS: DeleteStateMachine and DeleteStateMachineVersion of what is not
+// there succeed (their errors are InvalidArn and ValidationException).
+json delete_state_machine(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineArn"});
+	const std::string arn = str(b, "stateMachineArn", true);
+	const MachineRef m = machine_ref(arns, arn, kVersion | kAlias);
+	if (m.version || m.alias)
+		fail("ValidationException", "DeleteStateMachine takes a state machine ARN; DeleteStateMachineVersion and "
+									"DeleteStateMachineAlias delete a version or an alias");
+	try {
+		store.undefine(m.name, std::nullopt);
+	} catch (const Error &e) {
+		if (e.sqlstate != sqlstate::DEFINITION_NOT_FOUND) throw;
+	}
+	return json::object();
+}
+
+json delete_version(const Arns &arns, Store &store, const json &b) {
+	only(b, {"stateMachineVersionArn"});
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineVersionArn", true), kVersion);
+	if (!m.version) fail("ValidationException", "'stateMachineVersionArn' must be a version ARN");
+	try {
+		store.undefine(m.name, m.version);
+	} catch (const Error &e) {
+		if (e.sqlstate != sqlstate::DEFINITION_NOT_FOUND) throw;
+	}
+	return json::object();
 }
 
 json validate_definition(const Arns &arns, const json &b) {
@@ -501,7 +705,7 @@ json start_execution(const Arns &arns, Store &store, const json &b, bool sync, s
 		only(b, {"stateMachineArn", "name", "input", "traceHeader", "includedData"});
 	else
 		only(b, {"stateMachineArn", "name", "input", "traceHeader"});
-	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), true);
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kVersion | kAlias);
 	std::string name = str(b, "name", false);
 	const bool named = field(b, "name") != nullptr;
 	if (named) check_name(name, "name");
@@ -520,7 +724,14 @@ json start_execution(const Arns &arns, Store &store, const json &b, bool sync, s
 		name = h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-" + h.substr(20);
 	}
 	json options = {{"labels", {{kNameLabel, name}}}, {"name", name}, {"idempotency_key", "sfn:" + m.name + ":" + name}};
-	if (m.version) options["version"] = *m.version;
+	// by a version ARN: kept as a label (DescribeExecution's
+	// stateMachineVersionArn); by an alias: the engine draws the version and
+	// keeps the alias as the label genroc:alias
+	if (m.version) {
+		options["version"] = *m.version;
+		options["labels"][kVersionLabel] = std::to_string(*m.version);
+	}
+	if (m.alias) options["alias"] = *m.alias;
 	StartResult r = store.start(m.name, input, options);
 	json inst = store.get_instance(r.instance_id);
 	if (!r.is_new) {
@@ -606,8 +817,9 @@ json describe_for_execution(const Arns &arns, Store &store, const json &b) {
 json list_executions(const Options &o, const Arns &arns, Store &store, const json &b) {
 	only(b, {"stateMachineArn", "statusFilter", "maxResults", "nextToken", "mapRunArn", "redriveFilter"});
 	if (field(b, "mapRunArn")) fail("ValidationException", "mapRunArn is not supported: genroc has no map runs");
-	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), true);
-	store.get_definition(m.name, m.version);	// StateMachineDoesNotExist
+	const MachineRef m = machine_ref(arns, str(b, "stateMachineArn", true), kVersion | kAlias);
+	if (m.alias) store.get_alias(m.name, *m.alias);	// ResourceNotFound
+	else store.get_definition(m.name, m.version);	// StateMachineDoesNotExist
 	const std::string status = str(b, "statusFilter", false);
 	std::vector<std::string> statuses;
 	if (status.empty()) statuses = {""};
@@ -619,7 +831,8 @@ json list_executions(const Options &o, const Arns &arns, Store &store, const jso
 	else fail("ValidationException", "statusFilter must be RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED or PENDING_REDRIVE");
 	const int n = max_results(b, 100);
 	std::optional<int64_t> before;
-	const json where = {{"m", m.name}, {"v", m.version ? json(*m.version) : json()}, {"s", status}};
+	const json where = {{"m", m.name}, {"v", m.version ? json(*m.version) : json()}, {"a", m.alias.value_or("")},
+						{"s", status}};
 	if (field(b, "nextToken")) {
 		json p = read_token(o, "ListExecutions", str(b, "nextToken", true));
 		if (!p.is_object() || p["w"] != where || !p["b"].is_number_integer())
@@ -634,6 +847,7 @@ json list_executions(const Options &o, const Arns &arns, Store &store, const jso
 		for (int round = 0; round < 50; round++) {
 			json filter = {{"definition", m.name}, {"top", true}, {"limit", n + 1}};
 			if (!s.empty()) filter["status"] = s;
+			if (m.alias) filter["label"] = {{kAliasLabel, *m.alias}};	// the executions started through it
 			if (at) filter["before"] = *at;
 			json page = store.list_instances(filter);
 			size_t kept = 0;
@@ -661,12 +875,14 @@ json list_executions(const Options &o, const Arns &arns, Store &store, const jso
 json stop_execution(const Arns &arns, Store &store, const json &b) {
 	only(b, {"executionArn", "error", "cause"});
 	json inst = find_execution(store, arns, str(b, "executionArn", true));
-	str(b, "error", false);
-	str(b, "cause", false);
+	// AWS's bounds: the engine checks them again (22023)
+	std::optional<std::string> error, cause;
+	if (field(b, "error")) error = str(b, "error", true);
+	if (field(b, "cause")) cause = str(b, "cause", true);
 	const int64_t id = inst.at("id");
 	if (!ended(inst)) {
 		try {
-			store.cancel(id);
+			store.cancel(id, error, cause);
 		} catch (const Error &e) {
 			if (e.sqlstate != sqlstate::INSTANCE_ENDED) throw;
 		}
@@ -847,10 +1063,11 @@ const std::vector<std::string> &actions() {
 	static const std::vector<std::string> a = {
 		"CreateStateMachine", "UpdateStateMachine", "DescribeStateMachine", "DescribeStateMachineForExecution",
 		"ListStateMachines", "DeleteStateMachine", "ValidateStateMachineDefinition", "PublishStateMachineVersion",
-		"ListStateMachineVersions", "StartExecution", "StartSyncExecution", "DescribeExecution", "ListExecutions",
-		"StopExecution", "GetExecutionHistory", "TestState", "CreateActivity", "DescribeActivity", "ListActivities",
+		"ListStateMachineVersions", "DeleteStateMachineVersion", "CreateStateMachineAlias", "UpdateStateMachineAlias",
+		"DescribeStateMachineAlias", "ListStateMachineAliases", "DeleteStateMachineAlias", "StartExecution", "StartSyncExecution", "DescribeExecution", "ListExecutions",
+		"StopExecution", "GetExecutionHistory", "CreateActivity", "DescribeActivity", "ListActivities",
 		"DeleteActivity", "GetActivityTask", "SendTaskSuccess", "SendTaskFailure", "SendTaskHeartbeat",
-		"RedriveExecution"};
+		"RedriveExecution", "TestState"};
 	return a;
 }
 
@@ -868,14 +1085,13 @@ json call(const Options &o, const std::string &action, const json &b, const std:
 		if (action == "ValidateStateMachineDefinition") return need(who, need_any(), action), validate_definition(arns, b);
 		if (action == "PublishStateMachineVersion") return need(who, need_operate(), action), publish_version(arns, store(), b);
 		if (action == "ListStateMachineVersions") return need(who, need_read(), action), list_versions(o, arns, store(), b);
-		if (action == "DeleteStateMachine") {
-			need(who, need_operate(), action);
-			only(b, {"stateMachineArn"});
-			machine_ref(arns, str(b, "stateMachineArn", true), false);
-			fail("ValidationException",
-				 "DeleteStateMachine is not supported: genroc keeps every definition version, which its instances "
-				 "refer to");
-		}
+		if (action == "DeleteStateMachine") return need(who, need_operate(), action), delete_state_machine(arns, store(), b);
+		if (action == "DeleteStateMachineVersion") return need(who, need_operate(), action), delete_version(arns, store(), b);
+		if (action == "CreateStateMachineAlias") return need(who, need_operate(), action), create_alias(arns, store(), b);
+		if (action == "UpdateStateMachineAlias") return need(who, need_operate(), action), update_alias(arns, store(), b);
+		if (action == "DescribeStateMachineAlias") return need(who, need_read(), action), describe_alias(arns, store(), b);
+		if (action == "ListStateMachineAliases") return need(who, need_read(), action), list_aliases(o, arns, store(), b);
+		if (action == "DeleteStateMachineAlias") return need(who, need_operate(), action), delete_alias(arns, store(), b);
 		if (action == "StartExecution")
 			return need(who, need_operate(), action), start_execution(arns, store(), b, false, nullptr, nullptr);
 		if (action == "StartSyncExecution") return need(who, need_operate(), action), start_sync(o, arns, store, b, stopping);

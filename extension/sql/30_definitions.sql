@@ -82,25 +82,13 @@ CREATE FUNCTION genroc.list_definitions()
 COMMENT ON FUNCTION genroc.list_definitions() IS
 	'The newest version of every definition the caller may read, by name.';
 
--- One stored definition: the newest version of p_name, or version
--- p_version; RC002 when there is none (get_definition, start, start_many).
-CREATE FUNCTION genroc._definition_version(p_name text, p_version int) RETURNS genroc._definitions
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_def genroc._definitions;
-BEGIN
-	SELECT * INTO v_def FROM genroc._definitions d
-	WHERE d.name = p_name AND (p_version IS NULL OR d.version = p_version)
-	ORDER BY d.version DESC LIMIT 1;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'definition "%"% not found', p_name,
-			CASE WHEN p_version IS NULL THEN '' ELSE format(' version %s', p_version) END
-			USING ERRCODE = 'RC002';
-	END IF;
-	RETURN v_def;
-END;
-$$;
+-- The definition a start runs (start, start_many): the version
+-- genroc._start_version picks (p_alias's draw, p_version or the newest;
+-- RC002, RC016, RC017 from there).
+CREATE FUNCTION genroc._start_definition(p_name text, p_version int, p_alias text) RETURNS genroc._definitions
+	LANGUAGE sql VOLATILE
+	RETURN (SELECT d FROM genroc._definitions d
+			WHERE d.name = p_name AND d.version = (SELECT genroc._start_version(p_name, p_version, p_alias)));
 
 -- The stored text of one definition (the newest version when p_version is NULL).
 CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)

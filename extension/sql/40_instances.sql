@@ -123,7 +123,9 @@ $$;
 
 /*
  * Semantics of start:
- *   the latest version of the definition, or option "version" (RC002 if none)
+ *   the latest version of the definition, or option "version" (RC002 if none),
+ *     or a version drawn by option "alias" (32_aliases.sql); RC017 for a
+ *     deleted definition or version
  *   idempotency_key: an instance with that key is returned as it is
  *     (is_new = false), whatever the definition and input; the unique index
  *     settles two concurrent starts
@@ -150,6 +152,7 @@ DECLARE
 	v_key text;
 	v_partition text;
 	v_name text;
+	v_alias text;
 	v_id bigint;
 	v_status text;
 BEGIN
@@ -168,11 +171,14 @@ BEGIN
 			   o.partition_key, o.name
 		INTO v_version, v_priority, v_run_at, v_labels, v_key, v_partition, v_name
 		FROM genroc._start_options(v_options,
-			ARRAY['idempotency_key', 'labels', 'name', 'partition_key', 'priority', 'run_at', 'version'],
+			ARRAY['alias', 'idempotency_key', 'labels', 'name', 'partition_key', 'priority', 'run_at', 'version'],
 			'start options') AS o;
+		-- a start by an alias keeps it as a label (lists filter by it)
+		v_alias := genroc._text_option(v_options -> 'alias', 'alias');
+		v_labels := v_labels || jsonb_strip_nulls(jsonb_build_object('genroc:alias', v_alias));
 	END IF;
 
-	v_def := genroc._definition_version(p_definition, v_version);
+	v_def := genroc._start_definition(p_definition, v_version, v_alias);
 
 	IF v_key IS NOT NULL THEN
 		-- an idempotency key is one for the whole database: another role's
@@ -220,7 +226,7 @@ BEGIN
 END;
 $$;
 COMMENT ON FUNCTION genroc.start(text, jsonb, jsonb) IS
-	'Starts an instance of a definition and runs its inline states; options: version, idempotency_key, priority, run_at, labels, partition_key, name.';
+	'Starts an instance of a definition and runs its inline states; options: version or alias, idempotency_key, priority, run_at, labels, partition_key, name.';
 
 /*
  * Semantics of start_many: genroc.start for each input of the JSON array
@@ -294,7 +300,7 @@ BEGIN
 			'start_many options') AS o;
 	END IF;
 
-	v_def := genroc._definition_version(p_definition, v_version);
+	v_def := genroc._start_definition(p_definition, v_version, NULL);
 	IF v_count = 0 THEN
 		RETURN;
 	END IF;
@@ -438,9 +444,12 @@ $$;
 
 -- Semantics: cancel drops the lease, timer and activity token at once (a
 -- late complete gets RC004, a late activity result RC007); the instance
--- ends as 'cancelled' with error genroc.Cancelled.  An ended one: RC008.
--- Its live children are cancelled too (recursively, 65_children.sql); a
--- cancelled child counts as a failed one for its parent's fan-out.
+-- ends as 'cancelled' with error p_error (default genroc.Cancelled, at
+-- most 256 characters) and cause p_cause (default "cancelled by request",
+-- at most 32768), both in the log's 'cancelled' entry when given.  An
+-- ended one: RC008.  Its live children are cancelled too (recursively,
+-- 65_children.sql, with genroc.Cancelled); a cancelled child counts as a
+-- failed one for its parent's fan-out.
 --
 -- Lock order: a child that ends locks itself, then its parent (to wake
 -- it); cancel locks the live descendants deepest first and the instance
@@ -448,7 +457,8 @@ $$;
 -- deadlocking with it.  Other orders remain possible (a fan-out that fails
 -- locks its parent, then cancels the siblings; a child started while the
 -- tree was being locked): a deadlock is then retried here, up to 5 times.
-CREATE FUNCTION genroc.cancel(p_instance bigint) RETURNS text
+CREATE FUNCTION genroc.cancel(p_instance bigint, p_error text DEFAULT NULL, p_cause text DEFAULT NULL)
+	RETURNS text
 	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 AS $$
@@ -460,9 +470,13 @@ BEGIN
 	IF p_instance IS NULL THEN
 		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
 	END IF;
+	PERFORM genroc._check_name(p_error, 'p_error', 256);
+	IF length(p_cause) > 32768 THEN
+		RAISE EXCEPTION 'p_cause must be at most 32768 characters long, not %', length(p_cause) USING ERRCODE = '22023';
+	END IF;
 	FOR v_try IN 1 .. c_tries LOOP
 		BEGIN
-			RETURN genroc._cancel(p_instance);
+			RETURN genroc._cancel(p_instance, p_error, p_cause);
 		EXCEPTION WHEN deadlock_detected THEN
 			IF v_try = c_tries THEN
 				RAISE;
@@ -471,10 +485,10 @@ BEGIN
 	END LOOP;
 END;
 $$;
-COMMENT ON FUNCTION genroc.cancel(bigint) IS
-	'Ends a live instance as cancelled (its lease, timer or activity is dropped); RC008 when it has already ended.';
+COMMENT ON FUNCTION genroc.cancel(bigint, text, text) IS
+	'Ends a live instance as cancelled with an optional error and cause (its lease, timer or activity is dropped); RC008 when it has already ended.';
 
-CREATE FUNCTION genroc._cancel(p_instance bigint) RETURNS text
+CREATE FUNCTION genroc._cancel(p_instance bigint, p_error text, p_cause text) RETURNS text
 	LANGUAGE plpgsql VOLATILE
 AS $$
 DECLARE
@@ -495,7 +509,8 @@ BEGIN
 		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
 			USING ERRCODE = 'RC008';
 	END IF;
-	PERFORM genroc._cancel_tree(p_instance, 'cancelled by request', 'the parent was cancelled');
+	PERFORM genroc._cancel_tree(p_instance, coalesce(p_cause, 'cancelled by request'), 'the parent was cancelled',
+								p_error);
 	PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
 	IF v_inst.parent_id IS NOT NULL THEN
 		PERFORM genroc._child_ended(p_instance);	-- counts as a failed child

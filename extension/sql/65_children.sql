@@ -201,11 +201,13 @@ END;
 $$;
 
 -- Cancels an instance and every live descendant, children first, with
--- p_cause (its descendants with p_children_cause when given).  No parent is
+-- p_cause (its descendants with p_children_cause when given) and error
+-- p_error (default genroc.Cancelled; the descendants get that).  No parent is
 -- woken and no partition slot handed on: the caller decides what the end
 -- means for the parent (children hold no slot; genroc.cancel hands the top
 -- instance's on).
-CREATE FUNCTION genroc._cancel_tree(p_instance bigint, p_cause text, p_children_cause text DEFAULT NULL)
+CREATE FUNCTION genroc._cancel_tree(p_instance bigint, p_cause text, p_children_cause text DEFAULT NULL,
+									p_error text DEFAULT NULL)
 	RETURNS void
 	LANGUAGE plpgsql VOLATILE
 AS $$
@@ -232,11 +234,11 @@ BEGIN
 		timeout_at = NULL, heartbeat_at = NULL,
 		wait_kind = NULL, wait_until = NULL,
 		activity = NULL, activity_token = NULL, activity_owner = NULL,
-		error = 'genroc.Cancelled', cause = p_cause,
+		error = coalesce(p_error, 'genroc.Cancelled'), cause = p_cause,
 		updated_at = v_now, ended_at = v_now
 	WHERE id = p_instance;
 	PERFORM genroc._log(p_instance, 'cancelled', v_state,
-		jsonb_build_object('previous_status', v_prev, 'cause', p_cause));
+		jsonb_strip_nulls(jsonb_build_object('previous_status', v_prev, 'cause', p_cause, 'error', p_error)));
 END;
 $$;
 

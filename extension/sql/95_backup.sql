@@ -21,6 +21,8 @@ SELECT pg_catalog.pg_extension_config_dump('genroc._events', '');
 SELECT pg_catalog.pg_extension_config_dump('genroc._tokens', '');
 SELECT pg_catalog.pg_extension_config_dump('genroc._fanouts', '');
 SELECT pg_catalog.pg_extension_config_dump('genroc._objects', '');
+SELECT pg_catalog.pg_extension_config_dump('genroc._aliases', '');
+SELECT pg_catalog.pg_extension_config_dump('genroc._deletions', '');
 -- the identity sequences, so a restored database does not hand out ids
 -- again (one call per statement: each rewrites the pg_extension row)
 SELECT pg_catalog.pg_extension_config_dump(

@@ -18,7 +18,8 @@
  * the owner columns and their index (12_roles.sql), the source column of
  * _definitions (30_definitions.sql), the objects table and
  * its reference indexes (15_objects.sql), the drain request of _workers
- * (50_workers.sql).  The rest of 0.2 (pg_dump
+ * (50_workers.sql), the aliases and deletions of definitions
+ * (32_aliases.sql).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
  * their grants, the new helpers) is in the parts, which run after this.
  */
@@ -190,3 +191,24 @@ DROP FUNCTION genroc._rate_option(jsonb, text);
 -- The results by task token are the engine's (engine/callbacks.cpp): the
 -- lookup genroc._activity went with their PL/pgSQL bodies.
 DROP FUNCTION genroc._activity(text);
+-- Aliases and deletions of definitions (32_aliases.sql; marked for pg_dump
+-- in 95_backup.sql, their REVOKE runs again with 32_aliases.sql).
+CREATE TABLE genroc._aliases (
+	name		text NOT NULL,
+	alias		text NOT NULL,
+	routing		jsonb NOT NULL,
+	description	text,
+	created_at	timestamptz NOT NULL,
+	updated_at	timestamptz NOT NULL,
+	PRIMARY KEY (name, alias)
+);
+CREATE TABLE genroc._deletions (
+	name		text NOT NULL,
+	version		int NOT NULL,
+	deleted_at	timestamptz NOT NULL,
+	PRIMARY KEY (name, version)
+);
+-- cancel takes an error and a cause: the old signatures go
+DROP FUNCTION genroc.cancel(bigint);
+DROP FUNCTION genroc._cancel(bigint);
+DROP FUNCTION genroc._cancel_tree(bigint, text, text);

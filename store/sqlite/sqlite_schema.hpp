@@ -25,7 +25,8 @@ namespace genroc::sqlite {
 //  10  + definitions.source (the text a version was written as)
 //  11  instances: wait_kind 'callback' (a .waitForTaskToken task waiting
 //      for its token; the same remaking of the table)
-inline constexpr int SCHEMA_VERSION = 11;
+//  12  + aliases, deletions (ALIASES_SQL)
+inline constexpr int SCHEMA_VERSION = 12;
 
 inline constexpr const char *SCHEMA_SQL = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (
@@ -266,6 +267,28 @@ INSERT INTO sqlite_sequence (name, seq) SELECT 'instances', seq FROM sqlite_sequ
 DROP TABLE instances_old;
 )SQL";
 
+// A definition's aliases and the deletions of definitions and versions, as
+// the extension's genroc._aliases and genroc._deletions (32_aliases.sql):
+// routing [{"version": n, "weight": w}, ...] as JSON text; a deletion's
+// version 0 is the whole name.
+inline constexpr const char *ALIASES_SQL = R"SQL(
+CREATE TABLE IF NOT EXISTS aliases (
+	name        TEXT NOT NULL,
+	alias       TEXT NOT NULL,
+	routing     TEXT NOT NULL,
+	description TEXT,
+	created_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	PRIMARY KEY (name, alias)
+);
+CREATE TABLE IF NOT EXISTS deletions (
+	name       TEXT NOT NULL,
+	version    INTEGER NOT NULL,
+	deleted_at INTEGER NOT NULL,
+	PRIMARY KEY (name, version)
+);
+)SQL";
+
 // MIGRATIONS[v - 1] brings a file of schema version v to v + 1 (the
 // tables above are what a new file gets; these change an existing one to
 // match them).
@@ -294,6 +317,7 @@ CREATE INDEX IF NOT EXISTS queue_starts_partition ON queue_starts (queue, partit
 	"ALTER TABLE definitions ADD COLUMN source TEXT;",
 	// 10 -> 11: wait_kind 'callback'
 	REORDER_INSTANCES,
+	ALIASES_SQL,  // 11 -> 12
 };
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == SCHEMA_VERSION - 1);
 

@@ -45,6 +45,7 @@
 #include "admin.hpp"
 #include "callbacks.hpp"
 #include "digest.hpp"
+#include "aliases.hpp"
 #include "engine.hpp"
 #include "engine/metrics.hpp"
 #include "objects.hpp"
@@ -425,6 +426,32 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// ---- aliases and deletions: the engine's (engine/aliases.cpp) ---------
+
+	template <typename F> auto engine_write(F f) {
+		return write(durability_for(Commit::progress), [&](int64_t now) { sqlite::SqlitePort port(db_, now); return f(port); });
+	}
+	template <typename F> auto engine_read(F f) {
+		return read([&](int64_t now) { sqlite::SqlitePort port(db_, now); return f(port); });
+	}
+	void undefine(const std::string &name, std::optional<int> version) override {
+		engine_write([&](auto &port) { return engine::undefine(port, name, version), 0; });
+	}
+	json alias_set(const std::string &name, const std::string &alias, const json &routing,
+				   const std::optional<std::string> &description) override {
+		limits::check_json_depth(routing, "the routing");
+		return engine_write([&](auto &port) { return json::parse(engine::alias_set(port, name, alias, routing.dump(), description)); });
+	}
+	void alias_drop(const std::string &name, const std::string &alias) override {
+		engine_write([&](auto &port) { return engine::alias_drop(port, name, alias), 0; });
+	}
+	json get_alias(const std::string &name, const std::string &alias) override {
+		return engine_read([&](auto &port) { return json::parse(engine::get_alias(port, name, alias)); });
+	}
+	json list_aliases(const std::string &name) override {
+		return engine_read([&](auto &port) { return json::parse(engine::list_aliases(port, name)); });
+	}
+
 	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
 
 	// genroc._start_options: the start options read and checked, those not
@@ -434,7 +461,7 @@ class SqliteStore final : public Store {
 		int priority = 0;
 		std::optional<int64_t> run_at;
 		json labels = json::object();
-		std::optional<std::string> key, partition, exec_name;
+		std::optional<std::string> key, partition, exec_name, alias;
 	};
 	static StartOptions start_options(const json &options, const std::vector<std::string> &allowed,
 									  const std::string &what) {
@@ -473,20 +500,22 @@ class SqliteStore final : public Store {
 			o.exec_name = text_option(opts["name"], "name");
 			check_name(*o.exec_name, "option \"name\"");
 		}
+		// a start by an alias keeps it as a label (lists filter by it)
+		if (opts.contains("alias")) {
+			o.alias = text_option(opts["alias"], "alias");
+			o.labels["genroc:alias"] = *o.alias;
+		}
 		return o;
 	}
 
-	// The definition a start runs: the newest version, or o.version (RC002).
-	std::pair<int64_t, int64_t> start_definition(const std::string &definition, const StartOptions &o) {
-		Query dq(db_,
-				 "SELECT id, version FROM definitions WHERE name = ?1 AND (?2 IS NULL OR version = ?2) "
-				 "ORDER BY version DESC LIMIT 1",
-				 definition, o.version);
-		if (!dq.next())
-			throw Error(sqlstate::DEFINITION_NOT_FOUND,
-						"definition \"" + definition + "\"" +
-							(o.version ? " version " + std::to_string(*o.version) : std::string()) + " not found");
-		return {dq.i64(0), dq.i64(1)};
+	// The definition a start runs: the version the engine picks (o.alias's
+	// draw, o.version or the newest; RC002, RC016, RC017).
+	std::pair<int64_t, int64_t> definition_to_start(const std::string &definition, const StartOptions &o, int64_t now) {
+		sqlite::SqlitePort port(db_, now);
+		const int version = engine::start_version(port, definition, o.version, o.alias);
+		Query dq(db_, "SELECT id FROM definitions WHERE name = ?1 AND version = ?2", definition, version);
+		dq.next();
+		return {dq.i64(0), version};
 	}
 
 	// One start inside the caller's transaction (start, start_many), into
@@ -520,10 +549,11 @@ class SqliteStore final : public Store {
 		// same words as genroc._check_depth and the step's own check.
 		limits::check_json_depth(input, "the input");
 		const StartOptions o =
-			start_options(options, {"idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
+			start_options(options,
+						  {"alias", "idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
 						  "start options");
 		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
-			const auto [def_id, def_version] = start_definition(definition, o);
+			const auto [def_id, def_version] = definition_to_start(definition, o, now);
 			return start_in(definition, def_id, def_version, input, o, route(def_id, definition, o.labels), now);
 		});
 	}
@@ -543,7 +573,7 @@ class SqliteStore final : public Store {
 		const StartOptions o =
 			start_options(options, {"labels", "partition_key", "priority", "run_at", "version"}, "start_many options");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			const auto [def_id, def_version] = start_definition(definition, o);
+			const auto [def_id, def_version] = definition_to_start(definition, o, now);
 			const std::string queue = route(def_id, definition, o.labels);
 			std::vector<StartResult> out;
 			out.reserve(inputs.size());
@@ -553,13 +583,19 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	std::string cancel(int64_t id) override {
+	std::string cancel(int64_t id, const std::optional<std::string> &error,
+					   const std::optional<std::string> &cause) override {
+		if (error) check_name(*error, "p_error", 256);
+		const auto cause_chars = cause ? std::count_if(cause->begin(), cause->end(), [](char c) { return (c & 0xC0) != 0x80; }) : 0;
+		if (cause_chars > 32768)
+			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
+						"p_cause must be at most 32768 characters long, not " + std::to_string(cause_chars));
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			Inst inst = load(id);
 			if (inst.ended())
 				throw Error(sqlstate::INSTANCE_ENDED,
 							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
-			cancel_tree(id, "cancelled by request", now, "the parent was cancelled");
+			cancel_tree(id, cause.value_or("cancelled by request"), now, "the parent was cancelled", error);
 			ended(id, now);	 // its partition slot goes to the next
 			if (inst.parent_id) child_ended(id, now);  // counts as a failed child
 			return std::string("cancelled");
@@ -1735,6 +1771,7 @@ class SqliteStore final : public Store {
 			db_.exec(sqlite::SCHEMA_SQL);
 			db_.exec(sqlite::TOKENS_SQL);
 			db_.exec(sqlite::TICKERS_SQL);
+			db_.exec(sqlite::ALIASES_SQL);
 			db_.exec(sqlite::LATER_INDEXES_SQL);
 			Query(db_, "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
 				  std::to_string(sqlite::SCHEMA_VERSION))
@@ -2643,7 +2680,8 @@ class SqliteStore final : public Store {
 	// first (they get children_cause when given); wakes no parent, hands on
 	// no partition slot.
 	void cancel_tree(int64_t id, const std::string &cause, int64_t now,
-					 const std::optional<std::string> &children_cause = std::nullopt) {
+					 const std::optional<std::string> &children_cause = std::nullopt,
+					 const std::optional<std::string> &error = std::nullopt) {
 		for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND status NOT IN "
 								 "('succeeded', 'failed', 'cancelled') ORDER BY id",
 								 id))
@@ -2654,10 +2692,12 @@ class SqliteStore final : public Store {
 			  "UPDATE instances SET status = 'cancelled', task_input = NULL, resource = NULL, "
 			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, heartbeat_at = NULL, "
 			  "wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
-			  "error = 'genroc.Cancelled', cause = ?3, updated_at = ?2, ended_at = ?2 WHERE id = ?1",
-			  id, now, cause)
+			  "error = coalesce(?4, 'genroc.Cancelled'), cause = ?3, updated_at = ?2, ended_at = ?2 WHERE id = ?1",
+			  id, now, cause, error)
 			.run();
-		log(id, now, "cancelled", inst.state, {{"previous_status", inst.status}, {"cause", cause}});
+		json detail = {{"previous_status", inst.status}, {"cause", cause}};
+		if (error) detail["error"] = *error;
+		log(id, now, "cancelled", inst.state, detail);
 	}
 
 	// genroc._fanout_row: the counts row of a parent's fan-out of generation

@@ -16,6 +16,15 @@ SELECT throws_ok(format('SELECT genroc.redrive(%s)', :id),
 	'RC009 instance_not_failed: redrive of a running instance');
 SELECT throws_ok($$SELECT genroc.start('no_such_definition')$$,
 	'RC002', NULL, 'RC002 definition_not_found');
+SELECT throws_ok($$SELECT genroc.start('tap_job', '{}', '{"alias":"nope"}')$$,
+	'RC016', 'alias "nope" of definition "tap_job" not found', 'RC016 alias_not_found');
+SELECT genroc.define('tap_gone', '{"StartAt":"A","States":{"A":{"Type":"Succeed"}}}') AS gone \gset
+SELECT genroc.alias_set('tap_gone', 'live', '[{"version": 1, "weight": 100}]') AS aliased \gset
+SELECT throws_ok($$SELECT genroc.undefine('tap_gone', 1)$$,
+	'55006', 'version 1 of definition "tap_gone" is routed to by alias "live"', '55006 a version an alias routes to');
+SELECT genroc.undefine('tap_gone') AS undefined \gset
+SELECT throws_ok($$SELECT genroc.start('tap_gone')$$,
+	'RC017', 'definition "tap_gone" was deleted', 'RC017 definition_deleted');
 SELECT throws_ok($$SELECT genroc.get_instance(-1)$$,
 	'RC003', NULL, 'RC003 instance_not_found');
 SELECT throws_ok(format('SELECT genroc.complete(%s, %s, %L)', :id, :epoch + 1, '{}'),

@@ -186,7 +186,10 @@ SELECT is_empty($$
 						   -- extension/callbacks.c
 						   'genroc_activity_succeed', 'genroc_activity_fail', 'genroc_activity_heartbeat',
 						   -- extension/redrive.c
-						   'genroc_redrive')
+						   'genroc_redrive',
+						   -- extension/aliases.c
+						   'genroc_alias_set', 'genroc_alias_drop', 'genroc_get_alias', 'genroc_list_aliases',
+						   'genroc_undefine')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();

@@ -6,7 +6,7 @@
 -- pg_temp.must).  Each call runs against a fresh fixture in a
 -- subtransaction that is rolled back, so calls do not see each other.
 BEGIN;
-SELECT plan(115);
+SELECT plan(125);
 
 CREATE ROLE tap_none;
 CREATE ROLE tap_user IN ROLE genroc_user;
@@ -41,6 +41,7 @@ DECLARE
 	v_ids bigint[];
 BEGIN
 	PERFORM genroc.define(v_def, '{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:h","End":true}}}');
+	PERFORM genroc.alias_set(v_def, 'live', '[{"version": 1, "weight": 100}]');
 	PERFORM genroc.define(v_act, format('{"StartAt":"A","States":{"A":{"Type":"Task","Resource":"activity:act_%s","End":true}}}', p_owner)::jsonb);
 	PERFORM genroc.worker_register(v_w);
 	PERFORM genroc.worker_register(v_s);
@@ -108,6 +109,12 @@ INSERT INTO matrix VALUES
 	('list_definitions', $$SELECT pg_temp.must(EXISTS (SELECT FROM genroc.list_definitions() d WHERE d.name = ':def'))$$,
 	 '{user,operator,admin}', '{operator,admin}'),
 	('get_definition', $$SELECT genroc.get_definition(':def')$$, '{user,operator,admin}', '{operator,admin}'),
+	('alias_set', $$SELECT genroc.alias_set(':def', 'next', '[{"version": 1, "weight": 100}]')$$, '{user,admin}', '{admin}'),
+	('alias_drop', $$SELECT genroc.alias_drop(':def', 'live')$$, '{user,admin}', '{admin}'),
+	('get_alias', $$SELECT genroc.get_alias(':def', 'live')$$, '{user,operator,admin}', '{operator,admin}'),
+	('list_aliases', $$SELECT pg_temp.must(jsonb_array_length(genroc.list_aliases(':def')) = 1)$$,
+	 '{user,operator,admin}', '{operator,admin}'),
+	('undefine', $$SELECT genroc.undefine(':def')$$, '{user,admin}', '{admin}'),
 	('start', $$SELECT genroc.start(':def', '{}')$$, '{user,admin}', '{admin}'),
 	('start_many', $$SELECT genroc.start_many(':def', '[{}, {}]')$$, '{user,admin}', '{admin}'),
 	('cancel', $$SELECT genroc.cancel(:inst)$$, '{user,operator,admin}', '{operator,admin}'),

@@ -29,14 +29,15 @@ const COMMON_ERRORS = new Set(['AccessDeniedException', 'UnrecognizedClientExcep
   'IncompleteSignatureException', 'MissingAuthenticationTokenException', 'ValidationException',
   'UnknownOperationException', 'SerializationException', 'InternalFailure', 'ServiceUnavailable']);
 // Members AWS added after the model Debian's awscli (2.9.19) ships: the
-// versions (stateMachineVersionArn, revisionId) and redrive (redrive*,
+// versions (stateMachineVersionArn, revisionId), aliases and redrive (redrive*,
 // ExecutionRedriven) of November 2023.
 const NEWER_MEMBERS = {
   CreateStateMachineOutput: ['stateMachineVersionArn'],
   UpdateStateMachineOutput: ['stateMachineVersionArn', 'revisionId'],
   DescribeStateMachineOutput: ['revisionId'],
   DescribeStateMachineForExecutionOutput: ['revisionId'],
-  DescribeExecutionOutput: ['redriveCount', 'redriveDate', 'redriveStatus', 'redriveStatusReason'],
+  DescribeExecutionOutput: ['stateMachineVersionArn', 'stateMachineAliasArn', 'redriveCount', 'redriveDate',
+    'redriveStatus', 'redriveStatusReason'],
   HistoryEvent: ['executionRedrivenEventDetails'],
 };
 const NEWER_ENUM_VALUES = {

@@ -83,6 +83,25 @@ cli_sync_part() { # store endpoint
   tap $? "$store: aws stepfunctions start-sync-execution (the sync- host prefix turned off by the CLI's config)"
 }
 
+# The CLI's delete-state-machine and stop-execution --error --cause (the
+# aliases' actions are newer than Debian's awscli: aliases_test.mjs has them).
+cli_delete_stop() { # store endpoint
+  local store=$1 endpoint=$2 out arn exec
+  local aws=("$AWS" stepfunctions --endpoint-url "$endpoint" --region $REGION --output json)
+  arn="arn:aws:states:$REGION:$ACCOUNT:stateMachine:cli-hold"
+  echo '{"StartAt":"W","States":{"W":{"Type":"Wait","Seconds":3600,"End":true}}}' >"$tmp/hold.json"
+  "${aws[@]}" create-state-machine --name cli-hold --definition "file://$tmp/hold.json" --role-arn "arn:aws:iam::$ACCOUNT:role/x" >/dev/null 2>&1
+  exec=$("${aws[@]}" start-execution --state-machine-arn "$arn" --name held 2>&1 | jq -r .executionArn 2>/dev/null)
+  "${aws[@]}" stop-execution --execution-arn "$exec" --error Ops.Stopped --cause "by the CLI" >/dev/null 2>&1
+  out=$("${aws[@]}" describe-execution --execution-arn "$exec" 2>&1)
+  [ "$(jq -r '[.status, .error, .cause] | join(" ")' <<<"$out" 2>/dev/null)" = "ABORTED Ops.Stopped by the CLI" ]
+  tap $? "$store: aws stepfunctions stop-execution --error --cause"
+  "${aws[@]}" delete-state-machine --state-machine-arn "$arn" >/dev/null 2>&1
+  tap $? "$store: aws stepfunctions delete-state-machine"
+  out=$("${aws[@]}" start-execution --state-machine-arn "$arn" 2>&1)
+  [[ $? -ne 0 && $out == *StateMachineDoesNotExist* ]]; tap $? "$store: the CLI's start of a deleted state machine is refused"
+}
+
 # Every test/sfn/*_test.mjs, one node process each (common.mjs is their shared part).
 run_sdk_tests() { # store
   local f
@@ -109,6 +128,8 @@ run_store() { # name (sqlite|postgres) database
     AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_part "$name" "$endpoint"
   AWS_ACCESS_KEY_ID=$(jq -r .access_key_id <<<"$ops") AWS_SECRET_ACCESS_KEY=$(jq -r .secret_access_key <<<"$ops") \
     AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_sync_part "$name" "$endpoint"
+  AWS_ACCESS_KEY_ID=$(jq -r .access_key_id <<<"$ops") AWS_SECRET_ACCESS_KEY=$(jq -r .secret_access_key <<<"$ops") \
+    AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null cli_delete_stop "$name" "$endpoint"
   ENDPOINT=$endpoint REGION=$REGION ACCOUNT=$ACCOUNT MODEL=$MODEL STORE=$name \
     KEY_ID=$(jq -r .access_key_id <<<"$ops") SECRET=$(jq -r .secret_access_key <<<"$ops") \
     READER_ID=$(jq -r .access_key_id <<<"$reader") READER_SECRET=$(jq -r .secret_access_key <<<"$reader") \

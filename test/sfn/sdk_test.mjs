@@ -71,8 +71,8 @@ const valid = await send('ValidateStateMachineDefinition', { definition: JSON.st
 const invalid = await send('ValidateStateMachineDefinition', { definition: JSON.stringify({ StartAt: 'P', States: { P: { Type: 'Pass', Next: 'Q' } } }) });
 ok(valid.result === 'OK' && invalid.result === 'FAIL' && invalid.diagnostics[0].severity === 'ERROR'
   && /States/.test(invalid.diagnostics[0].location || ''), 'ValidateStateMachineDefinition: OK, and FAIL with a located diagnostic');
-ok(await outcome(send('DeleteStateMachine', { stateMachineArn: machine })) === 'ValidationException',
-  'DeleteStateMachine is refused (genroc keeps every version)');
+ok(await outcome(send('DeleteStateMachine', { stateMachineArn: `${machine}:1` })) === 'ValidationException',
+  'DeleteStateMachine of a version ARN is refused (DeleteStateMachineVersion deletes a version)');
 
 // ---- executions -----------------------------------------------------------
 
