@@ -36,39 +36,6 @@ PG_FUNCTION_INFO_V1(genroc_queue_set);
 PG_FUNCTION_INFO_V1(genroc_queue_drop);
 PG_FUNCTION_INFO_V1(genroc_list_queues);
 
-static char *
-text_or_null(FunctionCallInfo fcinfo, int k)
-{
-	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
-}
-
-static char *
-jsonb_or_null(FunctionCallInfo fcinfo, int k)
-{
-	Jsonb	   *jb;
-
-	if (PG_ARGISNULL(k))
-		return NULL;
-	jb = PG_GETARG_JSONB_P(k);
-	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-}
-
-/* The engine's JSON answer as jsonb (its malloc'd text freed). */
-static Datum
-jsonb_answer(char *json)
-{
-	char	   *copy = pstrdup(json);
-
-	genroc_engine_free(json);
-	return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy));
-}
-
-static TimestampTz
-from_unix_us(int64_t us)
-{
-	return (TimestampTz) (us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
-}
-
 /* text[] of n C strings */
 static Datum
 text_array(char **items, int n)
@@ -85,8 +52,8 @@ text_array(char **items, int n)
 Datum
 genroc_worker_register(PG_FUNCTION_ARGS)
 {
-	char	   *worker = text_or_null(fcinfo, 0);
-	char	   *options = jsonb_or_null(fcinfo, 1);
+	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
+	char	   *options = genroc_jsonb_arg_or_null(fcinfo, 1);
 	char	   *json = NULL;
 	GenrocEngineError err = {0};
 	int			depth;
@@ -95,14 +62,14 @@ genroc_worker_register(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_worker_register(worker, options, &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.worker_heartbeat(p_worker text) */
 Datum
 genroc_worker_heartbeat(PG_FUNCTION_ARGS)
 {
-	char	   *worker = text_or_null(fcinfo, 0);
+	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
 	GenrocEngineError err = {0};
 	int			depth;
@@ -111,14 +78,14 @@ genroc_worker_heartbeat(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_worker_heartbeat(worker, &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.worker_drain(p_worker text) */
 Datum
 genroc_worker_drain(PG_FUNCTION_ARGS)
 {
-	char	   *worker = text_or_null(fcinfo, 0);
+	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
 	GenrocEngineError err = {0};
 	int			depth;
@@ -127,14 +94,14 @@ genroc_worker_drain(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_worker_drain(worker, &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.worker_stop(p_worker text) */
 Datum
 genroc_worker_stop(PG_FUNCTION_ARGS)
 {
-	char	   *worker = text_or_null(fcinfo, 0);
+	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
@@ -180,9 +147,9 @@ genroc_list_workers(PG_FUNCTION_ARGS)
 		nulls[3] = !w->has_concurrency;
 		values[4] = Int64GetDatum(w->lease_duration_ms);
 		values[5] = Int64GetDatum(w->stale_after_ms);
-		values[6] = TimestampTzGetDatum(from_unix_us(w->started_us));
-		values[7] = TimestampTzGetDatum(from_unix_us(w->heartbeat_us));
-		values[8] = TimestampTzGetDatum(from_unix_us(w->stopped_us));
+		values[6] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(w->started_us));
+		values[7] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(w->heartbeat_us));
+		values[8] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(w->stopped_us));
 		nulls[8] = !w->has_stopped;
 		values[9] = BoolGetDatum(w->live != 0);
 		values[10] = Int64GetDatum(w->running);
@@ -198,8 +165,8 @@ genroc_list_workers(PG_FUNCTION_ARGS)
 Datum
 genroc_queue_set(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_or_null(fcinfo, 0);
-	char	   *options = jsonb_or_null(fcinfo, 1);
+	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
+	char	   *options = genroc_jsonb_arg_or_null(fcinfo, 1);
 	char	   *json = NULL;
 	GenrocEngineError err = {0};
 	int			depth;
@@ -208,14 +175,14 @@ genroc_queue_set(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_queue_set(name, options, &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.queue_drop(p_name text) */
 Datum
 genroc_queue_drop(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_or_null(fcinfo, 0);
+	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
@@ -274,7 +241,7 @@ genroc_list_queues(PG_FUNCTION_ARGS)
 		values[12] = Int64GetDatum(q->running);
 		values[13] = text_array(q->workers, q->nworkers);
 		nulls[14] = !q->has_oldest_ready;
-		values[14] = TimestampTzGetDatum(from_unix_us(q->oldest_ready_us));
+		values[14] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(q->oldest_ready_us));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	genroc_engine_free_queues(rows, n);

@@ -25,28 +25,6 @@ PG_FUNCTION_INFO_V1(genroc_list_aliases);
 PG_FUNCTION_INFO_V1(genroc_undefine);
 PG_FUNCTION_INFO_V1(genroc_start_version);
 
-/* The engine's JSON text (malloc'd) as jsonb. */
-static Datum
-jsonb_answer(char *json)
-{
-	char	   *copy = pstrdup(json);
-
-	genroc_engine_free(json);
-	return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy));
-}
-
-/* A jsonb argument as text, or NULL. */
-static char *
-jsonb_arg_or_null(FunctionCallInfo fcinfo, int k)
-{
-	Jsonb	   *jb;
-
-	if (PG_ARGISNULL(k))
-		return NULL;
-	jb = PG_GETARG_JSONB_P(k);
-	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-}
-
 /* genroc.alias_set(p_name text, p_alias text, p_routing jsonb, p_description text) */
 Datum
 genroc_alias_set(PG_FUNCTION_ARGS)
@@ -58,9 +36,9 @@ genroc_alias_set(PG_FUNCTION_ARGS)
 
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_alias_set(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1),
-								 jsonb_arg_or_null(fcinfo, 2), genroc_text_arg_or_null(fcinfo, 3), &json, &err);
+								 genroc_jsonb_arg_or_null(fcinfo, 2), genroc_text_arg_or_null(fcinfo, 3), &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.alias_drop(p_name text, p_alias text) */
@@ -90,7 +68,7 @@ genroc_get_alias(PG_FUNCTION_ARGS)
 	ok = genroc_engine_get_alias(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1), &json,
 								 &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.list_aliases(p_name text) */
@@ -105,7 +83,7 @@ genroc_list_aliases(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_list_aliases(genroc_text_arg_or_null(fcinfo, 0), &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_answer(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.undefine(p_name text, p_version int) */

@@ -19,15 +19,6 @@ PG_FUNCTION_INFO_V1(genroc_activity_succeed);
 PG_FUNCTION_INFO_V1(genroc_activity_fail);
 PG_FUNCTION_INFO_V1(genroc_activity_heartbeat);
 
-static Datum
-status_datum(char *status)
-{
-	Datum		d = CStringGetTextDatum(status);
-
-	genroc_engine_free(status);
-	return d;
-}
-
 /* genroc.activity_succeed(p_token text, p_output jsonb) RETURNS text */
 Datum
 genroc_activity_succeed(PG_FUNCTION_ARGS)
@@ -48,7 +39,7 @@ genroc_activity_succeed(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_task_token_succeed(token, output, &status, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(status_datum(status));
+	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
 /* genroc.activity_fail(p_token text, p_error text, p_cause text) RETURNS text */
@@ -64,7 +55,7 @@ genroc_activity_fail(PG_FUNCTION_ARGS)
 	ok = genroc_engine_task_token_fail(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1),
 									   genroc_text_arg_or_null(fcinfo, 2), &status, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(status_datum(status));
+	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
 /* genroc.activity_heartbeat(p_token text) RETURNS void */

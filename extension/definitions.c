@@ -7,8 +7,9 @@
  *	  error, if any, with its SQLSTATE, message, detail and hint: every C++
  *	  frame is gone by then.
  *
- * genroc_engine_begin and genroc_engine_end (engine_calls.h) are every
- * area's frame (tokens.c and the others).
+ * genroc_engine_begin and genroc_engine_end (engine_entry.h) are every
+ * area's frame (tokens.c and the others), with the argument and answer
+ * conversions they share.
  *
  * The functions are SECURITY DEFINER with a pinned search_path in their
  * CREATE FUNCTION (extension/sql/); the caller genroc acts for is the
@@ -31,7 +32,6 @@
 #include "engine_calls.h"
 #include "engine_entry.h"
 #include "engine_spi.h"
-#include "engine_entry.h"
 
 PG_FUNCTION_INFO_V1(genroc_define);
 PG_FUNCTION_INFO_V1(genroc_define_text);
@@ -85,6 +85,41 @@ char *
 genroc_text_arg_or_null(FunctionCallInfo fcinfo, int k)
 {
 	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
+}
+
+char *
+genroc_jsonb_arg_or_null(FunctionCallInfo fcinfo, int k)
+{
+	Jsonb	   *jb;
+
+	if (PG_ARGISNULL(k))
+		return NULL;
+	jb = PG_GETARG_JSONB_P(k);
+	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+Datum
+genroc_jsonb_answer(char *json)
+{
+	char	   *copy = pstrdup(json);
+
+	genroc_engine_free(json);
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy));
+}
+
+Datum
+genroc_text_answer(char *text)
+{
+	Datum		d = CStringGetTextDatum(text);
+
+	genroc_engine_free(text);
+	return d;
+}
+
+TimestampTz
+genroc_timestamp_of_unix_us(int64_t us)
+{
+	return (TimestampTz) (us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
 }
 
 /* define's one row (name, version, is_new). */
@@ -183,7 +218,6 @@ genroc_get_definition(PG_FUNCTION_ARGS)
 {
 	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
-	char	   *copy;
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
@@ -192,7 +226,5 @@ genroc_get_definition(PG_FUNCTION_ARGS)
 	ok = genroc_engine_get_definition(name, !PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
 									  &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	copy = pstrdup(json);
-	genroc_engine_free(json);
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }

@@ -10,6 +10,7 @@
 #define GENROC_ENGINE_ENTRY_H
 
 #include "fmgr.h"
+#include "datatype/timestamp.h"
 
 #include "engine_calls.h"
 
@@ -20,5 +21,12 @@ extern void genroc_engine_end(int depth, int ok, GenrocEngineError *err);
 extern void genroc_raise_engine_error(GenrocEngineError *err);
 /* Argument k as a palloc'd C string, or NULL for SQL NULL. */
 extern char *genroc_text_arg_or_null(FunctionCallInfo fcinfo, int k);
+/* A jsonb argument k as JSON text (palloc'd), or NULL for SQL NULL. */
+extern char *genroc_jsonb_arg_or_null(FunctionCallInfo fcinfo, int k);
+/* The engine's malloc'd JSON text as jsonb, or its text as text; freed. */
+extern Datum genroc_jsonb_answer(char *json);
+extern Datum genroc_text_answer(char *text);
+/* Microseconds since the Unix epoch as a timestamptz. */
+extern TimestampTz genroc_timestamp_of_unix_us(int64_t us);
 
 #endif							/* GENROC_ENGINE_ENTRY_H */

@@ -23,12 +23,6 @@ PG_FUNCTION_INFO_V1(genroc_queue_stats);
 PG_FUNCTION_INFO_V1(genroc_metrics);
 PG_FUNCTION_INFO_V1(genroc_tickers);
 
-static TimestampTz
-timestamp_of_unix_us(int64_t us)
-{
-	return (TimestampTz) (us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
-}
-
 /* genroc.queue_stats(): (queue, ready, oldest_ready_s, queued, running, workers) */
 Datum
 genroc_queue_stats(PG_FUNCTION_ARGS)
@@ -68,7 +62,6 @@ Datum
 genroc_metrics(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	char	   *copy;
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
@@ -76,9 +69,7 @@ genroc_metrics(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_metrics(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0), &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	copy = pstrdup(json);
-	genroc_engine_free(json);
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.tickers(): (ticked_by, kind, role, first_tick_at, last_tick_at, ago_ms, ticks) */
@@ -106,8 +97,8 @@ genroc_tickers(PG_FUNCTION_ARGS)
 		values[0] = CStringGetTextDatum(rows[k].ticked_by);
 		values[1] = CStringGetTextDatum(rows[k].kind);
 		values[2] = CStringGetTextDatum(rows[k].role);
-		values[3] = TimestampTzGetDatum(timestamp_of_unix_us(rows[k].first_tick_us));
-		values[4] = TimestampTzGetDatum(timestamp_of_unix_us(rows[k].last_tick_us));
+		values[3] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(rows[k].first_tick_us));
+		values[4] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(rows[k].last_tick_us));
 		values[5] = Int64GetDatum(rows[k].ago_ms);
 		values[6] = Int64GetDatum(rows[k].ticks);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -22,9 +22,8 @@ PG_FUNCTION_INFO_V1(genroc_get_object);
 Datum
 genroc_get_object(PG_FUNCTION_ARGS)
 {
-	char	   *ref = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *ref = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
-	char	   *copy;
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
@@ -32,7 +31,5 @@ genroc_get_object(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_get_object(ref, &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	copy = pstrdup(json);
-	genroc_engine_free(json);
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }

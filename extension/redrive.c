@@ -21,7 +21,6 @@ Datum
 genroc_redrive(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	text	   *out;
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
@@ -29,7 +28,5 @@ genroc_redrive(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_redrive(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), &status, &err);
 	genroc_engine_end(depth, ok, &err);
-	out = cstring_to_text(status);
-	genroc_engine_free(status);
-	PG_RETURN_TEXT_P(out);
+	PG_RETURN_DATUM(genroc_text_answer(status));
 }

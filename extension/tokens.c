@@ -25,29 +25,13 @@ PG_FUNCTION_INFO_V1(genroc_token_verify);
 PG_FUNCTION_INFO_V1(genroc_token_list);
 PG_FUNCTION_INFO_V1(genroc_token_revoke);
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int k)
-{
-	return PG_ARGISNULL(k) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(k));
-}
-
-/* The engine's malloc'd JSON text as jsonb; the text freed. */
-static Datum
-jsonb_of(char *json)
-{
-	char	   *copy = pstrdup(json);
-
-	genroc_engine_free(json);
-	return DirectFunctionCall1(jsonb_in, CStringGetDatum(copy));
-}
-
 /* genroc.token_create(p_name text, p_permissions text[], p_created_by text, p_secret text) */
 Datum
 genroc_token_create(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_arg(fcinfo, 0);
-	char	   *created_by = text_arg(fcinfo, 2);
-	char	   *secret = text_arg(fcinfo, 3);
+	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
+	char	   *created_by = genroc_text_arg_or_null(fcinfo, 2);
+	char	   *secret = genroc_text_arg_or_null(fcinfo, 3);
 	const char **permissions = NULL;
 	int			npermissions = 0;
 	char	   *json = NULL;
@@ -71,7 +55,7 @@ genroc_token_create(PG_FUNCTION_ARGS)
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_token_create(name, permissions, npermissions, created_by, secret, &json, &err);
 	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_DATUM(jsonb_of(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.token_verify(p_token text): NULL unless a live token */
@@ -95,7 +79,7 @@ genroc_token_verify(PG_FUNCTION_ARGS)
 	genroc_engine_end(depth, ok, &err);
 	if (json == NULL)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(jsonb_of(json));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /* genroc.token_list(): SETOF jsonb */
@@ -117,7 +101,7 @@ genroc_token_list(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (k = 0; k < n; k++)
 	{
-		Datum		value = jsonb_of(rows[k]);
+		Datum		value = genroc_jsonb_answer(rows[k]);
 		bool		null = false;
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &null);
@@ -130,7 +114,7 @@ genroc_token_list(PG_FUNCTION_ARGS)
 Datum
 genroc_token_revoke(PG_FUNCTION_ARGS)
 {
-	char	   *id = text_arg(fcinfo, 0);
+	char	   *id = genroc_text_arg_or_null(fcinfo, 0);
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;

@@ -82,14 +82,6 @@ CREATE FUNCTION genroc.list_definitions()
 COMMENT ON FUNCTION genroc.list_definitions() IS
 	'The newest version of every definition the caller may read, by name.';
 
--- The definition a start runs (start, start_many): the version
--- genroc._start_version picks (p_alias's draw, p_version or the newest;
--- RC002, RC016, RC017 from there).
-CREATE FUNCTION genroc._start_definition(p_name text, p_version int, p_alias text) RETURNS genroc._definitions
-	LANGUAGE sql VOLATILE
-	RETURN (SELECT d FROM genroc._definitions d
-			WHERE d.name = p_name AND d.version = (SELECT genroc._start_version(p_name, p_version, p_alias)));
-
 -- The stored text of one definition (the newest version when p_version is NULL).
 CREATE FUNCTION genroc.get_definition(p_name text, p_version int DEFAULT NULL)
 	RETURNS jsonb

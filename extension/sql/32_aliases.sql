@@ -83,3 +83,11 @@ COMMENT ON FUNCTION genroc.undefine(text, int) IS
 CREATE FUNCTION genroc._start_version(p_name text, p_version int, p_alias text) RETURNS int
 	AS 'MODULE_PATHNAME', 'genroc_start_version'
 	LANGUAGE C VOLATILE;
+
+-- The definition a start runs (start, start_many): the version
+-- genroc._start_version picks (p_alias's draw, p_version or the newest;
+-- RC002, RC016, RC017 from there).
+CREATE FUNCTION genroc._start_definition(p_name text, p_version int, p_alias text) RETURNS genroc._definitions
+	LANGUAGE sql VOLATILE
+	RETURN (SELECT d FROM genroc._definitions d
+			WHERE d.name = p_name AND d.version = (SELECT genroc._start_version(p_name, p_version, p_alias)));

@@ -1,7 +1,7 @@
 -- Every SQLSTATE of the API (core/errors.def and the standard codes it
 -- uses), raised by the function and condition docs/errors.md names.
 BEGIN;
-SELECT plan(21);
+SELECT plan(24);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 SELECT version AS job_version FROM genroc.define('tap_job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","Next":"Ask"},"Ask":{"Type":"Task","Resource":"activity:ask","End":true}}}') \gset
