@@ -16,6 +16,7 @@
 #include <functional>
 #include <set>
 
+#include "sqlite_schema.hpp"
 #include "sqlite_store.hpp"
 
 namespace genroc {
@@ -146,7 +147,8 @@ TEST_F(SqliteFile, AVersion1FileIsBroughtUpToDate) {
 	ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr),
 			  SQLITE_OK);
 	ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-	EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "10");
+	EXPECT_EQ(std::string(reinterpret_cast<const char *>(sqlite3_column_text(st, 0))),
+			  std::to_string(genroc::sqlite::SCHEMA_VERSION));
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 }
@@ -232,7 +234,7 @@ TEST_F(SqliteFile, AVersion7FileGetsTheLargeValuesLast) {
 		EXPECT_EQ(s->get_instance(parent).at("output"), json::array({1, 2}));
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "10");
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), std::to_string(genroc::sqlite::SCHEMA_VERSION));
 	const int input_at = std::stoi(one_text(db, "SELECT cid FROM pragma_table_info('instances') WHERE name = 'input'"));
 	for (const char *hot : {"status", "wait_kind", "fanout", "parent_id", "lease_epoch"})
 		EXPECT_LT(std::stoi(one_text(db, ("SELECT cid FROM pragma_table_info('instances') WHERE name = '" +
@@ -600,7 +602,7 @@ TEST_F(SqliteFile, AVersion8FileGetsItsChecksWithoutInLists) {
 		EXPECT_EQ(s->complete(t[0].instance_id, t[0].epoch, "ok"), "succeeded");
 	}
 	ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), "10");
+	EXPECT_EQ(one_text(db, "SELECT value FROM meta WHERE key = 'schema_version'"), std::to_string(genroc::sqlite::SCHEMA_VERSION));
 	EXPECT_EQ(one_text(db, "SELECT sql FROM sqlite_master WHERE name = 'instances'"), table);
 	for (const char *write : kStepWrites) EXPECT_FALSE(opens_ephemeral(db, write)) << "version 10: " << write;
 	EXPECT_NE(sqlite3_exec(db, "UPDATE instances SET status = 'lost' WHERE id = 1", nullptr, nullptr, nullptr), SQLITE_OK);

@@ -437,9 +437,11 @@ await step('a failed 100-item Map names and links its failed item', async () => 
   const text = await page.textContent('#failed-child');
   check(text.includes('item [3] failed in Fail') && text.includes('Bad.Item') && text.includes('item 3 is bad'), text);
   await page.waitForSelector('#graph svg .node.failed[data-state="Each/Fail"]');
-  // actions: Retry (the Map runs again), no Resume (not a Task), no event
-  check(JSON.stringify((await call(`/instances/${ids.badmap}`)).actions) === '["retry"]', 'the API offers more than retry');
+  // actions: Retry (the Map runs again), Redrive (only its failed item), no Resume (not a Task), no event
+  check(JSON.stringify((await call(`/instances/${ids.badmap}`)).actions) === '["retry","redrive"]',
+    'the API offers other than retry and redrive');
   await page.waitForSelector('#retry');
+  await page.waitForSelector('#redrive');
   check(await page.locator('#resume-open, #emit-open, #cancel').count() === 0, 'an action the API refuses is shown');
   // the item state's panel lists the failed item first, with its error
   await page.click('#graph svg [data-state="Each/Fail"]');

@@ -79,10 +79,6 @@ ok(await outcome(send('DeleteStateMachine', { stateMachineArn: `${machine}:1` })
 const exec = arn('execution', name, 'one');
 const started = await send('StartExecution', { stateMachineArn: machine, name: 'one', input: JSON.stringify({ go: true, items: [1, 2, 3] }) });
 ok(started.executionArn === exec && started.startDate instanceof Date, 'StartExecution answers the execution ARN');
-const again = await send('StartExecution', { stateMachineArn: machine, name: 'one', input: JSON.stringify({ go: true, items: [1, 2, 3] }) });
-ok(again.executionArn === exec, 'StartExecution with the same name and input answers the same execution');
-ok(await outcome(send('StartExecution', { stateMachineArn: machine, name: 'one', input: '{"items":[]}' })) === 'ExecutionAlreadyExists',
-  'the same name with another input: ExecutionAlreadyExists');
 ok(await outcome(send('StartExecution', { stateMachineArn: machine, input: '{' })) === 'InvalidExecutionInput',
   'input that is not JSON: InvalidExecutionInput');
 const done = await until(async () => {
@@ -129,7 +125,14 @@ const waitName = `wait-${tag}`;
 await send('CreateStateMachine', { name: waitName, roleArn: role,
   definition: JSON.stringify({ StartAt: 'W', States: { W: { Type: 'Wait', Seconds: 3600, End: true } } }) });
 const waiting = await send('StartExecution', { stateMachineArn: arn('stateMachine', waitName), name: 'w1' });
+// while it runs (it waits an hour): the same name and input answer it, another input is refused
+const again = await send('StartExecution', { stateMachineArn: arn('stateMachine', waitName), name: 'w1' });
+ok(again.executionArn === waiting.executionArn, 'StartExecution with the same name and input answers the same execution');
+ok(await outcome(send('StartExecution', { stateMachineArn: arn('stateMachine', waitName), name: 'w1', input: '{"items":[]}' }))
+  === 'ExecutionAlreadyExists', 'the same name with another input: ExecutionAlreadyExists');
 const stopped = await send('StopExecution', { executionArn: waiting.executionArn, error: 'Op', cause: 'by the test' });
+ok(await outcome(send('StartExecution', { stateMachineArn: machine, name: 'one', input: JSON.stringify({ go: true, items: [1, 2, 3] }) }))
+  === 'ExecutionAlreadyExists', 'the name of an ended execution, even with its input: ExecutionAlreadyExists');
 ok(stopped.stopDate instanceof Date, 'StopExecution answers the stop date');
 const aborted = await send('DescribeExecution', { executionArn: waiting.executionArn });
 ok(aborted.status === 'ABORTED', 'the stopped execution is ABORTED');

@@ -689,6 +689,11 @@ function drawActions(box, result, inst) {
     } }, 'Cancel'));
   }
   if (can.has('retry')) items.push(h('button', { id: 'retry', onclick: () => act('retry') }, `Retry ${inst.state || ''}`.trim()));
+  // redrive: on from where it stopped; a Map or Parallel reruns only its children that did not succeed
+  if (can.has('redrive')) {
+    items.push(h('button', { id: 'redrive', title: 'go on from where it stopped; a Map or Parallel reruns only what did not succeed',
+      onclick: () => act('redrive') }, 'Redrive'));
+  }
   if (can.has('resume')) {
     const out = h('textarea', { id: 'resume-output', rows: 2, placeholder: 'output JSON, e.g. {"ok":true}' });
     items.push(h('details', { className: 'inline' }, h('summary', { id: 'resume-open' }, `Resume after ${inst.state} with an output…`),
