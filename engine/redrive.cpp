@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "engine.hpp"
 #include "errors.hpp"
 #include "redrive.hpp"
 
@@ -69,7 +70,8 @@ bool still_waiting(Port &port, int64_t parent, int64_t gen) {
 	return f.is_object() && f.value("gen", int64_t(-1)) == gen;
 }
 
-void go_on(Port &port, const Stopped &s, bool top);
+// extra: members the top instance's 'redriven' row gets besides its counts
+void go_on(Port &port, const Stopped &s, bool top, const json &extra = json::object());
 
 // A child that never started, started now with its item's input (as the
 // fan-out's loop starts one).
@@ -87,7 +89,7 @@ void start_child(Port &port, int64_t parent, int64_t id, int64_t index) {
 // that never did above it; the counts say so: those that run again now
 // (redriven, or never started but below a started one) are live, the rest
 // pending, started by the fan-out's loop within MaxConcurrency.
-void reopen(Port &port, const Stopped &s, int64_t gen, int64_t count) {
+void reopen(Port &port, const Stopped &s, int64_t gen, int64_t count, const json &extra) {
 	struct Child {
 		int64_t id, index;
 		bool started;
@@ -124,11 +126,12 @@ void reopen(Port &port, const Stopped &s, int64_t gen, int64_t count) {
 	}
 	port.exec(Stmt::REDRIVE_FANOUT_COUNTS, {s.id, gen, total, next, static_cast<int64_t>(run_now.size()), pending,
 											succeeded});
-	log(port, s.id, "redriven", s.state,
-		{{"redrive_count", count},
-		 {"previous_status", s.status},
-		 {"kept", succeeded},
-		 {"rerun", static_cast<int64_t>(rerun.size())}});
+	json detail = {{"redrive_count", count},
+				   {"previous_status", s.status},
+				   {"kept", succeeded},
+				   {"rerun", static_cast<int64_t>(rerun.size())}};
+	detail.update(extra);
+	log(port, s.id, "redriven", s.state, detail);
 	for (const Child &c : run_now) {
 		if (!still_waiting(port, s.id, gen)) break;
 		if (c.started)
@@ -141,10 +144,10 @@ void reopen(Port &port, const Stopped &s, int64_t gen, int64_t count) {
 
 // A stopped instance goes on: its fan-out reopened, or its state entered
 // again (its first one when it stopped before any).
-void go_on(Port &port, const Stopped &s, bool top) {
+void go_on(Port &port, const Stopped &s, bool top, const json &extra) {
 	const int64_t count = redrives_so_far(port, s.id) + 1;
 	if (auto gen = stopped_fanout(port, s)) {
-		reopen(port, s, *gen, count);
+		reopen(port, s, *gen, count, extra);
 		return;
 	}
 	Rows in = port.query(Stmt::STORE_INPUTS, {s.id});
@@ -152,22 +155,32 @@ void go_on(Port &port, const Stopped &s, bool top) {
 										{"state_input", json::parse(in.at(0).text(0))}}
 								 : json{{"op", "start"}, {"input", json::parse(in.at(0).text(1))}};
 	port.exec(Stmt::REDRIVE_REOPEN, {s.id, "ready", Param::null(Param::Kind::text), port.now_ms()});
-	log(port, s.id, "redriven", s.state, {{"redrive_count", count}, {"previous_status", s.status}});
+	json detail = {{"redrive_count", count}, {"previous_status", s.status}};
+	detail.update(extra);
+	log(port, s.id, "redriven", s.state, detail);
 	// a top instance takes its partition's slot again; children hold none
 	port.query(top ? Stmt::STORE_ADMIT : Stmt::STORE_APPLY_STEP, {s.id, JsonText{request.dump()}});
 }
 
 }  // namespace
 
-std::string redrive(Port &port, std::optional<int64_t> instance) {
+std::string redrive(Port &port, std::optional<int64_t> instance, const std::optional<std::string> &client_token) {
 	if (!instance) raise(Msg::ARG_NULL, {"p_instance"});
+	if (client_token) {
+		if (client_token->empty()) raise(Msg::REDRIVE_CLIENT_TOKEN_EMPTY);
+		check_name(*client_token, "p_client_token", 64);
+	}
 	const Stopped s = read_locked(port, *instance);
 	port.exec(Stmt::CHECK_INSTANCE, {*instance, "operator"});
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
+	if (client_token && port.query(Stmt::REDRIVE_TOKEN_SEEN, {s.id, *client_token}).at(0).boolean(0))
+		return s.status;	// that request was done: nothing again
 	if (s.parent_id)
 		raise(Msg::REDRIVE_PART_OF, {std::to_string(s.id), std::to_string(s.root_id.value_or(*s.parent_id))});
 	if (s.status != "failed" && s.status != "cancelled") raise(Msg::REDRIVE_NOT_STOPPED, {std::to_string(s.id), s.status});
-	go_on(port, s, true);
+	json extra = json::object();
+	if (client_token) extra["client_token"] = *client_token;
+	go_on(port, s, true, extra);
 	return port.query(Stmt::REDRIVE_PARENT_NOW, {s.id}).at(0).text(0);
 }
 

@@ -29,6 +29,11 @@ namespace genroc::engine {
 // RC003 when there is no such instance, RC009 when it is running, waiting,
 // succeeded, or part of another instance (the message names its top one);
 // 42501 when the caller may not act on it.  Returns the new status.
-std::string redrive(Port &port, std::optional<int64_t> instance);
+//
+// client_token (1 to 64 characters, 22023 otherwise): the same token as one
+// of the instance's last 10 redrives answers its status now and redrives
+// nothing (a retried request); the 'redriven' row keeps it.
+std::string redrive(Port &port, std::optional<int64_t> instance,
+					const std::optional<std::string> &client_token = std::nullopt);
 
 }  // namespace genroc::engine

@@ -170,8 +170,9 @@ extern int	genroc_engine_task_token_fail(const char *token, const char *error, c
 extern int	genroc_engine_task_token_heartbeat(const char *token, GenrocEngineError *err);
 
 /* ---- redrive (redrive.c) ---- */
-/* genroc.redrive: the instance's new status (malloc'd). */
-extern int	genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err);
+/* genroc.redrive: the instance's new status (malloc'd); client_token NULL for none. */
+extern int	genroc_engine_redrive(int has_instance, int64_t instance, const char *client_token, char **status,
+								  GenrocEngineError *err);
 
 /* ---- aliases (aliases.c) ---- */
 /* genroc.alias_set, get_alias, list_aliases: the answer as JSON text. */

@@ -548,11 +548,12 @@ extern "C" int genroc_engine_task_token_heartbeat(const char *token, GenrocEngin
 	});
 }
 
-extern "C" int genroc_engine_redrive(int has_instance, int64_t instance, char **status, GenrocEngineError *err) {
+extern "C" int genroc_engine_redrive(int has_instance, int64_t instance, const char *client_token, char **status,
+									 GenrocEngineError *err) {
 	*status = nullptr;
 	return guarded(err, [&] {
 		PgPort port(false);
-		*status = dup(redrive(port, has_instance ? std::optional<int64_t>(instance) : std::nullopt));
+		*status = dup(redrive(port, has_instance ? std::optional<int64_t>(instance) : std::nullopt, arg(client_token)));
 	});
 }
 

@@ -16,7 +16,7 @@
 
 PG_FUNCTION_INFO_V1(genroc_redrive);
 
-/* genroc.redrive(p_instance bigint) RETURNS text */
+/* genroc.redrive(p_instance bigint, p_client_token text) RETURNS text */
 Datum
 genroc_redrive(PG_FUNCTION_ARGS)
 {
@@ -24,9 +24,11 @@ genroc_redrive(PG_FUNCTION_ARGS)
 	GenrocEngineError err = {0};
 	int			depth;
 	int			ok;
+	char	   *client_token = genroc_text_arg_or_null(fcinfo, 1);
 
 	genroc_engine_begin(&depth);
-	ok = genroc_engine_redrive(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), &status, &err);
+	ok = genroc_engine_redrive(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), client_token, &status,
+							   &err);
 	genroc_engine_end(depth, ok, &err);
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }

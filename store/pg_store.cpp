@@ -280,7 +280,9 @@ class PgStore final : public Store {
 		return scalar("SELECT genroc.retry($1)", {std::to_string(id)});
 	}
 
-	std::string redrive(int64_t id) override { return scalar("SELECT genroc.redrive($1)", {std::to_string(id)}); }
+	std::string redrive(int64_t id, const std::optional<std::string> &client_token) override {
+		return scalar("SELECT genroc.redrive($1, $2)", {std::to_string(id), client_token});
+	}
 
 	std::string resume(int64_t id, const json &output) override {
 		return scalar("SELECT genroc.resume($1, $2::jsonb)", {std::to_string(id), param(output, "the task result")});

@@ -144,7 +144,8 @@ class Store {
 	// genroc.redrive: a failed, timed-out or cancelled top-level instance
 	// goes on from where it stopped, a Map or Parallel rerunning only its
 	// unsuccessful children (RC009 otherwise).  Returns the new status.
-	virtual std::string redrive(int64_t instance_id) = 0;
+	// client_token: the same as one of its last 10 redrives redrives nothing.
+	virtual std::string redrive(int64_t instance_id, const std::optional<std::string> &client_token = std::nullopt) = 0;
 	// refs: large values as references {"genroc:object": "<hash>"} (get_object
 	// reads them); list_instances takes it as the filter key "values": "ref"
 	virtual json get_instance(int64_t instance_id, bool refs = false) = 0;	// throws RC003

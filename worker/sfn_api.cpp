@@ -790,9 +790,9 @@ json describe_execution_action(const Arns &arns, Store &store, const json &b) {
 	return out;
 }
 
-// RedriveExecution: genroc.redrive of the execution's instance.  clientToken
-// is checked but not remembered: a second call with it redrives again when
-// the execution has stopped again meanwhile, and is refused while it runs.
+// RedriveExecution: genroc.redrive of the execution's instance.  The same
+// clientToken as one of its last 10 redrives answers without redriving again
+// (a client's retry of the same request).
 json redrive_execution(const Arns &arns, Store &store, const json &b) {
 	only(b, {"executionArn", "clientToken"});
 	const std::string token = str(b, "clientToken", false);
@@ -800,7 +800,7 @@ json redrive_execution(const Arns &arns, Store &store, const json &b) {
 		fail("ValidationException", "'clientToken' must be 1 to 64 characters");
 	const json inst = find_execution(store, arns, str(b, "executionArn", true));
 	const int64_t id = inst.at("id");
-	store.redrive(id);
+	store.redrive(id, field(b, "clientToken") ? std::optional<std::string>(token) : std::nullopt);
 	return {{"redriveDate", when(redrives_of(store, id).last_at)}};
 }
 
@@ -1031,6 +1031,34 @@ json get_activity_task(const Options &o, const Arns &arns, const std::function<S
 	}
 }
 
+// A task token genroc could have issued: 32 hex digits (SQLite) or a UUID
+// (PostgreSQL's gen_random_uuid).
+bool token_shaped(const std::string &t) {
+	auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+	if (t.size() == 32) return std::all_of(t.begin(), t.end(), hex);
+	if (t.size() != 36) return false;
+	for (size_t k = 0; k < t.size(); k++)
+		if ((k == 8 || k == 13 || k == 18 || k == 23) ? t[k] != '-' : !hex(t[k])) return false;
+	return true;
+}
+
+// A report by task token.  The engine's RC007 (no task holds the token)
+// read as AWS does: a token of genroc's shape belonged to a task that has
+// closed (reported, timed out, cancelled, retried): TaskTimedOut; anything
+// else was never a token: InvalidToken.
+template <typename F>
+void by_token(const std::string &token, F report) {
+	try {
+		report();
+	} catch (const Error &e) {
+		if (e.sqlstate != sqlstate::TASK_TOKEN_INVALID) throw;
+		if (token_shaped(token))
+			fail("TaskTimedOut", "Task Timed Out: the task of that token has closed (it was reported, timed out, "
+								 "cancelled, or retried with a new token)");
+		fail("InvalidToken", "Invalid Token: not a task token");
+	}
+}
+
 json send_task_success(Store &store, const json &b) {
 	only(b, {"taskToken", "output"});
 	const std::string token = str(b, "taskToken", true);
@@ -1040,20 +1068,21 @@ json send_task_success(Store &store, const json &b) {
 	} catch (const Error &e) {
 		fail("InvalidOutput", std::string("Invalid Output: ") + e.what());
 	}
-	store.activity_succeed(token, output);
+	by_token(token, [&] { store.activity_succeed(token, output); });
 	return json::object();
 }
 
 json send_task_failure(Store &store, const json &b) {
 	only(b, {"taskToken", "error", "cause"});
-	std::string error = str(b, "error", false);
-	store.activity_fail(str(b, "taskToken", true), error, str(b, "cause", false));
+	const std::string token = str(b, "taskToken", true), error = str(b, "error", false);
+	by_token(token, [&] { store.activity_fail(token, error, str(b, "cause", false)); });
 	return json::object();
 }
 
 json send_task_heartbeat(Store &store, const json &b) {
 	only(b, {"taskToken"});
-	store.activity_heartbeat(str(b, "taskToken", true));
+	const std::string token = str(b, "taskToken", true);
+	by_token(token, [&] { store.activity_heartbeat(token); });
 	return json::object();
 }
 

@@ -268,10 +268,31 @@ json history_events(const Options &o, Store &store, const json &inst, bool data)
 
 	json events = json::array();
 	int64_t id = 0;
+	// previousEventId as AWS chains it: an event follows the one before it
+	// in the same execution, branch or iteration; the first event of a branch
+	// or iteration follows its ParallelStateStarted / MapStateStarted, and a
+	// fan-out's end follows the last event of its children.
+	std::map<const Member *, int64_t> last_of;	// each member's last event
+	std::map<int64_t, int64_t> fan_of;			// an instance id: its last fan-out's Started event
+	const Member *cur = nullptr;
+	bool joins = false;	 // the row at hand ends a fan-out
 	auto add = [&](const json &at, const std::string &type, const char *details_key, json details) {
-		json e = {{"timestamp", when(at)}, {"type", type}, {"id", ++id}, {"previousEventId", id - 1}};
+		int64_t prev = id;
+		if (!joins) {
+			if (auto l = last_of.find(cur); l != last_of.end()) {
+				prev = l->second;
+			} else if (cur && cur->row["parent_id"].is_number()) {
+				auto f = fan_of.find(cur->row["parent_id"].get<int64_t>());
+				if (f != fan_of.end()) prev = f->second;
+			}
+		}
+		json e = {{"timestamp", when(at)}, {"type", type}, {"id", ++id}, {"previousEventId", prev}};
 		if (details_key) e[details_key] = std::move(details);
 		events.push_back(std::move(e));
+		last_of[cur] = id;
+		joins = false;	// the events after a fan-out's end follow it
+		if ((type == "MapStateStarted" || type == "ParallelStateStarted") && cur && cur->row["id"].is_number())
+			fan_of[cur->row["id"].get<int64_t>()] = id;
 	};
 	auto payload = [&](json &d, const char *key, const json &v) {
 		if (data) d[key] = v.dump();
@@ -304,6 +325,8 @@ json history_events(const Options &o, Store &store, const json &inst, bool data)
 		const json &at = row["at"];
 		const json &d = detail_of(row);
 		const std::string state = row["state"].is_string() ? row["state"].get<std::string>() : "";
+		cur = m;
+		joins = ev == "children_done" || ev == "children_failed";
 		if (ev == "started") {
 			if (is_top) {
 				json x = {{"roleArn", "arn:aws:iam::" + o.account + ":role/genroc"}};

@@ -613,14 +613,16 @@ COMMENT ON FUNCTION genroc.resume(bigint, jsonb) IS
  * from where it stopped; a Map or Parallel reruns only its children that did
  * not succeed (engine/redrive.hpp says how).  RC009 when it is running,
  * waiting, succeeded or a child; RC003 when there is none.  Returns the new
- * status.  The log gets 'redriven' with the count of redrives so far.
+ * status.  The log gets 'redriven' with the count of redrives so far and
+ * p_client_token, if given: the same token again (one of the last 10)
+ * answers the status and redrives nothing.
  */
-CREATE FUNCTION genroc.redrive(p_instance bigint) RETURNS text
+CREATE FUNCTION genroc.redrive(p_instance bigint, p_client_token text DEFAULT NULL) RETURNS text
 	AS 'MODULE_PATHNAME', 'genroc_redrive'
 	LANGUAGE C VOLATILE SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION genroc.redrive(bigint) IS
-	'Continues a failed, timed-out or cancelled top-level instance from where it stopped; a Map or Parallel reruns only its unsuccessful children (RC009 otherwise).';
+COMMENT ON FUNCTION genroc.redrive(bigint, text) IS
+	'Continues a failed, timed-out or cancelled top-level instance from where it stopped; a Map or Parallel reruns only its unsuccessful children (RC009 otherwise); the same p_client_token as one of its last 10 redrives redrives nothing again.';
 
 -- An instance as the API shows it (timestamps ISO-8601 UTC); its large
 -- values resolved, or with p_refs as references (15_objects.sql).

@@ -39,7 +39,7 @@ BEGIN
 		('genroc.emit(bigint, text, jsonb)',					'genroc_user, genroc_operator'),
 		('genroc.retry(bigint)',								'genroc_operator'),
 		('genroc.resume(bigint, jsonb)',						'genroc_operator'),
-		('genroc.redrive(bigint)',								'genroc_operator'),
+		('genroc.redrive(bigint, text)',						'genroc_operator'),
 		('genroc.list_workers()',								'genroc_worker, genroc_operator'),
 		('genroc.list_queues()',								'genroc_worker, genroc_operator'),
 		('genroc.queue_stats()',			'genroc_user, genroc_operator, genroc_worker'),

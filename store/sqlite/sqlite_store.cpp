@@ -612,11 +612,11 @@ class SqliteStore final : public Store {
 	// genroc.redrive: the engine's (engine/redrive.cpp), reaching the step,
 	// the fan-out's loop, the log and stored values of this store through
 	// its STORE_* statements.
-	std::string redrive(int64_t id) override {
+	std::string redrive(int64_t id, const std::optional<std::string> &client_token) override {
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			sqlite::SqlitePort port(db_, now);
 			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
-			return engine::redrive(port, id);
+			return engine::redrive(port, id, client_token);
 		});
 	}
 

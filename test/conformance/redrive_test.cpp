@@ -159,6 +159,30 @@ TEST_P(StoreTest, RedriveEntersTheFailedTaskAgainWithItsInputAndCounts) {
 	EXPECT_EQ(counts, std::vector<int>({1, 2}));
 }
 
+TEST_P(StoreTest, RedriveWithTheSameClientTokenRedrivesOnce) {
+	define("two", json::parse(R"({"StartAt":"Charge","States":{
+	  "Charge":{"Type":"Task","Resource":"handler:charge","End":true}}})"));
+	worker("w1");
+	const int64_t id = start("two", {{"k", 1}});
+	Task t = claim_one("w1");
+	EXPECT_EQ(store().fail(t.instance_id, t.epoch, "Declined", "1"), "failed");
+	EXPECT_EQ(store().redrive(id, "req-1"), "ready");
+	// the same request again: its status, nothing redriven (it is not stopped)
+	EXPECT_EQ(store().redrive(id, "req-1"), "ready");
+	t = claim_one("w1");
+	EXPECT_EQ(store().fail(t.instance_id, t.epoch, "Declined", "2"), "failed");
+	// stopped again: the old token still answers without redriving
+	EXPECT_EQ(store().redrive(id, "req-1"), "failed");
+	EXPECT_EQ(store().redrive(id, "req-2"), "ready");
+	int redriven = 0;
+	const json h = store().history(id);
+	for (const json &r : h.contains("history") ? h.at("history") : h)
+		if (r.at("event") == "redriven") redriven++;
+	EXPECT_EQ(redriven, 2);
+	EXPECT_RAISES("22023", "p_client_token", store().redrive(id, ""));
+	EXPECT_RAISES("22023", "p_client_token", store().redrive(id, std::string(65, 'x')));
+}
+
 TEST_P(StoreTest, RedriveOfACancelledMapRunsWhatDidNotSucceed) {
 	define("each", json::parse(kMap));
 	worker("w1");

@@ -43,8 +43,8 @@ const done = await status(yes.executionArn);
 const out = JSON.parse(done.output || 'null');
 ok(done.status === 'SUCCEEDED' && out.who === 'ada' && out.answer.ok === true && Object.keys(out).length === 2,
   `SendTaskSuccess: the output through ResultPath (${done.output})`);
-ok(await outcome(send('SendTaskSuccess', { taskToken: token, output: '{}' })) === 'TaskDoesNotExist',
-  'a callback token used twice: TaskDoesNotExist');
+ok(await outcome(send('SendTaskSuccess', { taskToken: token, output: '{}' })) === 'TaskTimedOut',
+  'a callback token used twice: TaskTimedOut');
 const types = (await send('GetExecutionHistory', { executionArn: yes.executionArn })).events.map((e) => e.type);
 ok(['TaskScheduled', 'TaskStarted', 'TaskSubmitted', 'TaskSucceeded'].every((t) => types.includes(t)),
   `the callback's history (${types.join(' ')})`);

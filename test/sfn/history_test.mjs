@@ -52,8 +52,19 @@ const want = ['ExecutionStarted', 'PassStateEntered', 'PassStateExited',
   'SucceedStateEntered', 'SucceedStateExited', 'ExecutionSucceeded'];
 const types = events.map((e) => e.type);
 ok(JSON.stringify(types) === JSON.stringify(want), `the event types in order (${types.join(' ')})`);
-ok(events.every((e, i) => e.id === i + 1 && e.previousEventId === i && e.timestamp instanceof Date),
-  'ids count from 1, each previousEventId the event before, each with a timestamp');
+ok(events.every((e, i) => e.id === i + 1 && e.timestamp instanceof Date), 'ids count from 1, each with a timestamp');
+// previousEventId: the event before in the same execution, branch or iteration; a branch's or
+// an iteration's first event follows its fan-out's Started event
+const parStarted = events.find((e) => e.type === 'ParallelStateStarted').id;
+const mapStarted = events.find((e) => e.type === 'MapStateStarted').id;
+const expectPrev = events.map((e, i) => {
+  if (e.type === 'MapIterationStarted') return mapStarted;
+  if (e.type === 'PassStateEntered' && events[i - 1].type !== 'MapIterationStarted' && i > parStarted - 1 && i < mapStarted
+    && events.slice(parStarted, i).every((x) => x.type !== 'ParallelStateSucceeded')) return parStarted;
+  return i;
+});
+ok(events.every((e, i) => e.previousEventId === expectPrev[i]),
+  `previousEventId chains each branch and iteration from its fan-out (${events.map((e) => e.previousEventId).join(' ')})`);
 
 const wantMembers = {
   ExecutionStarted: 'input,inputDetails,roleArn',

@@ -40,8 +40,11 @@ const failed = await until(async () => { const d = await describe(); return d.st
 ok(failed && failed.redriveStatus === 'REDRIVABLE' && failed.redriveCount === 0,
   `a failed execution is REDRIVABLE, redriven 0 times (${failed && failed.redriveStatus} ${failed && failed.redriveCount})`);
 
-const redriven = await send('RedriveExecution', { executionArn: exec.executionArn });
+const redriven = await send('RedriveExecution', { executionArn: exec.executionArn, clientToken: `req-${tag}` });
 ok(redriven.redriveDate instanceof Date, 'RedriveExecution answers the redrive date');
+const repeated = await send('RedriveExecution', { executionArn: exec.executionArn, clientToken: `req-${tag}` });
+ok(repeated.redriveDate instanceof Date && repeated.redriveDate.getTime() === redriven.redriveDate.getTime(),
+  'the same clientToken again (a retried request): the same answer, nothing redriven twice');
 const again = [];
 while (again.length < 2) { const t = await poll(); if (t) again.push(t); }
 for (const t of again) await send('SendTaskSuccess', { taskToken: t.token, output: JSON.stringify({ r: t.i * 10 }) });

@@ -106,7 +106,11 @@ const want = ['ExecutionStarted', 'PassStateEntered', 'PassStateExited', 'TaskSt
   'SucceedStateExited', 'ExecutionSucceeded'];
 ok(JSON.stringify(types) === JSON.stringify(want) && JSON.stringify(items) === JSON.stringify([...item, ...item, ...item].sort()),
   `GetExecutionHistory's event types (${all.join(' ')})`);
-ok(history.events.every((e, i) => e.id === i + 1 && e.previousEventId === i), 'event ids count from 1, previousEventId the one before');
+ok(history.events.every((e, i) => e.id === i + 1 && e.previousEventId < e.id), 'event ids count from 1, previousEventId an earlier one');
+const mapStartedId = history.events.find((e) => e.type === 'MapStateStarted').id;
+ok(history.events.filter((e) => e.type === 'MapIterationStarted').every((e) => e.previousEventId === mapStartedId)
+  && history.events.slice(0, 5).every((e, i) => e.previousEventId === i),
+  'previousEventId: the one before in a line of states, the MapStateStarted for an iteration\'s first');
 ok(JSON.parse(history.events[0].executionStartedEventDetails.input).items.length === 3
   && history.events.find((e) => e.type === 'MapStateStarted').mapStateStartedEventDetails.length === 3
   && history.events.find((e) => e.type === 'TaskFailed').taskFailedEventDetails.error === 'States.TaskFailed',
@@ -177,8 +181,8 @@ while (handled < 2) {
     await send('SendTaskFailure', { taskToken: task.taskToken, error: 'Greeting.Refused', cause: 'asked to fail' });
   } else {
     await send('SendTaskSuccess', { taskToken: task.taskToken, output: JSON.stringify({ greeting: `hello ${input.who}` }) });
-    ok(await outcome(send('SendTaskSuccess', { taskToken: task.taskToken, output: '{}' })) === 'TaskDoesNotExist',
-      'a task token used twice: TaskDoesNotExist');
+    ok(await outcome(send('SendTaskSuccess', { taskToken: task.taskToken, output: '{}' })) === 'TaskTimedOut',
+      'a task token used twice: TaskTimedOut (its task has closed)');
   }
 }
 const r1 = await until(async () => { const d = await send('DescribeExecution', { executionArn: e1.executionArn }); return d.status !== 'RUNNING' && d; });
@@ -187,7 +191,9 @@ ok(r1.status === 'SUCCEEDED' && JSON.parse(r1.output).greeting === 'hello ada', 
 ok(r2.status === 'FAILED' && r2.error === 'Greeting.Refused' && r2.cause === 'asked to fail', 'its failure fails the other with error and cause');
 const actHistory = (await send('GetExecutionHistory', { executionArn: e1.executionArn })).events.map((e) => e.type);
 ok(['ActivityScheduled', 'ActivityStarted', 'ActivitySucceeded'].every((t) => actHistory.includes(t)), `the activity's history (${actHistory.join(' ')})`);
-ok(await outcome(send('SendTaskSuccess', { taskToken: 'nope', output: '{}' })) === 'TaskDoesNotExist', 'an unknown task token: TaskDoesNotExist');
+ok(await outcome(send('SendTaskSuccess', { taskToken: 'nope', output: '{}' })) === 'InvalidToken', 'a text that is no task token: InvalidToken');
+ok(await outcome(send('SendTaskHeartbeat', { taskToken: '0'.repeat(32) })) === 'TaskTimedOut',
+  'a token of genroc\'s shape no task holds: TaskTimedOut');
 await send('DeleteActivity', { activityArn: act.activityArn });
 
 // ---- credentials ----------------------------------------------------------
