@@ -126,12 +126,6 @@ genroc_list_workers(PG_FUNCTION_ARGS)
 
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_list_workers(&rows, &n, &err);
-	if (!ok)
-	{
-		genroc_engine_free_workers(rows, n);
-		rows = NULL;
-		n = 0;
-	}
 	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -207,12 +201,6 @@ genroc_list_queues(PG_FUNCTION_ARGS)
 
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_list_queues(&rows, &n, &err);
-	if (!ok)
-	{
-		genroc_engine_free_queues(rows, n);
-		rows = NULL;
-		n = 0;
-	}
 	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -183,14 +183,6 @@ genroc_list_definitions(PG_FUNCTION_ARGS)
 
 	genroc_engine_begin(&depth);
 	ok = genroc_engine_list_definitions(&rows, &n, &err);
-	if (!ok)
-	{
-		for (k = 0; k < n; k++)
-			genroc_engine_free(rows[k].name);
-		genroc_engine_free(rows);
-		rows = NULL;
-		n = 0;
-	}
 	genroc_engine_end(depth, ok, &err);
 
 	InitMaterializedSRF(fcinfo, 0);

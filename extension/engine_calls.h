@@ -2,7 +2,8 @@
  * engine_calls.h — the engine's operations for the PostgreSQL module's entry
  * points (definitions.c, tokens.c, ...), as C functions that never throw (engine_port.cpp):
  * each returns 1, or 0 with *err filled.  Strings returned are malloc'd;
- * the caller copies them and frees them with genroc_engine_free().  Called
+ * the caller copies them and frees them with genroc_engine_free().  A call
+ * that fails has freed what it made: its rows are NULL, its count 0.  Called
  * between SPI_connect and SPI_finish.
  */
 #ifndef GENROC_ENGINE_CALLS_H

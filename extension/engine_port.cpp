@@ -217,7 +217,7 @@ extern "C" int genroc_engine_define(const char *name, const char *definition, in
 extern "C" int genroc_engine_list_definitions(GenrocDefinitionRow **rows, int *n, GenrocEngineError *err) {
 	*rows = nullptr;
 	*n = 0;
-	return guarded(err, [&] {
+	const int ok = guarded(err, [&] {
 		PgPort port(true);
 		auto list = list_definitions(port);
 		auto *out = static_cast<GenrocDefinitionRow *>(std::calloc(list.size() + 1, sizeof(GenrocDefinitionRow)));
@@ -230,6 +230,13 @@ extern "C" int genroc_engine_list_definitions(GenrocDefinitionRow **rows, int *n
 			(*n)++;
 		}
 	});
+	if (!ok) {
+		for (int k = 0; k < *n; k++) std::free((*rows)[k].name);
+		std::free(*rows);
+		*rows = nullptr;
+		*n = 0;
+	}
+	return ok;
 }
 
 extern "C" int genroc_engine_get_definition(const char *name, int has_version, int64_t version, char **json,
@@ -415,7 +422,7 @@ extern "C" int genroc_engine_worker_stop(const char *worker, GenrocEngineError *
 extern "C" int genroc_engine_list_workers(GenrocWorkerRow **rows, int *n, GenrocEngineError *err) {
 	*rows = nullptr;
 	*n = 0;
-	return guarded(err, [&] {
+	const int ok = guarded(err, [&] {
 		PgPort port(true);
 		auto list = list_workers(port);
 		auto *out = static_cast<GenrocWorkerRow *>(std::calloc(list.size() + 1, sizeof(GenrocWorkerRow)));
@@ -443,6 +450,12 @@ extern "C" int genroc_engine_list_workers(GenrocWorkerRow **rows, int *n, Genroc
 			o.draining = w.draining;
 		}
 	});
+	if (!ok) {
+		genroc_engine_free_workers(*rows, *n);
+		*rows = nullptr;
+		*n = 0;
+	}
+	return ok;
 }
 
 extern "C" void genroc_engine_free_workers(GenrocWorkerRow *rows, int n) {
@@ -476,7 +489,7 @@ extern "C" int genroc_engine_queue_drop(const char *name, GenrocEngineError *err
 extern "C" int genroc_engine_list_queues(GenrocQueueRow **rows, int *n, GenrocEngineError *err) {
 	*rows = nullptr;
 	*n = 0;
-	return guarded(err, [&] {
+	const int ok = guarded(err, [&] {
 		PgPort port(true);
 		auto list = list_queues(port);
 		auto *out = static_cast<GenrocQueueRow *>(std::calloc(list.size() + 1, sizeof(GenrocQueueRow)));
@@ -508,6 +521,12 @@ extern "C" int genroc_engine_list_queues(GenrocQueueRow **rows, int *n, GenrocEn
 			o.oldest_ready_us = q.oldest_ready_us.value_or(0);
 		}
 	});
+	if (!ok) {
+		genroc_engine_free_queues(*rows, *n);
+		*rows = nullptr;
+		*n = 0;
+	}
+	return ok;
 }
 
 extern "C" void genroc_engine_free_queues(GenrocQueueRow *rows, int n) {
