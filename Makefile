@@ -29,10 +29,12 @@ CORE_SRCS   = $(sort $(wildcard core/*.cpp))
 # own (extension/engine_spi.c, engine_port.cpp) with the entry points of each
 # area it implements (extension/definitions.c).
 ENGINE_SRCS = $(sort $(wildcard engine/*.cpp))
-OBJS        = extension/genroc.o extension/claim.o extension/complete_many.o extension/ticker.o \
-              extension/engine_spi.o extension/engine_port.o extension/definitions.o extension/tokens.o \
-              extension/metrics.o extension/objects.o extension/admin.o extension/callbacks.o extension/redrive.o \
-              extension/aliases.o \
+# Every .c and .cpp file of extension/ is the module's: an area's entry points
+# (extension/<area>.c) and its C calls (extension/<area>_calls.cpp) join the
+# build without a line here.
+EXT_C_SRCS   = $(sort $(wildcard extension/*.c))
+EXT_CXX_SRCS = $(sort $(wildcard extension/*.cpp))
+OBJS        = $(EXT_C_SRCS:.c=.o) $(EXT_CXX_SRCS:.cpp=.o) \
               $(ENGINE_SRCS:.cpp=.o) $(CORE_SRCS:.cpp=.o)
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
 UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
@@ -76,8 +78,8 @@ $(UPGRADE): $(UPGRADE_DELTA) $(SQL_PARTS) scripts/upgrade-script.sh
 extension/genroc.o: genroc.control
 # The engine's tables and headers: PGXS tracks no header, and an object
 # built against an older statements.def numbers the statements differently.
-$(ENGINE_SRCS:.cpp=.o) extension/engine_port.o: $(wildcard engine/*.def engine/*.hpp)
-extension/engine_port.o extension/definitions.o extension/admin.o: $(wildcard extension/engine_*.h)
+$(ENGINE_SRCS:.cpp=.o) $(EXT_CXX_SRCS:.cpp=.o): $(wildcard engine/*.def engine/*.hpp)
+$(EXT_CXX_SRCS:.cpp=.o) $(EXT_C_SRCS:.c=.o): $(wildcard extension/engine_*.h extension/engine_*.hpp)
 
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 

@@ -1,7 +1,7 @@
 // port.hpp — how the engine reaches its tables: statements by id, their
 // parameters, their rows, a savepoint, and the few things only the store's
 // host knows (its clock, its canonical JSON).  One adapter per store:
-// PostgreSQL (extension/engine_port.cpp over SPI, extension/engine_spi.c) and SQLite
+// PostgreSQL (extension/engine_port.hpp over SPI, extension/engine_spi.c) and SQLite
 // (store/sqlite/sqlite_port.cpp over sqlite3 statements).  The engine's
 // operations (engine/engine.hpp) are written once against this class.
 //

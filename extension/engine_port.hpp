@@ -1,0 +1,167 @@
+// engine_port.hpp — the port over SPI (PgPort) and the helpers every file of
+// the engine's C calls (engine_calls.h) shares: the never-throwing frame
+// (guarded), the malloc'd copies handed to C (dup, dup_or_null) and the
+// arguments as the engine takes them (arg).  engine_port.cpp holds the
+// calls of the first areas; an area may keep its calls in a file of its own
+// (extension/<area>_calls.cpp) that includes this header.
+//
+// Each PostgreSQL call goes through engine_spi.c, which catches PostgreSQL's
+// error inside PG_TRY and returns it; here it becomes a genroc::Error with
+// the same SQLSTATE, message, detail and hint.  guarded() catches every
+// exception and hands it back as a GenrocEngineError, so neither a longjmp
+// nor a C++ exception crosses between the two languages.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine_calls.h"
+#include "engine_spi.h"
+#include "errors.hpp"
+#include "port.hpp"
+
+namespace genroc::engine {
+
+
+[[noreturn]] inline void rethrow(const GenrocPgError &e) {
+	throw Error(e.sqlstate, e.message ? e.message : "PostgreSQL failed", e.detail ? e.detail : "",
+				e.hint ? e.hint : "");
+}
+
+class PgPort final : public Port {
+  public:
+	// read_only: the entry point is STABLE (SPI's read_only)
+	explicit PgPort(bool read_only) : read_only_(read_only) {}
+	Dialect dialect() const override { return Dialect::postgres; }
+
+	Rows query(Stmt s, Params params) override { return run(s, params, true).second; }
+	int64_t exec(Stmt s, Params params) override {
+		if (!statement_text(s).postgres) return 0;
+		return run(s, params, false).first;
+	}
+
+	int64_t now_ms() override {
+		int64_t ms = 0;
+		GenrocPgError e{};
+		if (!genroc_pg_now_ms(&ms, &e)) rethrow(e);
+		return ms;
+	}
+
+	std::string canonical_json(const std::string &text) override {
+		char *out = nullptr;
+		GenrocPgError e{};
+		if (!genroc_pg_canonical_json(text.c_str(), &out, &e)) rethrow(e);
+		return out;	 // palloc'd: freed with the SPI call's memory
+	}
+
+  protected:
+	void savepoint_begin() override {
+		GenrocPgError e{};
+		if (!genroc_pg_savepoint_begin(&e)) rethrow(e);
+	}
+	void savepoint_release() override {
+		GenrocPgError e{};
+		if (!genroc_pg_savepoint_release(&e)) rethrow(e);
+	}
+	void savepoint_rollback() noexcept override {
+		GenrocPgError e{};
+		// a failed rollback leaves the transaction aborted: the entry point's
+		// error ends it
+		(void)genroc_pg_savepoint_rollback(&e);
+	}
+
+  private:
+	std::pair<int64_t, Rows> run(Stmt s, Params params, bool want_rows) {
+		const StatementText &t = statement_text(s);
+		if (!t.postgres) throw Error("XX000", std::string("engine: statement ") + t.id + " has no PostgreSQL text");
+		std::vector<GenrocPgParam> ps;
+		ps.reserve(params.size());
+		for (const Param &p : params) {
+			GenrocPgParam g{};
+			g.kind = static_cast<int>(p.kind());
+			g.is_null = p.is_null();
+			g.i = p.i64();
+			g.d = p.f64();
+			g.text = p.text().c_str();
+			g.len = p.text().size();
+			ps.push_back(g);
+		}
+		GenrocPgRows rows{};
+		GenrocPgError e{};
+		if (!genroc_pg_run(static_cast<int>(s), statement_count(), t.postgres, static_cast<int>(ps.size()),
+						   ps.data(), read_only_, want_rows, &rows, &e))
+			rethrow(e);
+		Rows out;
+		try {
+			out.reserve(rows.nrows);
+			for (int r = 0; r < rows.nrows; r++) {
+				std::vector<std::optional<std::string>> cells;
+				cells.reserve(rows.ncols);
+				for (int k = 0; k < rows.ncols; k++) {
+					const char *c = rows.cells[r * rows.ncols + k];
+					cells.push_back(c ? std::optional<std::string>(c) : std::nullopt);
+				}
+				out.emplace_back(std::move(cells));
+			}
+		} catch (...) {
+			genroc_pg_rows_free(&rows);
+			throw;
+		}
+		genroc_pg_rows_free(&rows);
+		return {rows.processed, std::move(out)};
+	}
+
+	bool read_only_;
+};
+
+static_assert(static_cast<int>(Param::Kind::i64) == GENROC_PG_INT8);
+static_assert(static_cast<int>(Param::Kind::f64) == GENROC_PG_FLOAT8);
+static_assert(static_cast<int>(Param::Kind::text) == GENROC_PG_TEXT);
+static_assert(static_cast<int>(Param::Kind::boolean) == GENROC_PG_BOOL);
+static_assert(static_cast<int>(Param::Kind::json) == GENROC_PG_JSONB);
+
+inline char *dup(const std::string &s) {
+	char *p = static_cast<char *>(std::malloc(s.size() + 1));
+	if (!p) throw std::bad_alloc();
+	std::memcpy(p, s.c_str(), s.size() + 1);
+	return p;
+}
+
+
+inline void fail(GenrocEngineError *err, const char *sqlstate, const char *message, const std::string &detail = {},
+		  const std::string &hint = {}) noexcept {
+	std::memset(err, 0, sizeof *err);
+	std::strncpy(err->sqlstate, sqlstate, 5);
+	err->sqlstate[5] = '\0';
+	err->message = strdup(message);
+	if (!detail.empty()) err->detail = strdup(detail.c_str());
+	if (!hint.empty()) err->hint = strdup(hint.c_str());
+}
+
+// Runs body; every exception becomes *err (and 0).
+template <typename F>
+inline int guarded(GenrocEngineError *err, F body) noexcept {
+	try {
+		body();
+		return 1;
+	} catch (const Error &e) {
+		fail(err, e.sqlstate.size() == 5 ? e.sqlstate.c_str() : "XX000", e.what(), e.detail, e.hint);
+	} catch (const std::bad_alloc &) {
+		fail(err, "53200", "out of memory in the genroc engine");
+	} catch (const std::exception &e) {
+		fail(err, "XX000", e.what());
+	} catch (...) {
+		fail(err, "XX000", "unknown exception in the genroc engine");
+	}
+	return 0;
+}
+
+inline std::optional<std::string> arg(const char *s) { return s ? std::optional<std::string>(s) : std::nullopt; }
+
+inline char *dup_or_null(const std::optional<std::string> &s) { return s ? dup(*s) : nullptr; }
+
+}  // namespace genroc::engine
