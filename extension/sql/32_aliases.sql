@@ -87,7 +87,17 @@ CREATE FUNCTION genroc._start_version(p_name text, p_version int, p_alias text) 
 -- The definition a start runs (start, start_many): the version
 -- genroc._start_version picks (p_alias's draw, p_version or the newest;
 -- RC002, RC016, RC017 from there).
+-- PL/pgSQL rather than SQL: its statement's plan is kept for the session, where
+-- a SQL function's would be planned again at every start.
 CREATE FUNCTION genroc._start_definition(p_name text, p_version int, p_alias text) RETURNS genroc._definitions
-	LANGUAGE sql VOLATILE
-	RETURN (SELECT d FROM genroc._definitions d
-			WHERE d.name = p_name AND d.version = (SELECT genroc._start_version(p_name, p_version, p_alias)));
+	LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+	-- once: an alias's version is a draw
+	v_version int := genroc._start_version(p_name, p_version, p_alias);
+	v_def genroc._definitions;
+BEGIN
+	SELECT d.* INTO STRICT v_def FROM genroc._definitions d WHERE d.name = p_name AND d.version = v_version;
+	RETURN v_def;
+END;
+$$;
