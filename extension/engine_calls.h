@@ -191,6 +191,21 @@ extern int	genroc_engine_start_version(const char *name, int has_version, int64_
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);
 
+/* ---- retention and the tick (retention.c, retention_calls.cpp) ---- */
+/* An interval's parts (PostgreSQL's Interval), or absent (SQL NULL). */
+typedef struct GenrocRetention
+{
+	int			present;
+	int64_t		months;
+	int64_t		days;
+	int64_t		us;
+} GenrocRetention;
+/* genroc.prune: {"log_rows", "instances", "objects"} as JSON text (malloc'd). */
+extern int	genroc_engine_prune(GenrocRetention log_retention, GenrocRetention instance_retention, int has_limit,
+								int64_t limit, char **json, GenrocEngineError *err);
+/* genroc.tick: its counts as JSON text (malloc'd). */
+extern int	genroc_engine_tick(int has_limit, int64_t limit, char **json, GenrocEngineError *err);
+
 #ifdef __cplusplus
 }
 #endif

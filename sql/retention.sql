@@ -146,12 +146,33 @@ DROP ROLE genroc_test_dbo;
 SET genroc.test_clock = '2030-01-03 00:00:00Z';
 SET genroc.durability = 'none';
 
+-- a retention in months is calendar months: on March 1st, now - '1 mon'
+-- is February 1st, so an instance that ended on January 31st goes, where
+-- '30 days' keeps it (now - 30 days is January 30th); months are the
+-- session time zone's
+SET TimeZone = 'UTC';
+SET genroc.test_clock = '2030-01-31 12:00:00Z';
+SELECT instance_id AS m FROM genroc.start('echo', '{"say":"month"}') \gset
+SET genroc.test_clock = '2030-03-01 00:00:00Z';
+SELECT genroc.prune('0', '30 days') IS NOT NULL AS pruned;
+SELECT genroc.get_instance(:m) ->> 'status' AS kept_by_30_days;
+SELECT genroc.prune('0', '1 mon') IS NOT NULL AS pruned;
+SELECT genroc.get_instance(:m) ->> 'status' AS gone_by_a_month;
+\echo :LAST_ERROR_SQLSTATE
+RESET TimeZone;
+SET genroc.test_clock = '2030-01-03 00:00:00Z';
+
 -- errors
 SELECT genroc.prune('-1 day', '0');
 \echo :LAST_ERROR_SQLSTATE
 SELECT genroc.prune('1 day', '0', 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT genroc.prune('1 day', '0', NULL);
+\echo :LAST_ERROR_SQLSTATE
+-- a retention is negative as PostgreSQL compares intervals (a month 30 days)
+SELECT genroc.prune('0', '1 mon -31 days');
+\echo :LAST_ERROR_SQLSTATE
+SELECT genroc.tick(NULL);
 \echo :LAST_ERROR_SQLSTATE
 
 DROP EXTENSION genroc;

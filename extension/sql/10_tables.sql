@@ -221,7 +221,7 @@ CREATE INDEX _log_at ON genroc._log (at);
 -- role can compute and hold, stalling the engine; these rows only genroc's
 -- functions can read or lock (PUBLIC has no grant).  Created on first use;
 -- the partition rows of a partition with no instance left are deleted by
--- genroc._prune.
+-- genroc.prune (engine/retention.cpp).
 CREATE TABLE genroc._locks (
 	kind	text NOT NULL,
 	key		text NOT NULL,

@@ -18,7 +18,7 @@
  * only ever given values, never a column read back (that would store the
  * reference itself); genroc._load_value turns a column back into its value.
  *
- * Collection (genroc._collect_objects, from genroc._prune, so from tick and
+ * Collection (engine/retention.cpp collect_objects, from prune, so from tick and
  * prune): an object no instance column and no log entry uses is deleted
  * genroc.object_grace after collection first found it unused.  Objects are
  * looked at when due (check_at): a new one at the next collection, one in
@@ -194,76 +194,12 @@ BEGIN
 END;
 $$;
 
--- Whether an instance column or a log entry uses the object p_hash.
-CREATE FUNCTION genroc._object_used(p_hash text) RETURNS boolean
-	LANGUAGE sql STABLE
-	RETURN EXISTS (SELECT 1 FROM genroc._instances i
-				   WHERE i.input ? 'genroc:object' AND i.input ->> 'genroc:object' = p_hash)
-		OR EXISTS (SELECT 1 FROM genroc._instances i
-				   WHERE i.state_input ? 'genroc:object' AND i.state_input ->> 'genroc:object' = p_hash)
-		OR EXISTS (SELECT 1 FROM genroc._instances i
-				   WHERE i.task_input ? 'genroc:object' AND i.task_input ->> 'genroc:object' = p_hash)
-		OR EXISTS (SELECT 1 FROM genroc._instances i
-				   WHERE i.output ? 'genroc:object' AND i.output ->> 'genroc:object' = p_hash)
-		OR EXISTS (SELECT 1 FROM genroc._log l
-				   WHERE l.detail -> 'input' ? 'genroc:object'
-					 AND l.detail -> 'input' ->> 'genroc:object' = p_hash)
-		OR EXISTS (SELECT 1 FROM genroc._log l
-				   WHERE l.detail -> 'output' ? 'genroc:object'
-					 AND l.detail -> 'output' ->> 'genroc:object' = p_hash)
-		OR EXISTS (SELECT 1 FROM genroc._log l
-				   WHERE l.detail -> 'payload' ? 'genroc:object'
-					 AND l.detail -> 'payload' ->> 'genroc:object' = p_hash);
-
 /*
- * Semantics of collection: at most p_limit objects due for a check (oldest
- * check_at first; SKIP LOCKED, so concurrent collections share the work and
- * skip an object a transaction is storing again).  One in use: unmarked,
- * due again after its age (at least 1 minute, at most 1 day).  One unused:
- * marked with now (unless marked already) and due at mark + p_grace; one
- * unused and marked at least p_grace ago: deleted.  Returns how many were
- * deleted.
+ * Collection (which object is used, marking, deleting) and making the
+ * objects of pruned rows due are retention's: engine/retention.cpp
+ * (collect_objects, statements OBJECT_USED and the others), the same code
+ * the SQLite store runs.
  */
-CREATE FUNCTION genroc._collect_objects(p_grace interval, p_limit int) RETURNS int
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_now timestamptz := genroc.now();
-	v_obj record;
-	v_deleted int := 0;
-BEGIN
-	FOR v_obj IN SELECT o.hash, o.created_at, o.unused_since FROM genroc._objects o
-				 WHERE o.check_at <= v_now
-				 ORDER BY o.check_at LIMIT p_limit
-				 FOR UPDATE SKIP LOCKED LOOP
-		IF genroc._object_used(v_obj.hash) THEN
-			UPDATE genroc._objects SET unused_since = NULL,
-				check_at = v_now + least(greatest(v_now - v_obj.created_at, interval '1 minute'),
-										 interval '1 day')
-			WHERE hash = v_obj.hash;
-		ELSIF v_obj.unused_since IS NOT NULL AND v_obj.unused_since <= v_now - p_grace THEN
-			DELETE FROM genroc._objects WHERE hash = v_obj.hash;
-			v_deleted := v_deleted + 1;
-		ELSE
-			UPDATE genroc._objects SET unused_since = coalesce(v_obj.unused_since, v_now),
-				check_at = coalesce(v_obj.unused_since, v_now) + p_grace
-			WHERE hash = v_obj.hash;
-		END IF;
-	END LOOP;
-	RETURN v_deleted;
-END;
-$$;
-
--- Makes the objects p_hashes reference due for collection's next look (what
--- prune deleted the last use of).
-CREATE FUNCTION genroc._objects_due(p_hashes text[]) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-	UPDATE genroc._objects SET check_at = genroc.now()
-	WHERE hash = ANY (p_hashes) AND check_at > genroc.now();
-END;
-$$;
 
 /*
  * get_object: one stored value by its reference (the HTTP API's

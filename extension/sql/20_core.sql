@@ -20,7 +20,7 @@ COMMENT ON FUNCTION genroc.now() IS
  * a row of genroc._locks (10_tables.sql), until the end of the transaction.
  * The row is created on first use, with the rows of p_also (kinds of the
  * same key another path only tries, so that it finds them there).  A row
- * deleted between the look-up and the lock (genroc._prune) is made again.
+ * deleted between the look-up and the lock (genroc.prune) is made again.
  */
 CREATE FUNCTION genroc._lock(p_kind text, p_key text, p_also text[] DEFAULT '{}') RETURNS void
 	LANGUAGE plpgsql VOLATILE

@@ -489,23 +489,5 @@ BEGIN
 END;
 $$;
 
--- tick: fan-outs whose retry back-off is over start their children.
-CREATE FUNCTION genroc._tick_children(p_limit int) RETURNS int
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_id bigint;
-	v_n int := 0;
-BEGIN
-	FOR v_id IN SELECT id FROM genroc._instances
-				WHERE status = 'waiting' AND wait_kind = 'children'
-				  AND wait_until <= genroc.now()
-				ORDER BY wait_until, id LIMIT p_limit
-				FOR UPDATE SKIP LOCKED LOOP
-		UPDATE genroc._instances SET wait_until = NULL WHERE id = v_id;
-		PERFORM genroc._advance_children(v_id);
-		v_n := v_n + 1;
-	END LOOP;
-	RETURN v_n;
-END;
-$$;
+-- tick: fan-outs whose retry back-off is over start their children
+-- (engine/tick.cpp, TICK_CHILDREN).

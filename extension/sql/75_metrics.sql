@@ -2,7 +2,7 @@
  * Figures for operators: the queues (genroc.queue_stats, also a view for
  * psql), the snapshot the binary's GET /metrics turns into gauges
  * (genroc.metrics), and who ticks (genroc.tickers, written by every
- * genroc.tick through genroc._tick_record).  docs/operations.md "Metrics" and
+ * genroc.tick: engine/tick.cpp).  docs/operations.md "Metrics" and
  * "In-database ticker".
  *
  * What a caller sees (12_roles.sql): queue figures count every instance for
@@ -12,49 +12,7 @@
  * of the instances view (a worker-only role: its own).
  */
 
--- Records that this session ticked (the end of genroc.tick).  Who: the
--- in-database ticker when this backend is one (its backend type, which no
--- session can fake); a genroc binary by its application_name ("genroc
--- worker <id>", set for the tick's transaction by the binary); anyone else
--- by application_name, or the role when that is empty.  Never waits: a row
--- another tick of the same name holds is left to that tick, which records
--- the same thing.  Rows not ticked for 7 days are deleted.
-CREATE FUNCTION genroc._tick_record(p_now timestamptz) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_app text := coalesce(current_setting('application_name', true), '');
-	v_role text := genroc._caller()::regrole::text;
-	v_kind text;
-	v_by text;
-BEGIN
-	IF EXISTS (SELECT 1 FROM pg_catalog.pg_stat_get_activity(pg_catalog.pg_backend_pid()) a
-			   WHERE a.backend_type = 'genroc ticker') THEN
-		v_kind := 'ticker';
-		v_by := 'genroc ticker';
-	ELSIF v_app LIKE 'genroc worker %' THEN
-		v_kind := 'binary';
-		v_by := v_app;
-	ELSE
-		v_kind := 'session';
-		v_by := CASE WHEN v_app = '' THEN v_role ELSE v_app END;
-	END IF;
-	v_by := left(v_by, 200);
-	IF EXISTS (SELECT 1 FROM genroc._tickers t WHERE t.ticked_by = v_by) THEN
-		UPDATE genroc._tickers t
-		SET kind = v_kind, role = v_role, last_tick_at = p_now, ticks = t.ticks + 1
-		WHERE t.ctid = (SELECT t2.ctid FROM genroc._tickers t2 WHERE t2.ticked_by = v_by
-						FOR UPDATE SKIP LOCKED);
-	ELSE
-		INSERT INTO genroc._tickers (ticked_by, kind, role, first_tick_at, last_tick_at)
-		VALUES (v_by, v_kind, v_role, p_now, p_now)
-		ON CONFLICT (ticked_by) DO NOTHING;
-	END IF;
-	DELETE FROM genroc._tickers t
-	WHERE t.ctid IN (SELECT t2.ctid FROM genroc._tickers t2
-					 WHERE t2.last_tick_at < p_now - interval '7 days' FOR UPDATE SKIP LOCKED);
-END;
-$$;
+-- Who ticks is recorded by genroc.tick itself (engine/tick.cpp, TICK_WHO).
 
 /*
  * tickers, queue_stats and metrics are the engine's (engine/metrics.cpp,

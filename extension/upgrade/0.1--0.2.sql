@@ -212,3 +212,8 @@ CREATE TABLE genroc._deletions (
 DROP FUNCTION genroc.cancel(bigint);
 DROP FUNCTION genroc._cancel(bigint);
 DROP FUNCTION genroc._cancel_tree(bigint, text, text);
+-- Retention and the tick are the engine's (engine/retention.cpp,
+-- engine/tick.cpp): the PL/pgSQL helpers only they called go (prune and
+-- tick themselves are replaced in place by the parts that follow).
+DROP FUNCTION genroc._prune(interval, interval, int);
+DROP FUNCTION genroc._tick_children(int);

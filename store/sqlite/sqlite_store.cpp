@@ -52,6 +52,8 @@
 #include "tokens.hpp"
 #include "engine/queue_rules.hpp"
 #include "redrive.hpp"
+#include "retention.hpp"
+#include "tick.hpp"
 #include "limits.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
@@ -634,8 +636,30 @@ class SqliteStore final : public Store {
 			case engine::Stmt::STORE_ADVANCE_CHILDREN: advance_children(p[0].i64(), now); return engine::Rows{};
 			case engine::Stmt::STORE_LOG:
 				log(p[0].i64(), now, p[1].text(), p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()),
-					json::parse(p[3].text()));
+					p[3].is_null() ? json(nullptr) : json::parse(p[3].text()));
 				return engine::Rows{};
+			// retention and the tick (engine/retention.cpp, engine/tick.cpp)
+			case engine::Stmt::RETENTION_SETTINGS: {
+				engine::Rows rows;
+				rows.emplace_back(std::vector<std::optional<std::string>>{
+					std::to_string(log_options_.log_retention_ms * 1000),
+					std::to_string(log_options_.instance_retention_ms * 1000),
+					std::to_string(log_options_.object_grace_ms * 1000), "1"});
+				return rows;
+			}
+			case engine::Stmt::TICK_CANCEL_CHILDREN: cancel_children(load(p[0].i64()), p[1].text(), now); return engine::Rows{};
+			case engine::Stmt::TICK_INTERRUPT: return one(interrupt(p[0].i64(), p[1].text(), now));
+			case engine::Stmt::TICK_ADMIT: return one(admit(p[0].i64(), now));
+			case engine::Stmt::TICK_WHO: {
+				// this store's set_ticked_by name (kind binary for "genroc
+				// worker <id>"), else "pid <pid>"
+				const std::string by =
+					ticked_by_.empty() ? "pid " + std::to_string(::getpid()) : ticked_by_.substr(0, 200);
+				engine::Rows rows;
+				rows.emplace_back(std::vector<std::optional<std::string>>{
+					by, by.rfind("genroc worker ", 0) == 0 ? "binary" : "session", ""});
+				return rows;
+			}
 			case engine::Stmt::STORE_INPUTS: {
 				const Inst inst = load(p[0].i64());
 				engine::Rows rows;
@@ -1354,114 +1378,18 @@ class SqliteStore final : public Store {
 
 	// ---- time (genroc.tick) ---------------------------------------------
 
-	// genroc.tick: kinds in this order, each at most `limit` rows, oldest
-	// deadline first, then id.  Retry back-off needs no tick: the row is
-	// ready with a later eligible_at.
+	// genroc.tick: the engine's (engine/tick.cpp), reaching the step, a
+	// failed task, a lapse, a sync call's child, the first step, the
+	// fan-out's loop and the log of this store through its statements;
+	// pruning by this store's retention options (0: nothing).
 	json tick(int limit) override {
 		if (limit < 1)
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			int64_t timeouts = 0, heartbeats = 0, lapsed = 0, timers = 0, run_at = 0;
-			// Each kind: the rows due (oldest deadline first, then id, at most
-			// `limit`), what is done to each, and its count.
-			struct Kind {
-				const char *due;
-				int64_t &count;
-				std::function<void(int64_t)> act;
-			};
-			const Kind kinds[] = {
-				// TimeoutSeconds: a handler task counts from its claim, an activity
-				// from its parking.
-				{"SELECT id FROM instances WHERE timeout_at <= ?1 AND (status = 'running' OR "
-				 "(status = 'waiting' AND wait_kind IN ('activity', 'event', 'children', 'callback'))) "
-				 "ORDER BY timeout_at, id LIMIT ?2",
-				 timeouts,
-				 [&](int64_t id) {
-					 Inst inst = load(id);
-					 if (inst.wait_kind == std::optional<std::string>("children"))  // a sync call: its child is given up
-						 cancel_children(inst,
-										 "state \"" + inst.state.value_or("") + "\" timed out after " +
-											 std::to_string(inst.timeout_s.value_or(0)) + " seconds",
-										 now);
-					 fail_task(id, "States.Timeout",
-							   "task \"" + inst.state.value_or("") + "\" did not finish within " +
-								   std::to_string(inst.timeout_s.value_or(0)) + " seconds",
-							   now);
-				 }},
-				{"SELECT id FROM instances WHERE heartbeat_at <= ?1 AND status = 'waiting' "
-				 "AND wait_kind IN ('activity', 'callback') ORDER BY heartbeat_at, id LIMIT ?2",
-				 heartbeats,
-				 [&](int64_t id) {
-					 Inst inst = load(id);
-					 const bool callback = inst.wait_kind == std::optional<std::string>("callback");
-					 fail_task(id, "States.HeartbeatTimeout",
-							   (callback ? "task \"" + inst.state.value_or("") : "activity \"" + inst.activity.value_or("")) +
-								   "\" sent no heartbeat within " + std::to_string(inst.heartbeat_s.value_or(0)) +
-								   " seconds",
-							   now);
-				 }},
-				{"SELECT id FROM instances WHERE lease_expires <= ?1 AND status = 'running' "
-				 "ORDER BY lease_expires, id LIMIT ?2",
-				 lapsed, [&](int64_t id) { interrupt(id, "lease lapsed", now); }},
-				{"SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
-				 "AND wait_kind = 'timer' ORDER BY wait_until, id LIMIT ?2",
-				 timers,
-				 [&](int64_t id) {
-					 Inst inst = load(id);
-					 log(id, now, "wait_ended", inst.state, nullptr);
-					 apply_step(id,
-								{{"op", "timer_fired"}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}},
-								now);
-				 }},
-				// a retried Parallel or Map whose back-off is over: its children start
-				{"SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
-				 "AND wait_kind = 'children' ORDER BY wait_until, id LIMIT ?2",
-				 timers,
-				 [&](int64_t id) {
-					 Query(db_, "UPDATE instances SET wait_until = NULL WHERE id = ?1", id).run();
-					 advance_children(id, now);
-				 }},
-				{"SELECT id FROM instances WHERE wait_until <= ?1 AND status = 'waiting' "
-				 "AND wait_kind = 'run_at' ORDER BY wait_until, id LIMIT ?2",
-				 run_at,
-				 [&](int64_t id) {
-					 Inst inst = load(id);
-					 log(id, now, "run_at_reached", std::nullopt, nullptr);
-					 admit(id, now);  // waits for a partition slot if it has one
-				 }},
-			};
-			for (const Kind &k : kinds)
-				for (int64_t id : ids(k.due, now, limit)) {
-					k.act(id);
-					k.count++;
-				}
-			// pruning by this store's retention options (0: nothing)
-			const json pruned =
-				prune_rows(log_options_.log_retention_ms, log_options_.instance_retention_ms, limit, now);
-			record_tick(now);
-			return json{{"timeouts", timeouts},
-						{"heartbeats", heartbeats},
-						{"lapsed", lapsed},
-						{"timers", timers},
-						{"run_at", run_at},
-						{"pruned_log_rows", pruned.at("log_rows")},
-						{"pruned_instances", pruned.at("instances")},
-						{"collected_objects", pruned.at("objects")}};
+			sqlite::SqlitePort port(db_, now);
+			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
+			return json::parse(engine::tick(port, limit));
 		});
-	}
-
-	// Who ticked (genroc._tick_record): this store's set_ticked_by name
-	// (kind binary for "genroc worker <id>"), else "pid <pid>"; rows not
-	// ticked for 7 days are deleted.
-	void record_tick(int64_t now) {
-		const std::string by = ticked_by_.empty() ? "pid " + std::to_string(::getpid()) : ticked_by_.substr(0, 200);
-		const std::string kind = by.rfind("genroc worker ", 0) == 0 ? "binary" : "session";
-		Query(db_,
-			  "INSERT INTO tickers (ticked_by, kind, role, first_tick_at, last_tick_at) VALUES (?1, ?2, '', ?3, ?3) "
-			  "ON CONFLICT (ticked_by) DO UPDATE SET kind = ?2, last_tick_at = ?3, ticks = ticks + 1",
-			  by, kind, now)
-			.run();
-		Query(db_, "DELETE FROM tickers WHERE last_tick_at < ?1", now - int64_t(7) * 24 * 3600 * 1000).run();
 	}
 
 	void set_ticked_by(const std::string &name) override { ticked_by_ = name; }
@@ -1491,16 +1419,20 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// genroc.prune: log rows past the log retention, concluded trees past
-	// the instance retention (70_tick.sql has the semantics).
+	// genroc.prune: the engine's (engine/retention.cpp; 70_tick.sql has
+	// the semantics).
 	json prune(int64_t log_retention_ms, int64_t instance_retention_ms, int limit) override {
 		if (limit < 1)
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
 		if (log_retention_ms < 0 || instance_retention_ms < 0)
 			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a retention must not be negative", "",
 						"Use 0 to keep everything of that kind.");
-		return write(durability_for(Commit::progress),
-					 [&](int64_t now) { return prune_rows(log_retention_ms, instance_retention_ms, limit, now); });
+		return write(durability_for(Commit::progress), [&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
+			return json::parse(engine::prune(port, engine::Retention::of_us(log_retention_ms * 1000),
+											 engine::Retention::of_us(instance_retention_ms * 1000), limit));
+		});
 	}
 
 	void set_log_options(const LogOptions &options) override { log_options_ = options; }
@@ -2044,74 +1976,6 @@ class SqliteStore final : public Store {
 		return detail;
 	}
 
-	// The hashes referenced from a log detail's payloads / from columns.
-	static void refs_of(const json &v, std::vector<std::string> &out) {
-		if (is_ref(v) && v.at(kRefKey).is_string()) out.push_back(v.at(kRefKey).get<std::string>());
-	}
-
-	// genroc._object_used: an instance column or a log payload references it.
-	bool object_used(const std::string &hash) {
-		Query q(db_,
-				"SELECT EXISTS (SELECT 1 FROM instances WHERE substr(input, 1, 18) = '{\"genroc:object\":\"' "
-				"AND substr(input, 19, 64) = ?1) "
-				"OR EXISTS (SELECT 1 FROM instances WHERE substr(state_input, 1, 18) = '{\"genroc:object\":\"' "
-				"AND substr(state_input, 19, 64) = ?1) "
-				"OR EXISTS (SELECT 1 FROM instances WHERE substr(task_input, 1, 18) = '{\"genroc:object\":\"' "
-				"AND substr(task_input, 19, 64) = ?1) "
-				"OR EXISTS (SELECT 1 FROM instances WHERE substr(output, 1, 18) = '{\"genroc:object\":\"' "
-				"AND substr(output, 19, 64) = ?1) "
-				"OR EXISTS (SELECT 1 FROM log WHERE instr(detail, '\"genroc:object\"') > 0 "
-				"AND json_extract(detail, '$.input.\"genroc:object\"') = ?1) "
-				"OR EXISTS (SELECT 1 FROM log WHERE instr(detail, '\"genroc:object\"') > 0 "
-				"AND json_extract(detail, '$.output.\"genroc:object\"') = ?1) "
-				"OR EXISTS (SELECT 1 FROM log WHERE instr(detail, '\"genroc:object\"') > 0 "
-				"AND json_extract(detail, '$.payload.\"genroc:object\"') = ?1)",
-				hash);
-		q.next();
-		return q.i64(0) != 0;
-	}
-
-	// genroc._collect_objects: at most `limit` objects due for a look.  In
-	// use: unmarked, due again after its age (1 minute to 1 day); unused:
-	// marked (once) and due a grace later; unused a grace after its mark:
-	// deleted.  Returns how many were deleted.
-	int64_t collect_objects(int64_t grace_ms, int limit, int64_t now) {
-		struct Due {
-			std::string hash;
-			int64_t created_at;
-			std::optional<int64_t> unused_since;
-		};
-		std::vector<Due> due;
-		{
-			Query q(db_, "SELECT hash, created_at, unused_since FROM objects WHERE check_at <= ?1 ORDER BY check_at LIMIT ?2",
-					now, static_cast<int64_t>(limit));
-			while (q.next()) due.push_back({q.text(0), q.i64(1), q.oi64(2)});
-		}
-		int64_t deleted = 0;
-		for (const Due &o : due) {
-			if (object_used(o.hash)) {
-				const int64_t again = std::clamp<int64_t>(now - o.created_at, 60'000, 86'400'000);
-				Query(db_, "UPDATE objects SET unused_since = NULL, check_at = ?2 WHERE hash = ?1", o.hash, now + again)
-					.run();
-			} else if (o.unused_since && *o.unused_since <= now - grace_ms) {
-				Query(db_, "DELETE FROM objects WHERE hash = ?1", o.hash).run();
-				deleted++;
-			} else {
-				const int64_t mark = o.unused_since.value_or(now);
-				Query(db_, "UPDATE objects SET unused_since = ?2, check_at = ?3 WHERE hash = ?1", o.hash, mark,
-					  mark + grace_ms)
-					.run();
-			}
-		}
-		return deleted;
-	}
-
-	// genroc._objects_due: what prune deleted the last use of is looked at next.
-	void objects_due(const std::vector<std::string> &hashes, int64_t now) {
-		for (const std::string &h : hashes)
-			Query(db_, "UPDATE objects SET check_at = ?2 WHERE hash = ?1 AND check_at > ?2", h, now).run();
-	}
-
 	// log_detail(detail) as JSON text.  A payload's text is part of the
 	// detail's, so a detail no longer than payload_max keeps every payload
 	// whole: its text is written as it is, with no copy and no second pass.
@@ -2164,64 +2028,6 @@ class SqliteStore final : public Store {
 			}
 		}
 		return text.substr(0, i);
-	}
-
-	// genroc._prune, inside the caller's transaction.  A child's id is
-	// always larger than its parent's, so deleting a tree's largest ids
-	// first (and the top-level instance last) never breaks a foreign key.
-	json prune_rows(int64_t log_retention_ms, int64_t instance_retention_ms, int limit, int64_t now) {
-		int64_t log_rows = 0, instances = 0;
-		std::vector<std::string> refs;	// objects the deleted rows used
-		auto log_refs = [&](const char *where, const auto &...args) {
-			Query q(db_, (std::string("SELECT detail FROM log WHERE instr(detail, '\"genroc:object\"') > 0 AND ") + where).c_str(),
-					args...);
-			while (q.next()) {
-				const json d = q.js(0);
-				if (d.is_object())
-					for (const char *k : kPayloadKeys)
-						if (d.contains(k)) refs_of(d.at(k), refs);
-			}
-		};
-		if (log_retention_ms > 0) {
-			log_refs("seq IN (SELECT seq FROM log WHERE at < ?1 ORDER BY at LIMIT ?2)", now - log_retention_ms,
-					 static_cast<int64_t>(limit));
-			Query(db_, "DELETE FROM log WHERE seq IN (SELECT seq FROM log WHERE at < ?1 ORDER BY at LIMIT ?2)",
-				  now - log_retention_ms, limit)
-				.run();
-			log_rows = sqlite3_changes(db_.handle());
-		}
-		if (instance_retention_ms > 0) {
-			for (int64_t root :
-				 ids("SELECT r.id FROM instances r WHERE r.parent_id IS NULL AND r.ended_at IS NOT NULL "
-					 "AND r.ended_at < ?1 AND r.status IN ('succeeded', 'failed', 'cancelled') "
-					 "AND NOT EXISTS (SELECT 1 FROM instances c WHERE c.root_id = r.id "
-					 "AND c.status NOT IN ('succeeded', 'failed', 'cancelled')) "
-					 "ORDER BY r.ended_at, r.id LIMIT ?2",
-					 now - instance_retention_ms, limit)) {
-				if (instances >= limit) break;
-				json tree = json::array();
-				for (int64_t id : ids("SELECT id FROM instances WHERE root_id = ?1 OR id = ?1 ORDER BY id DESC LIMIT ?2",
-									  root, static_cast<int64_t>(limit) - instances))
-					tree.push_back(id);
-				log_refs("instance_id IN (SELECT value FROM json_each(?1))", tree);
-				{
-					Query q(db_,
-							"SELECT input, state_input, task_input, output FROM instances "
-							"WHERE id IN (SELECT value FROM json_each(?1))",
-							tree);
-					while (q.next())
-						for (int c = 0; c < 4; c++) refs_of(q.js(c), refs);
-				}
-				Query(db_, "DELETE FROM log WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
-				Query(db_, "DELETE FROM events WHERE instance_id IN (SELECT value FROM json_each(?1))", tree).run();
-				Query(db_, "DELETE FROM fanouts WHERE parent_id IN (SELECT value FROM json_each(?1))", tree).run();
-				Query(db_, "DELETE FROM instances WHERE id IN (SELECT value FROM json_each(?1))", tree).run();
-				instances += sqlite3_changes(db_.handle());
-			}
-		}
-		objects_due(refs, now);
-		const int64_t objects = collect_objects(log_options_.object_grace_ms, limit, now);
-		return {{"log_rows", log_rows}, {"instances", instances}, {"objects", objects}};
 	}
 
 	// The context object $$ as the store knows it (on PostgreSQL

@@ -124,8 +124,9 @@ TEST_P(StoreTest, LogRetentionPrunesOldRowsOldestFirstInBatches) {
 	EXPECT_EQ(store().history(young).size(), 3u);
 	// the instances themselves stay
 	EXPECT_EQ(status(old1), "succeeded");
-	EXPECT_RAISES("22023", "", store().prune(-1, 0, 10));
-	EXPECT_RAISES("22023", "", store().prune(kHour, 0, 0));
+	EXPECT_RAISES("22023", "a retention must not be negative", store().prune(-1, 0, 10));
+	EXPECT_RAISES("22023", "a retention must not be negative", store().prune(0, -1, 10));
+	EXPECT_RAISES("22023", "p_limit must be at least 1, not 0", store().prune(kHour, 0, 0));
 }
 
 TEST_P(StoreTest, InstanceRetentionDeletesAConcludedTreeWithItsLogsAndEvents) {

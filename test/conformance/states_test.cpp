@@ -203,7 +203,8 @@ TEST_P(StoreTest, TickLimitBoundsEachKind) {
 	at(1);
 	EXPECT_EQ(store().tick(2).at("timers"), 2);
 	EXPECT_EQ(store().tick(2).at("timers"), 1);
-	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "", store().tick(0));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not 0", store().tick(0));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not -3", store().tick(-3));
 }
 
 }  // namespace genroc::conformance

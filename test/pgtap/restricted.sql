@@ -189,7 +189,9 @@ SELECT is_empty($$
 						   'genroc_redrive',
 						   -- extension/aliases.c
 						   'genroc_alias_set', 'genroc_alias_drop', 'genroc_get_alias', 'genroc_list_aliases',
-						   'genroc_undefine')
+						   'genroc_undefine',
+						   -- extension/retention.c
+						   'genroc_prune', 'genroc_tick')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
