@@ -205,6 +205,30 @@ extern int	genroc_engine_prune(GenrocRetention log_retention, GenrocRetention in
 								int64_t limit, char **json, GenrocEngineError *err);
 /* genroc.tick: its counts as JSON text (malloc'd). */
 extern int	genroc_engine_tick(int has_limit, int64_t limit, char **json, GenrocEngineError *err);
+/* ---- reads of instances (instances.c; engine/instances.hpp) ---- */
+
+/* One entry of an instance's log (genroc.history); strings malloc'd, state
+ * and detail NULL for SQL NULL. */
+typedef struct GenrocLogRow
+{
+	int64_t		seq;
+	int64_t		at_us;			/* since the Unix epoch */
+	char	   *event;
+	char	   *state;
+	char	   *detail;			/* JSON text */
+} GenrocLogRow;
+
+/* genroc.get_instance: options NULL for SQL NULL; the answer as JSON text. */
+extern int	genroc_engine_get_instance(int has_instance, int64_t instance, const char *options, char **json,
+									   GenrocEngineError *err);
+/* genroc.list_instances: *rows (malloc'd, each too), *n of them, JSON texts. */
+extern int	genroc_engine_list_instances(const char *filter, char ***rows, int *n, GenrocEngineError *err);
+/* genroc.history: *rows, *n of them; free with genroc_engine_free_log. */
+extern int	genroc_engine_history(int has_instance, int64_t instance, const char *options, GenrocLogRow **rows,
+								  int *n, GenrocEngineError *err);
+extern void genroc_engine_free_log(GenrocLogRow *rows, int n);
+/* genroc.capabilities: the answer as JSON text. */
+extern int	genroc_engine_capabilities(char **json, GenrocEngineError *err);
 
 #ifdef __cplusplus
 }

@@ -233,17 +233,8 @@ CREATE TRIGGER _definitions_owner BEFORE INSERT ON genroc._definitions
  * checks what it needs at start, docs/security.md "Roles and ownership").
  */
 CREATE FUNCTION genroc.capabilities() RETURNS jsonb
-	LANGUAGE sql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	RETURN jsonb_build_object(
-		'role', pg_catalog.pg_get_userbyid(genroc._caller()),
-		'admin', genroc._can(genroc._caller(), 'admin'),
-		'operator', genroc._can(genroc._caller(), 'operator'),
-		'worker', genroc._can(genroc._caller(), 'worker'),
-		'user', genroc._can(genroc._caller(), 'user'),
-		'token_verify', pg_catalog.has_function_privilege(genroc._caller(),
-			'genroc.token_verify(text)', 'EXECUTE'),
-		'token_create', pg_catalog.has_function_privilege(genroc._caller(),
-			'genroc.token_create(text, text[], text, text)', 'EXECUTE'));
+	AS 'MODULE_PATHNAME', 'genroc_capabilities'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.capabilities() IS
 	'The calling role''s genroc capabilities (admin, operator, worker, user) and whether it may verify and create API tokens.';

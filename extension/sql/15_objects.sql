@@ -173,26 +173,6 @@ BEGIN
 END;
 $$;
 
--- A log entry's detail as history shows it: references resolved, or (p_refs)
--- left as they are.
-CREATE FUNCTION genroc._log_load(p_detail jsonb, p_refs boolean DEFAULT false) RETURNS jsonb
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_key text;
-	v_out jsonb := p_detail;
-BEGIN
-	IF p_refs OR jsonb_typeof(p_detail) IS DISTINCT FROM 'object' THEN
-		RETURN p_detail;
-	END IF;
-	FOREACH v_key IN ARRAY ARRAY['input', 'output', 'payload'] LOOP
-		IF genroc._is_ref(p_detail -> v_key) THEN
-			v_out := jsonb_set(v_out, ARRAY[v_key], genroc._load_value(p_detail -> v_key));
-		END IF;
-	END LOOP;
-	RETURN v_out;
-END;
-$$;
 
 /*
  * Collection (which object is used, marking, deleting) and making the

@@ -624,133 +624,30 @@ CREATE FUNCTION genroc.redrive(p_instance bigint, p_client_token text DEFAULT NU
 COMMENT ON FUNCTION genroc.redrive(bigint, text) IS
 	'Continues a failed, timed-out or cancelled top-level instance from where it stopped; a Map or Parallel reruns only its unsuccessful children (RC009 otherwise); the same p_client_token as one of its last 10 redrives redrives nothing again.';
 
--- An instance as the API shows it (timestamps ISO-8601 UTC); its large
--- values resolved, or with p_refs as references (15_objects.sql).
-CREATE FUNCTION genroc._instance_json(p_instance genroc._instances, p_refs boolean DEFAULT false)
-	RETURNS jsonb
-	LANGUAGE sql STABLE
-	BEGIN ATOMIC
-		SELECT jsonb_build_object(
-			'id', p_instance.id,
-			'definition', d.name,
-			'version', d.version,
-			'status', p_instance.status,
-			'state', p_instance.state,
-			'resource', p_instance.resource,
-			'queue', p_instance.queue,
-			'priority', p_instance.priority,
-			'input', CASE WHEN p_refs THEN p_instance.input ELSE genroc._load_value(p_instance.input) END,
-			'task_input', CASE WHEN p_refs THEN p_instance.task_input
-							   ELSE genroc._load_value(p_instance.task_input) END,
-			'output', CASE WHEN p_refs THEN p_instance.output ELSE genroc._load_value(p_instance.output) END,
-			'error', p_instance.error,
-			'cause', p_instance.cause,
-			'attempt', p_instance.attempt,
-			'interruptions', p_instance.interruptions,
-			'lease_owner', p_instance.lease_owner,
-			'lease_epoch', p_instance.lease_epoch,
-			'lease_expires', genroc._iso(p_instance.lease_expires),
-			'eligible_at', genroc._iso(p_instance.eligible_at),
-			'wait_kind', p_instance.wait_kind,
-			'wait_until', genroc._iso(p_instance.wait_until),
-			'activity', p_instance.activity,
-			'idempotency_key', p_instance.idempotency_key,
-			'labels', p_instance.labels,
-			'partition_key', p_instance.partition_key,
-			'name', p_instance.name,
-			'created_at', genroc._iso(p_instance.created_at),
-			'updated_at', genroc._iso(p_instance.updated_at),
-			'ended_at', genroc._iso(p_instance.ended_at),
-			'parent_id', p_instance.parent_id,
-			'root_id', p_instance.root_id,
-			'child_index', p_instance.child_index,
-			'scope', p_instance.scope)
-		FROM genroc._definitions d
-		WHERE d.id = p_instance.definition_id;
-	END;
-
 /*
- * The children of an instance's last fan-out (Parallel, Map, call), from
- * its counts (genroc._fanouts, 65_children.sql), so it costs the same for
- * a hundred thousand items as for three:
- *   {"kind", "total", "succeeded", "failed" (failed or cancelled),
- *    "running" (started, not ended), "waiting" (not started yet)}
- * A fan-out without a counts row (begun before genroc._fanouts existed)
- * is counted over its children.
+ * Reading instances: the engine's (engine/instances.cpp, entry points in
+ * extension/instances.c), STABLE: they write nothing.
+ *
+ * get_instance(id[, options]): the instance as JSON (timestamps ISO-8601
+ * UTC), its ASL variables ({} before any Assign) and, when it fanned out,
+ * the children of its last fan-out from their counts (genroc._fanouts):
+ * {"kind", "total", "succeeded", "failed" (failed or cancelled), "running"
+ * (started, not ended), "waiting" (not started yet)}.  RC003 when there is
+ * none.
+ *
+ * Semantics of the options of get_instance and history: {"values":
+ * "value"} (the default) shows every value; {"values": "ref"} shows a
+ * large value as its reference, {"genroc:object": "<hash>"}, which
+ * get_object reads (docs/operations.md "Large values").  Anything else is 22023.
  */
-CREATE FUNCTION genroc._children_summary(p_parent bigint, p_fanout jsonb) RETURNS jsonb
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_gen int := (p_fanout ->> 'gen')::int;
-	v_out jsonb;
-BEGIN
-	SELECT jsonb_build_object('total', f.total, 'succeeded', f.succeeded, 'failed', f.failed,
-							  'running', f.live, 'waiting', f.pending)
-	INTO v_out FROM genroc._fanouts f WHERE f.parent_id = p_parent AND f.gen = v_gen;
-	IF v_out IS NULL THEN
-		SELECT jsonb_build_object('total', count(*),
-			'succeeded', count(*) FILTER (WHERE c.status = 'succeeded'),
-			'failed', count(*) FILTER (WHERE c.status IN ('failed', 'cancelled')),
-			'running', count(*) FILTER (WHERE c.status NOT IN ('succeeded', 'failed', 'cancelled')
-											AND c.wait_kind IS DISTINCT FROM 'pending'),
-			'waiting', count(*) FILTER (WHERE c.status = 'waiting' AND c.wait_kind = 'pending'))
-		INTO v_out FROM genroc._instances c WHERE c.parent_id = p_parent AND c.child_gen = v_gen;
-	END IF;
-	RETURN jsonb_build_object('kind', p_fanout ->> 'kind') || v_out;
-END;
-$$;
-
--- Semantics of the options of get_instance and history: {"values":
--- "value"} (the default) shows every value; {"values": "ref"} shows a
--- large value as its reference, {"genroc:object": "<hash>"}, which
--- get_object reads (docs/operations.md "Large values").  Anything else is 22023.
-CREATE FUNCTION genroc._values_refs(p_options jsonb) RETURNS boolean
-	LANGUAGE plpgsql IMMUTABLE
-AS $$
-BEGIN
-	IF p_options IS NULL THEN
-		RETURN false;
-	END IF;
-	PERFORM genroc._check_options(p_options, ARRAY['values'], 'options');
-	IF p_options ? 'values' AND NOT (p_options -> 'values') <@ '["value", "ref"]'::jsonb THEN
-		RAISE EXCEPTION 'option "values" must be "value" or "ref"' USING ERRCODE = '22023';
-	END IF;
-	RETURN p_options ->> 'values' = 'ref';
-END;
-$$;
-
 CREATE FUNCTION genroc.get_instance(p_instance bigint, p_options jsonb) RETURNS jsonb
-	LANGUAGE plpgsql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_refs boolean := genroc._values_refs(p_options);
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_instance(p_instance, 'operator');
-	IF p_instance IS NULL THEN
-		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
-	END IF;
-	SELECT * INTO v_inst FROM genroc._instances WHERE id = p_instance;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
-	END IF;
-	-- its ASL variables ({} before any Assign): get_instance only, not lists
-	RETURN genroc._instance_json(v_inst, v_refs)
-		|| jsonb_build_object('variables', coalesce(v_inst.variables, '{}'::jsonb))
-		|| CASE WHEN v_inst.fanout IS NULL THEN '{}'::jsonb
-				ELSE jsonb_build_object('children', genroc._children_summary(v_inst.id, v_inst.fanout)) END;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_get_instance'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 CREATE FUNCTION genroc.get_instance(p_instance bigint) RETURNS jsonb
-	LANGUAGE sql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		SELECT genroc.get_instance(p_instance, '{}'::jsonb);
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_get_instance'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION genroc.get_instance(bigint) IS
 	'One instance as JSON (status, state, input, output, error, lease, timestamps, ASL variables); RC003 when there is none.';
@@ -769,170 +666,26 @@ COMMENT ON FUNCTION genroc.get_instance(bigint, jsonb) IS
 -- (fan-out by fan-out, item by item).  A keyset page (before) is a backward
 -- walk of the primary key (or of (status, id) with a status), so paging
 -- stays as cheap on page 1000 as on page 1.  values: as get_instance's
--- option (large values shown or as references).
+-- option (large values shown or as references).  Only the instances the
+-- caller may read: its own, a role's it is a member of, every one for
+-- genroc_operator.
 CREATE FUNCTION genroc.list_instances(p_filter jsonb DEFAULT '{}') RETURNS SETOF jsonb
-	LANGUAGE plpgsql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_filter jsonb := coalesce(p_filter, '{}');
-	v_status text;
-	v_definition text;
-	v_name text;
-	v_label jsonb;
-	v_root bigint;
-	v_parent bigint;
-	v_top boolean := false;
-	v_offset int := 0;
-	v_before bigint;
-	v_after_at timestamptz;
-	v_before_at timestamptz;
-	v_limit int := 100;
-	v_me oid := genroc._caller();
-	v_all boolean := genroc._can(genroc._caller(), 'operator');
-	v_refs boolean;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_options(v_filter, ARRAY['before', 'created_after', 'created_before', 'definition',
-												  'label', 'limit', 'name', 'offset', 'parent', 'root', 'status',
-												  'top', 'values'],
-								  'list_instances filter');
-	v_refs := genroc._values_refs(CASE WHEN v_filter ? 'values'
-									   THEN jsonb_build_object('values', v_filter -> 'values') END);
-	IF v_filter ? 'status' THEN
-		v_status := genroc._text_option(v_filter -> 'status', 'status');
-		IF v_status NOT IN ('queued', 'ready', 'running', 'waiting', 'succeeded', 'failed', 'cancelled') THEN
-			RAISE EXCEPTION 'option "status" must be one of queued, ready, running, waiting, succeeded, failed, cancelled, not "%"', v_status
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-	IF v_filter ? 'definition' THEN
-		v_definition := genroc._text_option(v_filter -> 'definition', 'definition');
-	END IF;
-	IF v_filter ? 'name' THEN
-		v_name := genroc._text_option(v_filter -> 'name', 'name');
-	END IF;
-	IF v_filter ? 'label' THEN
-		v_label := genroc._labels_option(v_filter -> 'label', 'label');
-	END IF;
-	IF v_filter ? 'root' THEN
-		IF jsonb_typeof(v_filter -> 'root') <> 'number' OR (v_filter ->> 'root') !~ '^[0-9]+$' THEN
-			RAISE EXCEPTION 'option "root" must be an instance id, not %', v_filter -> 'root'
-				USING ERRCODE = '22023';
-		END IF;
-		v_root := (v_filter ->> 'root')::bigint;
-	END IF;
-	IF v_filter ? 'parent' THEN
-		IF jsonb_typeof(v_filter -> 'parent') <> 'number' OR (v_filter ->> 'parent') !~ '^[0-9]+$' THEN
-			RAISE EXCEPTION 'option "parent" must be an instance id, not %', v_filter -> 'parent'
-				USING ERRCODE = '22023';
-		END IF;
-		v_parent := (v_filter ->> 'parent')::bigint;
-	END IF;
-	IF v_filter ? 'top' THEN
-		IF jsonb_typeof(v_filter -> 'top') <> 'boolean' THEN
-			RAISE EXCEPTION 'option "top" must be true or false, not %', v_filter -> 'top'
-				USING ERRCODE = '22023';
-		END IF;
-		v_top := (v_filter ->> 'top')::boolean;
-	END IF;
-	IF v_filter ? 'offset' THEN
-		v_offset := genroc._int_option(v_filter -> 'offset', 'offset');
-		IF v_offset < 0 THEN
-			RAISE EXCEPTION 'option "offset" must be 0 or more, not %', v_offset
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-	IF v_filter ? 'before' THEN
-		IF jsonb_typeof(v_filter -> 'before') <> 'number' OR (v_filter ->> 'before') !~ '^[0-9]{1,18}$' THEN
-			RAISE EXCEPTION 'option "before" must be an instance id, not %', v_filter -> 'before'
-				USING ERRCODE = '22023';
-		END IF;
-		v_before := (v_filter ->> 'before')::bigint;
-	END IF;
-	IF v_filter ? 'created_after' THEN
-		v_after_at := genroc._parse_time(v_filter -> 'created_after', 'created_after');
-	END IF;
-	IF v_filter ? 'created_before' THEN
-		v_before_at := genroc._parse_time(v_filter -> 'created_before', 'created_before');
-	END IF;
-	IF v_filter ? 'limit' THEN
-		v_limit := genroc._int_option(v_filter -> 'limit', 'limit');
-		IF v_limit NOT BETWEEN 1 AND 10000 THEN
-			RAISE EXCEPTION 'option "limit" must be between 1 and 10000, not %', v_limit
-				USING ERRCODE = '22023';
-		END IF;
-	END IF;
-	IF v_parent IS NOT NULL THEN
-		-- a parent's children in order (the children index's order)
-		RETURN QUERY
-			SELECT genroc._instance_json(i, v_refs)
-			FROM genroc._instances i
-			JOIN genroc._definitions d ON d.id = i.definition_id
-			WHERE i.parent_id = v_parent
-			  AND (v_status IS NULL OR i.status = v_status)
-			  AND (v_definition IS NULL OR d.name = v_definition)
-			  AND (v_name IS NULL OR i.name = v_name)
-			  AND (v_label IS NULL OR i.labels @> v_label)
-			  AND (v_root IS NULL OR i.root_id = v_root)
-			  AND NOT v_top
-			  AND (v_before IS NULL OR i.id < v_before)
-			  AND (v_after_at IS NULL OR i.created_at >= v_after_at)
-			  AND (v_before_at IS NULL OR i.created_at < v_before_at)
-			  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
-			ORDER BY i.child_gen, i.child_index, i.id
-			LIMIT v_limit OFFSET v_offset;
-		RETURN;
-	END IF;
-	RETURN QUERY
-		SELECT genroc._instance_json(i, v_refs)
-		FROM genroc._instances i
-		JOIN genroc._definitions d ON d.id = i.definition_id
-		WHERE (v_status IS NULL OR i.status = v_status)
-		  AND (v_definition IS NULL OR d.name = v_definition)
-		  AND (v_name IS NULL OR i.name = v_name)
-		  AND (v_label IS NULL OR i.labels @> v_label)
-		  AND (v_root IS NULL OR i.root_id = v_root)
-		  AND (NOT v_top OR i.parent_id IS NULL)
-		  AND (v_before IS NULL OR i.id < v_before)
-		  AND (v_after_at IS NULL OR i.created_at >= v_after_at)
-		  AND (v_before_at IS NULL OR i.created_at < v_before_at)
-		  AND (v_all OR i.owner = v_me OR pg_has_role(v_me, i.owner, 'MEMBER'))
-		ORDER BY i.id DESC
-		LIMIT v_limit OFFSET v_offset;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_list_instances'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.list_instances(jsonb) IS
 	'Instances the caller may read, as JSON, newest first (a parent''s children in order); filter keys status, definition, name, label ({"k":"v"}), root, parent, top, before (an id: the next page), created_after, created_before, limit (default 100), offset.';
 
 CREATE FUNCTION genroc.history(p_instance bigint, p_options jsonb)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)
-	LANGUAGE plpgsql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_refs boolean := genroc._values_refs(p_options);
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_instance(p_instance, 'operator');
-	IF p_instance IS NULL THEN
-		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM genroc._instances i WHERE i.id = p_instance) THEN
-		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
-	END IF;
-	RETURN QUERY SELECT l.seq, l.at, l.event, l.state, genroc._log_load(l.detail, v_refs)
-		FROM genroc._log l WHERE l.instance_id = p_instance ORDER BY l.seq;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_history'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 CREATE FUNCTION genroc.history(p_instance bigint)
 	RETURNS TABLE (seq bigint, at timestamptz, event text, state text, detail jsonb)
-	LANGUAGE sql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		SELECT * FROM genroc.history(p_instance, '{}'::jsonb);
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_history'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 
 COMMENT ON FUNCTION genroc.history(bigint, jsonb) IS
 	'history with options: {"values": "ref"} shows large payloads as references (get_object reads them).';

@@ -52,6 +52,7 @@
 #include "tokens.hpp"
 #include "engine/queue_rules.hpp"
 #include "redrive.hpp"
+#include "instances.hpp"
 #include "retention.hpp"
 #include "tick.hpp"
 #include "limits.hpp"
@@ -82,7 +83,6 @@ int64_t system_now_ms() {
 }
 
 std::string iso(int64_t ms) { return asl::format_time(ms); }
-json iso_or_null(std::optional<int64_t> ms) { return ms ? json(iso(*ms)) : json(nullptr); }
 json text_or_null(const std::optional<std::string> &s) { return s ? json(*s) : json(nullptr); }
 
 // 32 hex characters from OpenSSL's CSPRNG: task tokens are bearer secrets.
@@ -279,70 +279,6 @@ Inst read_inst(const Query &q) {
 	return i;
 }
 
-// genroc._instance_json: the instance as the API shows it.
-constexpr const char *INSTANCE_JSON_COLUMNS =
-	"i.id, d.name, d.version, i.status, i.state, i.resource, i.queue, i.priority, i.input, i.task_input, "
-	"i.output, i.error, i.cause, i.attempt, i.interruptions, i.lease_owner, i.lease_epoch, i.lease_expires, "
-	"i.eligible_at, i.wait_kind, i.wait_until, i.activity, i.idempotency_key, i.labels, i.partition_key, "
-	"i.name, i.created_at, i.updated_at, i.ended_at, i.parent_id, i.root_id, i.child_index, i.scope";
-
-json instance_json(const Query &q) {
-	return {{"id", q.i64(0)},
-			{"definition", q.text(1)},
-			{"version", q.i64(2)},
-			{"status", q.text(3)},
-			{"state", text_or_null(q.otext(4))},
-			{"resource", text_or_null(q.otext(5))},
-			{"queue", q.text(6)},
-			{"priority", q.i64(7)},
-			{"input", q.js(8)},
-			{"task_input", q.js(9)},
-			{"output", q.js(10)},
-			{"error", text_or_null(q.otext(11))},
-			{"cause", text_or_null(q.otext(12))},
-			{"attempt", q.i64(13)},
-			{"interruptions", q.i64(14)},
-			{"lease_owner", text_or_null(q.otext(15))},
-			{"lease_epoch", q.i64(16)},
-			{"lease_expires", iso_or_null(q.oi64(17))},
-			{"eligible_at", iso(q.i64(18))},
-			{"wait_kind", text_or_null(q.otext(19))},
-			{"wait_until", iso_or_null(q.oi64(20))},
-			{"activity", text_or_null(q.otext(21))},
-			{"idempotency_key", text_or_null(q.otext(22))},
-			{"labels", q.js(23)},
-			{"partition_key", text_or_null(q.otext(24))},
-			{"name", text_or_null(q.otext(25))},
-			{"created_at", iso(q.i64(26))},
-			{"updated_at", iso(q.i64(27))},
-			{"ended_at", iso_or_null(q.oi64(28))},
-			{"parent_id", q.is_null(29) ? json(nullptr) : json(q.i64(29))},
-			{"root_id", q.is_null(30) ? json(nullptr) : json(q.i64(30))},
-			{"child_index", q.is_null(31) ? json(nullptr) : json(q.i64(31))},
-			{"scope", text_or_null(q.otext(32))}};
-}
-
-const std::string INSTANCE_BY_ID_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS +
-									   " FROM instances i JOIN definitions d ON d.id = i.definition_id WHERE i.id = ?1";
-#define INSTANCE_LIST_WHERE                                                                            \
-	" FROM instances i JOIN definitions d ON d.id = i.definition_id"                                   \
-	" WHERE (?1 IS NULL OR i.status = ?1) AND (?2 IS NULL OR d.name = ?2)"                             \
-	/* label: every pair of the filter is among the instance's labels (jsonb @>); */                 \
-	/* compared by key and text, so no label name is ever spliced into a path. */                    \
-	" AND (?3 IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(?3) f WHERE NOT EXISTS"                   \
-	"      (SELECT 1 FROM json_each(i.labels) l WHERE l.key = f.key AND l.value = f.value)))"          \
-	" AND (?5 IS NULL OR i.root_id = ?5) AND (?7 = 0 OR i.parent_id IS NULL)"                          \
-	/* before: a bound (not "?9 IS NULL OR"), so a keyset page seeks the rowid */                     \
-	" AND i.id < coalesce(?9, 9223372036854775807)"                                                    \
-	" AND (?10 IS NULL OR i.created_at >= ?10) AND (?11 IS NULL OR i.created_at < ?11)"                \
-	" AND (?12 IS NULL OR i.name = ?12)"
-const std::string INSTANCE_LIST_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
-									  " AND ?6 IS NULL ORDER BY i.id DESC LIMIT ?4 OFFSET ?8";
-// list_instances with "parent": its children in order (the children index's)
-const std::string INSTANCE_CHILDREN_SQL = std::string("SELECT ") + INSTANCE_JSON_COLUMNS + INSTANCE_LIST_WHERE +
-										  " AND i.parent_id = ?6 ORDER BY i.child_gen, i.child_index, i.id "
-										  "LIMIT ?4 OFFSET ?8";
-#undef INSTANCE_LIST_WHERE
 
 class SqliteStore final : public Store {
   public:
@@ -660,6 +596,9 @@ class SqliteStore final : public Store {
 					by, by.rfind("genroc worker ", 0) == 0 ? "binary" : "session", ""});
 				return rows;
 			}
+			// list_instances' created_after / created_before (microseconds)
+			case engine::Stmt::STORE_PARSE_TIME:
+				return one(std::to_string(time_option(json::parse(p[0].text()), p[1].text()) * 1000));
 			case engine::Stmt::STORE_INPUTS: {
 				const Inst inst = load(p[0].i64());
 				engine::Rows rows;
@@ -732,164 +671,28 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.get_instance, list_instances, history: the engine's
+	// (engine/instances.cpp); list_instances reads its timestamps with this
+	// store's time_option (STORE_PARSE_TIME, store_call).
 	json get_instance(int64_t id, bool refs) override {
-		return read([&](int64_t) {
-			json out;
-			json fanout;
-			{
-				Query q(db_, INSTANCE_BY_ID_SQL.c_str(), id);
-				if (!q.next()) throw not_found(id);
-				out = instance_json(q);
-			}
-			if (!refs) instance_values(out);
-			{
-				Query q(db_, "SELECT fanout, variables FROM instances WHERE id = ?1", id);
-				q.next();
-				fanout = q.js(0);
-				// its ASL variables ({} before any Assign), as genroc.get_instance
-				const json vars = q.js(1);
-				out["variables"] = vars.is_object() ? vars : json::object();
-			}
-			if (fanout.is_object()) out["children"] = children_summary(id, fanout);
-			return out;
-		});
+		return engine_read([&](auto &port) { return json::parse(engine::get_instance(port, id, values_option(refs))); });
 	}
-
-	// genroc._children_summary: the children of an instance's last fan-out,
-	// from its counts (fanouts), else (a fan-out begun before the table
-	// existed, or a file opened read-only before it got the table) counted
-	// over its children.
-	json children_summary(int64_t id, const json &fanout) {
-		const int64_t gen = fanout.value("gen", int64_t(0));
-		json out = {{"kind", fanout.value("kind", json(nullptr))}};
-		bool have_table = false;
-		{
-			Query q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fanouts'");
-			have_table = q.next();
-		}
-		if (have_table) {
-			Query q(db_, "SELECT total, succeeded, failed, live, pending FROM fanouts WHERE parent_id = ?1 AND gen = ?2",
-					id, gen);
-			if (q.next()) {
-				out["total"] = q.i64(0);
-				out["succeeded"] = q.i64(1);
-				out["failed"] = q.i64(2);
-				out["running"] = q.i64(3);
-				out["waiting"] = q.i64(4);
-				return out;
-			}
-		}
-		Query q(db_,
-				"SELECT count(*), count(*) FILTER (WHERE status = 'succeeded'), "
-				"count(*) FILTER (WHERE status IN ('failed', 'cancelled')), "
-				"count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled') AND wait_kind IS NOT 'pending'), "
-				"count(*) FILTER (WHERE status = 'waiting' AND wait_kind = 'pending') "
-				"FROM instances WHERE parent_id = ?1 AND child_gen = ?2",
-				id, gen);
-		q.next();
-		out["total"] = q.i64(0);
-		out["succeeded"] = q.i64(1);
-		out["failed"] = q.i64(2);
-		out["running"] = q.i64(3);
-		out["waiting"] = q.i64(4);
-		return out;
+	static std::optional<std::string> values_option(bool refs) {
+		return refs ? std::optional<std::string>(R"({"values": "ref"})") : std::nullopt;
 	}
 
 	json list_instances(const json &filter) override {
-		limits::check_json_depth(filter, "the filter");  // its values show up in error messages
-		const json f = filter.is_null() ? json::object() : filter;
-		check_options(f,
-					  {"before", "created_after", "created_before", "definition", "label", "limit", "name", "offset",
-					   "parent", "root", "status", "top", "values"},
-					  "list_instances filter");
-		const bool refs = values_refs(f);
-		std::optional<std::string> status, definition, name;
-		std::optional<json> label;
-		std::optional<int64_t> root, parent, before, after_at, before_at;
-		bool top = false;
-		int limit = 100, offset = 0;
-		if (f.contains("status")) {
-			status = text_option(f["status"], "status");
-			static const std::vector<std::string> known = {"queued", "ready", "running", "waiting", "succeeded", "failed", "cancelled"};
-			if (std::find(known.begin(), known.end(), *status) == known.end())
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"status\" must be one of queued, ready, running, waiting, succeeded, failed, cancelled, not \"" +
-								*status + "\"");
-		}
-		if (f.contains("definition")) definition = text_option(f["definition"], "definition");
-		if (f.contains("name")) name = text_option(f["name"], "name");
-		if (f.contains("label")) {
-			if (!is_string_object(f["label"]))
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"label\" must be an object of strings, not " + f["label"].dump());
-			label = f["label"];
-		}
-		if (f.contains("root")) {
-			if (!f["root"].is_number_integer() || f["root"].get<int64_t>() < 0)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"root\" must be an instance id, not " + f["root"].dump());
-			root = f["root"].get<int64_t>();
-		}
-		if (f.contains("parent")) {
-			if (!f["parent"].is_number_integer() || f["parent"].get<int64_t>() < 0)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"parent\" must be an instance id, not " + f["parent"].dump());
-			parent = f["parent"].get<int64_t>();
-		}
-		if (f.contains("top")) {
-			if (!f["top"].is_boolean())
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"top\" must be true or false, not " + f["top"].dump());
-			top = f["top"].get<bool>();
-		}
-		if (f.contains("offset")) {
-			offset = int_option(f["offset"], "offset");
-			if (offset < 0)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"offset\" must be 0 or more, not " + std::to_string(offset));
-		}
-		if (f.contains("before")) {
-			// as genroc.list_instances: up to 18 digits
-			if (!f["before"].is_number_integer() || f["before"].get<int64_t>() < 0 ||
-				f["before"].get<int64_t>() >= 1'000'000'000'000'000'000)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"before\" must be an instance id, not " + f["before"].dump());
-			before = f["before"].get<int64_t>();
-		}
-		if (f.contains("created_after")) after_at = time_option(f["created_after"], "created_after");
-		if (f.contains("created_before")) before_at = time_option(f["created_before"], "created_before");
-		if (f.contains("limit")) {
-			limit = int_option(f["limit"], "limit");
-			if (limit < 1 || limit > 10000)
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"limit\" must be between 1 and 10000, not " + std::to_string(limit));
-		}
-		if (parent && top) return json::array();  // children are not top-level
-		return read([&](int64_t) {
+		limits::check_json_depth(filter, "the filter");	 // before dump() recurses over it
+		const std::optional<std::string> text =
+			filter.is_null() ? std::nullopt
+							 : std::optional<std::string>(filter.dump(-1, ' ', false, json::error_handler_t::replace));
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
 			json out = json::array();
-			Query q(db_, parent ? INSTANCE_CHILDREN_SQL.c_str() : INSTANCE_LIST_SQL.c_str(), status, definition, label,
-					limit, root, parent, static_cast<int64_t>(top), offset, before, after_at, before_at, name);
-			while (q.next()) {
-				out.push_back(instance_json(q));
-				if (!refs) instance_values(out.back());
-			}
+			for (const std::string &j : engine::list_instances(port, text)) out.push_back(json::parse(j));
 			return out;
 		});
-	}
-
-	// genroc._values_refs: the option "values", "value" (the default) or
-	// "ref" (large values as references); 22023 otherwise.
-	static bool values_refs(const json &options) {
-		if (!options.is_object() || !options.contains("values")) return false;
-		const json &v = options.at("values");
-		if (v != "value" && v != "ref")
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"values\" must be \"value\" or \"ref\"");
-		return v == "ref";
-	}
-
-	// An instance as instance_json shows it, its values resolved.
-	void instance_values(json &inst) {
-		for (const char *k : {"input", "task_input", "output"}) inst[k] = load_value(std::move(inst[k]));
 	}
 
 	// genroc.get_object: the engine's (engine/objects.cpp).
@@ -901,19 +704,14 @@ class SqliteStore final : public Store {
 	}
 
 	json history(int64_t id, bool refs) override {
-		return read([&](int64_t) {
-			{
-				Query q(db_, "SELECT 1 FROM instances WHERE id = ?1", id);
-				if (!q.next()) throw not_found(id);
-			}
+		return engine_read([&](auto &port) {
 			json out = json::array();
-			Query q(db_, "SELECT seq, at, event, state, detail FROM log WHERE instance_id = ?1 ORDER BY seq", id);
-			while (q.next())
-				out.push_back({{"seq", q.i64(0)},
-							   {"at", iso(q.i64(1))},
-							   {"event", q.text(2)},
-							   {"state", text_or_null(q.otext(3))},
-							   {"detail", refs ? q.js(4) : log_load(q.js(4))}});
+			for (const engine::LogEntry &e : engine::history(port, id, values_option(refs)))
+				out.push_back({{"seq", e.seq},
+							   {"at", engine::iso_us(e.at_us)},
+							   {"event", e.event},
+							   {"state", text_or_null(e.state)},
+							   {"detail", e.detail ? json::parse(*e.detail) : json(nullptr)}});
 			return out;
 		});
 	}
@@ -1299,10 +1097,10 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// One file, one OS user: whoever opens it administers it.
+	// One file, one OS user: whoever opens it administers it (the engine's
+	// statement answers every capability).
 	json capabilities() override {
-		return {{"role", "sqlite"}, {"admin", true},	   {"operator", true},	   {"worker", true},
-				{"user", true},		{"token_verify", true}, {"token_create", true}};
+		return engine_read([&](auto &port) { return json::parse(engine::capabilities(port)); });
 	}
 
 	json token_verify(const std::string &token) override {
@@ -1966,14 +1764,6 @@ class SqliteStore final : public Store {
 		Query q(db_, "SELECT value FROM objects WHERE hash = ?1", ref.get<std::string>());
 		if (!q.next()) throw Error("XX000", "stored value " + ref.get<std::string>() + " is missing");
 		return q.js(0);
-	}
-
-	// genroc._log_load: a log detail's payload references resolved.
-	json log_load(json detail) {
-		if (!detail.is_object()) return detail;
-		for (const char *k : kPayloadKeys)
-			if (detail.contains(k) && is_ref(detail.at(k))) detail[k] = load_value(detail.at(k));
-		return detail;
 	}
 
 	// log_detail(detail) as JSON text.  A payload's text is part of the

@@ -226,6 +226,39 @@ TEST_P(StoreTest, ListInstancesFiltersByName) {
 	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "name", store().list_instances({{"name", 7}}));
 }
 
+// list_instances' filter is checked the same on both stores (the engine's,
+// engine/instances.cpp): each malformed key is 22023 naming it.
+TEST_P(StoreTest, ListInstancesFilterErrors) {
+	define("job", task_def());
+	start("job");
+	EXPECT_EQ(store().list_instances({{"values", "ref"}, {"limit", 10000}, {"offset", 0}}).size(), 1u);
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "list_instances filter must be a JSON object",
+				  store().list_instances(json::array()));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"root\"", store().list_instances({{"root", -1}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"root\"", store().list_instances({{"root", 1.5}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"parent\"", store().list_instances({{"parent", json::array()}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"before\"",
+				  store().list_instances({{"before", 1000000000000000000LL}}));	 // 19 digits
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"limit\"", store().list_instances({{"limit", 0}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"limit\"", store().list_instances({{"limit", 10001}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"label\"", store().list_instances({{"label", {{"k", 1}}}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"definition\"", store().list_instances({{"definition", ""}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"values\"", store().list_instances({{"values", "both"}}));
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"values\"",
+				  store().list_instances({{"values", json::array({"ref"})}}));
+	// the first malformed key in the order they are read: status before limit
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "\"status\"",
+				  store().list_instances({{"limit", 0}, {"status", "sleeping"}}));
+}
+
+// capabilities: every key, a boolean each (an SQLite file's user has all).
+TEST_P(StoreTest, CapabilitiesNameEachOne) {
+	const json c = store().capabilities();
+	EXPECT_TRUE(c.at("role").is_string()) << c.dump();
+	for (const char *k : {"admin", "operator", "worker", "user", "token_verify", "token_create"})
+		EXPECT_TRUE(c.at(k).is_boolean()) << k << " " << c.dump();
+}
+
 TEST_P(StoreTest, HistoryRecordsEveryStepInOrder) {
 	define("job", task_def());
 	worker("w1");

@@ -191,7 +191,10 @@ SELECT is_empty($$
 						   'genroc_alias_set', 'genroc_alias_drop', 'genroc_get_alias', 'genroc_list_aliases',
 						   'genroc_undefine',
 						   -- extension/retention.c
-						   'genroc_prune', 'genroc_tick')
+						   'genroc_prune', 'genroc_tick',
+						   -- extension/instances.c
+						   'genroc_get_instance', 'genroc_list_instances', 'genroc_history',
+						   'genroc_capabilities')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
