@@ -191,6 +191,16 @@ extern int	genroc_engine_start_version(const char *name, int has_version, int64_
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);
 
+/* ---- the step writer (steps.c, steps_calls.cpp) ---- */
+/* genroc._apply_step: the instance's new status (malloc'd); first and
+ * worker NULL for none, queues the worker's (nqueues of them). */
+extern int	genroc_engine_apply_step(int64_t instance, const char *request, const char *first, const char *worker,
+									 const char *const *queues, int nqueues, char **status, GenrocEngineError *err);
+/* genroc._fail_task, genroc._interrupt: the instance's new status (malloc'd). */
+extern int	genroc_engine_fail_task(int64_t instance, const char *error, const char *cause, char **status,
+									GenrocEngineError *err);
+extern int	genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err);
+
 #ifdef __cplusplus
 }
 #endif
