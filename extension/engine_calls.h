@@ -229,6 +229,15 @@ extern int	genroc_engine_history(int has_instance, int64_t instance, const char 
 extern void genroc_engine_free_log(GenrocLogRow *rows, int n);
 /* genroc.capabilities: the answer as JSON text. */
 extern int	genroc_engine_capabilities(char **json, GenrocEngineError *err);
+/* ---- the step writer (steps.c, steps_calls.cpp) ---- */
+/* genroc._apply_step: the instance's new status (malloc'd); first and
+ * worker NULL for none, queues the worker's (nqueues of them). */
+extern int	genroc_engine_apply_step(int64_t instance, const char *request, const char *first, const char *worker,
+									 const char *const *queues, int nqueues, char **status, GenrocEngineError *err);
+/* genroc._fail_task, genroc._interrupt: the instance's new status (malloc'd). */
+extern int	genroc_engine_fail_task(int64_t instance, const char *error, const char *cause, char **status,
+									GenrocEngineError *err);
+extern int	genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err);
 
 #ifdef __cplusplus
 }

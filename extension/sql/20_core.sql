@@ -474,247 +474,17 @@ $$;
  *   update, as claim leases it (status 'running', a new epoch,
  *   lease_expires = now + its lease_duration, timeout_at from now), claim's
  *   'task_started' row follows 'task_scheduled', no NOTIFY; returns 'running'
- *   p_row: the instance's row as the caller read it under its lock in this
- *   transaction and left it (or changed only in status and wait_kind, which
- *   the step sets), so that it is not read again; NULL: read here
+ *   p_row: not read (kept for the callers that pass it): the step reads
+ *   what it needs of the row
+ * Written once for both stores in engine/steps.cpp (one row writer per
+ * outcome kind); the interpreter is asked through _step_in_context.
  */
 CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
 	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL,
 	p_row genroc._instances DEFAULT NULL)
 	RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_now timestamptz := genroc.now();
-	v_inst genroc._instances;
-	v_def genroc._definitions;
-	v_token text := gen_random_uuid()::text;
-	v_exec record;
-	v_answer jsonb;
-	v_out jsonb;
-	v_entered jsonb;
-	v_last_state text;
-	v_delay bigint;
-	v_eligible timestamptz;
-	v_resource text;
-	v_status text;
-	v_timeout int;
-	v_heartbeat int;
-	v_counts jsonb;
-	v_attempt int;
-	v_handback boolean;
-	v_lease interval;
-	v_epoch bigint;
-	-- the outcome's log rows ({"event", "state", "detail"}), written with
-	-- p_first and the 'entered' rows in one insert at the end
-	v_rows jsonb := '[]';
-	v_found record;
-BEGIN
-	IF p_row.id = p_instance THEN
-		v_inst := p_row;
-	ELSE
-		-- read as one composite value: SELECT * INTO a row variable sets its
-		-- ~40 columns one by one, measurably slower (bench/pg_callgrind.sh)
-		SELECT i AS inst INTO STRICT v_found FROM genroc._instances i WHERE i.id = p_instance;
-		v_inst := v_found.inst;
-	END IF;
-	SELECT * INTO STRICT v_def FROM genroc._definitions WHERE id = v_inst.definition_id;
-
-	-- a start that stops at a first Task taking its input as it is
-	-- (genroc._start_task): its answer without a step
-	IF p_request ->> 'op' = 'start' AND v_inst.scope IS NULL THEN
-		v_answer := genroc._start_task(v_def.hash, v_def.definition);
-	END IF;
-	IF v_answer IS NOT NULL THEN
-		-- the step's own check of its input (genroc:call children's inputs)
-		PERFORM genroc._check_depth(coalesce(p_request -> 'input', '{}'), 'the input');
-		v_answer := jsonb_build_object('entered', v_answer -> 'entered', 'outcome',
-			(v_answer - 'entered') || jsonb_build_object('kind', 'task',
-				'state_input', coalesce(p_request -> 'input', '{}'), 'task_input', coalesce(p_request -> 'input', '{}'),
-				'delay_ms', 0));
-	ELSE
-		SELECT * INTO STRICT v_exec FROM genroc._execution(v_inst, v_def);
-		v_answer := genroc._step_in_context(v_def.hash, v_def.definition, p_request, genroc._ms(v_now),
-			v_exec.exec_id, v_exec.exec_name, genroc._iso(v_exec.exec_created), v_exec.exec_input,
-			v_def.name, v_def.version, v_token, v_inst.scope, v_inst.variables);
-	END IF;
-	-- an Assign changed the variables: kept before the outcome's rows, so a
-	-- fan-out's children copy them (65_children.sql)
-	IF v_answer ? 'variables' THEN
-		UPDATE genroc._instances SET variables = v_answer -> 'variables' WHERE id = p_instance;
-	END IF;
-	v_out := v_answer -> 'outcome';
-	v_entered := coalesce(v_answer -> 'entered', '[]');
-
-	v_last_state := coalesce(v_entered -> -1 ->> 'state', v_inst.state);
-
-	CASE v_out ->> 'kind'
-	WHEN 'task' THEN
-		v_delay := coalesce((v_out ->> 'delay_ms')::bigint, 0);
-		v_eligible := v_now + v_delay * interval '1 millisecond';
-		v_resource := v_out ->> 'resource';
-		v_timeout := (v_out ->> 'timeout_s')::int;
-		v_heartbeat := (v_out ->> 'heartbeat_s')::int;
-		v_counts := coalesce(v_out -> 'retry_counts', '[]');
-		v_attempt := (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c);
-		v_status := CASE WHEN v_resource LIKE 'activity:%' THEN 'waiting' ELSE 'ready' END;
-		-- the report hands the next task back to its worker (complete_and_claim,
-		-- fail_and_claim, which checked that the worker may take it): leased
-		-- here as claim leases it, in this one update
-		IF p_handback_worker IS NOT NULL AND v_status = 'ready' AND v_delay = 0 THEN
-			v_lease := genroc._handback_lease(v_inst, p_handback_worker, p_handback_queues);
-		END IF;
-		v_handback := v_lease IS NOT NULL;
-		UPDATE genroc._instances SET
-			status = CASE WHEN v_handback THEN 'running' ELSE v_status END,
-			state = v_out ->> 'state',
-			state_input = genroc._store_value(v_out -> 'state_input', 'the state input'),
-			task_input = genroc._store_value(v_out -> 'task_input', 'the task input'),
-			resource = v_resource,
-			eligible_at = v_eligible,
-			lease_owner = CASE WHEN v_handback THEN p_handback_worker END,
-			lease_epoch = CASE WHEN v_handback THEN genroc._fencing_epoch(lease_epoch) ELSE lease_epoch END,
-			lease_expires = CASE WHEN v_handback THEN v_now + v_lease END,
-			retry_counts = v_counts,
-			attempt = v_attempt,
-			interruptions = 0,
-			only_once = coalesce((v_out ->> 'only_once')::boolean, false),
-			timeout_s = v_timeout,
-			heartbeat_s = v_heartbeat,
-			-- handler tasks: TimeoutSeconds counts from the claim (set there)
-			timeout_at = CASE WHEN v_status = 'waiting' AND v_timeout IS NOT NULL
-							  THEN v_eligible + v_timeout * interval '1 second'
-							  WHEN v_handback AND v_timeout IS NOT NULL
-							  THEN v_now + v_timeout * interval '1 second' END,
-			heartbeat_at = NULL,
-			wait_kind = CASE WHEN v_status = 'waiting' THEN 'activity' END,
-			wait_until = NULL,
-			activity = CASE WHEN v_status = 'waiting' THEN substr(v_resource, 10) END,
-			-- a .waitForTaskToken task keeps the token its input was made with
-			activity_token = CASE WHEN v_status = 'waiting' THEN v_token
-								  WHEN v_out ? 'token' THEN coalesce(v_out ->> 'token', v_token) END,
-			activity_owner = NULL,
-			updated_at = v_now
-		WHERE id = p_instance
-		RETURNING lease_epoch INTO v_epoch;
-		v_rows := jsonb_build_array(jsonb_build_object('event', 'task_scheduled',
-			'state', v_out ->> 'state',
-			'detail', jsonb_build_object('resource', v_resource, 'input', v_out -> 'task_input',
-										 'attempt', v_attempt, 'delay_ms', v_delay)));
-		IF v_handback THEN
-			-- claim's task_started row, as claim writes it
-			v_rows := v_rows || jsonb_build_object('event', 'task_started', 'state', v_out ->> 'state',
-				'detail', jsonb_build_object('worker', p_handback_worker, 'epoch', v_epoch,
-											 'attempt', v_attempt));
-			v_status := 'running';
-		ELSIF v_status = 'ready' AND v_delay = 0 THEN
-			PERFORM pg_notify('genroc', '');
-		END IF;
-	WHEN 'callback' THEN
-		-- a .waitForTaskToken task's handler returned: the instance waits for
-		-- the result sent with the token the task kept (heartbeats from now;
-		-- TimeoutSeconds from the claim, or from now when there was none)
-		v_status := 'waiting';
-		UPDATE genroc._instances SET
-			status = v_status,
-			lease_owner = NULL, lease_expires = NULL,
-			wait_kind = 'callback',
-			timeout_at = CASE WHEN timeout_s IS NOT NULL
-							  THEN coalesce(timeout_at, v_now + timeout_s * interval '1 second') END,
-			heartbeat_at = CASE WHEN heartbeat_s IS NOT NULL
-								THEN v_now + heartbeat_s * interval '1 second' END,
-			updated_at = v_now
-		WHERE id = p_instance;
-		-- the handler's return is not the task's result: logged as handed over
-		IF p_first ->> 'event' = 'task_succeeded' THEN
-			p_first := jsonb_set(p_first, '{event}', '"task_submitted"');
-		END IF;
-	WHEN 'parallel', 'map', 'call', 'event' THEN
-		-- after the log rows below: a fan-out and an event wait write their
-		-- own rows after them
-		NULL;
-	WHEN 'wait' THEN
-		v_status := 'waiting';
-		UPDATE genroc._instances SET
-			status = v_status,
-			state = v_out ->> 'state',
-			state_input = genroc._store_value(v_out -> 'state_input', 'the state input'),
-			task_input = NULL, resource = NULL,
-			lease_owner = NULL, lease_expires = NULL,
-			retry_counts = NULL, attempt = 0, interruptions = 0, only_once = false,
-			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
-			wait_kind = 'timer',
-			wait_until = genroc._from_ms((v_out ->> 'until_ms')::bigint),
-			activity = NULL, activity_token = NULL, activity_owner = NULL,
-			updated_at = v_now
-		WHERE id = p_instance;
-		v_rows := jsonb_build_array(jsonb_build_object('event', 'wait_started', 'state', v_out ->> 'state',
-			'detail', jsonb_build_object('until', genroc._iso(genroc._from_ms((v_out ->> 'until_ms')::bigint)))));
-	WHEN 'succeeded', 'failed' THEN
-		v_status := v_out ->> 'kind';
-		-- a failed instance keeps where it failed and that state's input
-		-- (genroc.retry / resume run it again from there)
-		v_last_state := coalesce(v_out ->> 'state', v_last_state);
-		UPDATE genroc._instances SET
-			status = v_status,
-			state = v_last_state,
-			state_input = CASE WHEN v_status = 'failed'
-							   THEN genroc._store_value(v_out -> 'state_input', 'the state input') END,
-			task_input = NULL, resource = NULL,
-			lease_owner = NULL, lease_expires = NULL,
-			retry_counts = NULL, only_once = false,
-			timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL,
-			wait_kind = NULL, wait_until = NULL,
-			activity = NULL, activity_token = NULL, activity_owner = NULL,
-			output = CASE WHEN v_status = 'succeeded'
-						  THEN genroc._store_value(v_out -> 'output', 'the output') END,
-			error = CASE WHEN v_status = 'failed' THEN v_out ->> 'error' END,
-			cause = CASE WHEN v_status = 'failed' THEN v_out ->> 'cause' END,
-			updated_at = v_now,
-			ended_at = v_now
-		WHERE id = p_instance;
-		v_rows := jsonb_build_array(jsonb_build_object('event', v_status, 'state', v_last_state,
-			'detail', CASE WHEN v_status = 'succeeded'
-						   THEN jsonb_build_object('output', v_out -> 'output')
-						   ELSE jsonb_build_object('error', v_out -> 'error', 'cause', v_out -> 'cause') END));
-	ELSE
-		RAISE EXCEPTION 'ASL interpreter answered an unknown outcome: %', v_out
-			USING ERRCODE = 'XX000';
-	END CASE;
-	-- p_first, the 'entered' rows and the outcome's rows (none yet for a
-	-- fan-out or an event wait), in that order, in one insert (the payload
-	-- rules apply to every row with a payload key)
-	IF v_rows <> '[]' OR p_first IS NOT NULL OR jsonb_array_length(v_entered) > 0 THEN
-		INSERT INTO genroc._log (instance_id, at, event, state, detail)
-		SELECT p_instance, v_now, l.event, l.state, l.detail
-		FROM (SELECT 0::bigint AS n, p_first ->> 'event' AS event, p_first ->> 'state' AS state,
-					 genroc._log_payloads(p_first -> 'detail') AS detail
-			  WHERE p_first IS NOT NULL
-			  UNION ALL
-			  SELECT t.n, 'entered', t.e ->> 'state', jsonb_build_object('type', t.e -> 'type')
-			  FROM jsonb_array_elements(v_entered) WITH ORDINALITY AS t(e, n)
-			  UNION ALL
-			  SELECT 1000000 + t.n, t.e ->> 'event', t.e ->> 'state', genroc._log_payloads(t.e -> 'detail')
-			  FROM jsonb_array_elements(v_rows) WITH ORDINALITY AS t(e, n)) l
-		ORDER BY l.n;
-	END IF;
-	IF v_out ->> 'kind' IN ('parallel', 'map', 'call') THEN
-		RETURN genroc._fan_out(p_instance, v_out);
-	ELSIF v_out ->> 'kind' = 'event' THEN
-		RETURN genroc._park_event(p_instance, v_out);
-	END IF;
-	IF v_status IN ('succeeded', 'failed') THEN
-		IF v_inst.parent_id IS NOT NULL THEN
-			PERFORM genroc._child_ended(p_instance);	-- the last one wakes the parent
-		END IF;
-		PERFORM genroc._flush_commit('terminal');
-		IF v_inst.partition_key IS NOT NULL THEN
-			PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
-		END IF;
-	END IF;
-	RETURN v_status;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_apply_step'
+	LANGUAGE C VOLATILE;
 
 -- The request that continues a stopped task with its result or error.
 CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
@@ -739,19 +509,10 @@ CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
 
 -- Semantics: a task fails with an engine error (timeouts, interruptions)
 -- through the interpreter, so Retry and Catch decide as for any error.
+-- engine/steps.cpp (fail_task).
 CREATE FUNCTION genroc._fail_task(p_instance bigint, p_error text, p_cause text) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-BEGIN
-	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
-	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
-		jsonb_build_object('error', p_error, 'cause', p_cause));
-	RETURN genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause));
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_fail_task'
+	LANGUAGE C VOLATILE;
 
 /*
  * A running task lost its worker: the lease lapsed (tick), the worker gave
@@ -762,49 +523,8 @@ $$;
  *   the 5th interruption of one attempt → task_failed genroc.Interrupted
  *   otherwise → status 'ready', eligible_at = now, interruptions + 1, the
  *   lease dropped (the epoch stays; the next claim draws a new one)
+ * engine/steps.cpp (interrupt) says which releases are not counted.
  */
 CREATE FUNCTION genroc._interrupt(p_instance bigint, p_reason text) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_now timestamptz := genroc.now();
-	c_max_interruptions constant int := 5;
-	v_counted boolean;
-BEGIN
-	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
-	-- A worker that gives its leases back on purpose (a drain at SIGTERM,
-	-- worker_stop) did not crash: not counted towards genroc.Interrupted, so
-	-- rolling restarts during a long task never end it.  Such a
-	-- release needs a live worker acting, so it cannot loop on its own.
-	v_counted := p_reason NOT IN ('released by worker', 'worker stopped');
-	PERFORM genroc._log(p_instance, 'task_interrupted', v_inst.state,
-		jsonb_build_object('reason', p_reason, 'worker', v_inst.lease_owner,
-						   'epoch', v_inst.lease_epoch,
-						   'interruptions', v_inst.interruptions + v_counted::int,
-						   'counted', v_counted));
-	IF v_inst.only_once THEN
-		RETURN genroc._fail_task(p_instance, 'only_once.interrupted',
-			format('the lease of OnlyOnce task "%s" was lost (%s); it is not run again',
-				   v_inst.state, p_reason));
-	END IF;
-	IF v_counted AND v_inst.interruptions + 1 >= c_max_interruptions THEN
-		-- counted on the row too, so the failed instance shows why
-		UPDATE genroc._instances SET interruptions = interruptions + 1 WHERE id = p_instance;
-		RETURN genroc._fail_task(p_instance, 'genroc.Interrupted',
-			format('task "%s" was interrupted %s times in one attempt',
-				   v_inst.state, c_max_interruptions));
-	END IF;
-	UPDATE genroc._instances SET
-		status = 'ready',
-		eligible_at = v_now,
-		interruptions = interruptions + v_counted::int,
-		lease_owner = NULL,
-		lease_expires = NULL,
-		timeout_at = NULL,
-		updated_at = v_now
-	WHERE id = p_instance;
-	PERFORM pg_notify('genroc', '');
-	RETURN 'ready';
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_interrupt'
+	LANGUAGE C VOLATILE;

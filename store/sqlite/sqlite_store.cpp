@@ -55,6 +55,7 @@
 #include "instances.hpp"
 #include "retention.hpp"
 #include "tick.hpp"
+#include "steps.hpp"
 #include "limits.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
@@ -67,10 +68,6 @@ namespace {
 using sqlite::Db;
 using sqlite::Durability;
 using sqlite::Query;
-
-// The 5th interruption of one attempt fails the task with genroc.Interrupted
-// (genroc._interrupt).
-constexpr int MAX_INTERRUPTIONS = 5;
 
 // 22008 datetime_field_overflow: a timestamp option outside the range genroc
 // takes (time_option)
@@ -599,6 +596,45 @@ class SqliteStore final : public Store {
 			// list_instances' created_after / created_before (microseconds)
 			case engine::Stmt::STORE_PARSE_TIME:
 				return one(std::to_string(time_option(json::parse(p[0].text()), p[1].text()) * 1000));
+			case engine::Stmt::STEP_FAILED_REQUEST: {
+				const Inst inst = load(p[0].i64());
+				engine::Rows rows;
+				rows.emplace_back(std::vector<std::optional<std::string>>{
+					inst.state, task_request(inst, "task_failed", nullptr,
+											 p[1].is_null() ? std::nullopt : std::optional<std::string>(p[1].text()),
+											 p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()))
+									.dump()});
+				return rows;
+			}
+			case engine::Stmt::STEP_ASK: return step_answer(p[0].i64(), json::parse(p[1].text()), now);
+			case engine::Stmt::STEP_HANDBACK_LEASE: {
+				engine::Rows rows;
+				if (step_inst_ && step_hb_ && step_inst_->id == p[0].i64() && handback_lease(*step_inst_, *step_hb_))
+					rows.emplace_back(std::vector<std::optional<std::string>>{std::to_string(step_hb_->lease_ms)});
+				return rows;
+			}
+			case engine::Stmt::STEP_LOG_ROWS: {
+				const int64_t id = p[0].i64();
+				for (const auto &r : json::parse(p[1].text()))
+					log(id, now, r.at("event").get<std::string>(),
+						r.at("state").is_string() ? std::optional<std::string>(r["state"].get<std::string>())
+												  : std::nullopt,
+						r.value("detail", json(nullptr)));
+				return engine::Rows{};
+			}
+			case engine::Stmt::STORE_FAN_OUT: return one(fan_out(p[0].i64(), json::parse(p[1].text()), now));
+			case engine::Stmt::STORE_PARK_EVENT: return one(park_event(p[0].i64(), json::parse(p[1].text()), now));
+			case engine::Stmt::STORE_CHILD_ENDED: child_ended(p[0].i64(), now); return engine::Rows{};
+			case engine::Stmt::STORE_ENDED: ended(p[0].i64(), now); return engine::Rows{};
+			case engine::Stmt::FLUSH_COMMIT: {
+				const std::string c = p[0].text();
+				flush_on_commit(c == "terminal"			   ? Commit::terminal
+								: c == "only_once_claim"  ? Commit::only_once_claim
+								: c == "only_once_report" ? Commit::only_once_report
+								: c == "outside"		  ? Commit::outside
+														  : Commit::progress);
+				return engine::Rows{};
+			}
 			case engine::Stmt::STORE_INPUTS: {
 				const Inst inst = load(p[0].i64());
 				engine::Rows rows;
@@ -1594,6 +1630,22 @@ class SqliteStore final : public Store {
 										 sqlite3_value_int64(v[3]));
 			});
 		});
+		// STEP_STOP: a value as a column keeps it (store_value): (JSON text, field, now)
+		reg("genroc_store_value", 3, [](sqlite3_context *c, int, sqlite3_value **v) {
+			host(c, [&](SqliteStore &s) {
+				const std::string field = value_text(v[1]);
+				return s.store_value(json::parse(value_text(v[0])), field.c_str(), sqlite3_value_int64(v[2])).dump();
+			});
+		});
+		// STEP_STOP: a new lease epoch (new_epoch): (the previous one)
+		reg("genroc_new_epoch", 1, [](sqlite3_context *c, int, sqlite3_value **v) {
+			try {
+				sqlite3_result_int64(c, new_epoch(sqlite3_value_int64(v[0])));
+			} catch (...) {
+				sqlite::keep_host_error(std::current_exception());
+				sqlite3_result_error(c, "a genroc store function failed", -1);
+			}
+		});
 		// TASK_TOKEN_FAILED: (id, error, cause, now)
 		reg("genroc_fail_task", 4, [](sqlite3_context *c, int, sqlite3_value **v) {
 			host(c, [&](SqliteStore &s) {
@@ -1896,14 +1948,66 @@ class SqliteStore final : public Store {
 		return r;
 	}
 
-	// genroc._apply_step: one interpreter step, and the row where it stops.
+	// genroc._apply_step: the engine's step writer (engine/steps.cpp), which
+	// asks this store for the step (STEP_ASK: step_answer) and reaches its
+	// log, fan-outs, event waits and partition slots through store_call.
 	std::string apply_step(int64_t id, json request, int64_t now) { return apply_step(load(id), std::move(request), now); }
 	// The same with the instance's row as just read in this transaction.
 	// hb (complete_and_claim, fail_and_claim): a handler task ready at once
 	// is leased to hb->worker in the same update, as claim leases it, with
 	// claim's task_started row; hb->task is set and the status is "running".
 	std::string apply_step(const Inst &inst, json request, int64_t now, Handback *hb = nullptr) {
-		const int64_t id = inst.id;
+		// the row the step's ask and the hand-back read (the caller's, current)
+		struct Saved {
+			SqliteStore &s;
+			const Inst *ask, *inst;
+			Handback *hb;
+			~Saved() {
+				s.step_ask_inst_ = ask;
+				s.step_inst_ = inst;
+				s.step_hb_ = hb;
+			}
+		} saved{*this, step_ask_inst_, step_inst_, step_hb_};
+		step_ask_inst_ = &inst;
+		step_inst_ = &inst;
+		step_hb_ = hb;
+		std::optional<engine::Handback> ehb;
+		if (hb) ehb = engine::Handback{hb->worker, hb->queues};
+		std::string status = with_engine(
+			now, [&](engine::Port &port) { return engine::apply_step(port, inst.id, request, json(), ehb ? &*ehb : nullptr); });
+		if (hb && status == "running") {
+			Query q(db_,
+					"SELECT lease_epoch, state, resource, task_input, only_once, timeout_s, attempt, lease_expires, "
+					"queue FROM instances WHERE id = ?1",
+					inst.id);
+			q.next();
+			Task t;
+			t.instance_id = inst.id;
+			t.epoch = q.i64(0);
+			t.state = q.text(1);
+			t.resource = q.text(2);
+			t.input = load_value(q.js(3));
+			t.only_once = q.i64(4) != 0;
+			// on disk before its handler runs
+			if (t.only_once) flush_on_commit(Commit::only_once_claim);
+			if (!q.is_null(5)) t.timeout_s = static_cast<int>(q.i64(5));
+			t.attempt = static_cast<int>(q.i64(6));
+			t.lease_expires = iso(q.i64(7));
+			t.queue = q.text(8);
+			hb->task = std::move(t);
+		}
+		return status;
+	}
+
+	// STEP_ASK: the interpreter's answer for the step of `id` (the row
+	// apply_step was given, else read), in this store's context; the
+	// columns STEP_ASK names.
+	engine::Rows step_answer(int64_t id, json request, int64_t now) {
+		std::optional<Inst> loaded;
+		const Inst *ip = step_ask_inst_ && step_ask_inst_->id == id ? step_ask_inst_ : nullptr;
+		step_ask_inst_ = nullptr;  // the writes that follow make it stale
+		if (!ip) ip = &loaded.emplace(load(id));
+		const Inst &inst = *ip;
 		auto def = compiled(inst.definition_id);
 		const std::string token = new_token();
 		// a start that stops at a first Task taking its input as it is: its
@@ -1919,148 +2023,12 @@ class SqliteStore final : public Store {
 			if (!inst.variables.is_null()) request["variables"] = inst.variables;
 		}
 		const json answer = quick ? std::move(*quick) : asl::step(*def, request);
-		// an Assign changed the variables: kept before the outcome's rows, so
-		// a fan-out's children copy them (as genroc._apply_step)
-		if (answer.contains("variables"))
-			Query(db_, "UPDATE instances SET variables = ?2 WHERE id = ?1", id, answer["variables"]).run();
-		const json &out = answer.at("outcome");
-		const json entered = answer.value("entered", json::array());
-		for (auto &e : entered)
-			log(id, now, "entered", e.at("state").get<std::string>(), {{"type", e.at("type")}});
-		std::optional<std::string> last_state = inst.state;
-		if (!entered.empty()) last_state = entered.back().at("state").get<std::string>();
-
-		const std::string kind = out.at("kind").get<std::string>();
-		std::string status;
-		if (kind == "task") {
-			const int64_t delay = out.value("delay_ms", json(0)).is_number() ? out["delay_ms"].get<int64_t>() : 0;
-			const int64_t eligible = now + delay;
-			const std::string resource = out.at("resource").get<std::string>();
-			auto opt_int = [&](const char *k) -> std::optional<int64_t> {
-				return out.contains(k) && out[k].is_number() ? std::optional<int64_t>(out[k].get<int64_t>())
-															 : std::nullopt;
-			};
-			const auto timeout = opt_int("timeout_s"), heartbeat = opt_int("heartbeat_s");
-			json counts = out.contains("retry_counts") && !out["retry_counts"].is_null() ? out["retry_counts"]
-																						  : json::array();
-			int64_t attempt = 0;
-			for (auto &c : counts) attempt += c.get<int64_t>();
-			const bool activity = resource.rfind("activity:", 0) == 0;
-			status = activity ? "waiting" : "ready";
-			const bool handback = hb && !activity && delay == 0 && handback_lease(inst, *hb);
-			std::optional<int64_t> timeout_at;
-			if (activity && timeout) timeout_at = eligible + *timeout * 1000;
-			if (handback && timeout) timeout_at = now + *timeout * 1000;	 // from the claim
-			const bool only_once = out.value("only_once", json(false)).is_boolean() && out["only_once"].get<bool>();
-			const int64_t epoch = handback ? new_epoch(inst.lease_epoch) : inst.lease_epoch;
-			std::optional<std::string> owner;
-			std::optional<int64_t> expires;
-			if (handback) {
-				owner = hb->worker;
-				expires = now + hb->lease_ms;
-			}
-			Query(db_,
-				  "UPDATE instances SET status = ?2, state = ?3, state_input = ?4, task_input = ?5, resource = ?6, "
-				  "eligible_at = ?7, lease_owner = ?18, lease_epoch = ?19, lease_expires = ?20, retry_counts = ?8, "
-				  "attempt = ?9, interruptions = 0, only_once = ?10, timeout_s = ?11, heartbeat_s = ?12, "
-				  "timeout_at = ?13, heartbeat_at = NULL, wait_kind = ?14, wait_until = NULL, activity = ?15, "
-				  "activity_token = ?16, activity_owner = NULL, updated_at = ?17 WHERE id = ?1",
-				  id, handback ? std::string("running") : status, out.at("state").get<std::string>(),
-				  store_value(out.at("state_input"), "the state input", now),
-				  store_value(out.at("task_input"), "the task input", now), resource, eligible, counts, attempt, only_once, timeout,
-				  heartbeat, timeout_at, activity ? std::optional<std::string>("activity") : std::nullopt,
-				  activity ? std::optional<std::string>(resource.substr(9)) : std::nullopt,
-				  // a .waitForTaskToken task keeps the token its input was made with
-				  activity ? std::optional<std::string>(token)
-				  : out.contains("token") ? std::optional<std::string>(out["token"].is_string()
-																		  ? out["token"].get<std::string>()
-																		  : token)
-										  : std::nullopt,
-				  now, owner, epoch, expires)
-				.run();
-			log(id, now, "task_scheduled", out.at("state").get<std::string>(),
-				{{"resource", resource}, {"input", out.at("task_input")}, {"attempt", attempt}, {"delay_ms", delay}});
-			if (handback) {
-				log(id, now, "task_started", out.at("state").get<std::string>(),
-					{{"worker", hb->worker}, {"epoch", epoch}, {"attempt", attempt}});
-				status = "running";
-				Task t;
-				t.instance_id = id;
-				t.epoch = epoch;
-				t.state = out.at("state").get<std::string>();
-				t.resource = resource;
-				t.input = out.at("task_input");
-				t.only_once = only_once;
-				// on disk before its handler runs
-				if (only_once) flush_on_commit(Commit::only_once_claim);
-				if (timeout) t.timeout_s = static_cast<int>(*timeout);
-				t.attempt = static_cast<int>(attempt);
-				t.lease_expires = iso(*expires);
-				t.queue = inst.queue;
-				hb->task = std::move(t);
-			}
-		} else if (kind == "callback") {
-			// a .waitForTaskToken task's handler returned: it waits for its token
-			// (heartbeats from now; TimeoutSeconds from the claim, or from now)
-			status = "waiting";
-			std::optional<int64_t> timeout_at, heartbeat_at;
-			if (inst.timeout_s) timeout_at = inst.timeout_at ? *inst.timeout_at : now + *inst.timeout_s * 1000;
-			if (inst.heartbeat_s) heartbeat_at = now + *inst.heartbeat_s * 1000;
-			Query(db_,
-				  "UPDATE instances SET status = 'waiting', lease_owner = NULL, lease_expires = NULL, "
-				  "wait_kind = 'callback', timeout_at = ?2, heartbeat_at = ?3, updated_at = ?4 WHERE id = ?1",
-				  id, timeout_at, heartbeat_at, now)
-				.run();
-		} else if (kind == "parallel" || kind == "map" || kind == "call") {
-			status = fan_out(id, out, now);
-		} else if (kind == "event") {
-			status = park_event(id, out, now);
-		} else if (kind == "wait") {
-			status = "waiting";
-			const int64_t until = out.at("until_ms").get<int64_t>();
-			Query(db_,
-				  "UPDATE instances SET status = 'waiting', state = ?2, state_input = ?3, task_input = NULL, "
-				  "resource = NULL, lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, attempt = 0, "
-				  "interruptions = 0, only_once = 0, timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, "
-				  "heartbeat_at = NULL, wait_kind = 'timer', wait_until = ?4, activity = NULL, activity_token = NULL, "
-				  "activity_owner = NULL, updated_at = ?5 WHERE id = ?1",
-				  id, out.at("state").get<std::string>(), store_value(out.at("state_input"), "the state input", now), until,
-				  now)
-				.run();
-			log(id, now, "wait_started", out.at("state").get<std::string>(), {{"until", iso(until)}});
-		} else if (kind == "succeeded" || kind == "failed") {
-			status = kind;
-			const bool ok = kind == "succeeded";
-			flush_on_commit(Commit::terminal);
-			auto str = [&](const char *k) -> std::optional<std::string> {
-				return out.contains(k) && out[k].is_string() ? std::optional<std::string>(out[k].get<std::string>())
-															 : std::nullopt;
-			};
-			// a failed instance keeps where it failed and that state's input
-			// (retry / resume run it again from there)
-			if (!ok && str("state")) last_state = str("state");
-			Query(db_,
-				  "UPDATE instances SET status = ?2, state = ?3, state_input = ?8, task_input = NULL, resource = NULL, "
-				  "lease_owner = NULL, lease_expires = NULL, retry_counts = NULL, only_once = 0, "
-				  "timeout_s = NULL, timeout_at = NULL, heartbeat_s = NULL, heartbeat_at = NULL, wait_kind = NULL, "
-				  "wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
-				  "output = ?4, error = ?5, cause = ?6, updated_at = ?7, ended_at = ?7 WHERE id = ?1",
-				  id, status, last_state,
-				  ok ? std::optional<json>(store_value(out.value("output", json(nullptr)), "the output", now))
-					 : std::nullopt,
-				  ok ? std::nullopt : str("error"), ok ? std::nullopt : str("cause"), now,
-				  ok ? std::nullopt
-					 : std::optional<json>(store_value(out.value("state_input", json(nullptr)), "the state input", now)))
-				.run();
-			if (inst.parent_id) child_ended(id, now);  // the last one wakes the parent
-			log(id, now, status, last_state,
-				ok ? json{{"output", out.value("output", json(nullptr))}}
-				   : json{{"error", out.value("error", json(nullptr))}, {"cause", out.value("cause", json(nullptr))}});
-			ended(id, now);  // its partition slot goes to the next
-		} else {
-			throw Error("XX000", "ASL interpreter answered an unknown outcome: " + out.dump());
-		}
-		return status;
+		engine::Rows rows;
+		rows.emplace_back(std::vector<std::optional<std::string>>{
+			answer.dump(), std::string("0"), inst.state,
+			inst.parent_id ? std::optional<std::string>(std::to_string(*inst.parent_id)) : std::nullopt,
+			inst.partition_key, token});
+		return rows;
 	}
 
 	// ---- composition (65_children.sql): Parallel branches, Map items ----
@@ -2516,44 +2484,21 @@ class SqliteStore final : public Store {
 	// genroc._fail_task: an error (reported, timed out, interrupted) goes
 	// through the interpreter, so Retry and Catch decide.
 	std::string fail_task(int64_t id, const std::string &error, const std::optional<std::string> &cause, int64_t now) {
-		Inst inst = load(id);
-		log(id, now, "task_failed", inst.state, {{"error", error}, {"cause", text_or_null(cause)}});
-		return apply_step(id, task_request(inst, "task_failed", nullptr, error, cause), now);
+		return with_engine(now, [&](engine::Port &port) { return engine::fail_task(port, id, error, cause); });
 	}
 
-	// genroc._interrupt: a running task lost its worker (lapse, release,
-	// stop, re-register).  OnlyOnce → only_once.interrupted; the 5th
-	// interruption of one attempt → genroc.Interrupted; else ready again
-	// (the epoch stays; the next claim draws a new one).
+	// genroc._interrupt: the engine's (engine/steps.cpp).
 	std::string interrupt(int64_t id, const std::string &reason, int64_t now) {
-		Inst inst = load(id);
-		// a release on purpose (a drain, worker_stop) is not counted (genroc._interrupt)
-		const bool counted = reason != "released by worker" && reason != "worker stopped";
-		log(id, now, "task_interrupted", inst.state,
-			{{"reason", reason},
-			 {"worker", text_or_null(inst.lease_owner)},
-			 {"epoch", inst.lease_epoch},
-			 {"interruptions", inst.interruptions + (counted ? 1 : 0)},
-			 {"counted", counted}});
-		const std::string state = inst.state.value_or("");
-		if (inst.only_once)
-			return fail_task(id, "only_once.interrupted",
-							 "the lease of OnlyOnce task \"" + state + "\" was lost (" + reason + "); it is not run again",
-							 now);
-		if (counted && inst.interruptions + 1 >= MAX_INTERRUPTIONS) {
-			// counted on the row too, so the failed instance shows why
-			Query(db_, "UPDATE instances SET interruptions = interruptions + 1 WHERE id = ?1", id).run();
-			return fail_task(id, "genroc.Interrupted",
-							 "task \"" + state + "\" was interrupted " + std::to_string(MAX_INTERRUPTIONS) +
-								 " times in one attempt",
-							 now);
-		}
-		Query(db_,
-			  "UPDATE instances SET status = 'ready', eligible_at = ?2, interruptions = interruptions + ?3, "
-			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, updated_at = ?2 WHERE id = ?1",
-			  id, now, static_cast<int64_t>(counted ? 1 : 0))
-			.run();
-		return "ready";
+		return with_engine(now, [&](engine::Port &port) { return engine::interrupt(port, id, reason); });
+	}
+
+	// Runs an engine operation inside this transaction, on a port whose
+	// STORE_* statements this store answers (store_call).
+	template <typename F>
+	std::string with_engine(int64_t now, F body) {
+		sqlite::SqlitePort port(db_, now);
+		port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
+		return body(port);
 	}
 
 	// ---- queues: routing, partition slots, claim limits (55_queues.sql) --
@@ -2943,6 +2888,10 @@ class SqliteStore final : public Store {
 	Db db_;
 	std::string test_clock_;  // genroc.test_clock: "" = real time
 	std::map<int64_t, asl::DefinitionPtr> compiled_;
+	// the row of the step apply_step runs (its ask, its hand-back) and its hand-back
+	const Inst *step_ask_inst_ = nullptr;
+	const Inst *step_inst_ = nullptr;
+	Handback *step_hb_ = nullptr;
 	std::map<int64_t, json> state_machines_;  // definition id -> $$.StateMachine
 	// context(): the unchanging columns of the ancestors it walked through
 	struct Ancestor {

@@ -1,0 +1,51 @@
+// steps.hpp — the step writer: where an interpreter answer becomes the
+// instance row (genroc._apply_step).  Each outcome kind has one row
+// writer (engine/steps.cpp) that says every column it leaves.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "port.hpp"
+
+namespace genroc::engine {
+
+// A report's hand-back (complete_and_claim, fail_and_claim): the worker
+// that may take the next task at once, and the queues it serves.
+struct Handback {
+	std::string worker;
+	std::vector<std::string> queues;
+};
+
+// genroc._apply_step(p_instance, p_request, p_first, p_handback_worker,
+// p_handback_queues): runs one interpreter step for a locked instance
+// (the store's own ask, STEP_ASK) and records where it stopped; returns the
+// new status.  request: the op and its fields (JSON object); first: the log
+// row that led to this step ({"event", "state", "detail"}) or null.
+// Semantics: extension/sql/20_core.sql's comment above genroc._apply_step.
+std::string apply_step(Port &port, int64_t instance, const json &request, const json &first = json(),
+					   const Handback *handback = nullptr);
+
+// genroc._fail_task(p_instance, p_error, p_cause): a task fails with an
+// engine error (timeouts, interruptions) through the interpreter, so Retry
+// and Catch decide as for any error: its 'task_failed' row, then the step.
+std::string fail_task(Port &port, int64_t instance, const std::optional<std::string> &error,
+					  const std::optional<std::string> &cause);
+
+// genroc._interrupt(p_instance, p_reason): a running task lost its worker
+// (the lease lapsed, the worker gave it back or registered again after a
+// crash); the caller holds the row lock.
+// Semantics:
+//   'task_interrupted' logged {reason, worker, epoch, interruptions, counted};
+//   a release on purpose ('released by worker', 'worker stopped') is not
+//   counted towards genroc.Interrupted
+//   OnlyOnce task → task_failed only_once.interrupted (never handed out again)
+//   the 5th counted interruption of one attempt → task_failed
+//   genroc.Interrupted (counted on the row too)
+//   otherwise → status 'ready', eligible_at = now, interruptions + 1 when
+//   counted, the lease dropped (the epoch stays), a wake-up for the workers
+std::string interrupt(Port &port, int64_t instance, const std::string &reason);
+
+}  // namespace genroc::engine

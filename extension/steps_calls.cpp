@@ -1,0 +1,42 @@
+// steps_calls.cpp — the step writer's never-throwing C calls
+// (engine_calls.h, "the step writer"): engine/steps.cpp over PgPort.
+#include "engine_port.hpp"
+#include "steps.hpp"
+
+using namespace genroc::engine;
+
+extern "C" int genroc_engine_apply_step(int64_t instance, const char *request, const char *first,
+										const char *worker, const char *const *queues, int nqueues, char **status,
+										GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		const genroc::json req = genroc::json::parse(request);
+		const genroc::json fst = first ? genroc::json::parse(first) : genroc::json();
+		std::optional<Handback> hb;
+		if (worker) {
+			hb.emplace();
+			hb->worker = worker;
+			for (int i = 0; i < nqueues; i++)
+				if (queues[i]) hb->queues.emplace_back(queues[i]);
+		}
+		*status = dup(apply_step(port, instance, req, fst, hb ? &*hb : nullptr));
+	});
+}
+
+extern "C" int genroc_engine_fail_task(int64_t instance, const char *error, const char *cause, char **status,
+									   GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(fail_task(port, instance, arg(error), arg(cause)));
+	});
+}
+
+extern "C" int genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err) {
+	*status = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*status = dup(interrupt(port, instance, reason ? reason : ""));
+	});
+}
