@@ -212,3 +212,7 @@ CREATE TABLE genroc._deletions (
 DROP FUNCTION genroc.cancel(bigint);
 DROP FUNCTION genroc._cancel(bigint);
 DROP FUNCTION genroc._cancel_tree(bigint, text, text);
+-- cancel, retry, resume, emit, renew and release are the engine's
+-- (engine/control.cpp): the PL/pgSQL helpers only they called go.
+DROP FUNCTION genroc._run_again(bigint, jsonb);
+DROP FUNCTION genroc._release(text, bigint[], text);

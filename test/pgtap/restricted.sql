@@ -189,7 +189,10 @@ SELECT is_empty($$
 						   'genroc_redrive',
 						   -- extension/aliases.c
 						   'genroc_alias_set', 'genroc_alias_drop', 'genroc_get_alias', 'genroc_list_aliases',
-						   'genroc_undefine')
+						   'genroc_undefine',
+						   -- extension/control.c
+						   'genroc_cancel', 'genroc_retry', 'genroc_resume', 'genroc_emit', 'genroc_renew',
+						   'genroc_release', 'genroc_claim_activity', 'genroc_claim_wake')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
