@@ -67,6 +67,10 @@ class WorkerHost {
 	virtual std::string durability() = 0;
 };
 
+// genroc._live_worker(p_worker): a registered, not stopped worker, its row
+// locked; 22004 for NULL, RC006 otherwise.
+void live_worker(Port &port, const std::optional<std::string> &worker);
+
 // genroc.worker_register(p_worker, p_options): {"worker", "reclaimed"} as
 // JSON text.
 std::string worker_register(Port &port, WorkerHost &host, const std::optional<std::string> &worker,

@@ -16,6 +16,8 @@ namespace {
 		  message_text(Msg::WORKER_NOT_REGISTERED_HINT, {}));
 }
 
+}  // namespace
+
 // genroc._live_worker: a registered, not stopped worker, its row locked;
 // RC006 otherwise.
 void live_worker(Port &port, const std::optional<std::string> &worker) {
@@ -23,6 +25,8 @@ void live_worker(Port &port, const std::optional<std::string> &worker) {
 	Rows r = port.query(Stmt::WORKER_LIVE, {*worker});
 	if (r.empty() || !r[0].boolean(0)) not_registered(*worker, !r.empty());
 }
+
+namespace {
 
 // Gives back every running task leased to the worker (the lapse path).
 int64_t take_back(Port &port, WorkerHost &host, const std::string &worker, const std::string &reason) {

@@ -238,6 +238,47 @@ extern int	genroc_engine_apply_step(int64_t instance, const char *request, const
 extern int	genroc_engine_fail_task(int64_t instance, const char *error, const char *cause, char **status,
 									GenrocEngineError *err);
 extern int	genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err);
+/* ---- instance control, events and leases (control.c; engine/control.hpp) ---- */
+/* genroc.cancel: "cancelled" in *status; NULL error / cause for SQL NULL. */
+extern int	genroc_engine_cancel(int has_instance, int64_t instance, const char *error, const char *cause,
+								 char **status, GenrocEngineError *err);
+/* genroc._cancel_tree */
+extern int	genroc_engine_cancel_tree(int64_t instance, const char *cause, const char *children_cause,
+									  const char *error, GenrocEngineError *err);
+/* genroc.retry (output NULL) and genroc.resume (output JSON text): the new status. */
+extern int	genroc_engine_run_again(int has_instance, int64_t instance, const char *output, char **status,
+									GenrocEngineError *err);
+/* genroc.emit: "delivered" or "kept"; payload NULL for JSON null. */
+extern int	genroc_engine_emit(int has_instance, int64_t instance, const char *name, const char *payload,
+							   char **status, GenrocEngineError *err);
+/* genroc._deliver_event: the new status. */
+extern int	genroc_engine_deliver_event(int64_t instance, const char *name, const char *payload, char **status,
+										GenrocEngineError *err);
+/* genroc.renew: the ids kept (*kept malloc'd, *nkept of them). */
+extern int	genroc_engine_renew(const char *worker, int has_instances, const int64_t *instances, int n,
+								int64_t **kept, int *nkept, GenrocEngineError *err);
+/* genroc.release: how many leases it gave back. */
+extern int	genroc_engine_release(const char *worker, int has_instances, const int64_t *instances, int n,
+								  int64_t *released, GenrocEngineError *err);
+/* A task genroc.claim_activity hands out (malloc'd strings). */
+typedef struct GenrocActivityClaim
+{
+	char	   *token;
+	int64_t		instance_id;
+	char	   *activity;
+	char	   *input;			/* JSON text */
+	int			has_heartbeat_s;
+	int64_t		heartbeat_s;
+	int			has_timeout_s;
+	int64_t		timeout_s;
+} GenrocActivityClaim;
+/* genroc.claim_activity: *n tasks in *rows (free with genroc_engine_free_activity_claims). */
+extern int	genroc_engine_claim_activity(const char *activity, const char *worker, int has_n, int64_t n,
+										 GenrocActivityClaim **rows, int *nrows, GenrocEngineError *err);
+extern void genroc_engine_free_activity_claims(GenrocActivityClaim *rows, int n);
+/* genroc.claim_wake: *has_wake 0 for NULL; queues NULL for SQL NULL (NULL elements left out). */
+extern int	genroc_engine_claim_wake(int has_queues, const char *const *queues, int n, int *has_wake, int64_t *wake,
+									 GenrocEngineError *err);
 
 #ifdef __cplusplus
 }

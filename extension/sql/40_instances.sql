@@ -459,66 +459,11 @@ $$;
 -- tree was being locked): a deadlock is then retried here, up to 5 times.
 CREATE FUNCTION genroc.cancel(p_instance bigint, p_error text DEFAULT NULL, p_cause text DEFAULT NULL)
 	RETURNS text
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	c_tries constant int := 5;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_instance(p_instance, 'operator');
-	IF p_instance IS NULL THEN
-		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
-	END IF;
-	PERFORM genroc._check_name(p_error, 'p_error', 256);
-	IF length(p_cause) > 32768 THEN
-		RAISE EXCEPTION 'p_cause must be at most 32768 characters long, not %', length(p_cause) USING ERRCODE = '22023';
-	END IF;
-	FOR v_try IN 1 .. c_tries LOOP
-		BEGIN
-			RETURN genroc._cancel(p_instance, p_error, p_cause);
-		EXCEPTION WHEN deadlock_detected THEN
-			IF v_try = c_tries THEN
-				RAISE;
-			END IF;
-		END;
-	END LOOP;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_cancel'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.cancel(bigint, text, text) IS
 	'Ends a live instance as cancelled with an optional error and cause (its lease, timer or activity is dropped); RC008 when it has already ended.';
-
-CREATE FUNCTION genroc._cancel(p_instance bigint, p_error text, p_cause text) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_id bigint;
-BEGIN
-	FOR v_id IN WITH RECURSIVE tree (id, depth) AS (
-					SELECT i.id, 1 FROM genroc._instances i
-					WHERE i.parent_id = p_instance AND i.status NOT IN ('succeeded', 'failed', 'cancelled')
-					UNION ALL
-					SELECT i.id, t.depth + 1 FROM genroc._instances i JOIN tree t ON i.parent_id = t.id
-					WHERE i.status NOT IN ('succeeded', 'failed', 'cancelled'))
-				SELECT t.id FROM tree t ORDER BY t.depth DESC, t.id LOOP
-		PERFORM 1 FROM genroc._instances i WHERE i.id = v_id FOR UPDATE;
-	END LOOP;
-	v_inst := genroc._lock_instance(p_instance);
-	IF v_inst.status IN ('succeeded', 'failed', 'cancelled') THEN
-		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
-			USING ERRCODE = 'RC008';
-	END IF;
-	PERFORM genroc._cancel_tree(p_instance, coalesce(p_cause, 'cancelled by request'), 'the parent was cancelled',
-								p_error);
-	PERFORM genroc._ended(p_instance);	-- its partition slot goes to the next
-	IF v_inst.parent_id IS NOT NULL THEN
-		PERFORM genroc._child_ended(p_instance);	-- counts as a failed child
-	END IF;
-	PERFORM genroc._flush_commit('outside');
-	RETURN 'cancelled';
-END;
-$$;
 
 /*
  * Semantics of retry and resume, an operator's second chance for a failed
@@ -536,75 +481,17 @@ $$;
  * or, with a partition key, after the instance got a slot (_admit).
  * Returns the new status.
  */
--- retry (p_output NULL) or resume (p_output the task's result).
-CREATE FUNCTION genroc._run_again(p_instance bigint, p_output jsonb) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances := genroc._lock_instance(p_instance);
-	v_type text;
-	v_request jsonb;
-	v_queue text;
-BEGIN
-	PERFORM genroc._check_instance(p_instance, 'operator');
-	PERFORM genroc._flush_commit('outside');
-	IF v_inst.parent_id IS NOT NULL THEN
-		RAISE EXCEPTION 'instance % is part of instance %: retry or resume that one', p_instance, v_inst.root_id
-			USING ERRCODE = 'RC009';
-	END IF;
-	IF v_inst.status <> 'failed' THEN
-		RAISE EXCEPTION 'instance % is %, not failed: only a failed instance can be retried or resumed',
-			p_instance, v_inst.status USING ERRCODE = 'RC009';
-	END IF;
-	SELECT d.definition -> 'States' -> v_inst.state ->> 'Type' INTO v_type
-	FROM genroc._definitions d WHERE d.id = v_inst.definition_id;
-	IF p_output IS NULL THEN
-		v_request := jsonb_build_object('op', 'enter', 'state', v_inst.state,
-										'state_input', coalesce(genroc._load_value(v_inst.state_input), 'null'::jsonb));
-	ELSIF v_type IS DISTINCT FROM 'Task' THEN
-		RAISE EXCEPTION 'instance % failed in state "%", a % state: resume goes on after a Task only',
-			p_instance, v_inst.state, v_type
-			USING ERRCODE = '22023', HINT = 'genroc.retry runs that state again.';
-	ELSE
-		v_request := jsonb_build_object('op', 'task_succeeded', 'state', v_inst.state,
-										'state_input', coalesce(genroc._load_value(v_inst.state_input), 'null'::jsonb),
-										'result', p_output,
-										-- at a .waitForTaskToken task: the result the token would bring
-										'callback', true);
-	END IF;
-	-- Routed again with today's queues: an instance that failed where no
-	-- worker had its handler goes to the handler's queue configured since.
-	SELECT genroc._route(d, v_inst.labels) INTO v_queue
-	FROM genroc._definitions d WHERE d.id = v_inst.definition_id;
-	UPDATE genroc._instances SET
-		status = 'ready', error = NULL, cause = NULL, output = NULL, ended_at = NULL,
-		updated_at = genroc.now(), queue = v_queue
-	WHERE id = p_instance;
-	PERFORM genroc._log(p_instance, CASE WHEN p_output IS NULL THEN 'retried' ELSE 'resumed' END,
-		v_inst.state, jsonb_strip_nulls(jsonb_build_object(
-			'error', v_inst.error, 'output', p_output,
-			'queue', CASE WHEN v_queue IS DISTINCT FROM v_inst.queue THEN v_queue END)));
-	RETURN genroc._admit(p_instance, v_request);
-END;
-$$;
-
 CREATE FUNCTION genroc.retry(p_instance bigint) RETURNS text
-	LANGUAGE sql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		SELECT genroc._run_again(p_instance, NULL::jsonb);
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_retry'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.retry(bigint) IS
 	'Runs a failed top-level instance again from the state it failed in (RC009 when it is not failed).';
 
 CREATE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAULT 'null') RETURNS text
-	LANGUAGE sql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-	BEGIN ATOMIC
-		SELECT genroc._entry();
-		SELECT genroc._run_again(p_instance, coalesce(p_output, 'null'::jsonb));
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_resume'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.resume(bigint, jsonb) IS
 	'Continues a failed top-level instance after its failed Task as if it had returned p_output (RC009 when it is not failed).';
 

@@ -104,25 +104,6 @@ CREATE FUNCTION genroc.worker_drain(p_worker text) RETURNS jsonb
 COMMENT ON FUNCTION genroc.worker_drain(text) IS
 	'Asks a worker to drain: claim hands it nothing more, and it stops once its running tasks end (within its grace); its owner, an operator or an admin; RC006 when it is not registered or stopped.';
 
--- Gives running instances of a worker back (release).
-CREATE FUNCTION genroc._release(p_worker text, p_instances bigint[], p_reason text) RETURNS int
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_id bigint;
-	v_n int := 0;
-BEGIN
-	FOR v_id IN SELECT i.id FROM genroc._instances i
-				WHERE i.status = 'running' AND i.lease_owner = p_worker
-				  AND (p_instances IS NULL OR i.id = ANY (p_instances))
-				ORDER BY i.id FOR UPDATE LOOP
-		PERFORM genroc._interrupt(v_id, p_reason);
-		v_n := v_n + 1;
-	END LOOP;
-	RETURN v_n;
-END;
-$$;
-
 -- Semantics: the worker's leases are released (as genroc.release) and the
 -- row is marked stopped, so its id can be registered again at once.
 CREATE FUNCTION genroc.worker_stop(p_worker text) RETURNS void
@@ -393,32 +374,9 @@ COMMENT ON FUNCTION genroc.claim_wait(text, text[], int, interval) IS
 -- extended (to now + its lease_duration); the others are absent from the
 -- result.  Counts as a heartbeat.  Ids in ascending order.
 CREATE FUNCTION genroc.renew(p_worker text, p_instances bigint[]) RETURNS SETOF bigint
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_worker genroc._workers;
-	v_now timestamptz := genroc.now();
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_worker(p_worker);
-	PERFORM genroc._flush_commit('progress');
-	IF p_instances IS NULL THEN
-		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
-	END IF;
-	v_worker := genroc._live_worker(p_worker);
-	UPDATE genroc._workers SET heartbeat_at = v_now,
-		session_pid = CASE WHEN session_pid IS NOT NULL THEN pg_backend_pid() END,
-		session_start = CASE WHEN session_pid IS NOT NULL THEN genroc._session_start() END
-	WHERE id = p_worker;
-	RETURN QUERY
-		WITH renewed AS (
-			UPDATE genroc._instances i SET lease_expires = v_now + v_worker.lease_duration
-			WHERE i.id = ANY (p_instances) AND i.status = 'running' AND i.lease_owner = p_worker
-			RETURNING i.id)
-		SELECT r.id FROM renewed r ORDER BY r.id;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_renew'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.renew(text, bigint[]) IS
 	'Extends the leases the worker still holds among p_instances and returns their ids; counts as a heartbeat.';
 
@@ -426,20 +384,9 @@ COMMENT ON FUNCTION genroc.renew(text, bigint[]) IS
 -- only_once.interrupted).  Instances the worker does not hold are ignored.
 -- A stopped or unknown worker: RC006.
 CREATE FUNCTION genroc.release(p_worker text, p_instances bigint[]) RETURNS int
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_worker(p_worker);
-	PERFORM genroc._flush_commit('progress');
-	IF p_instances IS NULL THEN
-		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
-	END IF;
-	PERFORM genroc._live_worker(p_worker);
-	RETURN genroc._release(p_worker, p_instances, 'released by worker');
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_release'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.release(text, bigint[]) IS
 	'Gives leases back at once (shutdown): the tasks run again elsewhere; an OnlyOnce task fails with only_once.interrupted.';
 

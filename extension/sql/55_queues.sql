@@ -701,52 +701,8 @@ $$;
  *   wakes the worker early: its claim takes nothing and it asks again.
  */
 CREATE FUNCTION genroc.claim_wake(p_queues text[]) RETURNS bigint
-	LANGUAGE plpgsql STABLE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_now timestamptz := genroc.now();
-	v_q text;
-	v_s record;
-	v_at timestamptz;
-	v_wake timestamptz;
-BEGIN
-	PERFORM genroc._entry();
-	IF p_queues IS NULL THEN
-		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM genroc._queues q
-				   WHERE q.rate_limit IS NOT NULL OR q.partition_rate_limit IS NOT NULL) THEN
-		RETURN NULL;
-	END IF;
-	FOR v_q IN SELECT DISTINCT u FROM unnest(p_queues) AS u WHERE u IS NOT NULL LOOP
-		v_s := genroc._queue_settings(v_q);
-		CONTINUE WHEN v_s.rate_limit IS NULL AND v_s.partition_rate_limit IS NULL;
-		CONTINUE WHEN NOT EXISTS (SELECT 1 FROM genroc._instances i
-								  WHERE i.queue = v_q AND i.status = 'ready' AND i.eligible_at <= v_now);
-		IF v_s.rate_limit IS NOT NULL THEN
-			-- the rate_limit-th newest start in the window (none: room)
-			SELECT s.at INTO v_at FROM genroc._queue_starts s
-			WHERE s.queue = v_q AND s.at > v_now - v_s.rate_period
-			ORDER BY s.at DESC OFFSET v_s.rate_limit - 1 LIMIT 1;
-			v_wake := least(v_wake, v_at + v_s.rate_period);
-		END IF;
-		IF v_s.partition_rate_limit IS NOT NULL THEN
-			-- the same per partition holding a ready task
-			SELECT min(w.at) INTO v_at
-			FROM (SELECT DISTINCT i.partition_key FROM genroc._instances i
-				  WHERE i.queue = v_q AND i.status = 'ready' AND i.eligible_at <= v_now
-					AND i.partition_key IS NOT NULL) AS p
-			CROSS JOIN LATERAL (
-				SELECT s.at FROM genroc._queue_starts s
-				WHERE s.queue = v_q AND s.partition_key = p.partition_key
-				  AND s.at > v_now - v_s.partition_rate_period
-				ORDER BY s.at DESC OFFSET v_s.partition_rate_limit - 1 LIMIT 1) AS w;
-			v_wake := least(v_wake, v_at + v_s.partition_rate_period);
-		END IF;
-	END LOOP;
-	RETURN ceil(extract(epoch FROM v_wake - v_now) * 1000)::bigint;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_claim_wake'
+	LANGUAGE C STABLE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.claim_wake(text[]) IS
 	'Milliseconds until a rate_limit or partition_rate_limit window of these queues that holds back a ready task has room again (NULL: none does); the binary sleeps that long at most.';

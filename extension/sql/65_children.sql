@@ -209,38 +209,8 @@ $$;
 CREATE FUNCTION genroc._cancel_tree(p_instance bigint, p_cause text, p_children_cause text DEFAULT NULL,
 									p_error text DEFAULT NULL)
 	RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_now timestamptz := genroc.now();
-	v_child bigint;
-	v_prev text;
-	v_state text;
-BEGIN
-	FOR v_child IN SELECT id FROM genroc._instances
-				   WHERE parent_id = p_instance
-					 AND status NOT IN ('succeeded', 'failed', 'cancelled')
-				   ORDER BY id FOR UPDATE LOOP
-		PERFORM genroc._cancel_tree(v_child, coalesce(p_children_cause, p_cause));
-	END LOOP;
-	SELECT status, state INTO v_prev, v_state FROM genroc._instances WHERE id = p_instance;
-	IF v_prev IN ('succeeded', 'failed', 'cancelled') THEN
-		RETURN;
-	END IF;
-	UPDATE genroc._instances SET
-		status = 'cancelled',
-		task_input = NULL, resource = NULL,
-		lease_owner = NULL, lease_expires = NULL,
-		timeout_at = NULL, heartbeat_at = NULL,
-		wait_kind = NULL, wait_until = NULL,
-		activity = NULL, activity_token = NULL, activity_owner = NULL,
-		error = coalesce(p_error, 'genroc.Cancelled'), cause = p_cause,
-		updated_at = v_now, ended_at = v_now
-	WHERE id = p_instance;
-	PERFORM genroc._log(p_instance, 'cancelled', v_state,
-		jsonb_strip_nulls(jsonb_build_object('previous_status', v_prev, 'cause', p_cause, 'error', p_error)));
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_cancel_tree'
+	LANGUAGE C VOLATILE;
 
 -- The counts row of a parent's fan-out of generation p_gen
 -- (genroc._fanouts): made from its children when missing or of an earlier

@@ -24,18 +24,8 @@ REVOKE ALL ON genroc._events FROM PUBLIC;
 -- the payload as its task result.  The caller holds the row lock.
 CREATE FUNCTION genroc._deliver_event(p_instance bigint, p_name text, p_payload jsonb)
 	RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-BEGIN
-	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
-	PERFORM genroc._log(p_instance, 'event_received', v_inst.state,
-		jsonb_build_object('name', p_name, 'payload', p_payload));
-	RETURN genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_succeeded', p_payload, NULL, NULL));
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_deliver_event'
+	LANGUAGE C VOLATILE STRICT;
 
 -- The 'event' outcome of _apply_step: park, or take a kept event at once.
 CREATE FUNCTION genroc._park_event(p_instance bigint, p_out jsonb) RETURNS text
@@ -85,36 +75,8 @@ $$;
  */
 CREATE FUNCTION genroc.emit(p_instance bigint, p_name text, p_payload jsonb DEFAULT 'null')
 	RETURNS text
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_payload jsonb := coalesce(p_payload, 'null'::jsonb);
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._check_instance(p_instance, 'operator');
-	v_inst := genroc._lock_instance(p_instance);	-- the caller's (or an operator's)
-	PERFORM genroc._flush_commit('outside');
-	IF p_name IS NULL OR p_name = '' THEN
-		RAISE EXCEPTION 'p_name must be a non-empty event name' USING ERRCODE = '22023';
-	END IF;
-	PERFORM genroc._check_name(p_name, 'p_name');
-	IF v_inst.status IN ('succeeded', 'failed', 'cancelled') THEN
-		RAISE EXCEPTION 'instance % has already ended (%)', p_instance, v_inst.status
-			USING ERRCODE = 'RC008';
-	END IF;
-	PERFORM genroc._check_depth(v_payload, 'the event payload');
-	IF v_inst.status = 'waiting' AND v_inst.wait_kind = 'event' AND v_inst.activity = p_name THEN
-		PERFORM genroc._deliver_event(p_instance, p_name, v_payload);
-		RETURN 'delivered';
-	END IF;
-	INSERT INTO genroc._events (instance_id, name, payload, at)
-	VALUES (p_instance, p_name, v_payload, genroc.now());
-	PERFORM genroc._log(p_instance, 'event_kept', v_inst.state,
-		jsonb_build_object('name', p_name, 'payload', v_payload));
-	RETURN 'kept';
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_emit'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.emit(bigint, text, jsonb) IS
 	'Emits a named event to an instance: delivered to its genroc:event wait of that name, or kept for the next one; RC008 when the instance has ended.';

@@ -217,3 +217,18 @@ DROP FUNCTION genroc._cancel_tree(bigint, text, text);
 -- tick themselves are replaced in place by the parts that follow).
 DROP FUNCTION genroc._prune(interval, interval, int);
 DROP FUNCTION genroc._tick_children(int);
+-- cancel, retry, resume, emit, renew and release are the engine's
+-- (engine/control.cpp): the PL/pgSQL helpers only they called go.  0.1's
+-- retry and resume are SQL bodies that depend on _run_again: they become
+-- the C entry points in place first (their grants kept; 40_instances.sql
+-- makes them the same again).
+CREATE OR REPLACE FUNCTION genroc.retry(p_instance bigint) RETURNS text
+	AS 'MODULE_PATHNAME', 'genroc_retry'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
+CREATE OR REPLACE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAULT 'null') RETURNS text
+	AS 'MODULE_PATHNAME', 'genroc_resume'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
+DROP FUNCTION genroc._run_again(bigint, jsonb);
+DROP FUNCTION genroc._release(text, bigint[], text);

@@ -44,6 +44,7 @@
 
 #include "admin.hpp"
 #include "callbacks.hpp"
+#include "control.hpp"
 #include "digest.hpp"
 #include "aliases.hpp"
 #include "engine.hpp"
@@ -518,30 +519,35 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.cancel, retry, resume: the engine's (engine/control.cpp)
 	std::string cancel(int64_t id, const std::optional<std::string> &error,
 					   const std::optional<std::string> &cause) override {
-		if (error) check_name(*error, "p_error", 256);
-		const auto cause_chars = cause ? std::count_if(cause->begin(), cause->end(), [](char c) { return (c & 0xC0) != 0x80; }) : 0;
-		if (cause_chars > 32768)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						"p_cause must be at most 32768 characters long, not " + std::to_string(cause_chars));
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			Inst inst = load(id);
-			if (inst.ended())
-				throw Error(sqlstate::INSTANCE_ENDED,
-							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
-			cancel_tree(id, cause.value_or("cancelled by request"), now, "the parent was cancelled", error);
-			ended(id, now);	 // its partition slot goes to the next
-			if (inst.parent_id) child_ended(id, now);  // counts as a failed child
-			return std::string("cancelled");
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::cancel(port, id, error, cause);
 		});
 	}
 
-	// genroc.retry / genroc.resume (genroc._run_again)
-	std::string retry(int64_t id) override { return run_again(id, std::nullopt); }
+	std::string retry(int64_t id) override {
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::run_again(port, id, std::nullopt);
+		});
+	}
+
 	std::string resume(int64_t id, const json &output) override {
 		limits::check_json_depth(output, "the task result");
-		return run_again(id, output);
+		return write(durability_for(Commit::outside), [&](int64_t now) {
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::run_again(port, id, output.dump(-1, ' ', false, json::error_handler_t::replace));
+		});
+	}
+
+	// A port whose STORE_* statements this store answers (store_call).
+	sqlite::SqlitePort engine_port(int64_t now) {
+		sqlite::SqlitePort port(db_, now);
+		port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
+		return port;
 	}
 
 	// genroc.redrive: the engine's (engine/redrive.cpp), reaching the step,
@@ -635,6 +641,23 @@ class SqliteStore final : public Store {
 														  : Commit::progress);
 				return engine::Rows{};
 			}
+			case engine::Stmt::STORE_ROUTE: {
+				Query q(db_,
+						"SELECT i.definition_id, d.name, i.labels FROM instances i "
+						"JOIN definitions d ON d.id = i.definition_id WHERE i.id = ?1",
+						p[0].i64());
+				if (!q.next()) throw not_found(p[0].i64());
+				return one(route(q.i64(0), q.text(1), json::parse(q.text(2))));
+			}
+			case engine::Stmt::STORE_TASK_SUCCEEDED: {
+				const Inst inst = load(p[0].i64());
+				return one(apply_step(inst.id,
+									  task_request(inst, "task_succeeded", json::parse(p[1].text()), std::nullopt,
+												   std::nullopt),
+									  now));
+			}
+			case engine::Stmt::INTERRUPT: return one(interrupt(p[0].i64(), p[1].text(), now));
+			case engine::Stmt::STORE_LOAD_VALUE: return one(load_value(json::parse(p[0].text())).dump());
 			case engine::Stmt::STORE_INPUTS: {
 				const Inst inst = load(p[0].i64());
 				engine::Rows rows;
@@ -643,68 +666,6 @@ class SqliteStore final : public Store {
 			}
 			default: return std::nullopt;
 		}
-	}
-
-	std::string run_again(int64_t id, const std::optional<json> &output) {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			const Inst inst = load(id);
-			if (inst.parent_id)
-				throw Error(sqlstate::INSTANCE_NOT_FAILED, "instance " + std::to_string(id) + " is part of instance " +
-															   std::to_string(inst.root_id.value_or(*inst.parent_id)) +
-															   ": retry or resume that one");
-			if (inst.status != "failed")
-				throw Error(sqlstate::INSTANCE_NOT_FAILED,
-							"instance " + std::to_string(id) + " is " + inst.status +
-								", not failed: only a failed instance can be retried or resumed");
-			const std::string state = inst.state.value_or("");
-			json request;
-			if (!output) {
-				request = {{"op", "enter"}, {"state", state}, {"state_input", inst.state_input}};
-			} else {
-				std::string type;
-				{
-					Query q(db_, "SELECT definition FROM definitions WHERE id = ?1", inst.definition_id);
-					q.next();
-					const json d = json::parse(q.text(0));
-					const json *st = d.contains("States") && d["States"].contains(state) ? &d["States"][state] : nullptr;
-					if (st && st->contains("Type") && (*st)["Type"].is_string()) type = (*st)["Type"].get<std::string>();
-				}
-				if (type != "Task")
-					throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-								"instance " + std::to_string(id) + " failed in state \"" + state + "\", a " + type +
-									" state: resume goes on after a Task only",
-								"", "genroc.retry runs that state again.");
-				// at a .waitForTaskToken task: the result the token would bring
-				request = {{"op", "task_succeeded"}, {"state", state}, {"state_input", inst.state_input},
-						   {"result", *output}, {"callback", true}};
-			}
-			json detail = json::object();
-			{
-				Query q(db_, "SELECT error FROM instances WHERE id = ?1", id);
-				if (q.next() && !q.is_null(0)) detail["error"] = q.text(0);
-			}
-			if (output && !output->is_null()) detail["output"] = *output;
-			// Routed again with today's queues (genroc._run_again): an
-			// instance that failed where no worker had its handler goes to
-			// the handler's queue configured since.
-			std::string queue;
-			{
-				Query q(db_,
-						"SELECT d.name, i.labels FROM instances i JOIN definitions d ON d.id = i.definition_id "
-						"WHERE i.id = ?1",
-						id);
-				q.next();
-				queue = route(inst.definition_id, q.text(0), json::parse(q.text(1)));
-			}
-			if (queue != inst.queue) detail["queue"] = queue;
-			Query(db_,
-				  "UPDATE instances SET status = 'ready', error = NULL, cause = NULL, output = NULL, ended_at = NULL, "
-				  "updated_at = ?2, queue = ?3 WHERE id = ?1",
-				  id, now, queue)
-				.run();
-			log(id, now, output ? "resumed" : "retried", inst.state, detail);
-			return admit(id, now, request);
-		});
 	}
 
 	// genroc.get_instance, list_instances, history: the engine's
@@ -838,36 +799,11 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// genroc.claim_wake (55_queues.sql): the first full window (a queue's
-	// rate_limit, a partition's partition_rate_limit) holding back a ready
-	// task opens when its limit-th newest start leaves it.
+	// genroc.claim_wake: the engine's (engine/control.cpp)
 	std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) override {
-		return read([&](int64_t now) -> std::optional<int64_t> {
-			std::optional<int64_t> wake;
-			auto earliest = [&](int64_t t) { wake = wake ? std::min(*wake, t) : t; };
-			for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
-				const QueueSettings s = queue_settings(queue);
-				if (!s.rate && !s.partition_rate) continue;
-				Query ready(db_, "SELECT 1 FROM instances WHERE queue = ?1 AND status = 'ready' AND eligible_at <= ?2 LIMIT 1",
-							queue, now);
-				if (!ready.next()) continue;
-				if (s.rate) {
-					Query at(db_, "SELECT at FROM queue_starts WHERE queue = ?1 AND at > ?2 ORDER BY at DESC LIMIT 1 OFFSET ?3",
-							 queue, now - *s.period_ms, *s.rate - 1);
-					if (at.next()) earliest(at.i64(0) + *s.period_ms);
-				}
-				if (s.partition_rate) {
-					Query at(db_,
-							 "SELECT min((SELECT s.at FROM queue_starts s WHERE s.queue = ?1 AND s.partition_key = p.partition_key "
-							 "AND s.at > ?3 ORDER BY s.at DESC LIMIT 1 OFFSET ?4)) "
-							 "FROM (SELECT DISTINCT partition_key FROM instances WHERE queue = ?1 AND status = 'ready' "
-							 "AND eligible_at <= ?2 AND partition_key IS NOT NULL) AS p",
-							 queue, now, now - *s.partition_period_ms, *s.partition_rate - 1);
-					if (at.next() && !at.is_null(0)) earliest(at.i64(0) + *s.partition_period_ms);
-				}
-			}
-			if (!wake) return std::nullopt;
-			return *wake - now;
+		return read([&](int64_t now) {
+			sqlite::SqlitePort port(db_, now);
+			return engine::claim_wake(port, queues);
 		});
 	}
 
@@ -928,32 +864,18 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.renew, release: the engine's (engine/control.cpp)
 	std::vector<int64_t> renew(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			auto [lease_ms, concurrency] = require_worker(worker);
-			(void)concurrency;
-			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
-			std::vector<int64_t> kept;
-			// Only leases the worker holds are extended, expired or not: until
-			// tick sees a lapse nobody else can hold the instance.
-			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 "
-								  "AND id IN (SELECT value FROM json_each(?2)) ORDER BY id",
-								  worker, json(instance_ids))) {
-				Query(db_, "UPDATE instances SET lease_expires = ?2 WHERE id = ?1", id, now + lease_ms).run();
-				kept.push_back(id);
-			}
-			return kept;
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::renew(port, worker, instance_ids);
 		});
 	}
 
 	void release(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
 		write(durability_for(Commit::progress), [&](int64_t now) {
-			require_worker(worker);
-			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'running' AND lease_owner = ?1 "
-								  "AND id IN (SELECT value FROM json_each(?2)) ORDER BY id",
-								  worker, json(instance_ids)))
-				interrupt(id, "released by worker", now);
-			return 0;
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::release(port, worker, instance_ids);
 		});
 	}
 
@@ -1044,28 +966,19 @@ class SqliteStore final : public Store {
 
 	// ---- activities -----------------------------------------------------
 
+	// genroc.claim_activity: the engine's (engine/control.cpp)
 	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker, int n) override {
-		if (n < 1) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not " + std::to_string(n));
 		return write(durability_for(Commit::progress), [&](int64_t now) {
+			sqlite::SqlitePort port = engine_port(now);
 			std::vector<ActivityTask> out;
-			for (int64_t id : ids("SELECT id FROM instances WHERE status = 'waiting' AND wait_kind = 'activity' "
-								  "AND activity_owner IS NULL AND activity = ?1 AND eligible_at <= ?2 "
-								  "ORDER BY priority, eligible_at, id LIMIT ?3",
-								  activity, now, n)) {
-				Inst inst = load(id);
-				std::optional<int64_t> hb;
-				if (inst.heartbeat_s) hb = now + *inst.heartbeat_s * 1000;
-				Query(db_, "UPDATE instances SET activity_owner = ?2, heartbeat_at = ?3, updated_at = ?4 WHERE id = ?1",
-					  id, worker, hb, now)
-					.run();
-				log(id, now, "activity_claimed", inst.state, {{"worker", worker}, {"activity", activity}});
+			for (auto &c : engine::claim_activity(port, activity, worker, n)) {
 				ActivityTask t;
-				t.token = inst.activity_token.value_or("");
-				t.instance_id = id;
-				t.activity = activity;
-				t.input = inst.task_input;
-				if (inst.heartbeat_s) t.heartbeat_s = static_cast<int>(*inst.heartbeat_s);
-				if (inst.timeout_s) t.timeout_s = static_cast<int>(*inst.timeout_s);
+				t.token = std::move(c.token);
+				t.instance_id = c.instance_id;
+				t.activity = std::move(c.activity);
+				t.input = json::parse(c.input);
+				if (c.heartbeat_s) t.heartbeat_s = static_cast<int>(*c.heartbeat_s);
+				if (c.timeout_s) t.timeout_s = static_cast<int>(*c.timeout_s);
 				out.push_back(std::move(t));
 			}
 			return out;
@@ -1090,26 +1003,12 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// genroc.emit (68_events.sql)
+	// genroc.emit: the engine's (engine/control.cpp)
 	std::string emit(int64_t id, const std::string &name, const json &payload) override {
+		limits::check_json_depth(payload, "the event payload");	 // before dump() recurses over it
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			Inst inst = load(id);
-			if (name.empty()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_name must be a non-empty event name");
-			check_name(name, "p_name");
-			if (inst.ended())
-				throw Error(sqlstate::INSTANCE_ENDED,
-							"instance " + std::to_string(id) + " has already ended (" + inst.status + ")");
-			limits::check_json_depth(payload, "the event payload");
-			if (inst.status == "waiting" && inst.wait_kind == std::optional<std::string>("event") &&
-				inst.activity == std::optional<std::string>(name)) {
-				deliver_event(id, name, payload, now);
-				return std::string("delivered");
-			}
-			Query(db_, "INSERT INTO events (instance_id, name, payload, at) VALUES (?1, ?2, ?3, ?4)", id, name,
-				  payload, now)
-				.run();
-			log(id, now, "event_kept", inst.state, {{"name", name}, {"payload", payload}});
-			return std::string("kept");
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::emit(port, id, name, payload.dump(-1, ' ', false, json::error_handler_t::replace));
 		});
 	}
 
@@ -2198,11 +2097,10 @@ class SqliteStore final : public Store {
 
 	// ---- events (68_events.sql) ------------------------------------------
 
-	// genroc._deliver_event: the waiting state goes on with the payload.
+	// genroc._deliver_event: the engine's (engine/control.cpp)
 	std::string deliver_event(int64_t id, const std::string &name, const json &payload, int64_t now) {
-		const Inst inst = load(id);
-		log(id, now, "event_received", inst.state, {{"name", name}, {"payload", payload}});
-		return apply_step(id, task_request(inst, "task_succeeded", payload, std::nullopt, std::nullopt), now);
+		sqlite::SqlitePort port = engine_port(now);
+		return engine::deliver_event(port, id, name, payload.dump(-1, ' ', false, json::error_handler_t::replace));
 	}
 
 	// genroc._park_event: park, or take a kept event at once.
@@ -2240,28 +2138,12 @@ class SqliteStore final : public Store {
 		return deliver_event(id, name, payload, now);
 	}
 
-	// genroc._cancel_tree: an instance and its live descendants, children
-	// first (they get children_cause when given); wakes no parent, hands on
-	// no partition slot.
+	// genroc._cancel_tree: the engine's (engine/control.cpp)
 	void cancel_tree(int64_t id, const std::string &cause, int64_t now,
 					 const std::optional<std::string> &children_cause = std::nullopt,
 					 const std::optional<std::string> &error = std::nullopt) {
-		for (int64_t child : ids("SELECT id FROM instances WHERE parent_id = ?1 AND status NOT IN "
-								 "('succeeded', 'failed', 'cancelled') ORDER BY id",
-								 id))
-			cancel_tree(child, children_cause.value_or(cause), now);
-		const Inst inst = load(id);
-		if (inst.ended()) return;
-		Query(db_,
-			  "UPDATE instances SET status = 'cancelled', task_input = NULL, resource = NULL, "
-			  "lease_owner = NULL, lease_expires = NULL, timeout_at = NULL, heartbeat_at = NULL, "
-			  "wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL, activity_owner = NULL, "
-			  "error = coalesce(?4, 'genroc.Cancelled'), cause = ?3, updated_at = ?2, ended_at = ?2 WHERE id = ?1",
-			  id, now, cause, error)
-			.run();
-		json detail = {{"previous_status", inst.status}, {"cause", cause}};
-		if (error) detail["error"] = *error;
-		log(id, now, "cancelled", inst.state, detail);
+		sqlite::SqlitePort port = engine_port(now);
+		engine::cancel_tree(port, id, cause, children_cause, error);
 	}
 
 	// genroc._fanout_row: the counts row of a parent's fan-out of generation

@@ -33,6 +33,9 @@ TEST_P(StoreTest, ActivityIsClaimedAndSucceededByToken) {
 	EXPECT_EQ(a.input, json({{"doc", "d-1"}, {"token", a.token}}));
 	// Handed out once only.
 	EXPECT_TRUE(store().claim_activity("approve", "outside-2", 5).empty());
+	// a batch of none is refused, on both stores by the engine's one check
+	EXPECT_RAISES(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not 0",
+				  store().claim_activity("approve", "outside-2", 0));
 
 	store().activity_heartbeat(a.token);
 	EXPECT_EQ(store().activity_succeed(a.token, {{"ok", true}}), "succeeded");

@@ -194,7 +194,10 @@ SELECT is_empty($$
 						   'genroc_prune', 'genroc_tick',
 						   -- extension/instances.c
 						   'genroc_get_instance', 'genroc_list_instances', 'genroc_history',
-						   'genroc_capabilities')
+						   'genroc_capabilities',
+						   -- extension/control.c
+						   'genroc_cancel', 'genroc_retry', 'genroc_resume', 'genroc_emit', 'genroc_renew',
+						   'genroc_release', 'genroc_claim_activity', 'genroc_claim_wake')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
