@@ -85,7 +85,7 @@ std::string alias_json(const std::string &name, const std::string &alias, const 
 					   const std::optional<std::string> &description, int64_t created_us, int64_t updated_us) {
 	json out = {{"name", name},
 				{"alias", alias},
-				{"routing", json::parse(routing)},
+				{"routing", parse_json(routing, "the routing")},
 				{"description", description ? json(*description) : json()},
 				{"created_at", iso_us(created_us)},
 				{"updated_at", iso_us(updated_us)}};
@@ -110,7 +110,7 @@ std::string alias_set(Port &port, const std::optional<std::string> &name, const 
 	if (description && chars(*description) > kMaxAliasDescription)
 		raise(Msg::TEXT_TOO_LONG,
 			  {"p_description", std::to_string(kMaxAliasDescription), std::to_string(chars(*description))});
-	json r = json::parse(port.canonical_json(*routing));
+	json r = parse_json(port.canonical_json(*routing), "p_routing");
 	const std::vector<Route> routes = parse_routing(r);
 	port.exec(Stmt::LOCK_DEFINE, {*name});
 	check_deleted(port, *name, std::nullopt);
@@ -183,7 +183,7 @@ int start_version(Port &port, const std::string &name, std::optional<int64_t> ve
 	if (alias) {
 		Rows rows = port.query(Stmt::ALIAS_GET, {name, *alias});
 		if (rows.empty()) raise(Msg::ALIAS_NOT_FOUND, {*alias, name});
-		const json routing = json::parse(rows[0].text(0));
+		const json routing = parse_json(rows[0].text(0), "the routing");
 		// the first route takes draws below its weight, the second the rest
 		int64_t d = draw_percent();
 		version = routing.back().at("version").get<int64_t>();

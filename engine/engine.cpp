@@ -109,6 +109,16 @@ void check_name(const std::string &value, const std::string &field, size_t max) 
 	if (control) raise(Msg::NAME_CONTROL, {field});
 }
 
+json parse_json(const std::string &text, const std::string &what) {
+	try {
+		return json::parse(text);
+	} catch (const json::out_of_range &) {
+		raise(Msg::JSON_NUMBER_RANGE, {what});
+	} catch (const json::parse_error &) {
+		raise(Msg::JSON_SYNTAX);
+	}
+}
+
 std::string iso_us(int64_t us) {
 	// floor to the millisecond, as genroc._iso's to_char(..., 'MS')
 	int64_t ms = us / 1000;

@@ -58,4 +58,12 @@ void check_name(const std::string &value, const std::string &field, size_t max =
 // ISO-8601 UTC with milliseconds (genroc._iso) of microseconds since the epoch.
 std::string iso_us(int64_t us);
 
+// A JSON text that reached the engine from a store or a caller (a jsonb
+// argument, a column, a statement's answer), parsed.  PostgreSQL's jsonb
+// keeps numbers of any size; one beyond a double's range is 22003 naming
+// `what` (JSON_NUMBER_RANGE), not an exception of the JSON library; text that
+// is not JSON is 22P02.  Every such parse in engine/ and its C calls goes
+// through here.
+json parse_json(const std::string &text, const std::string &what);
+
 }  // namespace genroc::engine

@@ -221,7 +221,7 @@ std::string queue_row_json(const QueueRow &row) {
 	json out = {{"name", row.name},
 				{"kind", s.kind.value_or("unconfigured")},
 				{"handler", s.handler ? json(*s.handler) : json(nullptr)},
-				{"match", s.match ? json::parse(*s.match) : json(nullptr)},
+				{"match", s.match ? parse_json(*s.match, "the match") : json(nullptr)},
 				{"global_concurrency", s.global},
 				{"partition_concurrency", s.partition},
 				{"rate_limit", opt(s.rate)},

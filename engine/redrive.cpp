@@ -77,7 +77,7 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra = json::obj
 // fan-out's loop starts one).
 void start_child(Port &port, int64_t parent, int64_t id, int64_t index) {
 	Rows in = port.query(Stmt::STORE_INPUTS, {id});
-	const json input = json::parse(in.at(0).text(1));
+	const json input = parse_json(in.at(0).text(1), "the input");
 	port.exec(Stmt::REDRIVE_REOPEN, {id, "ready", Param::null(Param::Kind::text), port.now_ms()});
 	log(port, id, "started", std::nullopt, {{"parent", parent}, {"index", index}, {"input", input}});
 	port.query(Stmt::STORE_APPLY_STEP, {id, JsonText{json{{"op", "start"}, {"input", input}}.dump()}});
@@ -152,8 +152,8 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra) {
 	}
 	Rows in = port.query(Stmt::STORE_INPUTS, {s.id});
 	const json request = s.state ? json{{"op", "enter"}, {"state", *s.state},
-										{"state_input", json::parse(in.at(0).text(0))}}
-								 : json{{"op", "start"}, {"input", json::parse(in.at(0).text(1))}};
+										{"state_input", parse_json(in.at(0).text(0), "the state input")}}
+								 : json{{"op", "start"}, {"input", parse_json(in.at(0).text(1), "the input")}};
 	port.exec(Stmt::REDRIVE_REOPEN, {s.id, "ready", Param::null(Param::Kind::text), port.now_ms()});
 	json detail = {{"redrive_count", count}, {"previous_status", s.status}};
 	detail.update(extra);

@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include "engine.hpp"
 #include "errors.hpp"
 #include "limits.hpp"
 
@@ -156,7 +157,7 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 	Rows asked = port.query(Stmt::STEP_ASK, {id, JsonText{request.dump()}, now});
 	if (asked.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(id)});
 	const Row &a = asked[0];
-	const json answer = json::parse(a.text(0));
+	const json answer = parse_json(a.text(0), "the step's answer");
 	// start_task's answer: the step's own check of its input (genroc:call
 	// children's inputs)
 	if (a.boolean(1)) {
@@ -267,7 +268,7 @@ std::string fail_task(Port &port, int64_t id, const std::optional<std::string> &
 	if (r.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(id)});
 	const json first = log_row("task_failed", r[0].otext(0),
 							   {{"error", error ? json(*error) : json(nullptr)}, {"cause", cause ? json(*cause) : json(nullptr)}});
-	return apply_step(port, id, json::parse(r[0].text(1)), first);
+	return apply_step(port, id, parse_json(r[0].text(1), "the task's request"), first);
 }
 
 std::string interrupt(Port &port, int64_t id, const std::string &reason) {

@@ -57,7 +57,7 @@ std::vector<std::string> check_permissions(const std::optional<std::vector<std::
 json token_json(const std::string &id, const Row &r, int first) {
 	return {{"id", id},
 			{"name", r.text(first)},
-			{"permissions", json::parse(r.text(first + 1))},
+			{"permissions", parse_json(r.text(first + 1), "the permissions")},
 			{"created_by", r.text(first + 2)},
 			{"created_at", iso_us(r.i64(first + 3))},
 			{"revoked_at", r.is_null(first + 4) ? json(nullptr) : json(iso_us(r.i64(first + 4)))}};
@@ -112,7 +112,7 @@ std::string token_create(Port &port, const std::optional<std::string> &name,
 	const Row &r = rows[0];
 	if (!is_new) {
 		// Seeding again is idempotent: the same text, name and permissions.
-		const json stored = json::parse(r.text(1));
+		const json stored = parse_json(r.text(1), "the permissions");
 		if (!secret || !same_secret_hash(r.text(5), hash) || r.text(0) != *name || stored != json(perms))
 			raise(Msg::TOKEN_EXISTS, {id}, {}, "Revoke it if it must go, and give a new token another id.");
 	}

@@ -154,7 +154,7 @@ std::vector<WorkerRow> list_workers(Port &port) {
 		WorkerRow w;
 		w.worker = r.text(0);
 		w.host = r.text(1);
-		for (auto &q : json::parse(r.text(2))) w.queues.push_back(q.get<std::string>());
+		for (auto &q : parse_json(r.text(2), "the queues")) w.queues.push_back(q.get<std::string>());
 		w.concurrency = r.oi64(3);
 		w.lease_duration_ms = r.i64(4);
 		w.stale_after_ms = r.i64(5);

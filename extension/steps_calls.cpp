@@ -1,6 +1,7 @@
 // steps_calls.cpp — the step writer's never-throwing C calls
 // (engine_calls.h, "the step writer"): engine/steps.cpp over PgPort.
 #include "engine_port.hpp"
+#include "engine.hpp"
 #include "steps.hpp"
 
 using namespace genroc::engine;
@@ -11,8 +12,8 @@ extern "C" int genroc_engine_apply_step(int64_t instance, const char *request, c
 	*status = nullptr;
 	return guarded(err, [&] {
 		PgPort port(false);
-		const genroc::json req = genroc::json::parse(request);
-		const genroc::json fst = first ? genroc::json::parse(first) : genroc::json();
+		const genroc::json req = parse_json(request, "the step request");
+		const genroc::json fst = first ? parse_json(first, "the step's first log row") : genroc::json();
 		std::optional<Handback> hb;
 		if (worker) {
 			hb.emplace();

@@ -102,6 +102,15 @@ SELECT * FROM genroc.define('stack', (SELECT d FROM big));
 RESET max_stack_depth;
 SELECT name, version FROM genroc.define('stack', (SELECT d FROM big));
 
+-- jsonb keeps a number of any size; the interpreter holds a double: a start,
+-- a resume or an emit with one beyond a double's range is 22003 naming what
+-- holds it, not an exception of the JSON library (XX000)
+SELECT status FROM genroc.start('deep', '{"n": 1e400}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT status FROM genroc.start('deep', jsonb_build_object('n', repeat('9', 400)::numeric));
+\echo :LAST_ERROR_SQLSTATE
+SELECT status FROM genroc.start('deep', '{"n": 1e300}');
+
 -- the same session, the same postmaster
 SELECT pid = pg_backend_pid() AS same_session,
 	   postmaster_started = pg_postmaster_start_time() AS same_postmaster
