@@ -60,7 +60,7 @@ std::string iso_us(int64_t us);
 
 // A JSON text that reached the engine from a store or a caller (a jsonb
 // argument, a column, a statement's answer), parsed.  PostgreSQL's jsonb
-// keeps numbers of any size; one beyond a double's range is 22003 naming
+// keeps numbers of any size; one beyond a double's range is 54000 naming
 // `what` (JSON_NUMBER_RANGE), not an exception of the JSON library; text that
 // is not JSON is 22P02.  Every such parse in engine/ and its C calls goes
 // through here.

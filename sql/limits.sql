@@ -103,7 +103,7 @@ RESET max_stack_depth;
 SELECT name, version FROM genroc.define('stack', (SELECT d FROM big));
 
 -- jsonb keeps a number of any size; the interpreter holds a double: a start,
--- a resume or an emit with one beyond a double's range is 22003 naming what
+-- a resume or an emit with one beyond a double's range is 54000 (a limit) naming what
 -- holds it, not an exception of the JSON library (XX000)
 SELECT status FROM genroc.start('deep', '{"n": 1e400}');
 \echo :LAST_ERROR_SQLSTATE
