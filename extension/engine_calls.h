@@ -280,6 +280,42 @@ extern void genroc_engine_free_activity_claims(GenrocActivityClaim *rows, int n)
 extern int	genroc_engine_claim_wake(int has_queues, const char *const *queues, int n, int *has_wake, int64_t *wake,
 									 GenrocEngineError *err);
 
+/* ---- a worker's report of a task (report.c, report_calls.cpp) ---- */
+/* What complete_and_claim / fail_and_claim return (malloc'd strings): the
+ * new status, and when has_next the task handed back as claim returns it. */
+typedef struct GenrocReportResult
+{
+	char	   *status;
+	int			has_next;
+	int64_t		instance_id;
+	int64_t		epoch;
+	char	   *state;			/* NULL when none */
+	char	   *resource;		/* NULL when none */
+	char	   *input;			/* JSON text */
+	int			only_once;
+	int			has_timeout_s;
+	int64_t		timeout_s;
+	int64_t		attempt;
+	int64_t		lease_expires_us;	/* since the Unix epoch */
+	char	   *queue;
+} GenrocReportResult;
+/* genroc.complete / fail: the new status (malloc'd); output is JSON text; NULL strings for SQL NULL. */
+extern int	genroc_engine_complete(int has_instance, int64_t instance, int has_epoch, int64_t epoch, const char *output,
+								   char **status, GenrocEngineError *err);
+extern int	genroc_engine_fail(int has_instance, int64_t instance, int has_epoch, int64_t epoch, const char *error,
+							   const char *cause, char **status, GenrocEngineError *err);
+/* genroc.complete_and_claim / fail_and_claim: queues NULL for SQL NULL (NULL elements left out); free *out's
+ * strings with genroc_engine_free_report. */
+extern int	genroc_engine_complete_and_claim(int has_instance, int64_t instance, int has_epoch, int64_t epoch,
+											 const char *output, const char *worker, int has_queues,
+											 const char *const *queues, int nqueues, GenrocReportResult *out,
+											 GenrocEngineError *err);
+extern int	genroc_engine_fail_and_claim(int has_instance, int64_t instance, int has_epoch, int64_t epoch,
+										 const char *error, const char *cause, const char *worker, int has_queues,
+										 const char *const *queues, int nqueues, GenrocReportResult *out,
+										 GenrocEngineError *err);
+extern void genroc_engine_free_report(GenrocReportResult *r);
+
 #ifdef __cplusplus
 }
 #endif

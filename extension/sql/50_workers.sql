@@ -390,109 +390,26 @@ CREATE FUNCTION genroc.release(p_worker text, p_instances bigint[]) RETURNS int
 COMMENT ON FUNCTION genroc.release(text, bigint[]) IS
 	'Gives leases back at once (shutdown): the tasks run again elsewhere; an OnlyOnce task fails with only_once.interrupted.';
 
--- The running instance under lease epoch p_epoch, locked; RC003 / RC004.
--- The worker holding that lease must be the caller's (an admin may report
--- for any; 42501 otherwise).  An epoch is drawn at random for each claim and
--- never handed out twice for an instance (docs/design.md "Fencing and liveness"), so
--- the locked row still at p_epoch is that lease.  The row and its worker's
--- role come in one statement: every report goes through here.
-CREATE FUNCTION genroc._leased(p_instance bigint, p_epoch bigint) RETURNS genroc._instances
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_row record;
-	v_inst genroc._instances;
-BEGIN
-	IF p_epoch IS NULL THEN
-		RAISE EXCEPTION 'p_epoch must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_instance IS NULL THEN
-		RAISE EXCEPTION 'p_instance must not be null' USING ERRCODE = '22004';
-	END IF;
-	SELECT i AS inst, w.owner INTO v_row
-	FROM genroc._instances i LEFT JOIN genroc._workers w ON w.id = i.lease_owner
-	WHERE i.id = p_instance
-	FOR UPDATE OF i;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'instance % not found', p_instance USING ERRCODE = 'RC003';
-	END IF;
-	v_inst := v_row.inst;
-	IF v_inst.status <> 'running' OR v_inst.lease_epoch <> p_epoch THEN
-		RAISE EXCEPTION 'lease lost on instance %', p_instance
-			USING ERRCODE = 'RC004',
-				  DETAIL = format('The report is for epoch %s; the instance is %s at epoch %s.',
-								  p_epoch, v_inst.status, v_inst.lease_epoch);
-	END IF;
-	IF v_row.owner <> genroc._caller() THEN
-		PERFORM genroc._check_owner(v_row.owner, 'admin', format('the lease on instance %s', p_instance));
-	END IF;
-	RETURN v_inst;
-END;
-$$;
-
 -- Semantics: accepted while the instance is running at that epoch, even
 -- when its lease has expired and tick has not yet seen it (nobody else can
 -- hold it then).
+-- RC003 when there is no such instance, RC004 when it is not running at
+-- that epoch (the lease lost), 42501 for a lease of another role's worker
+-- (an admin may report for any).  engine/report.cpp.
 CREATE FUNCTION genroc.complete(p_instance bigint, p_epoch bigint, p_output jsonb) RETURNS text
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('progress');
-	IF p_output IS NULL THEN
-		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
-			USING ERRCODE = '22004';
-	END IF;
-	v_inst := genroc._leased(p_instance, p_epoch);
-	IF v_inst.only_once THEN
-		-- an acknowledged OnlyOnce result must survive a crash: lost, the
-		-- task would come back running and end only_once.interrupted
-		PERFORM genroc._flush_commit('only_once_report');
-	END IF;
-	PERFORM genroc._room_freed(v_inst.queue);
-	-- the task_succeeded entry goes in with the step's first log rows
-	RETURN genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
-		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
-			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
-										 'epoch', p_epoch)),
-		NULL, NULL, v_inst);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_complete'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.complete(bigint, bigint, jsonb) IS
 	'Reports a task''s output under its lease epoch; the instance goes on in this transaction; returns the new status; RC004 for a stale epoch.';
 
+-- Errors as complete's; a genroc.HandlerMissing may move the task to its
+-- handler's queue instead (genroc._handler_missing).  engine/report.cpp.
 CREATE FUNCTION genroc.fail(p_instance bigint, p_epoch bigint, p_error text,
 							p_cause text DEFAULT NULL) RETURNS text
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_status text;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('progress');
-	IF p_error IS NULL THEN
-		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
-	END IF;
-	v_inst := genroc._leased(p_instance, p_epoch);
-	IF v_inst.only_once THEN
-		PERFORM genroc._flush_commit('only_once_report');
-	END IF;
-	PERFORM genroc._room_freed(v_inst.queue);
-	IF p_error = 'genroc.HandlerMissing' THEN
-		v_status := genroc._handler_missing(v_inst);
-		IF v_status IS NOT NULL THEN
-			RETURN v_status;
-		END IF;
-	END IF;
-	RETURN genroc._fail_task(p_instance, p_error, p_cause);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_fail'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
 	'Reports a task''s error under its lease epoch; Retry and Catch decide in this transaction; returns the new status; RC004 for a stale epoch.';
 
@@ -590,91 +507,27 @@ BEGIN
 END;
 $$;
 
+-- engine/report.cpp
 CREATE FUNCTION genroc.complete_and_claim(p_instance bigint, p_epoch bigint, p_output jsonb,
 										  p_worker text, p_queues text[])
 	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
 				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
 				   queue text)
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-	v_inst genroc._instances;
-	v_status text;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('progress');
-	IF p_output IS NULL THEN
-		RAISE EXCEPTION 'p_output must not be null (pass ''null''::jsonb for a JSON null)'
-			USING ERRCODE = '22004';
-	END IF;
-	IF p_worker IS NULL THEN
-		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_queues IS NULL THEN
-		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
-	END IF;
-	v_inst := genroc._leased(p_instance, p_epoch);
-	IF v_inst.only_once THEN
-		PERFORM genroc._flush_commit('only_once_report');
-	END IF;
-	v_status := genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_succeeded', p_output, NULL, NULL),
-		jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
-			'detail', jsonb_build_object('output', p_output, 'worker', v_inst.lease_owner,
-										 'epoch', p_epoch)),
-		p_worker, p_queues, v_inst);
-	RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_complete_and_claim'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.complete_and_claim(bigint, bigint, jsonb, text, text[]) IS
 	'complete, and the instance''s next task leased to the reporting worker in the same transaction when it may take it (its queue, no limit in the way); one row: the new status and the task as claim returns it, or NULLs.';
 
+-- engine/report.cpp
 CREATE FUNCTION genroc.fail_and_claim(p_instance bigint, p_epoch bigint, p_error text, p_cause text,
 									  p_worker text, p_queues text[])
 	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
 				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
 				   queue text)
-	LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-	v_inst genroc._instances;
-	v_status text;
-BEGIN
-	PERFORM genroc._entry();
-	PERFORM genroc._flush_commit('progress');
-	IF p_error IS NULL THEN
-		RAISE EXCEPTION 'p_error must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_worker IS NULL THEN
-		RAISE EXCEPTION 'p_worker must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_queues IS NULL THEN
-		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
-	END IF;
-	v_inst := genroc._leased(p_instance, p_epoch);
-	IF v_inst.only_once THEN
-		PERFORM genroc._flush_commit('only_once_report');
-	END IF;
-	IF p_error = 'genroc.HandlerMissing' THEN
-		v_status := genroc._handler_missing(v_inst);
-		IF v_status IS NOT NULL THEN
-			RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
-			RETURN;
-		END IF;
-	END IF;
-	-- genroc._fail_task's two statements, with the hand-back
-	PERFORM genroc._log(p_instance, 'task_failed', v_inst.state,
-		jsonb_build_object('error', p_error, 'cause', p_cause));
-	v_status := genroc._apply_step(p_instance,
-		genroc._task_request(v_inst, 'task_failed', NULL, p_error, p_cause), NULL,
-		p_worker, p_queues, v_inst);
-	RETURN QUERY SELECT * FROM genroc._report_result(p_instance, v_inst.queue, v_status);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_fail_and_claim'
+	LANGUAGE C VOLATILE SECURITY DEFINER
+	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text[]) IS
 	'fail, and the instance''s next task (a Retry without delay, a Catch''s task) leased to the reporting worker in the same transaction when it may take it; one row as complete_and_claim.';
 

@@ -232,3 +232,6 @@ CREATE OR REPLACE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAU
 	SET search_path = pg_catalog, pg_temp;
 DROP FUNCTION genroc._run_again(bigint, jsonb);
 DROP FUNCTION genroc._release(text, bigint[], text);
+-- A worker's report (complete, fail, complete_and_claim, fail_and_claim) is
+-- the engine's (engine/report.cpp): the PL/pgSQL helper only they called goes.
+DROP FUNCTION genroc._leased(bigint, bigint);

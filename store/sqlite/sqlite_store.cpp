@@ -53,6 +53,7 @@
 #include "tokens.hpp"
 #include "engine/queue_rules.hpp"
 #include "redrive.hpp"
+#include "report.hpp"
 #include "instances.hpp"
 #include "retention.hpp"
 #include "tick.hpp"
@@ -614,11 +615,19 @@ class SqliteStore final : public Store {
 			}
 			case engine::Stmt::STEP_ASK: return step_answer(p[0].i64(), json::parse(p[1].text()), now);
 			case engine::Stmt::STEP_HANDBACK_LEASE: {
-				engine::Rows rows;
-				if (step_inst_ && step_hb_ && step_inst_->id == p[0].i64() && handback_lease(*step_inst_, *step_hb_))
-					rows.emplace_back(std::vector<std::optional<std::string>>{std::to_string(step_hb_->lease_ms)});
-				return rows;
+				// the row and worker apply_step was given, else (engine/report.cpp) the row as it is now
+				const bool given = step_inst_ && step_hb_ && step_inst_->id == p[0].i64();
+				const std::string worker = p[1].text();
+				const auto queues = json::parse(p[2].text()).get<std::vector<std::string>>();
+				Handback own{worker, queues, 0, std::nullopt};
+				Handback &hb = given ? *step_hb_ : own;
+				Inst row;
+				if (!handback_lease(given ? *step_inst_ : (row = load(p[0].i64())), hb)) return engine::Rows{};
+				return one(std::to_string(hb.lease_ms));
 			}
+			case engine::Stmt::REPORT_HANDLER_MISSING:
+				return engine::Rows{
+					engine::Row(std::vector<std::optional<std::string>>{handler_missing(load(p[0].i64()), now)})};
 			case engine::Stmt::STEP_LOG_ROWS: {
 				const int64_t id = p[0].i64();
 				for (const auto &r : json::parse(p[1].text()))
@@ -879,20 +888,43 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.complete, fail, complete_and_claim, fail_and_claim: the
+	// engine's (engine/report.cpp)
 	std::string complete(int64_t id, int64_t epoch, const json &output) override {
 		limits::check_json_depth(output, "the task result");
-		return write(durability_for(Commit::progress),
-					 [&](int64_t now) { return succeeded(leased(id, epoch), epoch, output, now, nullptr); });
+		return write(durability_for(Commit::progress), [&](int64_t now) {
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::complete(port, id, epoch, output.dump(-1, ' ', false, json::error_handler_t::replace));
+		});
 	}
 
 	std::string fail(int64_t id, int64_t epoch, const std::string &error, const std::string &cause) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			Inst inst = leased(id, epoch);
-			if (inst.only_once) flush_on_commit(Commit::only_once_report);
-			if (error == "genroc.HandlerMissing")
-				if (auto moved = handler_missing(inst, now)) return *moved;
-			return fail_task(inst.id, error, cause, now);
+			sqlite::SqlitePort port = engine_port(now);
+			return engine::fail(port, id, epoch, error, cause);
 		});
+	}
+
+	// The engine's report with its hand-back as this store's Report.
+	static Task task_of(engine::HandedBack b) {
+		Task t;
+		t.instance_id = b.instance_id;
+		t.epoch = b.epoch;
+		t.state = b.state.value_or("");
+		t.resource = b.resource.value_or("");
+		t.input = json::parse(b.input);
+		t.only_once = b.only_once;
+		if (b.timeout_s) t.timeout_s = static_cast<int>(*b.timeout_s);
+		t.attempt = static_cast<int>(b.attempt);
+		t.lease_expires = iso(b.lease_expires_us / 1000);
+		t.queue = std::move(b.queue);
+		return t;
+	}
+	Report report_of(engine::ReportResult r) {
+		Report out;
+		out.status = std::move(r.status);
+		if (r.next) out.next = task_of(std::move(*r.next));
+		return out;
 	}
 
 	// genroc.complete_and_claim / fail_and_claim: the report as above, and
@@ -901,11 +933,9 @@ class SqliteStore final : public Store {
 							  const std::vector<std::string> &queues) override {
 		limits::check_json_depth(output, "the task result");
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			Handback hb{worker, queues, 0, std::nullopt};
-			Report r;
-			r.status = succeeded(leased(id, epoch), epoch, output, now, &hb);
-			r.next = std::move(hb.task);
-			return r;
+			sqlite::SqlitePort port = engine_port(now);
+			return report_of(engine::complete_and_claim(
+				port, id, epoch, output.dump(-1, ' ', false, json::error_handler_t::replace), worker, queues));
 		});
 	}
 
@@ -945,22 +975,8 @@ class SqliteStore final : public Store {
 	Report fail_and_claim(int64_t id, int64_t epoch, const std::string &error, const std::string &cause,
 						  const std::string &worker, const std::vector<std::string> &queues) override {
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			Inst inst = leased(id, epoch);
-			if (inst.only_once) flush_on_commit(Commit::only_once_report);
-			if (error == "genroc.HandlerMissing")
-				if (auto moved = handler_missing(inst, now)) {
-					Report r;
-					r.status = *moved;
-					return r;
-				}
-			Handback hb{worker, queues, 0, std::nullopt};
-			// fail_task's two steps, with the hand-back
-			log(id, now, "task_failed", inst.state, {{"error", error}, {"cause", cause}});
-			json request = task_request(inst, "task_failed", nullptr, error, cause);
-			Report r;
-			r.status = apply_step(inst, std::move(request), now, &hb);
-			r.next = std::move(hb.task);
-			return r;
+			sqlite::SqlitePort port = engine_port(now);
+			return report_of(engine::fail_and_claim(port, id, epoch, error, cause, worker, queues));
 		});
 	}
 
@@ -1872,30 +1888,12 @@ class SqliteStore final : public Store {
 		step_hb_ = hb;
 		std::optional<engine::Handback> ehb;
 		if (hb) ehb = engine::Handback{hb->worker, hb->queues};
-		std::string status = with_engine(
-			now, [&](engine::Port &port) { return engine::apply_step(port, inst.id, request, json(), ehb ? &*ehb : nullptr); });
-		if (hb && status == "running") {
-			Query q(db_,
-					"SELECT lease_epoch, state, resource, task_input, only_once, timeout_s, attempt, lease_expires, "
-					"queue FROM instances WHERE id = ?1",
-					inst.id);
-			q.next();
-			Task t;
-			t.instance_id = inst.id;
-			t.epoch = q.i64(0);
-			t.state = q.text(1);
-			t.resource = q.text(2);
-			t.input = load_value(q.js(3));
-			t.only_once = q.i64(4) != 0;
-			// on disk before its handler runs
-			if (t.only_once) flush_on_commit(Commit::only_once_claim);
-			if (!q.is_null(5)) t.timeout_s = static_cast<int>(q.i64(5));
-			t.attempt = static_cast<int>(q.i64(6));
-			t.lease_expires = iso(q.i64(7));
-			t.queue = q.text(8);
-			hb->task = std::move(t);
-		}
-		return status;
+		return with_engine(now, [&](engine::Port &port) {
+			std::string status = engine::apply_step(port, inst.id, request, json(), ehb ? &*ehb : nullptr);
+			// the task handed back, as claim returns it (an OnlyOnce claim flushed)
+			if (hb && status == "running") hb->task = task_of(engine::handed_back(port, inst.id));
+			return status;
+		});
 	}
 
 	// STEP_ASK: the interpreter's answer for the step of `id` (the row

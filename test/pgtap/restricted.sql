@@ -169,6 +169,8 @@ SELECT is_empty($$
 	WHERE p.pronamespace = 'genroc'::regnamespace AND p.prosecdef
 	  AND p.prolang = (SELECT l.oid FROM pg_language l WHERE l.lanname = 'c')
 	  AND p.prosrc NOT IN ('genroc_claim', 'genroc_claim_wait', 'genroc_complete_many',
+						   -- extension/report.c
+						   'genroc_complete', 'genroc_fail', 'genroc_complete_and_claim', 'genroc_fail_and_claim',
 						   -- the engine's entry points (genroc_engine_begin, engine_entry.h)
 						   'genroc_define', 'genroc_define_text', 'genroc_list_definitions',
 						   'genroc_get_definition',

@@ -1,0 +1,216 @@
+// report.cpp — a worker's report of a task (engine/report.hpp), once for
+// both stores.  The step is the step writer's (engine/steps.cpp), called
+// in-process; what other areas still write per store it reaches through
+// statements: the queue's room (genroc._room_freed), a HandlerMissing's
+// move (genroc._handler_missing), the hand-back's check
+// (genroc._handback_lease, asked by the step writer).
+#include "report.hpp"
+
+#include "engine.hpp"
+#include "errors.hpp"
+#include "steps.hpp"
+
+namespace genroc::engine {
+
+namespace {
+
+// The running instance under lease epoch `epoch`, locked (genroc._leased):
+// RC003 / RC004; the worker holding the lease must be the caller's (an
+// admin may report for any; 42501 otherwise).  An epoch is drawn at random
+// for each claim and never handed out twice for an instance
+// (docs/design.md "Fencing and liveness"), so the locked row still at
+// `epoch` is that lease.  with_request: state_input and retry_counts read
+// too (the request that continues the task).
+struct Leased {
+	int64_t id = 0, epoch = 0;
+	bool only_once = false;
+	std::string queue;
+	std::optional<std::string> state, lease_owner;
+	json retry_counts, state_input;
+};
+
+Leased leased(Port &port, const std::optional<int64_t> &instance, const std::optional<int64_t> &epoch,
+			  bool with_request) {
+	if (!epoch) raise(Msg::ARG_NULL, {"p_epoch"});
+	if (!instance) raise(Msg::ARG_NULL, {"p_instance"});
+	const std::string id = std::to_string(*instance);
+	Rows rows = port.query(Stmt::REPORT_LEASED, {*instance, with_request});
+	if (rows.empty()) raise(Msg::INSTANCE_NOT_FOUND, {id});
+	const Row &r = rows[0];
+	const std::string status = r.text(0);
+	const std::string at = r.otext(1).value_or("");
+	if (status != "running" || at != std::to_string(*epoch))
+		raise(Msg::REPORT_LEASE_LOST, {id},
+			  "The report is for epoch " + std::to_string(*epoch) + "; the instance is " + status + " at epoch " + at +
+				  ".");
+	// another role's worker: the caller must be that role's member or an admin
+	if (!r.is_null(6) && r.boolean(6)) port.exec(Stmt::REPORT_CHECK_OWNER, {*instance});
+	Leased l;
+	l.id = *instance;
+	l.epoch = *epoch;
+	l.only_once = r.boolean(2);
+	l.queue = r.text(3);
+	l.state = r.otext(4);
+	l.lease_owner = r.otext(5);
+	if (with_request) {
+		if (!r.is_null(7)) l.retry_counts = parse_json(r.text(7), "the step request");
+		std::string in = r.otext(8).value_or("null");
+		// SQLite keeps a stored value's reference in the column: loaded here
+		if (port.dialect() == Dialect::sqlite && in.find("genroc:object") != std::string::npos)
+			in = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{in}}).at(0).text(0);
+		l.state_input = parse_json(in, "the step request");
+	}
+	return l;
+}
+
+// genroc._task_request: the request that continues a stopped task with its
+// result or error.
+json task_request(const Leased &l, const char *op, const json *result, const std::optional<std::string> &error,
+				  const std::optional<std::string> &cause) {
+	json r = json::object();
+	r["op"] = op;
+	if (l.state) r["state"] = *l.state;
+	if (!l.retry_counts.is_null()) r["retry_counts"] = l.retry_counts;
+	if (error) r["error"] = *error;
+	if (cause) r["cause"] = *cause;
+	r["state_input"] = l.state_input;
+	// a failure without an error name says so: "error": null
+	if (std::string(op) == "task_failed" && !error) r["error"] = nullptr;
+	if (result) r["result"] = *result;
+	return r;
+}
+
+// What the reports do before their step: the progress commit class, the
+// lease, an OnlyOnce report's flush.
+Leased begin(Port &port, const std::optional<int64_t> &instance, const std::optional<int64_t> &epoch,
+			 bool with_request) {
+	Leased l = leased(port, instance, epoch, with_request);
+	// an acknowledged OnlyOnce result must survive a crash: lost, the task
+	// would come back running and end only_once.interrupted
+	if (l.only_once) port.exec(Stmt::FLUSH_COMMIT, {"only_once_report"});
+	return l;
+}
+
+void check_claim_args(const std::optional<std::string> &worker,
+					  const std::optional<std::vector<std::string>> &queues) {
+	if (!worker) raise(Msg::ARG_NULL, {"p_worker"});
+	if (!queues) raise(Msg::ARG_NULL, {"p_queues"});
+}
+
+json succeeded_row(const Leased &l, const json &output) {
+	return {{"event", "task_succeeded"},
+			{"state", l.state ? json(*l.state) : json(nullptr)},
+			{"detail",
+			 {{"output", output},
+			  {"worker", l.lease_owner ? json(*l.lease_owner) : json(nullptr)},
+			  {"epoch", l.epoch}}}};
+}
+
+// A HandlerMissing report whose task moved to its handler's queue: its new
+// status, else nullopt (it fails as reported).
+std::optional<std::string> handler_missing(Port &port, const Leased &l, const std::optional<std::string> &error) {
+	if (!error || *error != "genroc.HandlerMissing") return std::nullopt;
+	Rows r = port.query(Stmt::REPORT_HANDLER_MISSING, {l.id});
+	if (r.empty() || r[0].is_null(0)) return std::nullopt;
+	return r[0].text(0);
+}
+
+// genroc._report_result: the task handed back (handed_back) when the step
+// left the instance running; otherwise the task that ended frees room in
+// its queue.
+ReportResult result(Port &port, const Leased &l, std::string status) {
+	ReportResult out;
+	out.status = std::move(status);
+	if (out.status == "running")
+		out.next = handed_back(port, l.id);
+	else
+		port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {l.queue});
+	return out;
+}
+
+Handback handback_of(const std::string &worker, const std::vector<std::string> &queues) {
+	Handback hb;
+	hb.worker = worker;
+	hb.queues = queues;
+	return hb;
+}
+
+}  // namespace
+
+HandedBack handed_back(Port &port, int64_t instance) {
+	Rows rows = port.query(Stmt::REPORT_TASK, {instance});
+	if (rows.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(instance)});
+	const Row &r = rows[0];
+	HandedBack t;
+	t.instance_id = instance;
+	t.epoch = r.i64(0);
+	t.state = r.otext(1);
+	t.resource = r.otext(2);
+	t.input = r.otext(3).value_or("null");
+	// SQLite keeps a stored value's reference in the column: loaded here
+	if (port.dialect() == Dialect::sqlite && t.input.find("genroc:object") != std::string::npos)
+		t.input = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{t.input}}).at(0).text(0);
+	t.only_once = r.boolean(4);
+	t.timeout_s = r.oi64(5);
+	t.attempt = r.i64(6);
+	t.lease_expires_us = r.i64(7);
+	t.queue = r.text(8);
+	// on disk before its handler runs
+	if (t.only_once) port.exec(Stmt::FLUSH_COMMIT, {"only_once_claim"});
+	return t;
+}
+
+std::string complete(Port &port, std::optional<int64_t> instance, std::optional<int64_t> epoch,
+					 const std::optional<std::string> &output) {
+	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
+	if (!output) raise(Msg::REPORT_OUTPUT_NULL);
+	const Leased l = begin(port, instance, epoch, true);
+	port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {l.queue});
+	const json out = parse_json(*output, "the step request");
+	// the task_succeeded entry goes in with the step's first log rows
+	return apply_step(port, l.id, task_request(l, "task_succeeded", &out, std::nullopt, std::nullopt),
+					  succeeded_row(l, out));
+}
+
+std::string fail(Port &port, std::optional<int64_t> instance, std::optional<int64_t> epoch,
+				 const std::optional<std::string> &error, const std::optional<std::string> &cause) {
+	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
+	if (!error) raise(Msg::ARG_NULL, {"p_error"});
+	const Leased l = begin(port, instance, epoch, false);
+	port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {l.queue});
+	if (auto moved = handler_missing(port, l, error)) return *moved;
+	return fail_task(port, l.id, error, cause);
+}
+
+ReportResult complete_and_claim(Port &port, std::optional<int64_t> instance, std::optional<int64_t> epoch,
+								const std::optional<std::string> &output, const std::optional<std::string> &worker,
+								const std::optional<std::vector<std::string>> &queues) {
+	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
+	if (!output) raise(Msg::REPORT_OUTPUT_NULL);
+	check_claim_args(worker, queues);
+	const Leased l = begin(port, instance, epoch, true);
+	const json out = parse_json(*output, "the step request");
+	const Handback hb = handback_of(*worker, *queues);
+	return result(port, l,
+				  apply_step(port, l.id, task_request(l, "task_succeeded", &out, std::nullopt, std::nullopt),
+							 succeeded_row(l, out), &hb));
+}
+
+ReportResult fail_and_claim(Port &port, std::optional<int64_t> instance, std::optional<int64_t> epoch,
+							const std::optional<std::string> &error, const std::optional<std::string> &cause,
+							const std::optional<std::string> &worker,
+							const std::optional<std::vector<std::string>> &queues) {
+	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
+	if (!error) raise(Msg::ARG_NULL, {"p_error"});
+	check_claim_args(worker, queues);
+	const Leased l = begin(port, instance, epoch, true);
+	if (auto moved = handler_missing(port, l, error)) return result(port, l, *moved);
+	// genroc._fail_task's task_failed row and step, with the hand-back
+	const json first = {{"event", "task_failed"},
+						{"state", l.state ? json(*l.state) : json(nullptr)},
+						{"detail", {{"error", *error}, {"cause", cause ? json(*cause) : json(nullptr)}}}};
+	const Handback hb = handback_of(*worker, *queues);
+	return result(port, l, apply_step(port, l.id, task_request(l, "task_failed", nullptr, error, cause), first, &hb));
+}
+
+}  // namespace genroc::engine
