@@ -282,6 +282,30 @@ TEST_P(StoreTest, AHandlerQueueMadeLaterTakesTheInstancesThatNeedItsHandler) {
 	EXPECT_EQ(store().claim("w1", {"ansible"}, 10).size(), 2u);	// ready and the Map's first item
 }
 
+// fail_and_claim's genroc.HandlerMissing is fail's: the task moves to its
+// handler's queue, ready there, and nothing is handed back to the worker
+// that lacks the handler (the report's row says 'ready' with no task).
+TEST_P(StoreTest, AMissingHandlerReportedWithAClaimHandsNothingBack) {
+	define("deploy", json::parse(R"({"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:ansible",
+		"Retry":[{"ErrorEquals":["States.ALL"],"MaxAttempts":3}],"End":true}}})"));
+	worker("w1", {{"queues", {"default"}}});
+	worker("w2", {{"queues", {"ansible"}}});
+	const int64_t id = start("deploy");
+	Task t = claim_one("w1", {"default"});
+	ASSERT_EQ(t.instance_id, id);
+	Store::Report r = store().fail_and_claim(id, t.epoch, "genroc.HandlerMissing", "no handler ansible here", "w1",
+											 {"default"});
+	EXPECT_EQ(r.status, "ready");
+	EXPECT_FALSE(r.next.has_value());
+	EXPECT_EQ(queue_of(store(), id), "ansible");
+	// the report is taken once: the same epoch again is a lost lease
+	EXPECT_RAISES("RC004", "lease lost on instance",
+				  store().fail_and_claim(id, t.epoch, "genroc.HandlerMissing", "", "w1", {"default"}));
+	auto tasks = store().claim("w2", {"ansible"}, 10);
+	ASSERT_EQ(tasks.size(), 1u);
+	EXPECT_EQ(tasks[0].instance_id, id);
+}
+
 // A task whose handler has no queue yet reached a worker without
 // that handler (genroc.HandlerMissing reported from outside the handler's
 // queue): genroc makes the handler's queue, moves every instance not ended
