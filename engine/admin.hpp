@@ -5,11 +5,10 @@
 // and the option bags they read (engine/options.cpp).  The PostgreSQL entry
 // points are extension/admin.c; the SQLite store calls the same functions.
 //
-// What these operations need and the engine does not hold yet (the lapse
-// path of a running task, genroc._interrupt; partition slots and routing)
-// or what only the store's host knows (whether the process that registered
-// a worker id is alive: a PostgreSQL session, a SQLite lock file) comes
-// through WorkerHost and QueueHost.
+// What only the store's host knows (whether the process that registered a
+// worker id is alive: a PostgreSQL session, a SQLite lock file) and the
+// lapse path of a running task (genroc._interrupt) come through
+// WorkerHost; partition slots and routing are engine/admission.cpp's.
 #pragma once
 
 #include <cstdint>
@@ -99,16 +98,6 @@ std::vector<WorkerRow> list_workers(Port &port);
 
 // ---- queues (extension/sql/55_queues.sql) -------------------------------
 
-class QueueHost {
-  public:
-	virtual ~QueueHost() = default;
-	// genroc._fill_slots(queue, partition): free slots of a partition to its
-	// queued instances (each runs its first step).
-	virtual void fill_slots(const std::string &queue, const std::string &partition) = 0;
-	// genroc._reroute_handler(handler): the instances not ended that need the
-	// handler, routed again (a handler's queue made after they started).
-	virtual void reroute_handler(const std::string &handler) = 0;
-};
 
 // genroc._queue_settings: a queue name's effective settings: its own row,
 // for <q>.<region> the row of q (kind "region"), else none (no kind); an
@@ -131,7 +120,7 @@ struct QueueRow {
 
 // genroc.queue_set(p_name, p_options): the queue as list_queues shows it,
 // as JSON text (oldest_ready_at in ISO-8601).
-std::string queue_set(Port &port, QueueHost &host, const std::optional<std::string> &name,
+std::string queue_set(Port &port, const std::optional<std::string> &name,
 					  const std::optional<std::string> &options);
 // genroc.queue_drop(p_name)
 void queue_drop(Port &port, const std::optional<std::string> &name);

@@ -2,6 +2,7 @@
 // activity_heartbeat (extension/sql/60_activities.sql declares them): the
 // results sent by a task token, an activity's or a .waitForTaskToken
 // task's (callbacks.hpp).
+#include "admission.hpp"
 #include "callbacks.hpp"
 #include "errors.hpp"
 
@@ -33,7 +34,7 @@ Holder holder(Port &port, const std::optional<std::string> &token) {
 // A callback task's handler still running: its queue gets its room back,
 // as a report gives it (the task ends here, not by the handler's report).
 void release_running(Port &port, const Holder &h) {
-	if (h.status == "running") port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {h.queue});
+	if (h.status == "running") room_freed(port, h.queue.value_or(""));  // no queue: the default's limits
 }
 
 }  // namespace

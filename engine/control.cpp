@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "admin.hpp"
+#include "admission.hpp"
 #include "control.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
@@ -82,7 +83,7 @@ std::string cancel_once(Port &port, int64_t id, const std::optional<std::string>
 	const Instance inst = lock_instance(port, id);
 	if (ended(inst.status)) raise(Msg::INSTANCE_ENDED, {std::to_string(id), inst.status});
 	cancel_tree(port, id, cause.value_or("cancelled by request"), std::string("the parent was cancelled"), error);
-	port.exec(Stmt::STORE_ENDED, {id});								  // its partition slot goes to the next
+	engine::ended(port, id);											  // its partition slot goes to the next
 	if (inst.parent_id) port.exec(Stmt::STORE_CHILD_ENDED, {id});	  // counts as a failed child
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
 	return "cancelled";
@@ -168,7 +169,8 @@ std::string run_again(Port &port, std::optional<int64_t> instance, const std::op
 	}
 	// Routed again with today's queues: an instance that failed where no
 	// worker had its handler goes to the handler's queue configured since.
-	const std::optional<std::string> queue = port.query(Stmt::STORE_ROUTE, {id}).at(0).otext(0);
+	const Row def = port.query(Stmt::ROUTE_INSTANCE, {id}).at(0);
+	const std::optional<std::string> queue = route(port, def.i64(0), def.text(1), parse_json(def.text(2), "the labels"));
 	port.exec(Stmt::RUN_AGAIN_REOPEN, {id, queue, port.now_ms()});
 	json detail = json::object();
 	if (inst.error) detail["error"] = *inst.error;
@@ -177,7 +179,7 @@ std::string run_again(Port &port, std::optional<int64_t> instance, const std::op
 	const bool has_output = output && json::parse(*output, nullptr, false) != json(nullptr);
 	log(port, id, output ? "resumed" : "retried", inst.state,
 		has_output ? with_raw(detail, {{"output", &*output}}) : json_text(detail));
-	return port.query(Stmt::STORE_ADMIT, {id, JsonText{request}}).at(0).text(0);
+	return admit(port, id, parse_json(request, "the step request"));
 }
 
 std::string emit(Port &port, std::optional<int64_t> instance, const std::optional<std::string> &name,

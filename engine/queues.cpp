@@ -1,6 +1,7 @@
 // queues.cpp — genroc.queue_set, queue_drop and list_queues
 // (extension/sql/55_queues.sql declares them), once for both stores.
 #include "admin.hpp"
+#include "admission.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
 
@@ -98,7 +99,7 @@ QueueSettings queue_settings(Port &port, const std::string &queue) {
 }
 
 // Semantics: extension/sql/55_queues.sql, above queue_set.
-std::string queue_set(Port &port, QueueHost &host, const std::optional<std::string> &name,
+std::string queue_set(Port &port, const std::optional<std::string> &name,
 					  const std::optional<std::string> &options) {
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
 	if (!name) raise(Msg::ARG_NULL, {"p_name"});
@@ -186,11 +187,11 @@ std::string queue_set(Port &port, QueueHost &host, const std::optional<std::stri
 	}
 	// a handler's queue made after instances that need the handler were
 	// started takes them (routed again with their root's labels)
-	if (handler && old_handler != handler) host.reroute_handler(*handler);
+	if (handler && old_handler != handler) reroute_handler(port, *handler, false);
 	// A larger partition_concurrency frees slots now: hand them out (a
 	// change of "default" can concern every queue; filling a full partition
 	// does nothing).
-	for (const Row &r : port.query(Stmt::QUEUED_PARTITIONS, {})) host.fill_slots(r.text(0), r.text(1));
+	for (const Row &r : port.query(Stmt::QUEUED_PARTITIONS, {})) fill_slots(port, r.text(0), r.text(1));
 	return queue_row_json(queue_row(port, *name, port.now_ms()));
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "admission.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
 #include "redrive.hpp"
@@ -159,7 +160,10 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra) {
 	detail.update(extra);
 	log(port, s.id, "redriven", s.state, detail);
 	// a top instance takes its partition's slot again; children hold none
-	port.query(top ? Stmt::STORE_ADMIT : Stmt::STORE_APPLY_STEP, {s.id, JsonText{request.dump()}});
+	if (top)
+		admit(port, s.id, request);
+	else
+		port.query(Stmt::STORE_APPLY_STEP, {s.id, JsonText{request.dump()}});
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 // report.cpp — a worker's report of a task (engine/report.hpp), once for
 // both stores.  The step is the step writer's (engine/steps.cpp), called
-// in-process; what other areas still write per store it reaches through
-// statements: the queue's room (genroc._room_freed), a HandlerMissing's
-// move (genroc._handler_missing), the hand-back's check
-// (genroc._handback_lease, asked by the step writer).
+// in-process, as are the queue's room (genroc._room_freed) and a
+// HandlerMissing's move (genroc._handler_missing: engine/admission.cpp);
+// the hand-back's check (genroc._handback_lease, asked by the step writer)
+// is still each store's own.
 #include "report.hpp"
 
+#include "admission.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
 #include "steps.hpp"
@@ -110,9 +111,18 @@ json succeeded_row(const Leased &l, const json &output) {
 // status, else nullopt (it fails as reported).
 std::optional<std::string> handler_missing(Port &port, const Leased &l, const std::optional<std::string> &error) {
 	if (!error || *error != "genroc.HandlerMissing") return std::nullopt;
-	Rows r = port.query(Stmt::REPORT_HANDLER_MISSING, {l.id});
-	if (r.empty() || r[0].is_null(0)) return std::nullopt;
-	return r[0].text(0);
+	Rows rows = port.query(Stmt::REPORT_HANDLER_MISSING, {l.id});
+	if (rows.empty()) return std::nullopt;
+	const Row &r = rows[0];
+	MissingHandler m;
+	m.id = l.id;
+	m.resource = r.otext(0);
+	m.queue = r.otext(1);
+	m.lease_owner = r.otext(2);
+	m.state = r.otext(3);
+	m.lease_epoch = r.oi64(4);
+	m.interruptions = r.oi64(5);
+	return engine::handler_missing(port, m);
 }
 
 // genroc._report_result: the task handed back (handed_back) when the step
@@ -124,7 +134,7 @@ ReportResult result(Port &port, const Leased &l, std::string status) {
 	if (out.status == "running")
 		out.next = handed_back(port, l.id);
 	else
-		port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {l.queue});
+		room_freed(port, l.queue);
 	return out;
 }
 
@@ -165,7 +175,7 @@ std::string complete(Port &port, std::optional<int64_t> instance, std::optional<
 	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
 	if (!output) raise(Msg::REPORT_OUTPUT_NULL);
 	const Leased l = begin(port, instance, epoch, true);
-	port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {l.queue});
+	room_freed(port, l.queue);
 	const json out = parse_json(*output, "the step request");
 	// the task_succeeded entry goes in with the step's first log rows
 	return apply_step(port, l.id, task_request(l, "task_succeeded", &out, std::nullopt, std::nullopt),
@@ -177,7 +187,7 @@ std::string fail(Port &port, std::optional<int64_t> instance, std::optional<int6
 	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
 	if (!error) raise(Msg::ARG_NULL, {"p_error"});
 	const Leased l = begin(port, instance, epoch, false);
-	port.exec(Stmt::TASK_TOKEN_ROOM_FREED, {l.queue});
+	room_freed(port, l.queue);
 	if (auto moved = handler_missing(port, l, error)) return *moved;
 	return fail_task(port, l.id, error, cause);
 }

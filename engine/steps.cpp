@@ -10,6 +10,7 @@
 
 #include <utility>
 
+#include "admission.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
 #include "limits.hpp"
@@ -257,7 +258,7 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 	if (status == "succeeded" || status == "failed") {
 		if (has_parent) port.exec(Stmt::STORE_CHILD_ENDED, {id});  // the last one wakes the parent
 		port.exec(Stmt::FLUSH_COMMIT, {"terminal"});
-		if (partitioned) port.exec(Stmt::STORE_ENDED, {id});	// its partition slot goes to the next
+		if (partitioned) engine::ended(port, id);	// its partition slot goes to the next
 	}
 	return status;
 }

@@ -4,8 +4,9 @@
 // its twin in the SQLite store) it reaches through statements: the step
 // (STORE_APPLY_STEP), a failed task (TASK_TOKEN_FAILED: genroc._fail_task),
 // a lapse (TICK_INTERRUPT), a sync call's child given up
-// (TICK_CANCEL_CHILDREN), the first step (TICK_ADMIT), the fan-out's loop
+// (TICK_CANCEL_CHILDREN), the first step (admit, engine/admission.cpp), the fan-out's loop
 // (STORE_ADVANCE_CHILDREN) and the log (STORE_LOG).
+#include "admission.hpp"
 #include "errors.hpp"
 #include "retention.hpp"
 #include "tick.hpp"
@@ -86,7 +87,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 
 	for (const Row &r : port.query(Stmt::TICK_RUN_AT, {now, n})) {
 		log(port, r.i64(0), "run_at_reached", std::nullopt);
-		port.query(Stmt::TICK_ADMIT, {r.i64(0), now});	// waits for a partition slot if it has one
+		admit(port, r.i64(0));	// waits for a partition slot if it has one
 		run_at++;
 	}
 

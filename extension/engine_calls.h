@@ -316,6 +316,49 @@ extern int	genroc_engine_fail_and_claim(int has_instance, int64_t instance, int 
 										 GenrocEngineError *err);
 extern void genroc_engine_free_report(GenrocReportResult *r);
 
+/* ---- admission: routing, partition slots (engine/admission.cpp;
+ * extension/admission.c) ---- */
+/* genroc._route: *queue malloc'd. */
+extern int	genroc_engine_route(int64_t definition_id, const char *definition_name, const char *labels, char **queue,
+								GenrocEngineError *err);
+/* genroc._admit: request NULL for its start; *status malloc'd. */
+extern int	genroc_engine_admit(int64_t instance, const char *request, char **status, GenrocEngineError *err);
+extern int	genroc_engine_fill_slots(const char *queue, const char *partition, GenrocEngineError *err);
+extern int	genroc_engine_slot_holders(const char *queue, const char *partition, int64_t *holders,
+									   GenrocEngineError *err);
+extern int	genroc_engine_ended(int64_t instance, GenrocEngineError *err);
+extern int	genroc_engine_room_freed(const char *queue, GenrocEngineError *err);
+/* genroc._queue_settings (kind malloc'd, NULL for none; periods in ms). */
+typedef struct GenrocQueueSettings
+{
+	char	   *kind;
+	int64_t		global_concurrency;
+	int64_t		partition_concurrency;
+	int			has_rate;
+	int64_t		rate_limit;
+	int64_t		rate_period_ms;
+	int			has_partition_rate;
+	int64_t		partition_rate_limit;
+	int64_t		partition_rate_period_ms;
+} GenrocQueueSettings;
+extern int	genroc_engine_queue_settings(const char *queue, GenrocQueueSettings *out, GenrocEngineError *err);
+/* genroc._reroute_handler */
+extern int	genroc_engine_reroute_handler(const char *handler, int skip_locked, GenrocEngineError *err);
+/* genroc._handler_missing: the columns of p_inst it reads; *status NULL or "ready" (malloc'd). */
+typedef struct GenrocMissingHandler
+{
+	int64_t		id;
+	const char *resource;
+	const char *queue;
+	const char *lease_owner;
+	const char *state;
+	int			has_lease_epoch;
+	int64_t		lease_epoch;
+	int			has_interruptions;
+	int64_t		interruptions;
+} GenrocMissingHandler;
+extern int	genroc_engine_handler_missing(const GenrocMissingHandler *inst, char **status, GenrocEngineError *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,19 +35,6 @@ class PgWorkerHost final : public WorkerHost {
 	Port &port_;
 };
 
-// The queues' host in PostgreSQL: partition slots and routing are still
-// PL/pgSQL's (genroc._fill_slots, genroc._reroute_handler).
-class PgQueueHost final : public QueueHost {
-  public:
-	explicit PgQueueHost(Port &port) : port_(port) {}
-	void fill_slots(const std::string &queue, const std::string &partition) override {
-		port_.exec(Stmt::FILL_SLOTS, {queue, partition});
-	}
-	void reroute_handler(const std::string &handler) override { port_.exec(Stmt::REROUTE_HANDLER, {handler}); }
-
-  private:
-	Port &port_;
-};
 
 }  // namespace
 
@@ -326,8 +313,7 @@ extern "C" int genroc_engine_queue_set(const char *name, const char *options, ch
 	*json = nullptr;
 	return guarded(err, [&] {
 		PgPort port(false);
-		PgQueueHost host(port);
-		*json = dup(queue_set(port, host, arg(name), arg(options)));
+		*json = dup(queue_set(port, arg(name), arg(options)));
 	});
 }
 

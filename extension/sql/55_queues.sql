@@ -88,40 +88,8 @@ CREATE FUNCTION genroc._queue_settings(p_queue text,
 	OUT kind text, OUT global_concurrency int, OUT partition_concurrency int,
 	OUT rate_limit int, OUT rate_period interval,
 	OUT partition_rate_limit int, OUT partition_rate_period interval)
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_row genroc._queues;
-	v_default genroc._queues;
-BEGIN
-	SELECT * INTO v_row FROM genroc._queues q WHERE q.name = p_queue;
-	IF FOUND THEN
-		kind := v_row.kind;
-	ELSIF strpos(p_queue, '.') > 0 THEN
-		SELECT * INTO v_row FROM genroc._queues q WHERE q.name = split_part(p_queue, '.', 1);
-		IF FOUND THEN
-			kind := 'region';
-		END IF;
-	END IF;
-	SELECT * INTO v_default FROM genroc._queues q WHERE q.name = 'default';
-	global_concurrency := coalesce(v_row.global_concurrency, v_default.global_concurrency, 0);
-	partition_concurrency := coalesce(v_row.partition_concurrency, v_default.partition_concurrency, 1);
-	IF v_row.rate_limit IS NOT NULL THEN
-		rate_limit := v_row.rate_limit;
-		rate_period := v_row.rate_period;
-	ELSE
-		rate_limit := v_default.rate_limit;
-		rate_period := v_default.rate_period;
-	END IF;
-	IF v_row.partition_rate_limit IS NOT NULL THEN
-		partition_rate_limit := v_row.partition_rate_limit;
-		partition_rate_period := v_row.partition_rate_period;
-	ELSE
-		partition_rate_limit := v_default.partition_rate_limit;
-		partition_rate_period := v_default.partition_rate_period;
-	END IF;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_queue_settings'
+	LANGUAGE C STABLE;
 
 -- Semantics of a match: every list it has must match (an empty list matches
 -- everything); definitions: one glob matches the definition name; tenants:
@@ -152,53 +120,16 @@ CREATE FUNCTION genroc._matches(p_match jsonb, p_definition text, p_labels jsonb
  *   then, with a label "region" R, the queue is <queue>.R
  */
 CREATE FUNCTION genroc._route(p_definition genroc._definitions, p_labels jsonb) RETURNS text
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_queue text;
-	v_q genroc._queues;
-BEGIN
-	IF EXISTS (SELECT 1 FROM genroc._queues q WHERE q.kind = 'handler') THEN
-		SELECT q.name INTO v_queue FROM genroc._queues q
-		WHERE q.kind = 'handler' AND q.handler IN (
-			SELECT substr(r #>> '{}', 9)
-			FROM jsonb_path_query(p_definition.definition, 'lax $.**.Resource') AS r
-			WHERE jsonb_typeof(r) = 'string' AND r #>> '{}' LIKE 'handler:%')
-		ORDER BY q.name LIMIT 1;
-	END IF;
-	IF v_queue IS NULL THEN
-		FOR v_q IN SELECT * FROM genroc._queues q WHERE q.kind = 'routed' ORDER BY q.position LOOP
-			IF genroc._matches(v_q.match, p_definition.name, p_labels) THEN
-				v_queue := v_q.name;
-				EXIT;
-			END IF;
-		END LOOP;
-	END IF;
-	IF v_queue IS NULL AND p_labels ? 'tenant' THEN
-		SELECT q.name INTO v_queue FROM genroc._queues q
-		WHERE q.kind = 'tenant' AND q.name = p_labels ->> 'tenant';
-	END IF;
-	v_queue := coalesce(v_queue, 'default');
-	IF p_labels ? 'region' THEN
-		v_queue := v_queue || '.' || (p_labels ->> 'region');
-	END IF;
-	RETURN v_queue;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_route'
+	LANGUAGE C STABLE;
 
 -- The instances holding a slot of a partition: top-level ones started (or
 -- past run_at) and not ended.  Children carry their parent's partition key
 -- (its rate limit counts their task starts) but hold no slot: their top
 -- instance holds one for the whole tree.
 CREATE FUNCTION genroc._slot_holders(p_queue text, p_partition text) RETURNS int
-	LANGUAGE sql STABLE
-	BEGIN ATOMIC
-		SELECT count(*)::int FROM genroc._instances i
-		WHERE i.queue = p_queue AND i.partition_key = p_partition
-		  AND i.status IN ('ready', 'running', 'waiting')
-		  AND i.wait_kind IS DISTINCT FROM 'run_at'
-		  AND i.parent_id IS NULL;
-	END;
+	AS 'MODULE_PATHNAME', 'genroc_slot_holders'
+	LANGUAGE C STABLE;
 
 /*
  * Semantics: gives free slots of a partition to its queued instances in
@@ -208,45 +139,11 @@ CREATE FUNCTION genroc._slot_holders(p_queue text, p_partition text) RETURNS int
  * partition ever has more holders than its partition_concurrency.  An
  * instance that ends inside its first step frees its slot at once: the
  * loop counts again; the nested call from that end is skipped (the
- * setting genroc_queue.filling marks the partition being filled; the
- * prefix genroc is reserved for the C module's settings).
+ * engine marks the partition being filled: engine/admission.cpp).
  */
 CREATE FUNCTION genroc._fill_slots(p_queue text, p_partition text) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_mark text := p_queue || '/' || p_partition;
-	v_outer text := current_setting('genroc_queue.filling', true);
-	v_limit int;
-	v_inst genroc._instances;
-BEGIN
-	IF p_partition IS NULL OR v_outer = v_mark THEN
-		RETURN;
-	END IF;
-	-- the partition's rate lock row is made with it: claim only tries that
-	-- one, and a try does not wait for a row to be made
-	PERFORM genroc._lock('partition', jsonb_build_array(p_queue, p_partition)::text,
-						 ARRAY['partition_rate']);
-	v_limit := (genroc._queue_settings(p_queue)).partition_concurrency;
-	PERFORM set_config('genroc_queue.filling', v_mark, true);
-	LOOP
-		EXIT WHEN genroc._slot_holders(p_queue, p_partition) >= v_limit;
-		SELECT * INTO v_inst FROM genroc._instances i
-		WHERE i.queue = p_queue AND i.partition_key = p_partition AND i.status = 'queued'
-		ORDER BY i.priority, i.created_at, i.id LIMIT 1 FOR UPDATE;
-		EXIT WHEN NOT FOUND;
-		UPDATE genroc._instances SET status = 'ready', task_input = NULL, updated_at = genroc.now()
-		WHERE id = v_inst.id;
-		PERFORM genroc._log(v_inst.id, 'slot_acquired', NULL,
-			jsonb_build_object('queue', p_queue, 'partition_key', p_partition));
-		-- task_input of a queued instance: the step it runs with its slot
-		-- (retry, resume); NULL: its start
-		PERFORM genroc._apply_step(v_inst.id, coalesce(genroc._load_value(v_inst.task_input),
-			jsonb_build_object('op', 'start', 'input', genroc._load_value(v_inst.input))));
-	END LOOP;
-	PERFORM set_config('genroc_queue.filling', coalesce(v_outer, ''), true);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_fill_slots'
+	LANGUAGE C VOLATILE;
 
 /*
  * Semantics: the first step of a started instance (start, or tick at
@@ -257,29 +154,8 @@ $$;
  * is free and nobody is ahead of it.  Returns the instance's status.
  */
 CREATE FUNCTION genroc._admit(p_instance bigint, p_request jsonb DEFAULT NULL) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-	v_found record;
-BEGIN
-	-- one composite value, not column by column into the row variable (see
-	-- genroc._apply_step)
-	SELECT i AS inst INTO STRICT v_found FROM genroc._instances i WHERE i.id = p_instance;
-	v_inst := v_found.inst;
-	IF v_inst.partition_key IS NULL THEN
-		RETURN genroc._apply_step(p_instance, coalesce(p_request,
-			jsonb_build_object('op', 'start', 'input', genroc._load_value(v_inst.input))));
-	END IF;
-	UPDATE genroc._instances SET status = 'queued', wait_kind = NULL, wait_until = NULL,
-		task_input = genroc._store_value(p_request, 'the state input'), updated_at = genroc.now()
-	WHERE id = p_instance;
-	PERFORM genroc._log(p_instance, 'queued', NULL,
-		jsonb_build_object('queue', v_inst.queue, 'partition_key', v_inst.partition_key));
-	PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
-	RETURN (SELECT i.status FROM genroc._instances i WHERE i.id = p_instance);
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_admit'
+	LANGUAGE C VOLATILE;
 
 -- Called when a task of p_queue is no longer running (complete, fail): in
 -- a queue with a global_concurrency limit a claimer may have found it full
@@ -288,30 +164,14 @@ $$;
 -- One NOTIFY per transaction (PostgreSQL folds repeats); no payload, as
 -- every NOTIFY of genroc's: anyone who can connect may LISTEN.
 CREATE FUNCTION genroc._room_freed(p_queue text) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-	IF EXISTS (SELECT 1 FROM genroc._queues q WHERE q.global_concurrency > 0)
-	   AND (genroc._queue_settings(p_queue)).global_concurrency > 0 THEN
-		PERFORM pg_notify('genroc', '');
-	END IF;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_room_freed'
+	LANGUAGE C VOLATILE;
 
 -- Called after an instance ended (its row already updated): its slot goes
 -- to the next queued instance of its partition.
 CREATE FUNCTION genroc._ended(p_instance bigint) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_inst genroc._instances;
-BEGIN
-	SELECT * INTO STRICT v_inst FROM genroc._instances WHERE id = p_instance;
-	IF v_inst.partition_key IS NOT NULL AND v_inst.parent_id IS NULL THEN
-		PERFORM genroc._fill_slots(v_inst.queue, v_inst.partition_key);
-	END IF;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_ended'
+	LANGUAGE C VOLATILE;
 
 -- A handler's queue made after instances that need the handler were
 -- started: they went to a queue whose workers need not have it (default, a
@@ -322,26 +182,8 @@ $$;
 -- another transaction holds keep their queue (genroc._handler_missing, which
 -- runs with an instance locked and must not wait for another such report).
 CREATE FUNCTION genroc._reroute_handler(p_handler text, p_skip_locked boolean DEFAULT false) RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-	-- one text for both: only the locking clause differs (a rare statement,
-	-- planned at each call)
-	EXECUTE format($sql$
-		UPDATE genroc._instances i SET queue = n.queue, updated_at = genroc.now()
-		FROM (SELECT c.id, genroc._route(d, coalesce(r.labels, c.labels)) AS queue
-			  FROM genroc._definitions d
-			  JOIN genroc._instances c ON c.definition_id = d.id
-			  LEFT JOIN genroc._instances r ON r.id = c.root_id
-			  WHERE jsonb_path_exists(d.definition, 'lax $.**.Resource ? (@ == $r)',
-									  jsonb_build_object('r', 'handler:' || $1))
-				AND c.status NOT IN ('succeeded', 'failed', 'cancelled')
-			  %s) n
-		WHERE i.id = n.id AND i.queue IS DISTINCT FROM n.queue
-		$sql$, CASE WHEN p_skip_locked THEN 'FOR UPDATE OF c SKIP LOCKED' ELSE '' END)
-	USING p_handler;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_reroute_handler'
+	LANGUAGE C VOLATILE;
 
 /*
  * Semantics of a task reported genroc.HandlerMissing (fail, fail_and_claim)
@@ -369,71 +211,8 @@ $$;
  * it claims it, and such a worker's miss fails it.
  */
 CREATE FUNCTION genroc._handler_missing(p_inst genroc._instances) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_handler text;
-	v_home text;
-	v_queue text;
-	v_now timestamptz := genroc.now();
-BEGIN
-	IF p_inst.resource IS NULL OR p_inst.resource NOT LIKE 'handler:%' THEN
-		RETURN NULL;
-	END IF;
-	v_handler := substr(p_inst.resource, 9);
-	IF v_handler = '' OR strpos(v_handler, '.') > 0 THEN
-		RETURN NULL;
-	END IF;
-	BEGIN	-- a name no queue may have (queue_set's check): fails as reported
-		PERFORM genroc._check_name(v_handler, 'handler');
-	EXCEPTION WHEN invalid_parameter_value THEN
-		RETURN NULL;
-	END;
-	SELECT q.name INTO v_home FROM genroc._queues q WHERE q.handler = v_handler;
-	IF v_home IS NULL THEN
-		-- a concurrent report for the same H waits here for the first one's
-		-- end, then finds the queue made
-		INSERT INTO genroc._queues (name, kind, handler, updated_at)
-		VALUES (v_handler, 'handler', v_handler, v_now)
-		ON CONFLICT DO NOTHING;
-		SELECT q.name INTO v_home FROM genroc._queues q WHERE q.handler = v_handler;
-		IF v_home IS NULL THEN
-			RETURN NULL;
-		END IF;
-		PERFORM genroc._reroute_handler(v_handler, true);
-	END IF;
-	-- the reporting worker serves the queue the task is in, its handler's:
-	-- it lacks a handler it is meant to have.  (One that does not serve it
-	-- claimed the task elsewhere, before another report moved it.)
-	IF split_part(p_inst.queue, '.', 1) = v_home
-	   AND EXISTS (SELECT 1 FROM genroc._workers w
-				   WHERE w.id = p_inst.lease_owner AND p_inst.queue = ANY (w.queues)) THEN
-		RETURN NULL;
-	END IF;
-	SELECT genroc._route(d, coalesce(r.labels, p_inst.labels)) INTO v_queue
-	FROM genroc._definitions d
-	LEFT JOIN genroc._instances r ON r.id = p_inst.root_id
-	WHERE d.id = p_inst.definition_id;
-	IF split_part(v_queue, '.', 1) <> v_home THEN
-		RETURN NULL;
-	END IF;
-	PERFORM genroc._log(p_inst.id, 'task_interrupted', p_inst.state,
-		jsonb_build_object('reason', 'handler missing', 'worker', p_inst.lease_owner,
-						   'epoch', p_inst.lease_epoch, 'interruptions', p_inst.interruptions,
-						   'counted', false, 'handler', v_handler, 'queue', v_queue));
-	UPDATE genroc._instances SET
-		status = 'ready',
-		queue = v_queue,
-		eligible_at = v_now,
-		lease_owner = NULL,
-		lease_expires = NULL,
-		timeout_at = NULL,
-		updated_at = v_now
-	WHERE id = p_inst.id;
-	PERFORM pg_notify('genroc', '');
-	RETURN 'ready';
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_handler_missing'
+	LANGUAGE C VOLATILE;
 
 /*
  * Semantics of queue_set (upsert; options the call leaves out are NULL:

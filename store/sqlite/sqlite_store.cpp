@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "admin.hpp"
+#include "admission.hpp"
 #include "callbacks.hpp"
 #include "control.hpp"
 #include "digest.hpp"
@@ -477,7 +478,7 @@ class SqliteStore final : public Store {
 		json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
 		if (delayed) detail["run_at"] = iso(*o.run_at);
 		log(id, now, "started", std::nullopt, detail);
-		std::string status = delayed ? "waiting" : admit(id, now);
+		std::string status = delayed ? "waiting" : with_engine(now, [&](engine::Port &port) { return engine::admit(port, id); });
 		return {id, true, status};
 	}
 
@@ -491,7 +492,7 @@ class SqliteStore final : public Store {
 						  "start options");
 		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
 			const auto [def_id, def_version] = definition_to_start(definition, o, now);
-			return start_in(definition, def_id, def_version, input, o, route(def_id, definition, o.labels), now);
+			return start_in(definition, def_id, def_version, input, o, routed(def_id, definition, o.labels), now);
 		});
 	}
 
@@ -511,7 +512,7 @@ class SqliteStore final : public Store {
 			start_options(options, {"labels", "partition_key", "priority", "run_at", "version"}, "start_many options");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
 			const auto [def_id, def_version] = definition_to_start(definition, o, now);
-			const std::string queue = route(def_id, definition, o.labels);
+			const std::string queue = routed(def_id, definition, o.labels);
 			std::vector<StartResult> out;
 			out.reserve(inputs.size());
 			for (const json &input : inputs)
@@ -572,7 +573,6 @@ class SqliteStore final : public Store {
 		};
 		switch (s) {
 			case engine::Stmt::STORE_APPLY_STEP: return one(apply_step(p[0].i64(), json::parse(p[1].text()), now));
-			case engine::Stmt::STORE_ADMIT: return one(admit(p[0].i64(), now, json::parse(p[1].text())));
 			case engine::Stmt::STORE_ADVANCE_CHILDREN: advance_children(p[0].i64(), now); return engine::Rows{};
 			case engine::Stmt::STORE_LOG:
 				log(p[0].i64(), now, p[1].text(), p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()),
@@ -589,7 +589,6 @@ class SqliteStore final : public Store {
 			}
 			case engine::Stmt::TICK_CANCEL_CHILDREN: cancel_children(load(p[0].i64()), p[1].text(), now); return engine::Rows{};
 			case engine::Stmt::TICK_INTERRUPT: return one(interrupt(p[0].i64(), p[1].text(), now));
-			case engine::Stmt::TICK_ADMIT: return one(admit(p[0].i64(), now));
 			case engine::Stmt::TICK_WHO: {
 				// this store's set_ticked_by name (kind binary for "genroc
 				// worker <id>"), else "pid <pid>"
@@ -625,9 +624,6 @@ class SqliteStore final : public Store {
 				if (!handback_lease(given ? *step_inst_ : (row = load(p[0].i64())), hb)) return engine::Rows{};
 				return one(std::to_string(hb.lease_ms));
 			}
-			case engine::Stmt::REPORT_HANDLER_MISSING:
-				return engine::Rows{
-					engine::Row(std::vector<std::optional<std::string>>{handler_missing(load(p[0].i64()), now)})};
 			case engine::Stmt::STEP_LOG_ROWS: {
 				const int64_t id = p[0].i64();
 				for (const auto &r : json::parse(p[1].text()))
@@ -640,7 +636,6 @@ class SqliteStore final : public Store {
 			case engine::Stmt::STORE_FAN_OUT: return one(fan_out(p[0].i64(), json::parse(p[1].text()), now));
 			case engine::Stmt::STORE_PARK_EVENT: return one(park_event(p[0].i64(), json::parse(p[1].text()), now));
 			case engine::Stmt::STORE_CHILD_ENDED: child_ended(p[0].i64(), now); return engine::Rows{};
-			case engine::Stmt::STORE_ENDED: ended(p[0].i64(), now); return engine::Rows{};
 			case engine::Stmt::FLUSH_COMMIT: {
 				const std::string c = p[0].text();
 				flush_on_commit(c == "terminal"			   ? Commit::terminal
@@ -649,14 +644,6 @@ class SqliteStore final : public Store {
 								: c == "outside"		  ? Commit::outside
 														  : Commit::progress);
 				return engine::Rows{};
-			}
-			case engine::Stmt::STORE_ROUTE: {
-				Query q(db_,
-						"SELECT i.definition_id, d.name, i.labels FROM instances i "
-						"JOIN definitions d ON d.id = i.definition_id WHERE i.id = ?1",
-						p[0].i64());
-				if (!q.next()) throw not_found(p[0].i64());
-				return one(route(q.i64(0), q.text(1), json::parse(q.text(2))));
 			}
 			case engine::Stmt::STORE_TASK_SUCCEEDED: {
 				const Inst inst = load(p[0].i64());
@@ -1081,30 +1068,14 @@ class SqliteStore final : public Store {
 
 	// ---- queues (genroc.queue_set, queue_drop, list_queues; 55_queues.sql)
 
-	// The queues' host on SQLite: partition slots and routing are this
-	// store's (fill_slots, reroute_for_handler).
-	class QueueHost final : public engine::QueueHost {
-	  public:
-		QueueHost(SqliteStore &store, int64_t now) : store_(store), now_(now) {}
-		void fill_slots(const std::string &queue, const std::string &partition) override {
-			store_.fill_slots(queue, partition, now_);
-		}
-		void reroute_handler(const std::string &handler) override { store_.reroute_for_handler(handler, now_); }
-
-	  private:
-		SqliteStore &store_;
-		int64_t now_;
-	};
-
 	json queue_set(const std::string &name, const json &options) override {
 		limits::check_json_depth(options, "the queue options");	// before dump() recurses over it
 		const std::optional<std::string> text =
 			options.is_null() ? std::nullopt
 							  : std::optional<std::string>(options.dump(-1, ' ', false, json::error_handler_t::replace));
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			QueueHost host(*this, now);
-			return json::parse(engine::queue_set(port, host, name, text));
+			sqlite::SqlitePort port = engine_port(now);	 // partition slots run steps
+			return json::parse(engine::queue_set(port, name, text));
 		});
 	}
 
@@ -1992,7 +1963,7 @@ class SqliteStore final : public Store {
 							 {"scope", nullptr},
 							 {"name", out.value("name", json(nullptr))},
 							 {"labels", labels},
-							 {"queue", route(*called_id, name, labels)}});
+							 {"queue", routed(*called_id, name, labels)}});
 		}
 		const int64_t gen = (inst.fanout.is_object() ? inst.fanout.value("gen", int64_t(0)) : 0) + 1;
 		// a Parallel outcome has no max_concurrency (no limit)
@@ -2383,260 +2354,17 @@ class SqliteStore final : public Store {
 
 	// ---- queues: routing, partition slots, claim limits (55_queues.sql) --
 
-	// genroc._queue_settings: a queue's own row, for <q>.<region> the row of
-	// q (kind "region"); NULL options from the default queue, then built-in.
-	struct QueueSettings {
-		std::optional<std::string> kind;
-		int64_t global = 0, partition = 1;
-		std::optional<int64_t> rate, period_ms;
-		std::optional<int64_t> partition_rate, partition_period_ms;
-	};
+	// genroc._queue_settings: the engine's (engine/queues.cpp).
+	using QueueSettings = engine::QueueSettings;
 	QueueSettings queue_settings(const std::string &queue) {
-		QueueSettings s;
-		auto row = [&](const std::string &name) {
-			Query q(db_,
-					"SELECT kind, global_concurrency, partition_concurrency, rate_limit, rate_period_ms, "
-					"partition_rate_limit, partition_rate_period_ms FROM queues WHERE name = ?1",
-					name);
-			struct Row {
-				bool found = false;
-				std::string kind;
-				std::optional<int64_t> global, partition, rate, period, prate, pperiod;
-			} r;
-			if (q.next())
-				r = {true, q.text(0), q.oi64(1), q.oi64(2), q.oi64(3), q.oi64(4), q.oi64(5), q.oi64(6)};
-			return r;
-		};
-		auto own = row(queue);
-		if (own.found) {
-			s.kind = own.kind;
-		} else if (auto dot = queue.find('.'); dot != std::string::npos) {
-			own = row(queue.substr(0, dot));
-			if (own.found) s.kind = "region";
-		}
-		auto def = row("default");
-		s.global = own.global.value_or(def.global.value_or(0));
-		s.partition = own.partition.value_or(def.partition.value_or(1));
-		if (own.rate) {
-			s.rate = own.rate;
-			s.period_ms = own.period;
-		} else {
-			s.rate = def.rate;
-			s.period_ms = def.period;
-		}
-		if (own.prate) {
-			s.partition_rate = own.prate;
-			s.partition_period_ms = own.pperiod;
-		} else {
-			s.partition_rate = def.prate;
-			s.partition_period_ms = def.pperiod;
-		}
-		return s;
+		sqlite::SqlitePort port(db_, 0);
+		return engine::queue_settings(port, queue);
 	}
 
-	// The instances not ended whose definition uses handler:HANDLER, routed
-	// again (queue_set of a new handler queue).
-	void reroute_for_handler(const std::string &handler, int64_t now) {
-		std::vector<std::pair<int64_t, std::string>> moves;
-		{
-			Query q(db_,
-					"SELECT c.id, c.queue, d.id, d.name, d.definition, coalesce(r.labels, c.labels) "
-					"FROM instances c JOIN definitions d ON d.id = c.definition_id "
-					"LEFT JOIN instances r ON r.id = c.root_id "
-					"WHERE c.status NOT IN ('succeeded', 'failed', 'cancelled')");
-			std::map<int64_t, bool> uses;	// definition id: uses the handler
-			while (q.next()) {
-				const int64_t def = q.i64(2);
-				auto it = uses.find(def);
-				if (it == uses.end()) {
-					std::set<std::string> handlers;
-					engine::handler_names(json::parse(q.text(4)), handlers);
-					it = uses.emplace(def, handlers.count(handler) > 0).first;
-				}
-				if (!it->second) continue;
-				const std::string labels = q.text(5);
-				std::string queue = route(def, q.text(3), labels.empty() ? json::object() : json::parse(labels));
-				if (queue != q.text(1)) moves.emplace_back(q.i64(0), std::move(queue));
-			}
-		}
-		for (auto &[id, queue] : moves)
-			Query(db_, "UPDATE instances SET queue = ?1, updated_at = ?2 WHERE id = ?3", queue, now, id).run();
-	}
-
-	// genroc._handler_missing (55_queues.sql): a task reported
-	// genroc.HandlerMissing for "handler:H" outside H's queue makes that
-	// queue (when H has none and the name is free), routes the instances
-	// needing H again, and when this one lands in H's queue it is ready
-	// there, not counted; nullopt: it fails as reported.
-	std::optional<std::string> handler_missing(const Inst &inst, int64_t now) {
-		if (!inst.resource || inst.resource->rfind("handler:", 0) != 0) return std::nullopt;
-		const std::string handler = inst.resource->substr(8);
-		if (handler.empty() || handler.find('.') != std::string::npos) return std::nullopt;
-		try {
-			check_name(handler, "handler");
-		} catch (const Error &) {
-			return std::nullopt;
-		}
-		auto home_of = [&]() -> std::optional<std::string> {
-			Query q(db_, "SELECT name FROM queues WHERE handler = ?1", handler);
-			if (q.next()) return q.text(0);
-			return std::nullopt;
-		};
-		std::optional<std::string> home = home_of();
-		if (!home) {
-			Query(db_,
-				  "INSERT INTO queues (name, kind, position, handler, updated_at) "
-				  "VALUES (?1, 'handler', (SELECT coalesce(max(position), 0) + 1 FROM queues), ?1, ?2) "
-				  "ON CONFLICT DO NOTHING",
-				  handler, now)
-				.run();
-			home = home_of();
-			if (!home) return std::nullopt;
-			reroute_for_handler(handler, now);
-		}
-		auto base = [](const std::string &q) { return q.substr(0, q.find('.')); };
-		if (base(inst.queue) == *home && inst.lease_owner) {
-			Query q(db_, "SELECT 1 FROM workers w, json_each(w.queues) s WHERE w.id = ?1 AND s.value = ?2",
-					*inst.lease_owner, inst.queue);
-			if (q.next()) return std::nullopt;	// it serves H's queue, yet lacks H
-		}
-		std::string queue;
-		{
-			Query q(db_,
-					"SELECT d.name, coalesce(r.labels, c.labels) FROM instances c "
-					"JOIN definitions d ON d.id = c.definition_id LEFT JOIN instances r ON r.id = c.root_id "
-					"WHERE c.id = ?1",
-					inst.id);
-			q.next();
-			const std::string labels = q.text(1);
-			queue = route(inst.definition_id, q.text(0), labels.empty() ? json::object() : json::parse(labels));
-		}
-		if (base(queue) != *home) return std::nullopt;
-		log(inst.id, now, "task_interrupted", inst.state,
-			{{"reason", "handler missing"},
-			 {"worker", text_or_null(inst.lease_owner)},
-			 {"epoch", inst.lease_epoch},
-			 {"interruptions", inst.interruptions},
-			 {"counted", false},
-			 {"handler", handler},
-			 {"queue", queue}});
-		Query(db_,
-			  "UPDATE instances SET status = 'ready', queue = ?2, eligible_at = ?3, lease_owner = NULL, "
-			  "lease_expires = NULL, timeout_at = NULL, updated_at = ?3 WHERE id = ?1",
-			  inst.id, queue, now)
-			.run();
-		return "ready";
-	}
-
-	// genroc._route: handler queue > first routed match > tenant > default,
-	// then <queue>.<region> with a label "region".
-	std::string route(int64_t definition_id, const std::string &definition, const json &labels) {
-		std::optional<std::string> queue;
-		bool any_handler_queue = false;
-		{
-			Query q(db_, "SELECT 1 FROM queues WHERE kind = 'handler' LIMIT 1");
-			any_handler_queue = q.next();
-		}
-		if (any_handler_queue) {
-			Query dq(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
-			dq.next();
-			std::set<std::string> handlers;
-			engine::handler_names(json::parse(dq.text(0)), handlers);
-			Query q(db_,
-					"SELECT name FROM queues WHERE kind = 'handler' AND handler IN (SELECT value FROM json_each(?1)) "
-					"ORDER BY name LIMIT 1",
-					json(handlers));
-			if (q.next()) queue = q.text(0);
-		}
-		if (!queue) {
-			Query q(db_, "SELECT name, match FROM queues WHERE kind = 'routed' ORDER BY position");
-			while (q.next())
-				if (engine::match_applies(q.js(1), definition, labels)) {
-					queue = q.text(0);
-					break;
-				}
-		}
-		if (!queue && labels.contains("tenant")) {
-			Query q(db_, "SELECT name FROM queues WHERE kind = 'tenant' AND name = ?1",
-					labels["tenant"].get<std::string>());
-			if (q.next()) queue = q.text(0);
-		}
-		std::string out = queue.value_or("default");
-		if (labels.contains("region")) out += "." + labels["region"].get<std::string>();
-		return out;
-	}
-
-	// genroc._admit: the first step of a started instance; with a
-	// partition_key it queues behind its partition and fill_slots hands out
-	// what is free.
-	// genroc._admit: the first step (of a start, or of a retry / resume:
-	// `request`), or, with a partition key, a place in its queue (the step
-	// waits in task_input).
-	std::string admit(int64_t id, int64_t now, const std::optional<json> &request = std::nullopt) {
-		Query q(db_, "SELECT queue, partition_key, input FROM instances WHERE id = ?1", id);
-		q.next();
-		const std::string queue = q.text(0);
-		const auto partition = q.otext(1);
-		const json input = load_value(q.js(2));
-		if (!partition) return apply_step(id, request.value_or(json{{"op", "start"}, {"input", input}}), now);
-		Query(db_,
-			  "UPDATE instances SET status = 'queued', wait_kind = NULL, wait_until = NULL, task_input = ?3, "
-			  "updated_at = ?2 WHERE id = ?1",
-			  id, now, request ? std::optional<json>(store_value(*request, "the state input", now)) : std::nullopt)
-			.run();
-		log(id, now, "queued", std::nullopt, {{"queue", queue}, {"partition_key", *partition}});
-		fill_slots(queue, *partition, now);
-		Query s(db_, "SELECT status FROM instances WHERE id = ?1", id);
-		s.next();
-		return s.text(0);
-	}
-
-	// genroc._fill_slots: free slots of a partition go to its queued
-	// instances in order (priority, created_at, id); one that ends in its
-	// first step frees its slot at once, and the loop counts again (the
-	// nested call from that end is skipped: filling_ marks the partition).
-	void fill_slots(const std::string &queue, const std::string &partition, int64_t now) {
-		const std::string mark = queue + "/" + partition;
-		if (filling_ == mark) return;
-		struct Restore {
-			std::string &slot, old;
-			~Restore() { slot = old; }
-		} restore{filling_, filling_};
-		const int64_t limit = queue_settings(queue).partition;
-		filling_ = mark;
-		for (;;) {
-			Query h(db_,
-					"SELECT count(*) FROM instances WHERE queue = ?1 AND partition_key = ?2 "
-					"AND status IN ('ready', 'running', 'waiting') AND coalesce(wait_kind, '') <> 'run_at' "
-					"AND parent_id IS NULL",  // children hold no slot (their top instance does)
-					queue, partition);
-			h.next();
-			if (h.i64(0) >= limit) break;
-			Query q(db_,
-					"SELECT id, input, task_input FROM instances WHERE queue = ?1 AND partition_key = ?2 "
-					"AND status = 'queued' ORDER BY priority, created_at, id LIMIT 1",
-					queue, partition);
-			if (!q.next()) break;
-			const int64_t id = q.i64(0);
-			const json input = load_value(q.js(1));
-			// task_input of a queued instance: the step it runs with its slot
-			// (retry, resume); NULL: its start
-			const json pending = load_value(q.js(2));
-			Query(db_, "UPDATE instances SET status = 'ready', task_input = NULL, updated_at = ?2 WHERE id = ?1", id,
-				  now)
-				.run();
-			log(id, now, "slot_acquired", std::nullopt, {{"queue", queue}, {"partition_key", partition}});
-			apply_step(id, pending.is_null() ? json{{"op", "start"}, {"input", input}} : pending, now);
-		}
-	}
-
-	// genroc._ended: after an end, its slot goes to the next of its partition.
-	void ended(int64_t id, int64_t now) {
-		Query q(db_, "SELECT queue, partition_key FROM instances WHERE id = ?1 AND parent_id IS NULL", id);
-		if (q.next() && !q.is_null(1)) {
-			const std::string queue = q.text(0), partition = q.text(1);
-			fill_slots(queue, partition, now);
-		}
+	// genroc._route: the engine's (engine/admission.cpp).
+	std::string routed(int64_t definition_id, const std::string &definition, const json &labels) {
+		sqlite::SqlitePort port(db_, 0);
+		return engine::route(port, definition_id, definition, labels);
 	}
 
 	// genroc._claim_room: queues with a global_concurrency or rate_limit and
@@ -2761,8 +2489,6 @@ class SqliteStore final : public Store {
 		while (q.next()) out.emplace_back(q.text(0), q.js(1).get<std::vector<std::string>>());
 		return out;
 	}
-
-	std::string filling_;  // genroc_queue.filling: the partition fill_slots is filling
 
 	std::string path_;
 	Db db_;
