@@ -4,7 +4,7 @@
 // What they reuse of the operations still written per store (PL/pgSQL
 // with its twin in the SQLite store) they reach through STORE_* statements
 // (statements_control.def, statements.def): the step (`_apply_step`,
-// `_admit`), children (`_child_ended`), partition slots and routing
+// `_admit`), partition slots and routing
 // (`_ended`, `_route`), the log (`_log`), stored values (`_load_value`) and
 // the lapse path (`_interrupt`).
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "admin.hpp"
 #include "admission.hpp"
+#include "children.hpp"
 #include "control.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
@@ -84,7 +85,7 @@ std::string cancel_once(Port &port, int64_t id, const std::optional<std::string>
 	if (ended(inst.status)) raise(Msg::INSTANCE_ENDED, {std::to_string(id), inst.status});
 	cancel_tree(port, id, cause.value_or("cancelled by request"), std::string("the parent was cancelled"), error);
 	engine::ended(port, id);											  // its partition slot goes to the next
-	if (inst.parent_id) port.exec(Stmt::STORE_CHILD_ENDED, {id});	  // counts as a failed child
+	if (inst.parent_id) child_ended(port, id);							  // counts as a failed child
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
 	return "cancelled";
 }

@@ -3,12 +3,13 @@
 // What it reuses of the operations still written per store (PL/pgSQL with
 // its twin in the SQLite store) it reaches through STORE_* statements:
 // the step (`_apply_step`), the first step or a partition slot (`_admit`),
-// the fan-out's loop (`_advance_children`), the log (`_log`) and stored
-// values (`_load_value`).
+// the log (`_log`) and stored values (`_load_value`).  The fan-out's loop
+// is engine/children.cpp's, called in-process.
 #include <algorithm>
 #include <vector>
 
 #include "admission.hpp"
+#include "children.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
 #include "redrive.hpp"
@@ -140,7 +141,7 @@ void reopen(Port &port, const Stopped &s, int64_t gen, int64_t count, const json
 		else
 			start_child(port, s.id, c.id, c.index);
 	}
-	port.exec(Stmt::STORE_ADVANCE_CHILDREN, {s.id});
+	advance_children(port, s.id);
 }
 
 // A stopped instance goes on: its fan-out reopened, or its state entered

@@ -4,13 +4,15 @@
 // SQLite store's step); what follows is written once here: one row writer
 // per outcome kind, each saying every column of the instance's position
 // it leaves (Stop), all written by the one statement STEP_STOP; the log
-// rows in one insert; then what the outcome hands on (a fan-out, an event
-// wait, a child's end, a partition slot), reached through statements.
+// rows in one insert; then what the outcome hands on: a fan-out, an event
+// wait, a child's end (engine/children.cpp), a partition slot (reached
+// through a statement).
 #include "steps.hpp"
 
 #include <utility>
 
 #include "admission.hpp"
+#include "children.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
 #include "limits.hpp"
@@ -253,10 +255,10 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 	if (!rows.empty()) port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{rows.dump()}});
 	if (notify) port.exec(Stmt::STEP_NOTIFY, {});
 	if (kind == "parallel" || kind == "map" || kind == "call")
-		return port.query(Stmt::STORE_FAN_OUT, {id, JsonText{out.dump()}}).at(0).text(0);
-	if (kind == "event") return port.query(Stmt::STORE_PARK_EVENT, {id, JsonText{out.dump()}}).at(0).text(0);
+		return fan_out(port, id, out);
+	if (kind == "event") return park_event(port, id, out);
 	if (status == "succeeded" || status == "failed") {
-		if (has_parent) port.exec(Stmt::STORE_CHILD_ENDED, {id});  // the last one wakes the parent
+		if (has_parent) child_ended(port, id);	// the last one wakes the parent
 		port.exec(Stmt::FLUSH_COMMIT, {"terminal"});
 		if (partitioned) engine::ended(port, id);	// its partition slot goes to the next
 	}

@@ -3,10 +3,11 @@
 // What it reuses of the operations still written per store (PL/pgSQL with
 // its twin in the SQLite store) it reaches through statements: the step
 // (STORE_APPLY_STEP), a failed task (TASK_TOKEN_FAILED: genroc._fail_task),
-// a lapse (TICK_INTERRUPT), a sync call's child given up
-// (TICK_CANCEL_CHILDREN), the first step (admit, engine/admission.cpp), the fan-out's loop
-// (STORE_ADVANCE_CHILDREN) and the log (STORE_LOG).
+// a lapse (TICK_INTERRUPT) and the log (STORE_LOG).  The first step (admit,
+// engine/admission.cpp), a sync call's child given up and the fan-out's loop
+// (engine/children.cpp) are called in-process.
 #include "admission.hpp"
+#include "children.hpp"
 #include "errors.hpp"
 #include "retention.hpp"
 #include "tick.hpp"
@@ -43,8 +44,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 		const int64_t id = r.i64(0);
 		const std::string state = r.otext(2).value_or(""), seconds = r.otext(3).value_or("");
 		if (r.otext(1) == std::optional<std::string>("children"))  // a sync call: its child is given up
-			port.exec(Stmt::TICK_CANCEL_CHILDREN,
-					  {id, "state \"" + state + "\" timed out after " + seconds + " seconds", now});
+			cancel_children(port, id, "state \"" + state + "\" timed out after " + seconds + " seconds");
 		fail_task(port, id, "States.Timeout", "task \"" + state + "\" did not finish within " + seconds + " seconds",
 				  now);
 		timeouts++;
@@ -81,7 +81,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 	// its children start
 	for (const Row &r : port.query(Stmt::TICK_CHILDREN, {now, n})) {
 		port.exec(Stmt::TICK_CHILDREN_CLEAR, {r.i64(0)});
-		port.exec(Stmt::STORE_ADVANCE_CHILDREN, {r.i64(0)});
+		advance_children(port, r.i64(0));
 		timers++;
 	}
 

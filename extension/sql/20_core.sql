@@ -457,7 +457,7 @@ $$;
  *          timeout_at kept (from the claim) or now + TimeoutSeconds; p_first's
  *          'task_succeeded' logged as 'task_submitted'
  *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
- *   parallel / map / call → genroc._fan_out (65_children.sql): status
+ *   parallel / map / call → the fan-out (engine/children.cpp): status
  *          'waiting', wait_kind 'children', the children created here
  *   succeeded / failed → that status, output or error+cause, ended_at; a
  *          failed one keeps state and state_input of the state it failed in

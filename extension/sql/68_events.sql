@@ -27,44 +27,8 @@ CREATE FUNCTION genroc._deliver_event(p_instance bigint, p_name text, p_payload 
 	AS 'MODULE_PATHNAME', 'genroc_deliver_event'
 	LANGUAGE C VOLATILE STRICT;
 
--- The 'event' outcome of _apply_step: park, or take a kept event at once.
-CREATE FUNCTION genroc._park_event(p_instance bigint, p_out jsonb) RETURNS text
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_now timestamptz := genroc.now();
-	v_counts jsonb := coalesce(p_out -> 'retry_counts', '[]');
-	v_timeout int := (p_out ->> 'timeout_s')::int;
-	v_kept genroc._events;
-BEGIN
-	UPDATE genroc._instances SET
-		status = 'waiting',
-		state = p_out ->> 'state',
-		state_input = genroc._store_value(p_out -> 'state_input', 'the state input'),
-		task_input = NULL, resource = 'genroc:event',
-		lease_owner = NULL, lease_expires = NULL,
-		retry_counts = v_counts,
-		attempt = (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(v_counts) AS c),
-		interruptions = 0, only_once = false,
-		timeout_s = v_timeout,
-		timeout_at = v_now + v_timeout * interval '1 second',
-		heartbeat_s = NULL, heartbeat_at = NULL,
-		wait_kind = 'event', wait_until = NULL,
-		activity = p_out ->> 'name', activity_token = NULL, activity_owner = NULL,
-		updated_at = v_now
-	WHERE id = p_instance;
-	PERFORM genroc._log(p_instance, 'event_waiting', p_out ->> 'state',
-		jsonb_build_object('name', p_out -> 'name', 'timeout_s', v_timeout));
-	SELECT * INTO v_kept FROM genroc._events
-	WHERE instance_id = p_instance AND name = p_out ->> 'name'
-	ORDER BY seq LIMIT 1;
-	IF FOUND THEN
-		DELETE FROM genroc._events WHERE seq = v_kept.seq;
-		RETURN genroc._deliver_event(p_instance, v_kept.name, v_kept.payload);
-	END IF;
-	RETURN 'waiting';
-END;
-$$;
+-- A genroc:event task waits for its event, or takes the first kept one of
+-- that name at once (genroc._park_event): the engine's, engine/children.cpp.
 
 /*
  * Semantics of emit: RC003 for an unknown instance, RC008 for an ended one,

@@ -56,7 +56,8 @@ REVOKE USAGE ON SCHEMA genroc FROM PUBLIC;
 -- Owners (12_roles.sql).  A SQL-standard function body (RETURN …) that
 -- takes the row type of genroc._instances keeps PostgreSQL from adding a
 -- column to it: these three are dropped first, and made again by
--- 20_core.sql, 40_instances.sql and 65_children.sql below (no grants to
+-- 20_core.sql and 40_instances.sql below (_depth is the engine's now:
+-- engine/children.cpp) (no grants to
 -- keep: they are private helpers).  The column default is genroc._caller(), which
 -- 12_roles.sql defines again after this; the rows 0.1 made get the role
 -- that runs ALTER EXTENSION (a stable default is evaluated once, here).
@@ -235,3 +236,8 @@ DROP FUNCTION genroc._release(text, bigint[], text);
 -- A worker's report (complete, fail, complete_and_claim, fail_and_claim) is
 -- the engine's (engine/report.cpp): the PL/pgSQL helper only they called goes.
 DROP FUNCTION genroc._leased(bigint, bigint);
+
+-- Composition (fan-outs, their children, event waits) is the engine's
+-- (engine/children.cpp): the PL/pgSQL helpers only the engine called go.
+DROP FUNCTION genroc._fan_out(bigint, jsonb), genroc._cancel_children(genroc._instances, text),
+	genroc._child_ended(bigint), genroc._advance_children(bigint), genroc._park_event(bigint, jsonb);
