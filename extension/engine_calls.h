@@ -280,6 +280,22 @@ extern void genroc_engine_free_activity_claims(GenrocActivityClaim *rows, int n)
 extern int	genroc_engine_claim_wake(int has_queues, const char *const *queues, int n, int *has_wake, int64_t *wake,
 									 GenrocEngineError *err);
 
+/* ---- starting instances (start.c, start_calls.cpp; engine/start.hpp) ---- */
+/* A row genroc.start or genroc.start_many returns (status malloc'd). */
+typedef struct GenrocStarted
+{
+	int64_t		instance_id;
+	int			is_new;
+	char	   *status;
+} GenrocStarted;
+/* genroc.start, genroc.start_many: NULL for SQL NULL, JSON text; *n rows in
+ * *rows (free with genroc_engine_free_started). */
+extern int	genroc_engine_start(const char *definition, const char *input, const char *options,
+								GenrocStarted **rows, int *n, GenrocEngineError *err);
+extern int	genroc_engine_start_many(const char *definition, const char *inputs, const char *options,
+									 GenrocStarted **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_started(GenrocStarted *rows, int n);
+
 #ifdef __cplusplus
 }
 #endif
