@@ -232,3 +232,10 @@ CREATE OR REPLACE FUNCTION genroc.resume(p_instance bigint, p_output jsonb DEFAU
 	SET search_path = pg_catalog, pg_temp;
 DROP FUNCTION genroc._run_again(bigint, jsonb);
 DROP FUNCTION genroc._release(text, bigint[], text);
+-- start and start_many are the engine's (engine/start.cpp): the PL/pgSQL
+-- option readers only they (and list_instances) called go (start and
+-- start_many themselves are replaced in place by the parts that follow).
+DROP FUNCTION genroc._parse_time(jsonb, text);
+DROP FUNCTION genroc._int_option(jsonb, text);
+DROP FUNCTION genroc._text_option(jsonb, text);
+DROP FUNCTION genroc._labels_option(jsonb, text);
