@@ -13,6 +13,7 @@
 #include "admin.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
+#include "start.hpp"
 
 namespace genroc::engine {
 
@@ -286,10 +287,7 @@ std::vector<std::string> list_instances(Port &port, const std::optional<std::str
 	}
 	// up to 18 digits
 	if (f.contains("before")) before = instance_id_option(port, f.at("before"), "before", 999'999'999'999'999'999ULL);
-	const auto time = [&](const char *option) {
-		const std::string v = f.at(option).dump(-1, ' ', false, json::error_handler_t::replace);
-		return port.query(Stmt::STORE_PARSE_TIME, {JsonText{v}, option}).at(0).i64(0);
-	};
+	const auto time = [&](const char *option) { return time_option(port, f.at(option), option); };
 	if (f.contains("created_after")) after_us = time("created_after");
 	if (f.contains("created_before")) before_us = time("created_before");
 	if (f.contains("limit")) {

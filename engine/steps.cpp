@@ -155,7 +155,8 @@ Stop end_stop(const json &out, const std::string &kind, const std::optional<std:
 
 }  // namespace
 
-std::string apply_step(Port &port, int64_t id, const json &request, const json &first, const Handback *handback) {
+std::string apply_step(Port &port, int64_t id, const json &request, const json &first, const Handback *handback,
+					   const std::string *first_text) {
 	const int64_t now = port.now_ms();
 	Rows asked = port.query(Stmt::STEP_ASK, {id, JsonText{request.dump()}, now});
 	if (asked.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(id)});
@@ -252,7 +253,15 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 	} else {
 		raise(Msg::STEP_UNKNOWN_OUTCOME, {out.dump()});
 	}
-	if (!rows.empty()) port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{rows.dump()}});
+	if (first_text) {
+		// a row the caller wrote as text goes first (start's 'started', its
+		// input as the caller wrote it)
+		std::string text = rows.dump();
+		text = "[" + *first_text + (rows.empty() ? "]" : "," + text.substr(1));
+		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{std::move(text)}});
+	} else if (!rows.empty()) {
+		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{rows.dump()}});
+	}
 	if (notify) port.exec(Stmt::STEP_NOTIFY, {});
 	if (kind == "parallel" || kind == "map" || kind == "call")
 		return fan_out(port, id, out);

@@ -23,10 +23,12 @@ struct Handback {
 // p_handback_queues): runs one interpreter step for a locked instance
 // (the store's own ask, STEP_ASK) and records where it stopped; returns the
 // new status.  request: the op and its fields (JSON object); first: the log
-// row that led to this step ({"event", "state", "detail"}) or null.
+// row that led to this step ({"event", "state", "detail"}) or null;
+// first_text: that row as JSON text instead (start's 'started', whose input
+// is logged as the caller wrote it).
 // Semantics: extension/sql/20_core.sql's comment above genroc._apply_step.
 std::string apply_step(Port &port, int64_t instance, const json &request, const json &first = json(),
-					   const Handback *handback = nullptr);
+					   const Handback *handback = nullptr, const std::string *first_text = nullptr);
 
 // genroc._fail_task(p_instance, p_error, p_cause): a task fails with an
 // engine error (timeouts, interruptions) through the interpreter, so Retry

@@ -359,6 +359,22 @@ typedef struct GenrocMissingHandler
 } GenrocMissingHandler;
 extern int	genroc_engine_handler_missing(const GenrocMissingHandler *inst, char **status, GenrocEngineError *err);
 
+/* ---- starting instances (start.c, start_calls.cpp; engine/start.hpp) ---- */
+/* A row genroc.start or genroc.start_many returns (status malloc'd). */
+typedef struct GenrocStarted
+{
+	int64_t		instance_id;
+	int			is_new;
+	char	   *status;
+} GenrocStarted;
+/* genroc.start, genroc.start_many: NULL for SQL NULL, JSON text; *n rows in
+ * *rows (free with genroc_engine_free_started). */
+extern int	genroc_engine_start(const char *definition, const char *input, const char *options,
+								GenrocStarted **rows, int *n, GenrocEngineError *err);
+extern int	genroc_engine_start_many(const char *definition, const char *inputs, const char *options,
+									 GenrocStarted **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_started(GenrocStarted *rows, int n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -241,3 +241,11 @@ DROP FUNCTION genroc._leased(bigint, bigint);
 -- (engine/children.cpp): the PL/pgSQL helpers only the engine called go.
 DROP FUNCTION genroc._fan_out(bigint, jsonb), genroc._cancel_children(genroc._instances, text),
 	genroc._child_ended(bigint), genroc._advance_children(bigint), genroc._park_event(bigint, jsonb);
+
+-- start and start_many are the engine's (engine/start.cpp): the PL/pgSQL
+-- option readers only they (and list_instances) called go (start and
+-- start_many themselves are replaced in place by the parts that follow).
+DROP FUNCTION genroc._parse_time(jsonb, text);
+DROP FUNCTION genroc._int_option(jsonb, text);
+DROP FUNCTION genroc._text_option(jsonb, text);
+DROP FUNCTION genroc._labels_option(jsonb, text);

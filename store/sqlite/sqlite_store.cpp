@@ -59,6 +59,7 @@
 #include "retention.hpp"
 #include "tick.hpp"
 #include "steps.hpp"
+#include "start.hpp"
 #include "limits.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
@@ -71,10 +72,6 @@ namespace {
 using sqlite::Db;
 using sqlite::Durability;
 using sqlite::Query;
-
-// 22008 datetime_field_overflow: a timestamp option outside the range genroc
-// takes (time_option)
-constexpr const char *DATETIME_FIELD_OVERFLOW = "22008";
 
 int64_t system_now_ms() {
 	return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -118,49 +115,8 @@ std::string sha256_hex(const std::string &text) {
 	throw Error("XX000", "sha256: the digest failed");
 }
 
-// ---- option bags (genroc._check_options, _int_option, _text_option, ...) ----
-
-// An option bag must be an object whose keys are all allowed; the first
-// unknown key in key order is named (nlohmann's objects iterate sorted, as
-// the extension's ORDER BY k).
-void check_options(const json &bag, const std::vector<std::string> &allowed, const std::string &what) {
-	if (!bag.is_object()) throw Error(sqlstate::INVALID_PARAMETER_VALUE, what + " must be a JSON object");
-	for (auto &[k, v] : bag.items()) {
-		if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
-			std::string known;
-			for (auto &a : allowed) known += (known.empty() ? "" : ", ") + a;
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "unknown option \"" + k + "\" in " + what, "",
-						"Known options: " + known + ".");
-		}
-	}
-}
-
-int int_option(const json &v, const std::string &option) {
-	if (v.is_number_integer() && v.get<int64_t>() >= INT32_MIN && v.get<int64_t>() <= INT32_MAX)
-		return static_cast<int>(v.get<int64_t>());
-	if (v.is_number_float()) {
-		double d = v.get<double>();
-		if (d == std::trunc(d) && d >= INT32_MIN && d <= INT32_MAX) return static_cast<int>(d);
-	}
-	throw Error(sqlstate::INVALID_PARAMETER_VALUE, "option \"" + option + "\" must be an integer, not " + v.dump());
-}
-
-std::string text_option(const json &v, const std::string &option) {
-	if (!v.is_string() || v.get<std::string>().empty())
-		throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-					"option \"" + option + "\" must be a non-empty string, not " + v.dump());
-	return v.get<std::string>();
-}
-
 // genroc._check_name: the engine's (22023 naming the field).
 using engine::check_name;
-
-bool is_string_object(const json &v) {
-	if (!v.is_object()) return false;
-	for (auto &[k, x] : v.items())
-		if (!x.is_string()) return false;
-	return true;
-}
 
 // A timestamp in the forms PostgreSQL's timestamptz input takes for ISO
 // dates: RFC 3339, a space instead of "T", no seconds, a zone as Z, +HH,
@@ -179,21 +135,6 @@ bool parse_timestamp(const std::string &text, int64_t &ms) {
 	else
 		rfc += "Z";
 	return asl::parse_time(rfc, ms);
-}
-
-int64_t time_option(const json &v, const std::string &option) {
-	if (!v.is_string())
-		throw Error(sqlstate::INVALID_DATETIME_FORMAT,
-					"option \"" + option + "\" must be a timestamp string, not " + v.dump());
-	int64_t t;
-	if (!parse_timestamp(v.get<std::string>(), t))
-		throw Error(sqlstate::INVALID_DATETIME_FORMAT, "invalid timestamp for option \"" + option + "\": " + v.dump());
-	// 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z, as genroc._parse_time
-	if (t < 0 || t >= 253402300800000)
-		throw Error(DATETIME_FIELD_OVERFLOW, "option \"" + option +
-												 "\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z, not " +
-												 v.dump());
-	return t;
 }
 
 // ---- the instance row ---------------------------------------------------
@@ -297,6 +238,9 @@ class SqliteStore final : public Store {
 				db_ = sqlite::Db(path, true, true);
 				check_schema();
 			}
+			// the statements that name them prepare (their write is then
+			// refused, 25006)
+			register_store_functions();
 			return;
 		}
 		use_wal();
@@ -392,131 +336,29 @@ class SqliteStore final : public Store {
 
 	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
 
-	// genroc._start_options: the start options read and checked, those not
-	// in `allowed` refused (22023 naming the option).
-	struct StartOptions {
-		std::optional<int> version;
-		int priority = 0;
-		std::optional<int64_t> run_at;
-		json labels = json::object();
-		std::optional<std::string> key, partition, exec_name, alias;
-	};
-	static StartOptions start_options(const json &options, const std::vector<std::string> &allowed,
-									  const std::string &what) {
-		limits::check_json_depth(options, "the " + what);
-		const json opts = options.is_null() ? json::object() : options;
-		check_options(opts, allowed, what);
-		StartOptions o;
-		if (opts.contains("version")) o.version = int_option(opts["version"], "version");
-		if (opts.contains("priority")) o.priority = int_option(opts["priority"], "priority");
-		if (opts.contains("run_at")) o.run_at = time_option(opts["run_at"], "run_at");
-		if (opts.contains("labels")) {
-			o.labels = opts["labels"];
-			if (!is_string_object(o.labels))
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-							"option \"labels\" must be an object of strings, not " + o.labels.dump());
-			for (auto &[k, v] : o.labels.items()) {
-				check_name(k, "a label key");
-				check_name(v.get<std::string>(), "label \"" + k.substr(0, 200) + "\"", 1000);
-			}
-			// the region label picks <queue>.<region> (route())
-			const json &region = o.labels.contains("region") ? o.labels["region"] : json();
-			if (region.is_string() &&
-				(region.get<std::string>().empty() || region.get<std::string>().find('.') != std::string::npos))
-				throw Error(sqlstate::INVALID_PARAMETER_VALUE, "label \"region\" must be a non-empty name without \".\", not \"" +
-																   region.get<std::string>() + "\"");
-		}
-		if (opts.contains("idempotency_key")) {
-			o.key = text_option(opts["idempotency_key"], "idempotency_key");
-			check_name(*o.key, "option \"idempotency_key\"");
-		}
-		if (opts.contains("partition_key")) {
-			o.partition = text_option(opts["partition_key"], "partition_key");
-			check_name(*o.partition, "option \"partition_key\"");
-		}
-		if (opts.contains("name")) {
-			o.exec_name = text_option(opts["name"], "name");
-			check_name(*o.exec_name, "option \"name\"");
-		}
-		// a start by an alias keeps it as a label (lists filter by it)
-		if (opts.contains("alias")) {
-			o.alias = text_option(opts["alias"], "alias");
-			o.labels["genroc:alias"] = *o.alias;
-		}
-		return o;
-	}
-
-	// The definition a start runs: the version the engine picks (o.alias's
-	// draw, o.version or the newest; RC002, RC016, RC017).
-	std::pair<int64_t, int64_t> definition_to_start(const std::string &definition, const StartOptions &o, int64_t now) {
-		sqlite::SqlitePort port(db_, now);
-		const int version = engine::start_version(port, definition, o.version, o.alias);
-		Query dq(db_, "SELECT id FROM definitions WHERE name = ?1 AND version = ?2", definition, version);
-		dq.next();
-		return {dq.i64(0), version};
-	}
-
-	// One start inside the caller's transaction (start, start_many), into
-	// `queue` (route(), found once per call).
-	StartResult start_in(const std::string &definition, int64_t def_id, int64_t def_version, const json &input,
-						 const StartOptions &o, const std::string &queue, int64_t now) {
-		if (o.key) {
-			Query q(db_, "SELECT id, status FROM instances WHERE idempotency_key = ?1", *o.key);
-			if (q.next()) return {q.i64(0), false, q.text(1)};
-		}
-		const bool delayed = o.run_at && *o.run_at > now;
-		Query(db_,
-			  "INSERT INTO instances (definition_id, status, eligible_at, input, idempotency_key, labels, "
-			  "partition_key, name, priority, wait_kind, wait_until, created_at, updated_at, queue) "
-			  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
-			  def_id, std::string(delayed ? "waiting" : "ready"), delayed ? *o.run_at : now,
-			  store_value(input, "the input", now), o.key, o.labels, o.partition, o.exec_name, o.priority,
-			  delayed ? std::optional<std::string>("run_at") : std::nullopt, delayed ? o.run_at : std::nullopt, now,
-			  queue)
-			.run();
-		const int64_t id = sqlite3_last_insert_rowid(db_.handle());
-		json detail = {{"definition", definition}, {"version", def_version}, {"input", input}};
-		if (delayed) detail["run_at"] = iso(*o.run_at);
-		log(id, now, "started", std::nullopt, detail);
-		std::string status = delayed ? "waiting" : with_engine(now, [&](engine::Port &port) { return engine::admit(port, id); });
-		return {id, true, status};
-	}
+	// genroc.start, start_many: the engine's (engine/start.cpp), reaching
+	// this store's timestamp input and interpreter through store_call
+	// (START_PARSE_TIME, STEP_ASK).
+	static StartResult start_result(const engine::Started &s) { return {s.id, s.is_new, s.status}; }
 
 	StartResult start(const std::string &definition, const json &input, const json &options) override {
-		// Payloads are stored, logged and copied before a step reads them: the
-		// same words as genroc._check_depth and the step's own check.
-		limits::check_json_depth(input, "the input");
-		const StartOptions o =
-			start_options(options,
-						  {"alias", "idempotency_key", "labels", "name", "partition_key", "priority", "run_at", "version"},
-						  "start options");
+		// the input's text as the engine takes a jsonb argument's
+		const std::string text = input.dump(-1, ' ', false, json::error_handler_t::replace);
 		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
-			const auto [def_id, def_version] = definition_to_start(definition, o, now);
-			return start_in(definition, def_id, def_version, input, o, routed(def_id, definition, o.labels), now);
+			sqlite::SqlitePort port = engine_port(now);
+			const auto rows = engine::start(port, definition, text, options);
+			if (rows.empty()) throw Error("XX000", "the instance under the idempotency key is gone");
+			return start_result(rows.front());
 		});
 	}
 
 	// genroc.start_many: start for each input, in one transaction (one commit).
 	std::vector<StartResult> start_many(const std::string &definition, const json &inputs,
 										const json &options) override {
-		if (!inputs.is_array())
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE,
-						std::string("p_inputs must be a JSON array of inputs, not a JSON ") + inputs.type_name());
-		if (inputs.size() > kMaxStartMany)
-			throw Error(limits::PROGRAM_LIMIT_EXCEEDED, "p_inputs holds " + std::to_string(inputs.size()) +
-															  " inputs; at most " + std::to_string(kMaxStartMany) +
-															  " start in one call");
-		for (size_t k = 0; k < inputs.size(); ++k)
-			limits::check_json_depth(inputs[k], "the input at index " + std::to_string(k));
-		const StartOptions o =
-			start_options(options, {"labels", "partition_key", "priority", "run_at", "version"}, "start_many options");
 		return write(durability_for(Commit::outside), [&](int64_t now) {
-			const auto [def_id, def_version] = definition_to_start(definition, o, now);
-			const std::string queue = routed(def_id, definition, o.labels);
+			sqlite::SqlitePort port = engine_port(now);
 			std::vector<StartResult> out;
-			out.reserve(inputs.size());
-			for (const json &input : inputs)
-				out.push_back(start_in(definition, def_id, def_version, input, o, queue, now));
+			for (const auto &s : engine::start_many(port, definition, inputs, options)) out.push_back(start_result(s));
 			return out;
 		});
 	}
@@ -597,9 +439,18 @@ class SqliteStore final : public Store {
 					by, by.rfind("genroc worker ", 0) == 0 ? "binary" : "session", ""});
 				return rows;
 			}
-			// list_instances' created_after / created_before (microseconds)
-			case engine::Stmt::STORE_PARSE_TIME:
-				return one(std::to_string(time_option(json::parse(p[0].text()), p[1].text()) * 1000));
+			// starting instances (engine/start.cpp): a timestamp option in
+			// microseconds (NULL: it does not parse) and whether it is in range
+			case engine::Stmt::START_PARSE_TIME: {
+				int64_t ms = 0;
+				engine::Rows rows;
+				if (!parse_timestamp(p[0].text(), ms))
+					rows.emplace_back(std::vector<std::optional<std::string>>{std::nullopt, std::nullopt});
+				else
+					rows.emplace_back(std::vector<std::optional<std::string>>{
+						std::to_string(ms * 1000), (ms >= 0 && ms < 253402300800000) ? "1" : "0"});
+				return rows;
+			}
 			case engine::Stmt::STEP_FAILED_REQUEST: {
 				const Inst inst = load(p[0].i64());
 				engine::Rows rows;
@@ -668,7 +519,7 @@ class SqliteStore final : public Store {
 
 	// genroc.get_instance, list_instances, history: the engine's
 	// (engine/instances.cpp); list_instances reads its timestamps with this
-	// store's time_option (STORE_PARSE_TIME, store_call).
+	// store's timestamp input (START_PARSE_TIME, store_call).
 	json get_instance(int64_t id, bool refs) override {
 		return engine_read([&](auto &port) { return json::parse(engine::get_instance(port, id, values_option(refs))); });
 	}

@@ -29,6 +29,14 @@ TEST_P(StoreTest, RunAtOutside1970To9999IsRefused) {
 				  store().start("job", json::object(), {{"run_at", "0001-01-01T00:00:00Z"}}));
 	if (GetParam() == "postgres")
 		EXPECT_RAISES("22008", "\"run_at\"", store().start("job", json::object(), {{"run_at", "0044-03-15 BC"}}));
+	// a text no store's timestamp input takes, and a value that is no text
+	// (the engine's time_option: the store's input caught, its own words)
+	EXPECT_RAISES("22007", "invalid timestamp for option \"run_at\": \"soon\"",
+				  store().start("job", json::object(), {{"run_at", "soon"}}));
+	EXPECT_RAISES("22007", "option \"run_at\" must be a timestamp string, not 5",
+				  store().start("job", json::object(), {{"run_at", 5}}));
+	EXPECT_RAISES("22007", "invalid timestamp for option \"created_after\": \"soon\"",
+				  store().list_instances({{"created_after", "soon"}}));
 	// the edges are taken
 	EXPECT_EQ(status(start("job", json::object(), {{"run_at", "1970-01-01T00:00:00Z"}})), "ready");
 	int64_t late = start("job", json::object(), {{"run_at", "9999-12-31T23:59:59.999Z"}});

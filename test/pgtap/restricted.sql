@@ -199,7 +199,9 @@ SELECT is_empty($$
 						   'genroc_capabilities',
 						   -- extension/control.c
 						   'genroc_cancel', 'genroc_retry', 'genroc_resume', 'genroc_emit', 'genroc_renew',
-						   'genroc_release', 'genroc_claim_activity', 'genroc_claim_wake')
+						   'genroc_release', 'genroc_claim_activity', 'genroc_claim_wake',
+						   -- extension/start.c
+						   'genroc_start', 'genroc_start_many')
 $$, 'the C SECURITY DEFINER functions are the ones that refuse in C');
 
 SELECT * FROM finish();
