@@ -1,9 +1,8 @@
-// queue_rules.hpp — the pure parts of routing, as the extension's
-// 55_queues.sql has them: globs (genroc._glob), a routed queue's match
-// (genroc._matches) and the handlers a definition uses (the handler rule of
-// genroc._route).  No database here: the SQLite store (store/sqlite/
-// sqlite_store.cpp) does the rest, and `genroc run` (worker/run_cmd.cpp)
-// reads a definition's handlers with it.
+// queue_rules.hpp — the pure parts of routing (engine/admission.cpp,
+// genroc._route; the rule's steps are written above it in 55_queues.sql):
+// globs, a routed queue's match and the handlers a definition uses.  No
+// database here; `genroc run` (worker/run_cmd.cpp) reads a definition's
+// handlers with it too.
 #pragma once
 
 #include <set>

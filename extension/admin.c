@@ -55,13 +55,8 @@ genroc_worker_register(PG_FUNCTION_ARGS)
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *options = genroc_jsonb_arg_or_null(fcinfo, 1);
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_worker_register(worker, options, &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_worker_register(worker, options, &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -71,13 +66,8 @@ genroc_worker_heartbeat(PG_FUNCTION_ARGS)
 {
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_worker_heartbeat(worker, &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_worker_heartbeat(worker, &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -87,13 +77,8 @@ genroc_worker_drain(PG_FUNCTION_ARGS)
 {
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_worker_drain(worker, &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_worker_drain(worker, &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -102,13 +87,8 @@ Datum
 genroc_worker_stop(PG_FUNCTION_ARGS)
 {
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_worker_stop(worker, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_worker_stop(worker, &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -117,16 +97,11 @@ Datum
 genroc_list_workers(PG_FUNCTION_ARGS)
 {
 	GenrocWorkerRow *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_list_workers(&rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_list_workers(&rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -162,13 +137,8 @@ genroc_queue_set(PG_FUNCTION_ARGS)
 	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *options = genroc_jsonb_arg_or_null(fcinfo, 1);
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_queue_set(name, options, &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_queue_set(name, options, &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -177,13 +147,8 @@ Datum
 genroc_queue_drop(PG_FUNCTION_ARGS)
 {
 	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_queue_drop(name, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_queue_drop(name, &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -192,16 +157,11 @@ Datum
 genroc_list_queues(PG_FUNCTION_ARGS)
 {
 	GenrocQueueRow *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_list_queues(&rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_list_queues(&rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)

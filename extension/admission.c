@@ -34,9 +34,6 @@ Datum
 genroc_route(PG_FUNCTION_ARGS)
 {
 	char	   *queue = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	int64		id = 0;
 	char	   *name = NULL;
 	char	   *labels = genroc_jsonb_arg_or_null(fcinfo, 1);
@@ -54,9 +51,7 @@ genroc_route(PG_FUNCTION_ARGS)
 		if (!isnull)
 			name = TextDatumGetCString(d);
 	}
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_route(id, name, labels, &queue, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_route(id, name, labels, &queue, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(queue));
 }
 
@@ -65,18 +60,13 @@ Datum
 genroc_admit(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *request = genroc_jsonb_arg_or_null(fcinfo, 1);
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("p_instance must not be null")));
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_admit(PG_GETARG_INT64(0), request, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_admit(PG_GETARG_INT64(0), request, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -84,15 +74,10 @@ genroc_admit(PG_FUNCTION_ARGS)
 Datum
 genroc_fill_slots(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *queue = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *partition = genroc_text_arg_or_null(fcinfo, 1);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_fill_slots(queue, partition, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_fill_slots(queue, partition, &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -100,16 +85,11 @@ genroc_fill_slots(PG_FUNCTION_ARGS)
 Datum
 genroc_slot_holders(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	int64_t		holders = 0;
 	char	   *queue = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *partition = genroc_text_arg_or_null(fcinfo, 1);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_slot_holders(queue, partition, &holders, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_slot_holders(queue, partition, &holders, &engine_err));
 	PG_RETURN_INT32((int32) holders);
 }
 
@@ -117,17 +97,12 @@ genroc_slot_holders(PG_FUNCTION_ARGS)
 Datum
 genroc_ended(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("p_instance must not be null")));
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_ended(PG_GETARG_INT64(0), &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_ended(PG_GETARG_INT64(0), &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -135,14 +110,9 @@ genroc_ended(PG_FUNCTION_ARGS)
 Datum
 genroc_room_freed(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *queue = genroc_text_arg_or_null(fcinfo, 0);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_room_freed(queue, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_room_freed(queue, &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -164,10 +134,7 @@ interval_of_ms(int64_t ms)
 Datum
 genroc_queue_settings(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
 	GenrocQueueSettings s;
-	int			depth;
-	int			ok;
 	char	   *queue = genroc_text_arg_or_null(fcinfo, 0);
 	TupleDesc	tupdesc;
 	Datum		values[7];
@@ -176,9 +143,7 @@ genroc_queue_settings(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "genroc._queue_settings: a composite result was expected");
 	tupdesc = BlessTupleDesc(tupdesc);
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_queue_settings(queue, &s, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_queue_settings(queue, &s, &engine_err));
 	nulls[0] = s.kind == NULL;
 	values[0] = s.kind ? CStringGetTextDatum(s.kind) : (Datum) 0;
 	genroc_engine_free(s.kind);
@@ -197,15 +162,10 @@ genroc_queue_settings(PG_FUNCTION_ARGS)
 Datum
 genroc_reroute_handler(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *handler = genroc_text_arg_or_null(fcinfo, 0);
 	int			skip_locked = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_reroute_handler(handler, skip_locked, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_reroute_handler(handler, skip_locked, &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -222,12 +182,9 @@ text_attribute(HeapTupleHeader row, const char *name)
 Datum
 genroc_handler_missing(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
 	GenrocMissingHandler m = {0};
 	HeapTupleHeader row;
 	char	   *status = NULL;
-	int			depth;
-	int			ok;
 	bool		isnull;
 	Datum		d;
 
@@ -248,9 +205,7 @@ genroc_handler_missing(PG_FUNCTION_ARGS)
 	d = GetAttributeByName(row, "interruptions", &isnull);
 	m.has_interruptions = !isnull;
 	m.interruptions = isnull ? 0 : DatumGetInt32(d);
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_handler_missing(&m, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_handler_missing(&m, &status, &engine_err));
 	if (status == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(genroc_text_answer(status));

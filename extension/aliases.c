@@ -2,7 +2,7 @@
  *
  * aliases.c
  *	  The entry points of alias_set, alias_drop, get_alias, list_aliases,
- *	  undefine and _start_version (engine/aliases.hpp), as definitions.c's:
+ *	  undefine (engine/aliases.hpp), as definitions.c's:
  *	  SPI opened, the engine called, SPI closed, then its error raised.
  *
  *-------------------------------------------------------------------------
@@ -23,21 +23,17 @@ PG_FUNCTION_INFO_V1(genroc_alias_drop);
 PG_FUNCTION_INFO_V1(genroc_get_alias);
 PG_FUNCTION_INFO_V1(genroc_list_aliases);
 PG_FUNCTION_INFO_V1(genroc_undefine);
-PG_FUNCTION_INFO_V1(genroc_start_version);
 
 /* genroc.alias_set(p_name text, p_alias text, p_routing jsonb, p_description text) */
 Datum
 genroc_alias_set(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_alias_set(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1),
-								 genroc_jsonb_arg_or_null(fcinfo, 2), genroc_text_arg_or_null(fcinfo, 3), &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_alias_set(genroc_text_arg_or_null(fcinfo, 0),
+											   genroc_text_arg_or_null(fcinfo, 1),
+											   genroc_jsonb_arg_or_null(fcinfo, 2),
+											   genroc_text_arg_or_null(fcinfo, 3), &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -45,13 +41,9 @@ genroc_alias_set(PG_FUNCTION_ARGS)
 Datum
 genroc_alias_drop(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_alias_drop(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1), &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_alias_drop(genroc_text_arg_or_null(fcinfo, 0),
+												genroc_text_arg_or_null(fcinfo, 1), &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -60,14 +52,9 @@ Datum
 genroc_get_alias(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_get_alias(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1), &json,
-								 &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_get_alias(genroc_text_arg_or_null(fcinfo, 0),
+											   genroc_text_arg_or_null(fcinfo, 1), &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -76,13 +63,8 @@ Datum
 genroc_list_aliases(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_list_aliases(genroc_text_arg_or_null(fcinfo, 0), &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_list_aliases(genroc_text_arg_or_null(fcinfo, 0), &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -90,30 +72,8 @@ genroc_list_aliases(PG_FUNCTION_ARGS)
 Datum
 genroc_undefine(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_undefine(genroc_text_arg_or_null(fcinfo, 0), !PG_ARGISNULL(1),
-								PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_undefine(genroc_text_arg_or_null(fcinfo, 0), !PG_ARGISNULL(1),
+											  PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &engine_err));
 	PG_RETURN_VOID();
-}
-
-/* genroc._start_version(p_name text, p_version int, p_alias text) */
-Datum
-genroc_start_version(PG_FUNCTION_ARGS)
-{
-	GenrocEngineError err = {0};
-	int			version = 0;
-	int			depth;
-	int			ok;
-
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_start_version(genroc_text_arg_or_null(fcinfo, 0), !PG_ARGISNULL(1),
-									 PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), genroc_text_arg_or_null(fcinfo, 2),
-									 &version, &err);
-	genroc_engine_end(depth, ok, &err);
-	PG_RETURN_INT32(version);
 }

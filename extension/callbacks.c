@@ -26,9 +26,6 @@ genroc_activity_succeed(PG_FUNCTION_ARGS)
 	char	   *token = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *output = NULL;
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
 	if (!PG_ARGISNULL(1))
 	{
@@ -36,9 +33,7 @@ genroc_activity_succeed(PG_FUNCTION_ARGS)
 
 		output = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
 	}
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_task_token_succeed(token, output, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_task_token_succeed(token, output, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -47,14 +42,11 @@ Datum
 genroc_activity_fail(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_task_token_fail(genroc_text_arg_or_null(fcinfo, 0), genroc_text_arg_or_null(fcinfo, 1),
-									   genroc_text_arg_or_null(fcinfo, 2), &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_task_token_fail(genroc_text_arg_or_null(fcinfo, 0),
+													 genroc_text_arg_or_null(fcinfo, 1),
+													 genroc_text_arg_or_null(fcinfo, 2), &status,
+													 &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -62,12 +54,7 @@ genroc_activity_fail(PG_FUNCTION_ARGS)
 Datum
 genroc_activity_heartbeat(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_task_token_heartbeat(genroc_text_arg_or_null(fcinfo, 0), &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_task_token_heartbeat(genroc_text_arg_or_null(fcinfo, 0), &engine_err));
 	PG_RETURN_VOID();
 }

@@ -62,16 +62,11 @@ Datum
 genroc_cancel(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *error = genroc_text_arg_or_null(fcinfo, 1);
 	char	   *cause = genroc_text_arg_or_null(fcinfo, 2);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_cancel(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), error, cause, &status,
-							  &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_cancel(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0),
+											error, cause, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -80,18 +75,14 @@ genroc_cancel(PG_FUNCTION_ARGS)
 Datum
 genroc_cancel_tree(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *cause = genroc_text_arg_or_null(fcinfo, 1);
 	char	   *children_cause = genroc_text_arg_or_null(fcinfo, 2);
 	char	   *error = genroc_text_arg_or_null(fcinfo, 3);
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_VOID();
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_cancel_tree(PG_GETARG_INT64(0), cause, children_cause, error, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_cancel_tree(PG_GETARG_INT64(0), cause, children_cause, error,
+												 &engine_err));
 	PG_RETURN_VOID();
 }
 
@@ -99,13 +90,9 @@ static Datum
 run_again(FunctionCallInfo fcinfo, char *output)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_run_again(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), output, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_run_again(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0),
+											   output, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -131,16 +118,11 @@ Datum
 genroc_emit(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *name = genroc_text_arg_or_null(fcinfo, 1);
 	char	   *payload = genroc_jsonb_arg_or_null(fcinfo, 2);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_emit(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), name, payload, &status,
-							&err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_emit(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), name,
+										  payload, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -150,15 +132,10 @@ Datum
 genroc_deliver_event(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *name = genroc_text_arg_or_null(fcinfo, 1);
 	char	   *payload = genroc_jsonb_arg_or_null(fcinfo, 2);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_deliver_event(PG_GETARG_INT64(0), name, payload, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_deliver_event(PG_GETARG_INT64(0), name, payload, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -166,21 +143,16 @@ genroc_deliver_event(PG_FUNCTION_ARGS)
 Datum
 genroc_renew(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int64_t    *kept = NULL;
 	int			nkept = 0;
-	int			depth;
-	int			ok;
 	int			has;
 	int			n;
 	int			k;
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	int64_t    *ids = ids_arg(fcinfo, 1, &has, &n);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_renew(worker, has, ids, n, &kept, &nkept, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_renew(worker, has, ids, n, &kept, &nkept, &engine_err));
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (k = 0; k < nkept; k++)
@@ -198,18 +170,13 @@ genroc_renew(PG_FUNCTION_ARGS)
 Datum
 genroc_release(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
 	int64_t		released = 0;
-	int			depth;
-	int			ok;
 	int			has;
 	int			n;
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 0);
 	int64_t    *ids = ids_arg(fcinfo, 1, &has, &n);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_release(worker, has, ids, n, &released, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_release(worker, has, ids, n, &released, &engine_err));
 	PG_RETURN_INT32((int32) released);
 }
 
@@ -220,19 +187,15 @@ Datum
 genroc_claim_activity(PG_FUNCTION_ARGS)
 {
 	GenrocActivityClaim *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 	char	   *activity = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 1);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_claim_activity(activity, worker, !PG_ARGISNULL(2), PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2),
-									  &rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_claim_activity(activity, worker, !PG_ARGISNULL(2),
+													PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2), &rows, &n,
+													&engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -259,13 +222,10 @@ genroc_claim_activity(PG_FUNCTION_ARGS)
 Datum
 genroc_claim_wake(PG_FUNCTION_ARGS)
 {
-	GenrocEngineError err = {0};
 	const char **queues = NULL;
 	int			n = 0;
 	int			has_wake = 0;
 	int64_t		wake = 0;
-	int			depth;
-	int			ok;
 
 	if (!PG_ARGISNULL(0))
 	{
@@ -279,9 +239,7 @@ genroc_claim_wake(PG_FUNCTION_ARGS)
 		for (i = 0; i < count; i++)
 			queues[n++] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
 	}
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_claim_wake(!PG_ARGISNULL(0), queues, n, &has_wake, &wake, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_claim_wake(!PG_ARGISNULL(0), queues, n, &has_wake, &wake, &engine_err));
 	if (!has_wake)
 		PG_RETURN_NULL();
 	PG_RETURN_INT64(wake);

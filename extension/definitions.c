@@ -127,16 +127,11 @@ static Datum
 define_common(FunctionCallInfo fcinfo, const char *name, const char *definition, int as_written)
 {
 	GenrocDefined out = {0};
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_define(name, definition, as_written, &out, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_define(name, definition, as_written, &out, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	values[0] = CStringGetTextDatum(out.name);
@@ -174,16 +169,11 @@ Datum
 genroc_list_definitions(PG_FUNCTION_ARGS)
 {
 	GenrocDefinitionRow *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_list_definitions(&rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_list_definitions(&rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -210,13 +200,9 @@ genroc_get_definition(PG_FUNCTION_ARGS)
 {
 	char	   *name = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_get_definition(name, !PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1),
-									  &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_get_definition(name, !PG_ARGISNULL(1),
+													PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &json,
+													&engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }

@@ -184,9 +184,6 @@ extern int	genroc_engine_get_alias(const char *name, const char *alias, char **j
 extern int	genroc_engine_list_aliases(const char *name, char **json, GenrocEngineError *err);
 /* genroc.undefine: the name, or one version of it. */
 extern int	genroc_engine_undefine(const char *name, int has_version, int64_t version, GenrocEngineError *err);
-/* genroc._start_version: the version a start runs, in *version. */
-extern int	genroc_engine_start_version(const char *name, int has_version, int64_t version, const char *alias,
-										int *out, GenrocEngineError *err);
 
 extern void genroc_engine_free(void *p);
 extern void genroc_engine_error_free(GenrocEngineError *err);

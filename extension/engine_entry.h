@@ -19,6 +19,20 @@ extern void genroc_engine_begin(int *depth);
 /* Closes SPI; then raises *err (its SQLSTATE, message, detail, hint) unless ok. */
 extern void genroc_engine_end(int depth, int ok, GenrocEngineError *err);
 extern void genroc_raise_engine_error(GenrocEngineError *err);
+/*
+ * GENROC_ENGINE_CALL(call): an entry point's frame around one engine call —
+ * genroc_engine_begin, the call, genroc_engine_end with what it returned.
+ * The call reports a failure into engine_err, which the macro declares:
+ *     GENROC_ENGINE_CALL(genroc_engine_queue_drop(name, &engine_err));
+ */
+#define GENROC_ENGINE_CALL(call) \
+	do { \
+		GenrocEngineError engine_err = {0}; \
+		int			engine_depth; \
+		genroc_engine_begin(&engine_depth); \
+		genroc_engine_end(engine_depth, (call), &engine_err); \
+	} while (0)
+
 /* Argument k as a palloc'd C string, or NULL for SQL NULL. */
 extern char *genroc_text_arg_or_null(FunctionCallInfo fcinfo, int k);
 /* A jsonb argument k as JSON text (palloc'd), or NULL for SQL NULL. */

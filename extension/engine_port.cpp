@@ -453,16 +453,6 @@ extern "C" int genroc_engine_undefine(const char *name, int has_version, int64_t
 	});
 }
 
-extern "C" int genroc_engine_start_version(const char *name, int has_version, int64_t version, const char *alias,
-										   int *out, GenrocEngineError *err) {
-	*out = 0;
-	return guarded(err, [&] {
-		PgPort port(false);
-		if (!name) raise(Msg::ARG_NULL, {"p_definition"});
-		*out = start_version(port, name, has_version ? std::optional<int64_t>(version) : std::nullopt, arg(alias));
-	});
-}
-
 extern "C" void genroc_engine_free(void *p) { std::free(p); }
 
 extern "C" void genroc_engine_error_free(GenrocEngineError *err) {

@@ -30,14 +30,9 @@ genroc_get_instance(PG_FUNCTION_ARGS)
 {
 	char	   *options = PG_NARGS() > 1 ? genroc_jsonb_arg_or_null(fcinfo, 1) : NULL;
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_get_instance(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), options, &json,
-									&err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_get_instance(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0),
+												  options, &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -47,16 +42,11 @@ genroc_list_instances(PG_FUNCTION_ARGS)
 {
 	char	   *filter = genroc_jsonb_arg_or_null(fcinfo, 0);
 	char	  **rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_list_instances(filter, &rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_list_instances(filter, &rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (k = 0; k < n; k++)
@@ -79,17 +69,12 @@ genroc_history(PG_FUNCTION_ARGS)
 {
 	char	   *options = PG_NARGS() > 1 ? genroc_jsonb_arg_or_null(fcinfo, 1) : NULL;
 	GenrocLogRow *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_history(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), options, &rows, &n,
-							   &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_history(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0),
+											 options, &rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -119,12 +104,7 @@ Datum
 genroc_capabilities(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_capabilities(&json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_capabilities(&json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }

@@ -28,16 +28,11 @@ Datum
 genroc_queue_stats(PG_FUNCTION_ARGS)
 {
 	GenrocQueueStatRow *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_queue_stats(&rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_queue_stats(&rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)
@@ -62,13 +57,9 @@ Datum
 genroc_metrics(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_metrics(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0), &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_metrics(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0),
+											 &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -77,16 +68,11 @@ Datum
 genroc_tickers(PG_FUNCTION_ARGS)
 {
 	GenrocTickerRow *rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_tickers(&rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_tickers(&rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (k = 0; k < n; k++)

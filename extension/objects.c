@@ -24,12 +24,7 @@ genroc_get_object(PG_FUNCTION_ARGS)
 {
 	char	   *ref = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_get_object(ref, &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_get_object(ref, &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }

@@ -21,14 +21,9 @@ Datum
 genroc_redrive(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *client_token = genroc_text_arg_or_null(fcinfo, 1);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_redrive(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), client_token, &status,
-							   &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_redrive(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0),
+											 client_token, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }

@@ -33,14 +33,10 @@ Datum
 genroc_complete(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *output = genroc_jsonb_arg_or_null(fcinfo, 2);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_complete(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1), output, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_complete(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1),
+											  output, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -49,15 +45,11 @@ Datum
 genroc_fail(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *error = genroc_text_arg_or_null(fcinfo, 2);
 	char	   *cause = genroc_text_arg_or_null(fcinfo, 3);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_fail(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1), error, cause, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_fail(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1), error,
+										  cause, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -129,19 +121,15 @@ Datum
 genroc_complete_and_claim(PG_FUNCTION_ARGS)
 {
 	GenrocReportResult r;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	int			has_queues;
 	int			n;
 	char	   *output = genroc_jsonb_arg_or_null(fcinfo, 2);
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 3);
 	const char **queues = queues_arg(fcinfo, 4, &has_queues, &n);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_complete_and_claim(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1), output, worker,
-										  has_queues, queues, n, &r, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_complete_and_claim(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1),
+														ARG_ID(1), output, worker, has_queues, queues, n, &r,
+														&engine_err));
 	return report_row(fcinfo, &r);
 }
 
@@ -152,9 +140,6 @@ Datum
 genroc_fail_and_claim(PG_FUNCTION_ARGS)
 {
 	GenrocReportResult r;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	int			has_queues;
 	int			n;
 	char	   *error = genroc_text_arg_or_null(fcinfo, 2);
@@ -162,9 +147,8 @@ genroc_fail_and_claim(PG_FUNCTION_ARGS)
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 4);
 	const char **queues = queues_arg(fcinfo, 5, &has_queues, &n);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_fail_and_claim(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1), error, cause, worker,
-									  has_queues, queues, n, &r, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_fail_and_claim(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1),
+													error, cause, worker, has_queues, queues, n, &r,
+													&engine_err));
 	return report_row(fcinfo, &r);
 }

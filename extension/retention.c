@@ -41,16 +41,11 @@ Datum
 genroc_prune(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	GenrocRetention log_retention = retention_arg(fcinfo, 0);
 	GenrocRetention instance_retention = retention_arg(fcinfo, 1);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_prune(log_retention, instance_retention, !PG_ARGISNULL(2),
-							 PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2), &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_prune(log_retention, instance_retention, !PG_ARGISNULL(2),
+										   PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2), &json, &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -59,12 +54,8 @@ Datum
 genroc_tick(PG_FUNCTION_ARGS)
 {
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_tick(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0), &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_tick(!PG_ARGISNULL(0), PG_ARGISNULL(0) ? 0 : PG_GETARG_INT32(0), &json,
+										  &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }

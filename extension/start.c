@@ -50,17 +50,12 @@ Datum
 genroc_start(PG_FUNCTION_ARGS)
 {
 	GenrocStarted *rows = NULL;
-	GenrocEngineError err = {0};
 	int			n = 0;
-	int			depth;
-	int			ok;
 	char	   *definition = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *input = genroc_jsonb_arg_or_null(fcinfo, 1);
 	char	   *options = genroc_jsonb_arg_or_null(fcinfo, 2);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_start(definition, input, options, &rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_start(definition, input, options, &rows, &n, &engine_err));
 	return started_rows(fcinfo, rows, n, true);
 }
 
@@ -70,16 +65,11 @@ Datum
 genroc_start_many(PG_FUNCTION_ARGS)
 {
 	GenrocStarted *rows = NULL;
-	GenrocEngineError err = {0};
 	int			n = 0;
-	int			depth;
-	int			ok;
 	char	   *definition = genroc_text_arg_or_null(fcinfo, 0);
 	char	   *inputs = genroc_jsonb_arg_or_null(fcinfo, 1);
 	char	   *options = genroc_jsonb_arg_or_null(fcinfo, 2);
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_start_many(definition, inputs, options, &rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_start_many(definition, inputs, options, &rows, &n, &engine_err));
 	return started_rows(fcinfo, rows, n, false);
 }

@@ -28,9 +28,6 @@ Datum
 genroc_apply_step(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *request;
 	char	   *first;
 	char	   *worker;
@@ -58,9 +55,8 @@ genroc_apply_step(PG_FUNCTION_ARGS)
 		nqueues = n;
 	}
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_apply_step(PG_GETARG_INT64(0), request, first, worker, queues, nqueues, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_apply_step(PG_GETARG_INT64(0), request, first, worker, queues, nqueues,
+												&status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -72,9 +68,6 @@ Datum
 genroc_fail_task(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *error = genroc_text_arg_or_null(fcinfo, 1);
 	char	   *cause = genroc_text_arg_or_null(fcinfo, 2);
 
@@ -82,9 +75,7 @@ genroc_fail_task(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("p_instance must not be null")));
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_fail_task(PG_GETARG_INT64(0), error, cause, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_fail_task(PG_GETARG_INT64(0), error, cause, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
@@ -93,17 +84,12 @@ Datum
 genroc_interrupt(PG_FUNCTION_ARGS)
 {
 	char	   *status = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 	char	   *reason = genroc_text_arg_or_null(fcinfo, 1);
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("p_instance must not be null")));
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_interrupt(PG_GETARG_INT64(0), reason, &status, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_interrupt(PG_GETARG_INT64(0), reason, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }

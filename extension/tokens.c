@@ -35,9 +35,6 @@ genroc_token_create(PG_FUNCTION_ARGS)
 	const char **permissions = NULL;
 	int			npermissions = 0;
 	char	   *json = NULL;
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
 	if (!PG_ARGISNULL(1))
 	{
@@ -52,9 +49,8 @@ genroc_token_create(PG_FUNCTION_ARGS)
 		for (k = 0; k < npermissions; k++)
 			permissions[k] = nulls[k] ? NULL : TextDatumGetCString(elems[k]);
 	}
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_token_create(name, permissions, npermissions, created_by, secret, &json, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_token_create(name, permissions, npermissions, created_by, secret, &json,
+												  &engine_err));
 	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
@@ -87,16 +83,11 @@ Datum
 genroc_token_list(PG_FUNCTION_ARGS)
 {
 	char	  **rows = NULL;
-	GenrocEngineError err = {0};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			n = 0;
-	int			depth;
-	int			ok;
 	int			k;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_token_list(&rows, &n, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_token_list(&rows, &n, &engine_err));
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	for (k = 0; k < n; k++)
@@ -115,12 +106,7 @@ Datum
 genroc_token_revoke(PG_FUNCTION_ARGS)
 {
 	char	   *id = genroc_text_arg_or_null(fcinfo, 0);
-	GenrocEngineError err = {0};
-	int			depth;
-	int			ok;
 
-	genroc_engine_begin(&depth);
-	ok = genroc_engine_token_revoke(id, &err);
-	genroc_engine_end(depth, ok, &err);
+	GENROC_ENGINE_CALL(genroc_engine_token_revoke(id, &engine_err));
 	PG_RETURN_VOID();
 }

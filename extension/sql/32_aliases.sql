@@ -77,27 +77,3 @@ CREATE FUNCTION genroc.undefine(p_name text, p_version int DEFAULT NULL) RETURNS
 	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.undefine(text, int) IS
 	'Deletes definition p_name (no more starts, not listed, its aliases dropped; running instances go on) or its version p_version (55006 while an alias routes to it).';
-
--- The version a start runs (start's p_alias or p_version, else the newest);
--- a private helper of genroc.start, which has checked the caller's rights.
-CREATE FUNCTION genroc._start_version(p_name text, p_version int, p_alias text) RETURNS int
-	AS 'MODULE_PATHNAME', 'genroc_start_version'
-	LANGUAGE C VOLATILE;
-
--- The definition a start runs (start, start_many): the version
--- genroc._start_version picks (p_alias's draw, p_version or the newest;
--- RC002, RC016, RC017 from there).
--- PL/pgSQL rather than SQL: its statement's plan is kept for the session, where
--- a SQL function's would be planned again at every start.
-CREATE FUNCTION genroc._start_definition(p_name text, p_version int, p_alias text) RETURNS genroc._definitions
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	-- once: an alias's version is a draw
-	v_version int := genroc._start_version(p_name, p_version, p_alias);
-	v_def genroc._definitions;
-BEGIN
-	SELECT d.* INTO STRICT v_def FROM genroc._definitions d WHERE d.name = p_name AND d.version = v_version;
-	RETURN v_def;
-END;
-$$;

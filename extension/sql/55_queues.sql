@@ -74,13 +74,6 @@ CREATE INDEX _instances_partition ON genroc._instances (queue, partition_key, st
 
 REVOKE ALL ON genroc._queues, genroc._queue_starts FROM PUBLIC;
 
--- Semantics: a glob matches the whole text; * is any run of characters, ?
--- one character, everything else (\ % _ included) is itself.
-CREATE FUNCTION genroc._glob(p_text text, p_glob text) RETURNS boolean
-	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	RETURN p_text LIKE replace(replace(replace(replace(replace(p_glob,
-		'\', '\\'), '%', '\%'), '_', '\_'), '*', '%'), '?', '_');
-
 -- The effective settings of a queue name: its own row, for <q>.<region> the
 -- row of q (kind 'region'), else none (kind NULL); NULL options from the
 -- default queue, then the built-in defaults.
@@ -90,23 +83,6 @@ CREATE FUNCTION genroc._queue_settings(p_queue text,
 	OUT partition_rate_limit int, OUT partition_rate_period interval)
 	AS 'MODULE_PATHNAME', 'genroc_queue_settings'
 	LANGUAGE C STABLE;
-
--- Semantics of a match: every list it has must match (an empty list matches
--- everything); definitions: one glob matches the definition name; tenants:
--- one glob matches the label "tenant" (absent: no match); labels: every
--- key is among the instance's labels with a value its glob matches.
-CREATE FUNCTION genroc._matches(p_match jsonb, p_definition text, p_labels jsonb) RETURNS boolean
-	LANGUAGE sql IMMUTABLE
-	BEGIN ATOMIC
-		SELECT (NOT p_match ? 'definitions' OR jsonb_array_length(p_match -> 'definitions') = 0
-				OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(p_match -> 'definitions') AS g
-						   WHERE genroc._glob(p_definition, g)))
-		   AND (NOT p_match ? 'tenants' OR jsonb_array_length(p_match -> 'tenants') = 0
-				OR EXISTS (SELECT 1 FROM jsonb_array_elements_text(p_match -> 'tenants') AS g
-						   WHERE genroc._glob(p_labels ->> 'tenant', g)))
-		   AND NOT EXISTS (SELECT 1 FROM jsonb_each_text(coalesce(p_match -> 'labels', '{}')) AS l
-						   WHERE NOT coalesce(genroc._glob(p_labels ->> l.key, l.value), false));
-	END;
 
 /*
  * Semantics of routing (at start; the queue is recorded on the instance and

@@ -249,3 +249,8 @@ DROP FUNCTION genroc._parse_time(jsonb, text);
 DROP FUNCTION genroc._int_option(jsonb, text);
 DROP FUNCTION genroc._text_option(jsonb, text);
 DROP FUNCTION genroc._labels_option(jsonb, text);
+
+-- Routing is the engine's (engine/admission.cpp, engine/queue_rules.hpp): the
+-- SQL glob and match helpers nothing calls any more go.
+DROP FUNCTION genroc._matches(jsonb, text, jsonb);
+DROP FUNCTION genroc._glob(text, text);
