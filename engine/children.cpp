@@ -103,6 +103,21 @@ void fanout_row(Port &port, int64_t parent, int64_t gen) {
 	port.exec(Stmt::CHILDREN_COUNTS_MAKE, {parent, gen});
 }
 
+// A wait for children or an event: the position's columns every such
+// wait leaves (no task, no lease, no timer yet, no activity).
+Stop waiting_stop(const std::optional<std::string> &state, const json &state_input, const json &counts,
+				  const std::optional<int64_t> &timeout) {
+	Stop s;
+	s.status = "waiting";
+	s.state = state;
+	if (!state_input.is_null()) s.state_input = state_input;
+	s.retry_counts = counts;
+	s.attempt = attempt_of(counts);
+	s.interruptions = 0;
+	s.timeout_s = timeout;
+	return s;
+}
+
 // genroc._depth: how many instances are above this one.
 int64_t depth(Port &port, int64_t id) { return port.query(Stmt::CHILDREN_DEPTH, {id}).at(0).i64(0); }
 
@@ -186,8 +201,14 @@ std::string fan_out(Port &port, int64_t parent, const json &out) {
 				   {"tolerated_count", member(out, "tolerated_count")},
 				   {"tolerated_percentage", member(out, "tolerated_percentage")}};
 	if (kind == "call") fanout["sync"] = member(out, "sync");
-	port.exec(Stmt::CHILDREN_PARK, {parent, state, json_param(state_input), JsonText{json_text(counts)},
-									attempt_of(counts), timeout, delay, JsonText{json_text(fanout)}, now});
+	// the parent waits for its children (a sync call's TimeoutSeconds
+	// counts from the child's start, after a retry's back-off)
+	Stop park = waiting_stop(state, state_input, counts, timeout);
+	park.wait_kind = "children";
+	if (timeout) park.timeout_in = delay + *timeout * 1000;
+	if (delay > 0) park.wait_until = now + delay;
+	park.fanout = std::move(fanout);
+	write_stop(port, parent, park);
 	port.exec(Stmt::CHILDREN_INSERT, {parent, JsonText{json_text(items)}, gen, kind != "call", now});
 	port.exec(Stmt::CHILDREN_COUNTS_RESET, {parent, gen, total});
 	if (kind == "call") {
@@ -351,8 +372,12 @@ std::string park_event(Port &port, int64_t instance, const json &out) {
 	const std::optional<int64_t> timeout = opt_int(out, "timeout_s");
 	const std::optional<std::string> state = opt_str(out, "state");
 	const std::string name = opt_str(out, "name").value_or("");
-	port.exec(Stmt::EVENT_PARK, {instance, state, json_param(member(out, "state_input")), JsonText{json_text(counts)},
-								 attempt_of(counts), timeout, name, port.now_ms()});
+	Stop park = waiting_stop(state, member(out, "state_input"), counts, timeout);
+	park.resource = "genroc:event";
+	park.wait_kind = "event";
+	park.activity = name;
+	if (timeout) park.timeout_in = *timeout * 1000;
+	write_stop(port, instance, park);
 	log(port, instance, "event_waiting", state,
 		{{"name", member(out, "name")}, {"timeout_s", timeout ? json(*timeout) : json(nullptr)}});
 	Rows kept = port.query(Stmt::EVENT_KEPT, {instance, name});

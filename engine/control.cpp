@@ -18,6 +18,7 @@
 #include "engine.hpp"
 #include "errors.hpp"
 #include "limits.hpp"
+#include "steps.hpp"
 
 namespace genroc::engine {
 
@@ -135,11 +136,26 @@ void cancel_tree(Port &port, int64_t instance, const std::optional<std::string> 
 				 const std::optional<std::string> &children_cause, const std::optional<std::string> &error) {
 	for (const Row &r : port.query(Stmt::CANCEL_TREE_CHILDREN, {instance}))
 		cancel_tree(port, r.i64(0), children_cause ? children_cause : cause);
-	Rows rows = port.query(Stmt::CONTROL_STATUS, {instance});
+	Rows rows = port.query(Stmt::CANCEL_TREE_ROW, {instance});
 	if (rows.empty() || ended(rows[0].text(0))) return;
-	const std::string previous = rows[0].text(0);
-	const std::optional<std::string> state = rows[0].otext(1);
-	port.exec(Stmt::CANCEL_TREE_END, {instance, cause, error, port.now_ms()});
+	const Row &r = rows[0];
+	const std::string previous = r.text(0);
+	const std::optional<std::string> state = r.otext(1);
+	// ended as cancelled where it stood: its lease, timer, task and
+	// activity token dropped; its state, that state's input and its retry
+	// counts kept (retry and resume run it again from there)
+	Stop end;
+	end.status = "cancelled";
+	end.state = state;
+	if (!r.is_null(2)) end.state_input = parse_json(r.text(2), "the state input");
+	if (!r.is_null(3)) end.retry_counts = parse_json(r.text(3), "the retry counts");
+	end.only_once = !r.is_null(4) && r.boolean(4);
+	end.timeout_s = r.oi64(5);
+	end.heartbeat_s = r.oi64(6);
+	end.ended = true;
+	end.error = error.value_or("genroc.Cancelled");
+	end.cause = cause;
+	write_stop(port, instance, end);
 	json detail = {{"previous_status", previous}};
 	if (cause) detail["cause"] = *cause;
 	if (error) detail["error"] = *error;

@@ -3,7 +3,8 @@
 // the store's own ask (STEP_ASK: PostgreSQL's genroc._step_in_context, the
 // SQLite store's step); what follows is written once here: one row writer
 // per outcome kind, each saying every column of the instance's position
-// it leaves (Stop), all written by the one statement STEP_STOP; the log
+// it leaves (Stop), all written by the one statement STEP_STOP (the
+// waits of engine/children.cpp and a cancel write theirs through it too); the log
 // rows in one insert; then what the outcome hands on: a fan-out, an event
 // wait, a child's end (engine/children.cpp), a partition slot (reached
 // through a statement).
@@ -19,33 +20,6 @@
 
 namespace genroc::engine {
 
-namespace {
-
-// What an outcome leaves in the instance's position (STEP_STOP): every
-// column, so that each writer below says all of them.  Times are offsets
-// in ms from the operation's clock; "kept" leaves the column as it is.
-struct Stop {
-	std::string status;
-	std::optional<std::string> state;
-	std::optional<json> state_input, task_input;  // null: none
-	std::optional<std::string> resource;
-	std::optional<int64_t> eligible_in;	 // kept when null
-	std::optional<std::string> lease_owner;
-	bool new_epoch = false;
-	std::optional<int64_t> lease_in;
-	std::optional<json> retry_counts;
-	std::optional<int64_t> attempt, interruptions;	// kept when null
-	bool only_once = false;
-	std::optional<int64_t> timeout_s, timeout_in, heartbeat_s;
-	std::optional<std::string> wait_kind;
-	std::optional<int64_t> wait_until;	// ms since the epoch
-	std::optional<std::string> activity, activity_token;
-	bool ended = false;	 // output, error, cause, ended_at written
-	std::optional<json> output;
-	std::optional<std::string> error, cause;
-};
-
-// Writes the stop; the lease epoch the row has then.
 int64_t write_stop(Port &port, int64_t id, const Stop &s) {
 	const auto text = [](const std::optional<std::string> &v) { return v ? Param(*v) : Param::null(Param::Kind::text); };
 	const auto i64 = [](const std::optional<int64_t> &v) { return v ? Param(*v) : Param::null(Param::Kind::i64); };
@@ -58,10 +32,13 @@ int64_t write_stop(Port &port, int64_t id, const Stop &s) {
 							i64(s.attempt), i64(s.interruptions), s.only_once, i64(s.timeout_s), i64(s.timeout_in),
 							i64(s.heartbeat_s), text(s.wait_kind), i64(s.wait_until), text(s.activity),
 							text(s.activity_token), s.ended, js(s.output), text(s.error), text(s.cause),
-							port.now_ms()});
+							port.now_ms(), js(s.fanout)});
 	if (rows.empty()) throw Error("XX000", "instance " + std::to_string(id) + " is missing");
 	return rows[0].i64(0);
 }
+
+
+namespace {
 
 std::optional<int64_t> opt_int(const json &out, const char *k) {
 	auto it = out.find(k);

@@ -19,6 +19,35 @@ struct Handback {
 	std::vector<std::string> queues;
 };
 
+// What an outcome leaves in the instance's position (STEP_STOP): every
+// column, so that each writer below says all of them.  Times are offsets
+// in ms from the operation's clock; "kept" leaves the column as it is.
+struct Stop {
+	std::string status;
+	std::optional<std::string> state;
+	std::optional<json> state_input, task_input;  // null: none
+	std::optional<std::string> resource;
+	std::optional<int64_t> eligible_in;	 // kept when null
+	std::optional<std::string> lease_owner;
+	bool new_epoch = false;
+	std::optional<int64_t> lease_in;
+	std::optional<json> retry_counts;
+	std::optional<int64_t> attempt, interruptions;	// kept when null
+	bool only_once = false;
+	std::optional<int64_t> timeout_s, timeout_in, heartbeat_s;
+	std::optional<std::string> wait_kind;
+	std::optional<int64_t> wait_until;	// ms since the epoch
+	std::optional<std::string> activity, activity_token;
+	bool ended = false;	 // output, error, cause, ended_at written
+	std::optional<json> output;
+	std::optional<std::string> error, cause;
+	std::optional<json> fanout;  // a fan-out's bookkeeping (kept when null)
+};
+
+// Writes the stop (the one statement STEP_STOP, the only wide UPDATE of
+// the instance row); the lease epoch the row has then.
+int64_t write_stop(Port &port, int64_t id, const Stop &s);
+
 // genroc._apply_step(p_instance, p_request, p_first, p_handback_worker,
 // p_handback_queues): runs one interpreter step for a locked instance
 // (the store's own ask, STEP_ASK) and records where it stopped; returns the
