@@ -223,4 +223,30 @@ ReportResult fail_and_claim(Port &port, std::optional<int64_t> instance, std::op
 	return result(port, l, apply_step(port, l.id, task_request(l, "task_failed", nullptr, error, cause), first, &hb));
 }
 
+ReportResult complete_one_of_many(Port &port, int64_t instance, int64_t epoch, const std::string &output,
+								  const std::optional<std::string> &worker,
+								  const std::optional<std::vector<std::string>> &queues, std::string &not_taken) {
+	Leased l;
+	try {
+		l = begin(port, instance, epoch, true);
+	} catch (const Error &e) {
+		// raised by leased before anything was written or locked
+		if (e.sqlstate != sqlstate_of(Msg::INSTANCE_NOT_FOUND) && e.sqlstate != sqlstate_of(Msg::REPORT_LEASE_LOST))
+			throw;
+		not_taken = e.sqlstate;
+		return {};
+	}
+	const json out = parse_json(output, "the step request");
+	const json request = task_request(l, "task_succeeded", &out, std::nullopt, std::nullopt);
+	if (!worker || !queues) {
+		// complete's: the task's room freed before its step
+		room_freed(port, l.queue);
+		ReportResult r;
+		r.status = apply_step(port, l.id, request, succeeded_row(l, out));
+		return r;
+	}
+	const Handback hb = handback_of(*worker, *queues);
+	return result(port, l, apply_step(port, l.id, request, succeeded_row(l, out), &hb));
+}
+
 }  // namespace genroc::engine

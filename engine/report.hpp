@@ -61,4 +61,14 @@ ReportResult fail_and_claim(Port &port, std::optional<int64_t> instance, std::op
 							const std::optional<std::string> &worker,
 							const std::optional<std::vector<std::string>> &queues);
 
+// One of genroc.complete_many's reports (engine/many.cpp), after its
+// arguments were checked and its rows locked: complete's report (no
+// worker) or complete_and_claim's (worker and queues), without their
+// argument checks and progress commit class.  A report not taken (no such
+// instance, a lost lease: nothing written) sets not_taken to its SQLSTATE
+// (RC003, RC004; complete_many answers it in the report's row).
+ReportResult complete_one_of_many(Port &port, int64_t instance, int64_t epoch, const std::string &output,
+								  const std::optional<std::string> &worker,
+								  const std::optional<std::vector<std::string>> &queues, std::string &not_taken);
+
 }  // namespace genroc::engine
