@@ -452,16 +452,6 @@ class SqliteStore final : public Store {
 						std::to_string(ms * 1000), (ms >= 0 && ms < 253402300800000) ? "1" : "0"});
 				return rows;
 			}
-			case engine::Stmt::STEP_FAILED_REQUEST: {
-				const Inst inst = load(p[0].i64());
-				engine::Rows rows;
-				rows.emplace_back(std::vector<std::optional<std::string>>{
-					inst.state, task_request(inst, "task_failed", nullptr,
-											 p[1].is_null() ? std::nullopt : std::optional<std::string>(p[1].text()),
-											 p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()))
-									.dump()});
-				return rows;
-			}
 			case engine::Stmt::STEP_ASK: return step_answer(p[0].i64(), json::parse(p[1].text()), now);
 			case engine::Stmt::STEP_HANDBACK_LEASE: {
 				// the row and worker apply_step was given, else (engine/report.cpp) the row as it is now
@@ -483,13 +473,6 @@ class SqliteStore final : public Store {
 						r.value("detail", json(nullptr)));
 				return engine::Rows{};
 			}
-			// composition (engine/children.cpp): the request that goes on from a
-			// task
-			case engine::Stmt::CHILDREN_TASK_REQUEST:
-				return one(task_request(load(p[0].i64()), p[1].text(), p[2].is_null() ? json(nullptr) : json::parse(p[2].text()),
-										p[3].is_null() ? std::nullopt : std::optional<std::string>(p[3].text()),
-										p[4].is_null() ? std::nullopt : std::optional<std::string>(p[4].text()))
-							   .dump());
 			case engine::Stmt::FLUSH_COMMIT: {
 				const std::string c = p[0].text();
 				flush_on_commit(c == "terminal"			   ? Commit::terminal
