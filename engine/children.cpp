@@ -5,10 +5,10 @@
 // genroc:event.
 //
 // What it reuses of the operations still written per store it reaches
-// through statements: the request that goes on from a task
-// (`_task_request`), the log (`_log`) and stored values (`_load_value`).
-// The step, cancelling, delivering an event and routing a call's child are
-// the engine's own (steps.cpp, control.cpp, admission.cpp), called here
+// through statements: the log (`_log`) and stored values (`_load_value`).
+// The step, cancelling, delivering an event, routing a call's child and the
+// request that goes on from a task (`_task_request`) are the engine's own
+// (steps.cpp, control.cpp, admission.cpp, report.cpp), called here
 // in-process.
 #include "children.hpp"
 
@@ -19,6 +19,7 @@
 #include "control.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
+#include "report.hpp"
 #include "steps.hpp"
 
 namespace genroc::engine {
@@ -83,15 +84,11 @@ int64_t attempt_of(const json &counts) {
 	return attempt;
 }
 
-// The request that goes on from the instance's task (genroc._task_request).
+// The request that goes on from the instance's task (genroc._task_request:
+// engine/report.cpp, in-process).
 json task_request(Port &port, int64_t id, const char *op, const json &result, const std::optional<std::string> &error,
 				  const std::optional<std::string> &cause) {
-	Rows r = port.query(Stmt::CHILDREN_TASK_REQUEST,
-						{id, op, std::string(op) == "task_succeeded" ? json_param(result) : Param::null(Param::Kind::json),
-						 error ? Param(*error) : Param::null(Param::Kind::text),
-						 cause ? Param(*cause) : Param::null(Param::Kind::text)});
-	if (r.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(id)});
-	return parse_json(r[0].text(0), "the task's request");
+	return engine::task_request(task_row(port, id), op, &result, error, cause);
 }
 
 // genroc._fanout_row: the counts row of a parent's fan-out of generation

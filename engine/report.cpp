@@ -3,7 +3,8 @@
 // in-process, as are the queue's room (genroc._room_freed) and a
 // HandlerMissing's move (genroc._handler_missing: engine/admission.cpp);
 // the hand-back's check (genroc._handback_lease, asked by the step writer)
-// is still each store's own.
+// is still each store's own.  A task's request (genroc._task_request) is
+// here, for every caller in the engine.
 #include "report.hpp"
 
 #include "admission.hpp"
@@ -64,21 +65,14 @@ Leased leased(Port &port, const std::optional<int64_t> &instance, const std::opt
 	return l;
 }
 
-// genroc._task_request: the request that continues a stopped task with its
-// result or error.
+// The request that continues the leased task (task_request).
 json task_request(const Leased &l, const char *op, const json *result, const std::optional<std::string> &error,
 				  const std::optional<std::string> &cause) {
-	json r = json::object();
-	r["op"] = op;
-	if (l.state) r["state"] = *l.state;
-	if (!l.retry_counts.is_null()) r["retry_counts"] = l.retry_counts;
-	if (error) r["error"] = *error;
-	if (cause) r["cause"] = *cause;
-	r["state_input"] = l.state_input;
-	// a failure without an error name says so: "error": null
-	if (std::string(op) == "task_failed" && !error) r["error"] = nullptr;
-	if (result) r["result"] = *result;
-	return r;
+	TaskRow row;
+	row.state = l.state;
+	row.retry_counts = l.retry_counts;
+	row.state_input = l.state_input;
+	return engine::task_request(row, op, result, error, cause);
 }
 
 // What the reports do before their step: the progress commit class, the
@@ -146,6 +140,37 @@ Handback handback_of(const std::string &worker, const std::vector<std::string> &
 }
 
 }  // namespace
+
+TaskRow task_row(Port &port, int64_t instance) {
+	Rows rows = port.query(Stmt::TASK_ROW, {instance});
+	if (rows.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(instance)});
+	const Row &r = rows[0];
+	TaskRow t;
+	t.state = r.otext(0);
+	if (!r.is_null(1)) t.retry_counts = parse_json(r.text(1), "the task's request");
+	std::string in = r.otext(2).value_or("null");
+	// SQLite keeps a stored value's reference in the column: loaded here
+	if (port.dialect() == Dialect::sqlite && in.find("genroc:object") != std::string::npos)
+		in = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{in}}).at(0).text(0);
+	t.state_input = parse_json(in, "the task's request");
+	return t;
+}
+
+json task_request(const TaskRow &row, const char *op, const json *result, const std::optional<std::string> &error,
+				  const std::optional<std::string> &cause) {
+	json r = json::object();
+	r["op"] = op;
+	if (row.state) r["state"] = *row.state;
+	if (!row.retry_counts.is_null()) r["retry_counts"] = row.retry_counts;
+	if (error) r["error"] = *error;
+	if (cause) r["cause"] = *cause;
+	r["state_input"] = row.state_input;
+	// a failure without an error name says so: "error": null
+	if (std::string(op) == "task_failed" && !error) r["error"] = nullptr;
+	// a success's result (a SQL NULL one: JSON null)
+	if (std::string(op) == "task_succeeded") r["result"] = result ? *result : json(nullptr);
+	return r;
+}
 
 HandedBack handed_back(Port &port, int64_t instance) {
 	Rows rows = port.query(Stmt::REPORT_TASK, {instance});
@@ -221,6 +246,32 @@ ReportResult fail_and_claim(Port &port, std::optional<int64_t> instance, std::op
 						{"detail", {{"error", *error}, {"cause", cause ? json(*cause) : json(nullptr)}}}};
 	const Handback hb = handback_of(*worker, *queues);
 	return result(port, l, apply_step(port, l.id, task_request(l, "task_failed", nullptr, error, cause), first, &hb));
+}
+
+ReportResult complete_one_of_many(Port &port, int64_t instance, int64_t epoch, const std::string &output,
+								  const std::optional<std::string> &worker,
+								  const std::optional<std::vector<std::string>> &queues, std::string &not_taken) {
+	Leased l;
+	try {
+		l = begin(port, instance, epoch, true);
+	} catch (const Error &e) {
+		// raised by leased before anything was written or locked
+		if (e.sqlstate != sqlstate_of(Msg::INSTANCE_NOT_FOUND) && e.sqlstate != sqlstate_of(Msg::REPORT_LEASE_LOST))
+			throw;
+		not_taken = e.sqlstate;
+		return {};
+	}
+	const json out = parse_json(output, "the step request");
+	const json request = task_request(l, "task_succeeded", &out, std::nullopt, std::nullopt);
+	if (!worker || !queues) {
+		// complete's: the task's room freed before its step
+		room_freed(port, l.queue);
+		ReportResult r;
+		r.status = apply_step(port, l.id, request, succeeded_row(l, out));
+		return r;
+	}
+	const Handback hb = handback_of(*worker, *queues);
+	return result(port, l, apply_step(port, l.id, request, succeeded_row(l, out), &hb));
 }
 
 }  // namespace genroc::engine

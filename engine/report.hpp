@@ -61,4 +61,29 @@ ReportResult fail_and_claim(Port &port, std::optional<int64_t> instance, std::op
 							const std::optional<std::string> &worker,
 							const std::optional<std::vector<std::string>> &queues);
 
+// The columns of an instance a task's request reads: its state, its
+// Retry counts and its state input (a stored value loaded).
+struct TaskRow {
+	std::optional<std::string> state;
+	json retry_counts, state_input;
+};
+// Reads them (the caller holds the row lock); XX000 when the row is gone.
+TaskRow task_row(Port &port, int64_t instance);
+// genroc._task_request: the request that continues a stopped task with its
+// result (op "task_succeeded") or error (op "task_failed"); once for both
+// stores, called in-process by the reports, composition, the step writer's
+// fail_task and control's events.
+json task_request(const TaskRow &row, const char *op, const json *result, const std::optional<std::string> &error,
+				  const std::optional<std::string> &cause);
+
+// One of genroc.complete_many's reports (engine/many.cpp), after its
+// arguments were checked and its rows locked: complete's report (no
+// worker) or complete_and_claim's (worker and queues), without their
+// argument checks and progress commit class.  A report not taken (no such
+// instance, a lost lease: nothing written) sets not_taken to its SQLSTATE
+// (RC003, RC004; complete_many answers it in the report's row).
+ReportResult complete_one_of_many(Port &port, int64_t instance, int64_t epoch, const std::string &output,
+								  const std::optional<std::string> &worker,
+								  const std::optional<std::vector<std::string>> &queues, std::string &not_taken);
+
 }  // namespace genroc::engine

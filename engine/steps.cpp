@@ -17,6 +17,7 @@
 #include "engine.hpp"
 #include "errors.hpp"
 #include "limits.hpp"
+#include "report.hpp"
 
 namespace genroc::engine {
 
@@ -253,11 +254,10 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 
 std::string fail_task(Port &port, int64_t id, const std::optional<std::string> &error,
 					  const std::optional<std::string> &cause) {
-	Rows r = port.query(Stmt::STEP_FAILED_REQUEST, {id, error, cause});
-	if (r.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(id)});
-	const json first = log_row("task_failed", r[0].otext(0),
+	const TaskRow row = task_row(port, id);
+	const json first = log_row("task_failed", row.state,
 							   {{"error", error ? json(*error) : json(nullptr)}, {"cause", cause ? json(*cause) : json(nullptr)}});
-	return apply_step(port, id, parse_json(r[0].text(1), "the task's request"), first);
+	return apply_step(port, id, task_request(row, "task_failed", nullptr, error, cause), first);
 }
 
 std::string interrupt(Port &port, int64_t id, const std::string &reason) {

@@ -15,9 +15,10 @@
  *
  * What it does itself is the common batch: valid arguments, more than one
  * report, no instance twice, no queue at global_concurrency (each report
- * frees room there: genroc._room_freed).  Everything else goes to
- * genroc._complete_many_general (50_workers.sql), the reports one by one
- * as complete_and_claim makes each, with the errors of a misused call:
+ * frees room there: genroc._room_freed).  Everything else goes to the
+ * engine's general path (engine/many.cpp, called in-process), the reports
+ * one by one as complete_and_claim makes each, with the errors of a
+ * misused call:
  * a whole call this file does not take, and within a batch it takes, the
  * reports the set-wise statement leaves (a lost lease, a child, an OnlyOnce
  * task, a step that waits, fans out, fails or retries later), in their
@@ -36,7 +37,8 @@
  *	  set-wise		the reports of top-level instances whose step ends the
  *					instance or stops at a handler task ready at once,
  *					written by one statement for the whole batch
- *	  general		genroc._complete_many_general, the PL/pgSQL reports
+ *	  general		engine::complete_many (engine/many.cpp): the reports one
+ *					by one, as complete / complete_and_claim make each
  *
  *-------------------------------------------------------------------------
  */
@@ -49,11 +51,13 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
 #include "genroc.h"
+#include "engine_entry.h"
 
 PG_FUNCTION_INFO_V1(genroc_complete_many);
 
@@ -308,9 +312,6 @@ SW_TIMEOUT_S, SW_ATTEMPT, SW_LEASE_EXPIRES, SW_QUEUE};
 static const int handed_back_to[] = {COL_EPOCH, COL_STATE, COL_RESOURCE, COL_INPUT, COL_ONLY_ONCE,
 COL_TIMEOUT_S, COL_ATTEMPT, COL_LEASE_EXPIRES, COL_QUEUE};
 
-static const char *const general_sql =
-"SELECT * FROM genroc._complete_many_general($1, $2, $3, $4, $5)";
-
 static SPIPlanPtr limited_plan = NULL;
 static SPIPlanPtr lock_plan = NULL;
 static SPIPlanPtr others_plan = NULL;
@@ -318,7 +319,6 @@ static SPIPlanPtr check_plan = NULL;
 static SPIPlanPtr ends_update_plan = NULL;
 static SPIPlanPtr ends_log_plan = NULL;
 static SPIPlanPtr setwise_plan = NULL;
-static SPIPlanPtr general_plan = NULL;
 
 #define prepared(plan, sql, nargs, types) genroc_prepared(plan, sql, nargs, types, "genroc.complete_many")
 #define run(plan, values, nulls, expected) genroc_run(plan, values, nulls, expected, "genroc.complete_many")
@@ -620,25 +620,132 @@ check_setwise_type(TupleDesc sw, TupleDesc result)
 				 handed_back_from[c] + 1);
 }
 
-/* The general path for the given arguments; its rows are SPI_tuptable. */
+/* An array argument (k) as the engine's general path takes it. */
 static void
-run_general(Datum *args, const char *nulls)
+many_array(int k, Datum arg, bool is_null, GenrocManyArray *out, bool *multi_dim)
 {
-	Oid			types[5] = {INT8ARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTOID, TEXTARRAYOID};
+	ArrayType  *a;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
 
-	run(prepared(&general_plan, general_sql, 5, types), args, nulls, SPI_OK_SELECT);
-	if (SPI_tuptable == NULL || SPI_tuptable->tupdesc->natts != RESULT_COLUMNS)
-		elog(ERROR, "genroc.complete_many: the general path answered an unexpected row type");
+	memset(out, 0, sizeof *out);
+	out->lower = 1;
+	if (is_null)
+		return;
+	a = DatumGetArrayTypeP(arg);
+	out->has = 1;
+	if (ARR_NDIM(a) > 1)
+		*multi_dim = true;
+	if (ARR_NDIM(a) == 1)
+		out->lower = ARR_LBOUND(a)[0];
+	if (k < 2)
+	{
+		int64_t    *ids;
+
+		deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+		ids = palloc(sizeof(int64_t) * (n > 0 ? n : 1));
+		for (int j = 0; j < n; j++)
+			ids[j] = nulls[j] ? 0 : DatumGetInt64(elems[j]);
+		out->ids = ids;
+		out->nulls = nulls;
+	}
+	else
+	{
+		const char **texts;
+
+		deconstruct_array(a, JSONBOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		texts = palloc(sizeof(char *) * (n > 0 ? n : 1));
+		for (int j = 0; j < n; j++)
+		{
+			Jsonb	   *jb;
+
+			if (nulls[j])
+			{
+				texts[j] = NULL;
+				continue;
+			}
+			jb = DatumGetJsonbP(elems[j]);
+			texts[j] = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+		}
+		out->texts = texts;
+	}
+	out->n = n;
 }
 
-/* One of the general path's rows into the result, as it is. */
+/*
+ * The general path (engine/many.cpp: the arguments' checks, each report as
+ * complete_and_claim makes it) for the given arguments, its rows in *rows
+ * (free with genroc_engine_free_many).
+ */
 static void
-pass_row(ReturnSetInfo *rsinfo, SPITupleTable *tt, uint64 row)
+run_general(FunctionCallInfo fcinfo, Datum *args, const char *nulls, GenrocManyRow **rows, int *n)
 {
-	Datum		values[RESULT_COLUMNS];
-	bool		isnull[RESULT_COLUMNS];
+	GenrocManyArray arrays[3];
+	bool		multi_dim = false;
+	char	   *worker = nulls[3] == 'n' ? NULL : TextDatumGetCString(args[3]);
+	const char **queues = NULL;
+	int			nqueues = 0;
 
-	heap_deform_tuple(tt->vals[row], tt->tupdesc, values, isnull);
+	for (int k = 0; k < 3; k++)
+		many_array(k, args[k], nulls[k] == 'n', &arrays[k], &multi_dim);
+	if (nulls[4] != 'n')
+	{
+		Datum	   *elems;
+		bool	   *qnulls;
+		int			count;
+
+		deconstruct_array(DatumGetArrayTypeP(args[4]), TEXTOID, -1, false, TYPALIGN_INT, &elems, &qnulls,
+						  &count);
+		queues = palloc(sizeof(char *) * (count + 1));
+		for (int j = 0; j < count; j++)
+			queues[nqueues++] = qnulls[j] ? NULL : TextDatumGetCString(elems[j]);
+	}
+	GENROC_ENGINE_CALL(genroc_engine_complete_many(&arrays[0], &arrays[1], &arrays[2], multi_dim, worker,
+												   nulls[4] != 'n', queues, nqueues, rows, n, &engine_err));
+}
+
+/* One of the general path's rows into the result. */
+static void
+put_general(ReturnSetInfo *rsinfo, const GenrocManyRow *r)
+{
+	Datum		values[RESULT_COLUMNS] = {0};
+	bool		isnull[RESULT_COLUMNS];
+	const GenrocReportResult *t = &r->next;
+
+	for (int c = 0; c < RESULT_COLUMNS; c++)
+		isnull[c] = true;
+	values[COL_INSTANCE] = Int64GetDatum(r->instance_id);
+	isnull[COL_INSTANCE] = false;
+	if (t->status)
+	{
+		values[COL_STATUS] = CStringGetTextDatum(t->status);
+		isnull[COL_STATUS] = false;
+	}
+	if (r->sqlstate)
+	{
+		values[COL_SQLSTATE] = CStringGetTextDatum(r->sqlstate);
+		isnull[COL_SQLSTATE] = false;
+	}
+	if (t->has_next)
+	{
+		values[COL_EPOCH] = Int64GetDatum(t->epoch);
+		if (t->state)
+			values[COL_STATE] = CStringGetTextDatum(t->state);
+		if (t->resource)
+			values[COL_RESOURCE] = CStringGetTextDatum(t->resource);
+		values[COL_INPUT] = DirectFunctionCall1(jsonb_in, CStringGetDatum(t->input));
+		values[COL_ONLY_ONCE] = BoolGetDatum(t->only_once != 0);
+		values[COL_TIMEOUT_S] = Int32GetDatum((int32) t->timeout_s);
+		values[COL_ATTEMPT] = Int32GetDatum((int32) t->attempt);
+		values[COL_LEASE_EXPIRES] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(t->lease_expires_us));
+		values[COL_QUEUE] = CStringGetTextDatum(t->queue);
+		for (int c = COL_EPOCH; c < RESULT_COLUMNS; c++)
+			isnull[c] = false;
+		isnull[COL_STATE] = t->state == NULL;
+		isnull[COL_RESOURCE] = t->resource == NULL;
+		isnull[COL_TIMEOUT_S] = !t->has_timeout_s;
+	}
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 }
 
@@ -672,6 +779,8 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	bool		taken;
 	bool		ended = false;
 	bool		only_once = false;
+	GenrocManyRow *rest_rows = NULL;
+	int			n_rest_rows = 0;
 
 	genroc_refuse_restricted();
 	InitMaterializedSRF(fcinfo, 0);
@@ -694,11 +803,13 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 	}
 	if (!taken)
 	{
-		uint64		row;
+		GenrocManyRow *rows;
+		int			n_rows;
 
-		run_general(args, nulls);
-		for (row = 0; row < SPI_processed; row++)
-			pass_row(rsinfo, SPI_tuptable, row);
+		run_general(fcinfo, args, nulls, &rows, &n_rows);
+		for (k = 0; k < n_rows; k++)
+			put_general(rsinfo, &rows[k]);
+		genroc_engine_free_many(rows, n_rows);
 		SPI_finish();
 		return (Datum) 0;
 	}
@@ -822,15 +933,18 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 		r_args[2] = array_of(r_outs, rest, JSONBOID);
 		r_args[3] = args[3];
 		r_args[4] = args[4];
-		run_general(r_args, nulls);
-		if (SPI_processed != (uint64) rest)
-			elog(ERROR, "genroc.complete_many: the general path answered %llu rows for %d reports",
-				 (unsigned long long) SPI_processed, rest);
+		run_general(fcinfo, r_args, nulls, &rest_rows, &n_rest_rows);
+		if (n_rest_rows != rest)
+		{
+			genroc_engine_free_many(rest_rows, n_rest_rows);
+			elog(ERROR, "genroc.complete_many: the general path answered %d rows for %d reports",
+				 n_rest_rows, rest);
+		}
 	}
 
 	/* the result, in the order given */
 	{
-		uint64		next_rest = 0;
+		int			next_rest = 0;
 		Datum		succeeded = CStringGetTextDatum("succeeded");
 
 		for (k = 0; k < n; k++)
@@ -844,7 +958,7 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 
 			if (!ends[k] && by_k[k] == NULL)
 			{
-				pass_row(rsinfo, SPI_tuptable, next_rest++);
+				put_general(rsinfo, &rest_rows[next_rest++]);
 				continue;
 			}
 			for (c = 0; c < RESULT_COLUMNS; c++)
@@ -878,6 +992,7 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull_out);
 		}
 	}
+	genroc_engine_free_many(rest_rows, n_rest_rows);
 	SPI_finish();
 	return (Datum) 0;
 }

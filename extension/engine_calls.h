@@ -10,6 +10,7 @@
 #define GENROC_ENGINE_CALLS_H
 
 #include <stdint.h>
+#include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C"
@@ -371,6 +372,36 @@ extern int	genroc_engine_start(const char *definition, const char *input, const 
 extern int	genroc_engine_start_many(const char *definition, const char *inputs, const char *options,
 									 GenrocStarted **rows, int *n, GenrocEngineError *err);
 extern void genroc_engine_free_started(GenrocStarted *rows, int n);
+
+/* ---- many reports in one call: genroc.complete_many (engine/many.cpp;
+ * extension/complete_many.c, many_calls.cpp) ---- */
+/* An array argument as C values: has 0 for SQL NULL; elements n, a NULL
+ * element's nulls[k] 1 (outputs: a NULL pointer); lower its first subscript. */
+typedef struct GenrocManyArray
+{
+	int			has;
+	int			n;
+	int			lower;
+	const int64_t *ids;			/* instances, epochs */
+	const char *const *texts;	/* outputs: JSON text */
+	const bool *nulls;			/* ids' NULL elements */
+} GenrocManyArray;
+/* A report's row (malloc'd strings): sqlstate NULL unless not taken,
+ * next.status NULL when not taken, next.has_next with a hand-back. */
+typedef struct GenrocManyRow
+{
+	int64_t		instance_id;
+	char	   *sqlstate;
+	GenrocReportResult next;
+} GenrocManyRow;
+/* genroc.complete_many: multi_dim 1 when an array has more than one
+ * dimension; queues NULL for SQL NULL (NULL elements left out); *n rows in
+ * *rows (free with genroc_engine_free_many). */
+extern int	genroc_engine_complete_many(const GenrocManyArray *instances, const GenrocManyArray *epochs,
+										const GenrocManyArray *outputs, int multi_dim, const char *worker,
+										int has_queues, const char *const *queues, int nqueues,
+										GenrocManyRow **rows, int *n, GenrocEngineError *err);
+extern void genroc_engine_free_many(GenrocManyRow *rows, int n);
 
 #ifdef __cplusplus
 }

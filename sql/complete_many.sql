@@ -229,33 +229,35 @@ SELECT genroc.worker_register('w2') IS NOT NULL AS registered;
 SELECT r.status, r.epoch IS NULL AS not_handed_back
 FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM one)], ARRAY[(SELECT epoch FROM one)], ARRAY['"task"']::jsonb[], 'w2', '{default}') r;
 
--- which way a batch went (complete_many is C, extension/complete_many.c):
--- the calls of genroc._complete_many_general in the transaction (the
--- count before the call taken off: counts of earlier transactions wait
--- in the session to be reported).  A common batch is written set-wise,
--- with none; a stale report among common ones goes there alone, after the
--- others, and the rows keep the order given; a batch of one, and one with
--- an instance twice, go there whole (and any batch while a queue has a
--- global_concurrency: below).
+-- which way a batch went (complete_many's entry is C,
+-- extension/complete_many.c): the reports its general path took
+-- (engine/many.cpp, each report's lease read once by REPORT_LEASED, the
+-- one statement that calls genroc._caller(); the set-wise path asks C)
+-- in the transaction (the count before the call taken off: counts of
+-- earlier transactions wait in the session to be reported).  A common
+-- batch is written set-wise, with none; a stale report among common ones
+-- goes there alone, after the others, and the rows keep the order given;
+-- a batch of one, and one with an instance twice, go there whole (and any
+-- batch while a queue has a global_concurrency: below).
 SET track_functions = 'all';
-CREATE FUNCTION pg_temp.general_calls() RETURNS bigint LANGUAGE sql AS $$
+CREATE FUNCTION pg_temp.general_reports() RETURNS bigint LANGUAGE sql AS $$
 	SELECT coalesce(pg_stat_get_xact_function_calls(
-		'genroc._complete_many_general(bigint[], bigint[], jsonb[], text, text[])'::regprocedure), 0) $$;
+		'genroc._caller()'::regprocedure), 0) $$;
 -- one complete_many of the claimed tasks numbered p_ks (in that order, a
 -- number twice for an instance twice; p_stale's with a wrong epoch): each
 -- report's status or SQLSTATE, whether the rows came back in the order
--- given, and the general path's calls in this call (one transaction)
+-- given, and the general path's reports in this call (one transaction)
 CREATE FUNCTION pg_temp.batch(p_ks int[], p_stale int DEFAULT NULL)
-	RETURNS TABLE (answers text[], in_order boolean, general_calls bigint) LANGUAGE plpgsql AS $$
+	RETURNS TABLE (answers text[], in_order boolean, general_reports bigint) LANGUAGE plpgsql AS $$
 DECLARE
-	v_before bigint := pg_temp.general_calls();
+	v_before bigint := pg_temp.general_reports();
 	v_ids bigint[];
 BEGIN
 	SELECT array_agg(w.instance_id ORDER BY g.n) INTO v_ids
 	FROM unnest(p_ks) WITH ORDINALITY AS g (k, n) JOIN ways w ON w.k = g.k;
 	RETURN QUERY
 	SELECT array_agg(coalesce(r.status, r.sqlstate) ORDER BY r.n), array_agg(r.instance_id ORDER BY r.n) = v_ids,
-		   pg_temp.general_calls() - v_before
+		   pg_temp.general_reports() - v_before
 	FROM genroc.complete_many(v_ids,
 		(SELECT array_agg(CASE WHEN w.k = p_stale THEN w.epoch + 1 ELSE w.epoch END ORDER BY g.n)
 		 FROM unnest(p_ks) WITH ORDINALITY AS g (k, n) JOIN ways w ON w.k = g.k),

@@ -478,35 +478,6 @@ BEGIN
 END;
 $$;
 
--- What complete_and_claim and fail_and_claim return after their step: the
--- task handed back, as claim returns it (its input's reference resolved,
--- an OnlyOnce claim flushed), when the step left the instance running;
--- NULLs otherwise, and then the task that ended frees room in its queue.
-CREATE FUNCTION genroc._report_result(p_instance bigint, p_queue text, p_status text)
-	RETURNS TABLE (status text, instance_id bigint, epoch bigint, state text, resource text, input jsonb,
-				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
-				   queue text)
-	LANGUAGE plpgsql VOLATILE
-AS $$
-#variable_conflict use_column
-BEGIN
-	status := p_status;
-	IF p_status <> 'running' THEN
-		PERFORM genroc._room_freed(p_queue);
-	ELSE
-		SELECT i.id, i.lease_epoch, i.state, i.resource, genroc._load_value(i.task_input), i.only_once,
-			   i.timeout_s, i.attempt, i.lease_expires, i.queue
-		INTO instance_id, epoch, state, resource, input, only_once, timeout_s, attempt,
-			 lease_expires, queue
-		FROM genroc._instances i WHERE i.id = p_instance;
-		IF only_once THEN
-			PERFORM genroc._flush_commit('only_once_claim');
-		END IF;
-	END IF;
-	RETURN NEXT;
-END;
-$$;
-
 -- engine/report.cpp
 CREATE FUNCTION genroc.complete_and_claim(p_instance bigint, p_epoch bigint, p_output jsonb,
 										  p_worker text, p_queues text[])
@@ -561,7 +532,8 @@ COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text
  * room there: _room_freed).  Every other report (a lost lease, a wait, a
  * fan-out, a failure, a child, an activity, a retry delay), and every call
  * it does not take (a misuse, one report, an instance twice, a limited
- * queue), goes to genroc._complete_many_general below, one by one.
+ * queue), goes to the engine's general path (engine/many.cpp), one by one
+ * as complete_and_claim makes each, errors and all.
  */
 CREATE FUNCTION genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_outputs jsonb[],
 									 p_worker text DEFAULT NULL, p_queues text[] DEFAULT NULL)
@@ -573,114 +545,4 @@ CREATE FUNCTION genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_
 	SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION genroc.complete_many(bigint[], bigint[], jsonb[], text, text[]) IS
 	'Reports many tasks'' outputs in one transaction, each as complete (with p_worker and p_queues: as complete_and_claim); a row per report in order: its new status, or the SQLSTATE (RC003, RC004) of a report not taken.';
-
--- complete_many's reports one by one, as complete_and_claim makes each
--- (complete_many.c sends here every report it does not write set-wise, and
--- every call it does not take: the semantics above, errors and all).
-CREATE FUNCTION genroc._complete_many_general(p_instances bigint[], p_epochs bigint[], p_outputs jsonb[],
-											  p_worker text, p_queues text[])
-	RETURNS TABLE (instance_id bigint, status text, sqlstate text, epoch bigint, state text, resource text,
-				   input jsonb, only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
-				   queue text)
-	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-	v_n int;
-	v_k int;
-	v_rep record;
-	v_lease record;
-	v_inst genroc._instances;
-	v_next record;
-	v_status text;
-	v_caller oid := genroc._caller();
-BEGIN
-	PERFORM genroc._flush_commit('progress');
-	IF p_instances IS NULL THEN
-		RAISE EXCEPTION 'p_instances must not be null' USING ERRCODE = '22004';
-	ELSIF p_epochs IS NULL THEN
-		RAISE EXCEPTION 'p_epochs must not be null' USING ERRCODE = '22004';
-	ELSIF p_outputs IS NULL THEN
-		RAISE EXCEPTION 'p_outputs must not be null' USING ERRCODE = '22004';
-	ELSIF (p_worker IS NULL) <> (p_queues IS NULL) THEN
-		RAISE EXCEPTION 'p_worker and p_queues go together: both (the next tasks handed back) or neither'
-			USING ERRCODE = '22023';
-	END IF;
-	IF array_ndims(p_instances) > 1 OR array_ndims(p_epochs) > 1 OR array_ndims(p_outputs) > 1 THEN
-		RAISE EXCEPTION 'p_instances, p_epochs and p_outputs must be one-dimensional arrays'
-			USING ERRCODE = '22023';
-	END IF;
-	v_n := cardinality(p_instances);
-	IF cardinality(p_epochs) <> v_n OR cardinality(p_outputs) <> v_n THEN
-		RAISE EXCEPTION 'p_instances, p_epochs and p_outputs must have as many elements (%, %, %)',
-			v_n, cardinality(p_epochs), cardinality(p_outputs) USING ERRCODE = '22023';
-	END IF;
-	IF v_n > 10000 THEN
-		RAISE EXCEPTION 'p_instances has % elements, more than the 10000 reports one call takes', v_n
-			USING ERRCODE = '54000';
-	END IF;
-	v_k := array_position(p_instances, NULL);
-	IF v_k IS NOT NULL THEN
-		RAISE EXCEPTION 'p_instances[%] must not be null', v_k USING ERRCODE = '22004';
-	END IF;
-	v_k := array_position(p_epochs, NULL);
-	IF v_k IS NOT NULL THEN
-		RAISE EXCEPTION 'p_epochs[%] must not be null', v_k USING ERRCODE = '22004';
-	END IF;
-	v_k := array_position(p_outputs, NULL);
-	IF v_k IS NOT NULL THEN
-		RAISE EXCEPTION 'p_outputs[%] must not be null (pass ''null''::jsonb for a JSON null)', v_k
-			USING ERRCODE = '22004';
-	END IF;
-	PERFORM 1 FROM genroc._instances i WHERE i.id = ANY (p_instances) ORDER BY i.id FOR UPDATE;
-	FOR v_rep IN SELECT r.id, r.ep, r.out, r.k
-				 FROM unnest(p_instances, p_epochs, p_outputs) WITH ORDINALITY AS r (id, ep, out, k)
-				 ORDER BY r.k LOOP
-		instance_id := v_rep.id;
-		status := NULL; sqlstate := NULL; epoch := NULL; state := NULL; resource := NULL; input := NULL;
-		only_once := NULL; timeout_s := NULL; attempt := NULL; lease_expires := NULL; queue := NULL;
-		-- genroc._leased, its errors answered in the row
-		SELECT i AS inst, w.owner INTO v_lease
-		FROM genroc._instances i LEFT JOIN genroc._workers w ON w.id = i.lease_owner
-		WHERE i.id = v_rep.id;
-		IF NOT FOUND THEN
-			sqlstate := 'RC003';
-			RETURN NEXT;
-			CONTINUE;
-		END IF;
-		v_inst := v_lease.inst;
-		IF v_inst.status <> 'running' OR v_inst.lease_epoch <> v_rep.ep THEN
-			sqlstate := 'RC004';
-			RETURN NEXT;
-			CONTINUE;
-		END IF;
-		IF v_lease.owner <> v_caller THEN
-			PERFORM genroc._check_owner(v_lease.owner, 'admin', format('the lease on instance %s', v_rep.id));
-		END IF;
-		IF v_inst.only_once THEN
-			PERFORM genroc._flush_commit('only_once_report');
-		END IF;
-		IF p_worker IS NULL THEN
-			PERFORM genroc._room_freed(v_inst.queue);
-		END IF;
-		v_status := genroc._apply_step(v_rep.id,
-			genroc._task_request(v_inst, 'task_succeeded', v_rep.out, NULL, NULL),
-			jsonb_build_object('event', 'task_succeeded', 'state', v_inst.state,
-				'detail', jsonb_build_object('output', v_rep.out, 'worker', v_inst.lease_owner,
-											 'epoch', v_rep.ep)),
-			p_worker, p_queues, v_inst);
-		status := v_status;
-		IF p_worker IS NOT NULL THEN
-			SELECT * INTO v_next FROM genroc._report_result(v_rep.id, v_inst.queue, v_status);
-			IF v_next.instance_id IS NOT NULL THEN
-				epoch := v_next.epoch; state := v_next.state; resource := v_next.resource;
-				input := v_next.input; only_once := v_next.only_once; timeout_s := v_next.timeout_s;
-				attempt := v_next.attempt; lease_expires := v_next.lease_expires; queue := v_next.queue;
-			END IF;
-		END IF;
-		RETURN NEXT;
-	END LOOP;
-END;
-$$;
 

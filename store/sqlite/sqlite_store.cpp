@@ -54,6 +54,7 @@
 #include "tokens.hpp"
 #include "engine/queue_rules.hpp"
 #include "redrive.hpp"
+#include "many.hpp"
 #include "report.hpp"
 #include "instances.hpp"
 #include "retention.hpp"
@@ -451,16 +452,6 @@ class SqliteStore final : public Store {
 						std::to_string(ms * 1000), (ms >= 0 && ms < 253402300800000) ? "1" : "0"});
 				return rows;
 			}
-			case engine::Stmt::STEP_FAILED_REQUEST: {
-				const Inst inst = load(p[0].i64());
-				engine::Rows rows;
-				rows.emplace_back(std::vector<std::optional<std::string>>{
-					inst.state, task_request(inst, "task_failed", nullptr,
-											 p[1].is_null() ? std::nullopt : std::optional<std::string>(p[1].text()),
-											 p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()))
-									.dump()});
-				return rows;
-			}
 			case engine::Stmt::STEP_ASK: return step_answer(p[0].i64(), json::parse(p[1].text()), now);
 			case engine::Stmt::STEP_HANDBACK_LEASE: {
 				// the row and worker apply_step was given, else (engine/report.cpp) the row as it is now
@@ -482,13 +473,6 @@ class SqliteStore final : public Store {
 						r.value("detail", json(nullptr)));
 				return engine::Rows{};
 			}
-			// composition (engine/children.cpp): the request that goes on from a
-			// task
-			case engine::Stmt::CHILDREN_TASK_REQUEST:
-				return one(task_request(load(p[0].i64()), p[1].text(), p[2].is_null() ? json(nullptr) : json::parse(p[2].text()),
-										p[3].is_null() ? std::nullopt : std::optional<std::string>(p[3].text()),
-										p[4].is_null() ? std::nullopt : std::optional<std::string>(p[4].text()))
-							   .dump());
 			case engine::Stmt::FLUSH_COMMIT: {
 				const std::string c = p[0].text();
 				flush_on_commit(c == "terminal"			   ? Commit::terminal
@@ -779,33 +763,37 @@ class SqliteStore final : public Store {
 		});
 	}
 
-	// genroc.complete_many: complete (complete_and_claim with a worker) per
-	// report in one transaction; a report on a missing instance or a lost
-	// lease is answered in its Outcome.
+	// genroc.complete_many: the engine's (engine/many.cpp), each report as
+	// complete (complete_and_claim with a worker) makes it, in one
+	// transaction; a report on a missing instance or a lost lease is
+	// answered in its Outcome.
 	std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
 									   const std::vector<std::string> &queues) override {
-		if (reports.size() > 10000)
-			throw Error(limits::PROGRAM_LIMIT_EXCEEDED, "p_instances has " + std::to_string(reports.size()) +
-															" elements, more than the 10000 reports one call takes");
-		for (const auto &c : reports) limits::check_json_depth(c.output, "the task result");
+		engine::ManyReports many;
+		many.instances.emplace();
+		many.epochs.emplace();
+		many.outputs.emplace();
+		for (const auto &c : reports) {
+			limits::check_json_depth(c.output, "the task result");
+			many.instances->emplace_back(c.instance_id);
+			many.epochs->emplace_back(c.epoch);
+			many.outputs->emplace_back(c.output.dump(-1, ' ', false, json::error_handler_t::replace));
+		}
+		std::optional<std::string> w;
+		std::optional<std::vector<std::string>> q;
+		if (!worker.empty()) {
+			w = worker;
+			q = queues;
+		}
 		return write(durability_for(Commit::progress), [&](int64_t now) {
+			sqlite::SqlitePort port = engine_port(now);
 			std::vector<Outcome> out;
-			out.reserve(reports.size());
-			for (const auto &c : reports) {
+			for (auto &m : engine::complete_many(port, many, w, q)) {
 				Outcome o;
-				o.instance_id = c.instance_id;
-				std::optional<Inst> inst;
-				try {
-					inst = leased(c.instance_id, c.epoch);	// reads and writes nothing when it throws
-				} catch (const Error &e) {
-					if (e.sqlstate != sqlstate::INSTANCE_NOT_FOUND && e.sqlstate != sqlstate::LEASE_LOST) throw;
-					o.sqlstate = e.sqlstate;
-				}
-				if (inst) {
-					Handback hb{worker, queues, 0, std::nullopt};
-					o.status = succeeded(std::move(*inst), c.epoch, c.output, now, worker.empty() ? nullptr : &hb);
-					o.next = std::move(hb.task);
-				}
+				o.instance_id = m.instance_id;
+				o.status = m.status.value_or("");
+				o.sqlstate = m.sqlstate.value_or("");
+				if (m.next) o.next = task_of(std::move(*m.next));
 				out.push_back(std::move(o));
 			}
 			return out;
@@ -1340,17 +1328,6 @@ class SqliteStore final : public Store {
 		return r;
 	}
 
-	// complete()/fail() quote a lease: running, this epoch.  Anything else is
-	// RC004 and changes nothing.
-	Inst leased(int64_t id, int64_t epoch) {
-		Inst inst = load(id);
-		if (inst.status != "running" || inst.lease_epoch != epoch)
-			throw Error(sqlstate::LEASE_LOST, "lease lost on instance " + std::to_string(id),
-						"The report is for epoch " + std::to_string(epoch) + "; the instance is " + inst.status +
-							" at epoch " + std::to_string(inst.lease_epoch) + ".");
-		return inst;
-	}
-
 	// ---- the store's paths the engine's statements call ----------------
 
 	// Registered on the connection for the SQLite texts of statements.def
@@ -1445,18 +1422,6 @@ class SqliteStore final : public Store {
 		std::optional<Task> task;	// set by apply_step when it leased one
 	};
 
-	// complete's step for the leased row (complete, complete_and_claim,
-	// complete_many), inside the caller's transaction.
-	std::string succeeded(Inst inst, int64_t epoch, const json &output, int64_t now, Handback *hb) {
-		// an acknowledged OnlyOnce result survives a power loss
-		if (inst.only_once) flush_on_commit(Commit::only_once_report);
-		// a .waitForTaskToken task (its token kept while it runs) waits for it now
-		log(inst.id, now, inst.activity_token ? "task_submitted" : "task_succeeded", inst.state,
-			{{"output", output}, {"worker", text_or_null(inst.lease_owner)}, {"epoch", epoch}});
-		// the log row does not touch the instance: the row read above is current
-		json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
-		return apply_step(std::move(inst), std::move(request), now, hb);
-	}
 	bool handback_lease(const Inst &inst, Handback &hb) {
 		if (inst.lease_owner != hb.worker ||
 			std::find(hb.queues.begin(), hb.queues.end(), inst.queue) == hb.queues.end())
