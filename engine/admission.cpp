@@ -1,7 +1,7 @@
 // admission.cpp — routing, admission behind a partition and the room a
 // task frees (engine/admission.hpp; semantics: extension/sql/55_queues.sql),
 // once for both stores.  The step itself is the engine's (steps.cpp); the
-// log and stored values are the store's own (STORE_LOG, STORE_LOAD_VALUE).
+// log is the store's own (STORE_LOG); stored values are engine/values.cpp's.
 #include "admission.hpp"
 
 #include <utility>
@@ -12,6 +12,7 @@
 #include "errors.hpp"
 #include "queue_rules.hpp"
 #include "steps.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -28,19 +29,9 @@ std::optional<std::string> label_text(const json &labels, const char *key) {
 	return it->is_string() ? it->get<std::string>() : json_text(*it);
 }
 
-// A stored column's JSON text, its reference resolved (genroc._load_value);
-// the text is parsed only when it may be a reference.
-std::optional<std::string> load_text(Port &port, const std::optional<std::string> &stored) {
-	if (!stored || stored->empty() || (*stored)[0] != '{' || stored->find("\"genroc:object\"") == std::string::npos)
-		return stored;
-	const json v = parse_json(*stored, "a stored value");
-	if (!v.is_object() || !v.contains("genroc:object")) return stored;
-	return port.query(Stmt::STORE_LOAD_VALUE, {JsonText{*stored}}).at(0).text(0);
-}
-
 // The first step of an instance with this input (its stored text).
 json start_request(Port &port, const std::optional<std::string> &input) {
-	return parse_json("{\"op\": \"start\", \"input\": " + load_text(port, input).value_or("null") + "}",
+	return parse_json("{\"op\": \"start\", \"input\": " + load_value(port, input).value_or("null") + "}",
 					  "the step request");
 }
 
@@ -131,7 +122,7 @@ void fill_slots(Port &port, const std::string &queue, const std::optional<std::s
 		log(port, id, "slot_acquired", {{"queue", queue}, {"partition_key", *partition}});
 		// task_input of a queued instance: the step it runs with its slot
 		// (retry, resume); NULL: its start
-		const std::optional<std::string> pending = load_text(port, next[0].otext(2));
+		const std::optional<std::string> pending = load_value(port, next[0].otext(2));
 		apply_step(port, id,
 				   pending && *pending != "null" ? parse_json(*pending, "the step request")
 												 : start_request(port, next[0].otext(1)));

@@ -21,6 +21,7 @@
 #include "errors.hpp"
 #include "report.hpp"
 #include "steps.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -52,10 +53,7 @@ void log(Port &port, int64_t id, const char *event, const std::optional<std::str
 // reference loaded (genroc._load_value).
 json value_of(Port &port, const std::optional<std::string> &text, const char *what) {
 	if (!text) return json(nullptr);
-	json v = parse_json(*text, what);
-	if (v.is_object() && v.contains("genroc:object"))
-		v = parse_json(port.query(Stmt::STORE_LOAD_VALUE, {JsonText{*text}}).at(0).text(0), what);
-	return v;
+	return parse_json(load_value(port, *text), what);
 }
 
 std::optional<std::string> opt_str(const json &out, const char *k) {

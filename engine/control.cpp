@@ -19,6 +19,7 @@
 #include "errors.hpp"
 #include "limits.hpp"
 #include "steps.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -287,13 +288,7 @@ std::vector<ActivityClaim> claim_activity(Port &port, const std::optional<std::s
 	for (Claimed &c : rows) {
 		log(port, c.task.instance_id, "activity_claimed", c.state,
 			json{{"worker", *worker}, {"activity", c.task.activity}});
-		// a stored value's reference loaded (genroc._load_value)
-		const std::string &in = c.task.input;
-		if (!in.empty() && in[0] == '{' && in.find("\"genroc:object\"") != std::string::npos) {
-			const json v = json::parse(in, nullptr, false);
-			if (v.is_object() && v.contains("genroc:object"))
-				c.task.input = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{in}}).at(0).text(0);
-		}
+		c.task.input = load_value(port, c.task.input);
 		out.push_back(std::move(c.task));
 	}
 	return out;

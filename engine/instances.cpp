@@ -14,6 +14,7 @@
 #include "engine.hpp"
 #include "errors.hpp"
 #include "start.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -26,21 +27,6 @@ std::string json_string(const std::string &s) { return json(s).dump(-1, ' ', fal
 std::string text_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : json_string(r.text(col)); }
 std::string number_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : r.text(col); }
 std::string iso_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : json_string(iso_us(r.i64(col))); }
-
-// genroc._load_value: a stored value's text, or (it is a reference: an
-// object with the key "genroc:object") the text of the object it names;
-// XX000 when that object is gone.
-std::string load_value(Port &port, const std::string &text) {
-	// a reference names its key; most values are read without a parse
-	if (text.find(kRefKey) == std::string::npos) return text;
-	const json v = json::parse(text, nullptr, false);
-	if (!v.is_object() || !v.contains(kRefKey)) return text;
-	const json &h = v.at(kRefKey);
-	const std::string hash = h.is_string() ? h.get<std::string>() : h.dump();
-	Rows rows = port.query(Stmt::OBJECT_VALUE, {hash});
-	if (rows.empty()) raise(Msg::READ_OBJECT_MISSING, {hash});
-	return rows[0].text(0);
-}
 
 // A member of a JSON object text at its top level: its key and where its
 // value's text begins and ends.

@@ -11,6 +11,7 @@
 #include "engine.hpp"
 #include "errors.hpp"
 #include "steps.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -56,11 +57,7 @@ Leased leased(Port &port, const std::optional<int64_t> &instance, const std::opt
 	l.lease_owner = r.otext(5);
 	if (with_request) {
 		if (!r.is_null(7)) l.retry_counts = parse_json(r.text(7), "the step request");
-		std::string in = r.otext(8).value_or("null");
-		// SQLite keeps a stored value's reference in the column: loaded here
-		if (port.dialect() == Dialect::sqlite && in.find("genroc:object") != std::string::npos)
-			in = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{in}}).at(0).text(0);
-		l.state_input = parse_json(in, "the step request");
+		l.state_input = parse_json(load_value(port, r.otext(8).value_or("null")), "the step request");
 	}
 	return l;
 }
@@ -148,11 +145,7 @@ TaskRow task_row(Port &port, int64_t instance) {
 	TaskRow t;
 	t.state = r.otext(0);
 	if (!r.is_null(1)) t.retry_counts = parse_json(r.text(1), "the task's request");
-	std::string in = r.otext(2).value_or("null");
-	// SQLite keeps a stored value's reference in the column: loaded here
-	if (port.dialect() == Dialect::sqlite && in.find("genroc:object") != std::string::npos)
-		in = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{in}}).at(0).text(0);
-	t.state_input = parse_json(in, "the task's request");
+	t.state_input = parse_json(load_value(port, r.otext(2).value_or("null")), "the task's request");
 	return t;
 }
 
@@ -181,10 +174,7 @@ HandedBack handed_back(Port &port, int64_t instance) {
 	t.epoch = r.i64(0);
 	t.state = r.otext(1);
 	t.resource = r.otext(2);
-	t.input = r.otext(3).value_or("null");
-	// SQLite keeps a stored value's reference in the column: loaded here
-	if (port.dialect() == Dialect::sqlite && t.input.find("genroc:object") != std::string::npos)
-		t.input = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{t.input}}).at(0).text(0);
+	t.input = load_value(port, r.otext(3).value_or("null"));
 	t.only_once = r.boolean(4);
 	t.timeout_s = r.oi64(5);
 	t.attempt = r.i64(6);

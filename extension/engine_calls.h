@@ -402,6 +402,17 @@ extern int	genroc_engine_complete_many(const GenrocManyArray *instances, const G
 										int has_queues, const char *const *queues, int nqueues,
 										GenrocManyRow **rows, int *n, GenrocEngineError *err);
 extern void genroc_engine_free_many(GenrocManyRow *rows, int n);
+/* ---- stored values and the log (values.c, values_calls.cpp; engine/values.hpp) ---- */
+/* genroc._is_ref of JSON text (no SPI). */
+extern int	genroc_engine_is_ref(const char *json, int *is_ref, GenrocEngineError *err);
+/* genroc._object(hash): the object's JSON text in *json. */
+extern int	genroc_engine_object(const char *hash, char **json, GenrocEngineError *err);
+/* genroc._load_value of JSON text: the value's JSON text in *json. */
+extern int	genroc_engine_load_value(const char *value, char **json, GenrocEngineError *err);
+/* genroc._store_value of JSON text (large: over genroc.object_threshold):
+ * what the column keeps, JSON text in *json. */
+extern int	genroc_engine_store_value(const char *value, const char *field, int large, char **json,
+									  GenrocEngineError *err);
 
 #ifdef __cplusplus
 }

@@ -472,6 +472,13 @@ genroc_object_threshold_fn(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(genroc_object_threshold);
 }
 
+/* This session's genroc.object_threshold in bytes, for C (values.c). */
+int
+genroc_object_threshold_bytes(void)
+{
+	return genroc_object_threshold;
+}
+
 /* findJsonbValueFromContainer for a string key, `flags` as it takes them. */
 static JsonbValue *
 find_key(JsonbContainer *container, uint32 flags, const char *key)

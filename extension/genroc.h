@@ -27,6 +27,8 @@ extern TimestampTz genroc_clock_now(void);
 extern Oid	genroc_caller_id(void);
 /* The refusal alone: 42501 inside a security-restricted operation. */
 extern void genroc_refuse_restricted(void);
+/* This session's genroc.object_threshold in bytes (values.c). */
+extern int	genroc_object_threshold_bytes(void);
 
 /* genroc._flush_commit(class text): this transaction's commit flushed or not */
 extern PGDLLEXPORT Datum genroc_flush_commit(PG_FUNCTION_ARGS);

@@ -24,7 +24,7 @@
  * looked at when due (check_at): a new one at the next collection, one in
  * use again after its own age (1 minute at least, 1 day at most), so a
  * long-lived object costs a handful of checks; prune makes the objects of
- * what it deletes due at once.  A write of the value (_put_object) clears
+ * what it deletes due at once.  A write of the value (_store_value) clears
  * the mark under the row's lock, so collection never deletes an object a
  * transaction is about to reference: it skips locked rows and checks the
  * mark again after the lock.
@@ -62,73 +62,40 @@ CREATE FUNCTION genroc._object_threshold() RETURNS int
 	AS 'MODULE_PATHNAME', 'genroc_object_threshold_fn'
 	LANGUAGE C STABLE PARALLEL SAFE;
 
+/*
+ * Whether a stored column value is a reference, storing a value, reading
+ * one: the engine's (engine/values.cpp, entry points in extension/values.c),
+ * the same code the SQLite store runs.  In C, the common case (a value that
+ * is not a reference, within the threshold) costs no SPI and no text.
+ */
+
 -- Whether a stored column value is a reference.
 CREATE FUNCTION genroc._is_ref(p_value jsonb) RETURNS boolean
-	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	RETURN jsonb_typeof(p_value) = 'object' AND p_value ? 'genroc:object';
+	AS 'MODULE_PATHNAME', 'genroc_is_ref_fn'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 /*
- * Stores p_value as an object and answers its reference.  Semantics: a
- * value whose JSON text is longer than the limit value_bytes
- * (core/limits.def: 67108864) is 54000 naming p_field; nothing is stored.
+ * A value as a column keeps it: itself, or its reference when it is larger
+ * than genroc.object_threshold (its jsonb size) or looks like a reference,
+ * its object written once into genroc._objects (the same value again clears
+ * only collection's mark).  Semantics: a value whose JSON text is longer
+ * than the limit value_bytes (core/limits.def: 67108864) is 54000 naming
+ * p_field; nothing is stored.
  */
-CREATE FUNCTION genroc._put_object(p_value jsonb, p_field text) RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	c_value_bytes constant bigint := 67108864;	-- core/limits.def value_bytes
-	v_text text := p_value::text;
-	v_bytes bigint := octet_length(v_text);
-	v_hash text;
-	v_now timestamptz := genroc.now();
-BEGIN
-	IF v_bytes > c_value_bytes THEN
-		RAISE EXCEPTION '% is % bytes of JSON, more than % (limit value_bytes)',
-			p_field, v_bytes, c_value_bytes
-			USING ERRCODE = '54000';
-	END IF;
-	v_hash := encode(sha256(convert_to(v_text, 'UTF8')), 'hex');
-	INSERT INTO genroc._objects AS o (hash, value, bytes, created_at, check_at)
-	VALUES (v_hash, p_value, v_bytes, v_now, v_now)
-	ON CONFLICT (hash) DO UPDATE SET unused_since = NULL, check_at = v_now
-		WHERE o.unused_since IS NOT NULL;
-	RETURN jsonb_build_object('genroc:object', v_hash);
-END;
-$$;
-
--- A value as a column keeps it: itself, or its reference when it is larger
--- than genroc.object_threshold (its jsonb size) or looks like a reference.
--- SQL, inlined where it is called: a small value costs two cheap tests.
 CREATE FUNCTION genroc._store_value(p_value jsonb, p_field text) RETURNS jsonb
-	LANGUAGE sql VOLATILE
-	RETURN CASE WHEN p_value IS NOT NULL
-					 AND (pg_column_size(p_value) > genroc._object_threshold()
-						  OR genroc._is_ref(p_value))
-				THEN genroc._put_object(p_value, p_field)
-				ELSE p_value END;
+	AS 'MODULE_PATHNAME', 'genroc_store_value_fn'
+	LANGUAGE C VOLATILE;
 
 -- The value of a stored object; XX000 when it is gone (a reference in a row
 -- always has its object: collection deletes only unused ones).
 CREATE FUNCTION genroc._object(p_hash text) RETURNS jsonb
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_value jsonb;
-BEGIN
-	SELECT o.value INTO v_value FROM genroc._objects o WHERE o.hash = p_hash;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'stored value % is missing', p_hash USING ERRCODE = 'XX000';
-	END IF;
-	RETURN v_value;
-END;
-$$;
+	AS 'MODULE_PATHNAME', 'genroc_object_fn'
+	LANGUAGE C STABLE STRICT;
 
 -- A column's value: the column itself, or the object it references.
 CREATE FUNCTION genroc._load_value(p_value jsonb) RETURNS jsonb
-	LANGUAGE sql STABLE
-	RETURN CASE WHEN genroc._is_ref(p_value)
-				THEN genroc._object(p_value ->> 'genroc:object')
-				ELSE p_value END;
+	AS 'MODULE_PATHNAME', 'genroc_load_value_fn'
+	LANGUAGE C STABLE STRICT;
 
 /*
  * A log entry's detail as the log keeps it: each payload key (input,

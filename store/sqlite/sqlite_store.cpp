@@ -61,6 +61,7 @@
 #include "tick.hpp"
 #include "steps.hpp"
 #include "start.hpp"
+#include "values.hpp"
 #include "limits.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
@@ -490,7 +491,6 @@ class SqliteStore final : public Store {
 									  now));
 			}
 			case engine::Stmt::INTERRUPT: return one(interrupt(p[0].i64(), p[1].text(), now));
-			case engine::Stmt::STORE_LOAD_VALUE: return one(load_value(json::parse(p[0].text())).dump());
 			case engine::Stmt::STORE_INPUTS: {
 				const Inst inst = load(p[0].i64());
 				engine::Rows rows;
@@ -1482,15 +1482,10 @@ class SqliteStore final : public Store {
 	// ---- large values (15_objects.sql) ----------------------------------
 
 	static constexpr const char *kPayloadKeys[] = {"input", "output", "payload"};
-	static constexpr const char *kRefKey = "genroc:object";
-	// A stored column's value is a reference: {"genroc:object": "<hash>"}.
-	static bool is_ref(const json &v) { return v.is_object() && v.contains(kRefKey); }
+	static bool is_ref(const json &v) { return engine::is_ref(v); }
 
-	// genroc._store_value: a value as a column keeps it, itself or, when its
-	// JSON text is longer than the object threshold or it looks like a
-	// reference, the reference of its row in objects (written once per
-	// text: the same value again clears only collection's mark).  54000
-	// naming `field` over the limit value_bytes.
+	// genroc._store_value: the engine's (engine/values.cpp), this store
+	// measuring a value by its JSON text against the object threshold.
 	json store_value(const json &v, const char *field, int64_t now) {
 		const bool lookalike = is_ref(v);
 		if (!lookalike && !v.is_object() && !v.is_array() &&
@@ -1498,28 +1493,17 @@ class SqliteStore final : public Store {
 								   log_options_.object_threshold))
 			return v;  // a number, a boolean, null, a short string
 		std::string text = v.dump();
-		if (!lookalike && static_cast<int64_t>(text.size()) <= log_options_.object_threshold) return v;
-		if (text.size() > limits::VALUE_BYTES)
-			throw Error(limits::PROGRAM_LIMIT_EXCEEDED, std::string(field) + " is " + std::to_string(text.size()) +
-															" bytes of JSON, more than " +
-															std::to_string(limits::VALUE_BYTES) + " (limit value_bytes)");
-		const std::string hash = sha256_hex(text);
-		Query(db_,
-			  "INSERT INTO objects (hash, value, bytes, created_at, check_at) VALUES (?1, ?2, ?3, ?4, ?4) "
-			  "ON CONFLICT (hash) DO UPDATE SET unused_since = NULL, check_at = ?4 WHERE unused_since IS NOT NULL",
-			  hash, text, static_cast<int64_t>(text.size()), now)
-			.run();
-		return {{kRefKey, hash}};
+		const bool large = static_cast<int64_t>(text.size()) > log_options_.object_threshold;
+		if (!lookalike && !large) return v;
+		sqlite::SqlitePort port(db_, now);
+		return json::parse(engine::store_value(port, text, field, large));
 	}
 
-	// genroc._load_value: a column's value, its reference resolved.
+	// genroc._load_value: the engine's (engine/values.cpp).
 	json load_value(json v) {
 		if (!is_ref(v)) return v;
-		const json &ref = v.at(kRefKey);
-		if (!ref.is_string()) throw Error("XX000", "a stored reference is not a hash: " + ref.dump());
-		Query q(db_, "SELECT value FROM objects WHERE hash = ?1", ref.get<std::string>());
-		if (!q.next()) throw Error("XX000", "stored value " + ref.get<std::string>() + " is missing");
-		return q.js(0);
+		sqlite::SqlitePort port(db_, 0);
+		return json::parse(engine::load_value(port, v.dump()));
 	}
 
 	// log_detail(detail) as JSON text.  A payload's text is part of the
