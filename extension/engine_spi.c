@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
@@ -182,10 +183,26 @@ genroc_pg_run(int id, int nstatements, const char *sql, int nparams, const Genro
 			int			nrows = (int) SPI_processed;
 			int			r;
 
+			FmgrInfo   *outs = palloc(sizeof(FmgrInfo) * Max(1, ncols));
+
+			/* each column's output function looked up once, not per cell */
+			for (k = 0; k < ncols; k++)
+			{
+				Oid			foutoid;
+				bool		isvarlena;
+
+				getTypeOutputInfo(TupleDescAttr(t->tupdesc, k)->atttypid, &foutoid, &isvarlena);
+				fmgr_info(foutoid, &outs[k]);
+			}
 			out->cells = palloc0(sizeof(char *) * Max(1, nrows * ncols));
 			for (r = 0; r < nrows; r++)
 				for (k = 0; k < ncols; k++)
-					out->cells[r * ncols + k] = SPI_getvalue(t->vals[r], t->tupdesc, k + 1);
+				{
+					bool		isnull;
+					Datum		v = heap_getattr(t->vals[r], k + 1, t->tupdesc, &isnull);
+
+					out->cells[r * ncols + k] = isnull ? NULL : OutputFunctionCall(&outs[k], v);
+				}
 			out->nrows = nrows;
 			out->ncols = ncols;
 		}
