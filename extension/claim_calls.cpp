@@ -7,6 +7,9 @@
 
 using namespace genroc::engine;
 
+// engine_spi.c: the statement is prepared with a generic plan
+extern "C" void genroc_pg_generic_plan(int id);
+
 extern "C" void genroc_engine_free_claim(GenrocClaimTask *tasks, int n) {
 	for (int k = 0; tasks && k < n; k++) {
 		std::free(tasks[k].state);
@@ -23,6 +26,9 @@ extern "C" int genroc_engine_claim(const char *worker, int has_queues, const cha
 	*tasks = nullptr;
 	*ntasks = 0;
 	*end = GENROC_CLAIM_OTHER;
+	// planned per call, the claim's statements took longer than they ran
+	for (Stmt s : {Stmt::CLAIM_HEARTBEAT, Stmt::CLAIM_HELD, Stmt::CLAIM_TAKE, Stmt::CLAIM_TAKE_IDS})
+		genroc_pg_generic_plan(static_cast<int>(s));
 	const int ok = guarded(err, [&] {
 		PgPort port(false);
 		std::optional<std::vector<std::string>> qs;

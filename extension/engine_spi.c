@@ -92,6 +92,22 @@ type_of(int kind)
 }
 
 /* The kept plan of statement id, prepared on first use. */
+/*
+ * Statements prepared with a generic plan (CURSOR_OPT_GENERIC_PLAN): a
+ * statement whose plan per call costs more than it runs (the claim's:
+ * claim_calls.cpp marks them before its first run).
+ */
+static bool generic_plans[GENROC_MAX_STATEMENTS];
+
+extern void genroc_pg_generic_plan(int id);
+
+void
+genroc_pg_generic_plan(int id)
+{
+	if (id >= 0 && id < GENROC_MAX_STATEMENTS)
+		generic_plans[id] = true;
+}
+
 static SPIPlanPtr
 plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 {
@@ -105,7 +121,8 @@ plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 
 		for (k = 0; k < nparams; k++)
 			types[k] = type_of(params[k].kind);
-		p = SPI_prepare(sql, nparams, types);
+		p = generic_plans[id] ? SPI_prepare_cursor(sql, nparams, types, CURSOR_OPT_GENERIC_PLAN)
+			: SPI_prepare(sql, nparams, types);
 		if (p == NULL)
 			elog(ERROR, "genroc engine: could not prepare statement %d: %s", id,
 				 SPI_result_code_string(SPI_result));
