@@ -414,6 +414,34 @@ extern int	genroc_engine_load_value(const char *value, char **json, GenrocEngine
 extern int	genroc_engine_store_value(const char *value, const char *field, int large, char **json,
 									  GenrocEngineError *err);
 
+/* ---- claim (claim.c, claim_calls.cpp; engine/claim.hpp) ---- */
+/* A task genroc.claim leased (strings malloc'd, NULL for SQL NULL). */
+typedef struct GenrocClaimTask
+{
+	int64_t		instance_id;
+	int64_t		epoch;
+	char	   *state;
+	char	   *resource;
+	char	   *input;			/* JSON text */
+	int			only_once;
+	int			has_timeout_s;
+	int64_t		timeout_s;
+	int64_t		attempt;
+	int64_t		lease_expires_us;	/* since the Unix epoch */
+	char	   *queue;
+} GenrocClaimTask;
+/* What a claim came to (claim_wait waits again only on NONE_READY). */
+#define GENROC_CLAIM_TOOK 0
+#define GENROC_CLAIM_NONE_READY 1
+#define GENROC_CLAIM_OTHER 2
+/* genroc.claim at now_us (since the Unix epoch): worker NULL and queues NULL
+ * for SQL NULL (NULL elements left out); *n tasks in *tasks, in claim order
+ * (free with genroc_engine_free_claim); *end one of GENROC_CLAIM_*. */
+extern int	genroc_engine_claim(const char *worker, int has_queues, const char *const *queues, int nqueues,
+								int has_n, int64_t n, int64_t now_us, GenrocClaimTask **tasks, int *ntasks,
+								int *end, GenrocEngineError *err);
+extern void genroc_engine_free_claim(GenrocClaimTask *tasks, int n);
+
 #ifdef __cplusplus
 }
 #endif

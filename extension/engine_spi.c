@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
@@ -91,6 +92,22 @@ type_of(int kind)
 }
 
 /* The kept plan of statement id, prepared on first use. */
+/*
+ * Statements prepared with a generic plan (CURSOR_OPT_GENERIC_PLAN): a
+ * statement whose plan per call costs more than it runs (the claim's:
+ * claim_calls.cpp marks them before its first run).
+ */
+static bool generic_plans[GENROC_MAX_STATEMENTS];
+
+extern void genroc_pg_generic_plan(int id);
+
+void
+genroc_pg_generic_plan(int id)
+{
+	if (id >= 0 && id < GENROC_MAX_STATEMENTS)
+		generic_plans[id] = true;
+}
+
 static SPIPlanPtr
 plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 {
@@ -104,7 +121,8 @@ plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 
 		for (k = 0; k < nparams; k++)
 			types[k] = type_of(params[k].kind);
-		p = SPI_prepare(sql, nparams, types);
+		p = generic_plans[id] ? SPI_prepare_cursor(sql, nparams, types, CURSOR_OPT_GENERIC_PLAN)
+			: SPI_prepare(sql, nparams, types);
 		if (p == NULL)
 			elog(ERROR, "genroc engine: could not prepare statement %d: %s", id,
 				 SPI_result_code_string(SPI_result));
@@ -182,10 +200,26 @@ genroc_pg_run(int id, int nstatements, const char *sql, int nparams, const Genro
 			int			nrows = (int) SPI_processed;
 			int			r;
 
+			FmgrInfo   *outs = palloc(sizeof(FmgrInfo) * Max(1, ncols));
+
+			/* each column's output function looked up once, not per cell */
+			for (k = 0; k < ncols; k++)
+			{
+				Oid			foutoid;
+				bool		isvarlena;
+
+				getTypeOutputInfo(TupleDescAttr(t->tupdesc, k)->atttypid, &foutoid, &isvarlena);
+				fmgr_info(foutoid, &outs[k]);
+			}
 			out->cells = palloc0(sizeof(char *) * Max(1, nrows * ncols));
 			for (r = 0; r < nrows; r++)
 				for (k = 0; k < ncols; k++)
-					out->cells[r * ncols + k] = SPI_getvalue(t->vals[r], t->tupdesc, k + 1);
+				{
+					bool		isnull;
+					Datum		v = heap_getattr(t->vals[r], k + 1, t->tupdesc, &isnull);
+
+					out->cells[r * ncols + k] = isnull ? NULL : OutputFunctionCall(&outs[k], v);
+				}
 			out->nrows = nrows;
 			out->ncols = ncols;
 		}

@@ -131,8 +131,8 @@ CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 /*
- * Semantics of claim (genroc.claim, below; genroc._claim_general is all of
- * it, the C genroc.claim its common case):
+ * Semantics of claim (genroc.claim, below; the engine's, engine/claim.cpp,
+ * for both stores):
  *   the worker must be registered and not stopped (RC006); a claim counts as
  *   its heartbeat
  *   candidates: status 'ready', queue in p_queues, eligible_at <= now, in
@@ -140,10 +140,10 @@ CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
  *   (a row another transaction is claiming is skipped, not waited for)
  *   at most p_n, and with a worker concurrency c at most c minus the tasks
  *   it already holds
- *   queue limits (genroc._claim_room): a queue at its global_concurrency or
- *   rate_limit is skipped; otherwise the batch is at most its room; with a
+ *   queue limits (55_queues.sql, "the limits claim checks"): a queue at its
+ *   global_concurrency or rate_limit is skipped; otherwise the batch is at most its room; with a
  *   partition_rate_limit, a partition whose window is full is skipped and
- *   the batch takes at most its room of each (genroc._claim_partitioned)
+ *   the batch takes at most its room of each (55_queues.sql)
  *   each: status 'running', lease_owner = worker, a new random lease_epoch
  *   (genroc._fencing_epoch: a claim that a crash rolled back never hands out
  *   an epoch again),
@@ -151,189 +151,9 @@ CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
  *   TimeoutSeconds (a handler task's timeout counts from its claim)
  *   attempt in the result: the retry number (0 for the first run)
  */
-CREATE FUNCTION genroc._claim_general(p_worker text, p_queues text[], p_n int)
-	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
-				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,
-				   queue text)
-	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
-	-- The statement that chooses and leases the tasks: with custom plans
-	-- PostgreSQL planned it again on every call (~0.27 ms, more than it
-	-- takes to run); its generic plan is the same index walk per queue.
-	SET plan_cache_mode = force_generic_plan
-AS $$
-#variable_conflict use_column
-DECLARE
-	v_worker genroc._workers;
-	v_now timestamptz := genroc.now();
-	v_n int;
-	v_row record;
-	v_only_once boolean := false;
-	v_room record;
-	v_open text[];
-	v_rated text[] := '{}';
-	v_partition_rated text[] := '{}';
-	v_ids bigint[];
-	v_claimed refcursor;
-BEGIN
-	PERFORM genroc._check_worker(p_worker);
-	PERFORM genroc._flush_commit('progress');
-	IF p_queues IS NULL THEN
-		RAISE EXCEPTION 'p_queues must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_n IS NULL THEN
-		RAISE EXCEPTION 'p_n must not be null' USING ERRCODE = '22004';
-	END IF;
-	IF p_n < 1 THEN
-		RAISE EXCEPTION 'p_n must be at least 1, not %', p_n USING ERRCODE = '22023';
-	END IF;
-	-- the heartbeat, on the live worker's row (locked by the update, as
-	-- genroc._live_worker would): one statement; none updated, that
-	-- function says why (RC006, or 22004 for a null id)
-	UPDATE genroc._workers w SET heartbeat_at = v_now,
-		session_pid = CASE WHEN w.session_pid IS NOT NULL THEN pg_backend_pid() END,
-		session_start = CASE WHEN w.session_pid IS NOT NULL THEN genroc._session_start() END
-	WHERE w.id = p_worker AND w.stopped_at IS NULL
-	RETURNING w.* INTO v_worker;
-	IF NOT FOUND THEN
-		PERFORM genroc._live_worker(p_worker);
-	END IF;
-	-- a draining worker takes nothing more (worker_drain)
-	IF v_worker.drain_requested_at IS NOT NULL THEN
-		RETURN;
-	END IF;
-	v_n := p_n;
-	IF v_worker.concurrency IS NOT NULL THEN
-		v_n := least(v_n, v_worker.concurrency - (
-			SELECT count(*)::int FROM genroc._instances i
-			WHERE i.status = 'running' AND i.lease_owner = p_worker));
-	END IF;
-	IF v_n <= 0 THEN
-		RETURN;
-	END IF;
-	-- queue limits (global_concurrency, rate_limit): full queues are left
-	-- out and the batch is bounded by the smallest room (55_queues.sql).
-	-- Without any limit set (genroc._claim_room's own first test, here to
-	-- save the call) every queue is open.
-	IF EXISTS (SELECT 1 FROM genroc._queues q
-			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-				  OR q.partition_rate_limit IS NOT NULL) THEN
-		v_room := genroc._claim_room(p_queues, v_now);
-		v_open := v_room.open_queues;
-		v_n := least(v_n, v_room.room);
-		v_rated := v_room.rated;
-		v_partition_rated := v_room.partition_rated;
-	ELSE
-		v_open := ARRAY(SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1);
-	END IF;
-	IF cardinality(v_partition_rated) = 0 THEN
-		-- one statement chooses, locks and leases the tasks, and logs their
-		-- start (task_started has no payload key, so genroc._log_detail has
-		-- nothing to do for it).  Each queue is
-		-- read through its claim index, in claim order, and the queues'
-		-- heads are merged: "queue = ANY (...)" over all of them would sort
-		-- every ready row of the queues on each claim (a backlog of 20,000
-		-- made a claim 13 ms instead of 0.1).  A queue may lock a few rows
-		-- more than the merge keeps; they stay ready and are free again at
-		-- the commit.  extension/claim.c runs the same statement for the
-		-- common claim: a change here is a change there (regress claim
-		-- compares the two ways).
-		OPEN v_claimed FOR
-			WITH candidates AS (
-				SELECT h.id FROM unnest(v_open) AS q (name)
-				CROSS JOIN LATERAL (
-					SELECT i.id, i.priority, i.eligible_at FROM genroc._instances i
-					WHERE i.status = 'ready' AND i.queue = q.name AND i.eligible_at <= v_now
-					ORDER BY i.priority, i.eligible_at, i.id
-					LIMIT v_n
-					FOR UPDATE SKIP LOCKED) h
-				ORDER BY h.priority, h.eligible_at, h.id
-				LIMIT v_n),
-			claimed AS (
-			UPDATE genroc._instances i SET
-				status = 'running',
-				lease_owner = p_worker,
-				lease_epoch = genroc._fencing_epoch(i.lease_epoch),
-				lease_expires = v_now + v_worker.lease_duration,
-				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
-							 THEN v_now + i.timeout_s * interval '1 second' END,
-				updated_at = v_now
-			-- the ids as one array: the generic plan, which cannot know
-			-- how few candidates LIMIT v_n leaves, joined "FROM candidates"
-			-- by hashing a scan of the whole table (~4 ms per claim at
-			-- 20,000 rows; bench/floor.sh); "= ANY" is a walk of the key
-			WHERE i.id = ANY (ARRAY(SELECT c.id FROM candidates c))
-			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
-					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
-					  i.partition_key),
-			logged AS (
-			INSERT INTO genroc._log (instance_id, at, event, state, detail)
-			SELECT c.id, v_now, 'task_started', c.state,
-				   jsonb_build_object('worker', p_worker, 'epoch', c.lease_epoch, 'attempt', c.attempt)
-			FROM claimed c ORDER BY c.priority, c.eligible_at, c.id)
-			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
-	ELSE
-		-- partition_rate_limit: the tasks are chosen (and locked) one by one,
-		-- then leased and logged as above (the same UPDATE: the path without
-		-- limits keeps choosing and leasing in one statement, measurably
-		-- faster than collecting the ids first)
-		v_ids := genroc._claim_partitioned(v_open, v_room.partition_rated,
-			v_room.partition_counts, v_room.partition_periods, v_now, v_n);
-		OPEN v_claimed FOR
-			WITH claimed AS (
-			UPDATE genroc._instances i SET
-				status = 'running',
-				lease_owner = p_worker,
-				lease_epoch = genroc._fencing_epoch(i.lease_epoch),
-				lease_expires = v_now + v_worker.lease_duration,
-				timeout_at = CASE WHEN i.timeout_s IS NOT NULL
-							 THEN v_now + i.timeout_s * interval '1 second' END,
-				updated_at = v_now
-			WHERE i.id = ANY (v_ids)
-			RETURNING i.id, i.lease_epoch, i.state, i.resource, i.task_input, i.only_once,
-					  i.timeout_s, i.attempt, i.lease_expires, i.priority, i.eligible_at, i.queue,
-					  i.partition_key),
-			logged AS (
-			INSERT INTO genroc._log (instance_id, at, event, state, detail)
-			SELECT c.id, v_now, 'task_started', c.state,
-				   jsonb_build_object('worker', p_worker, 'epoch', c.lease_epoch, 'attempt', c.attempt)
-			FROM claimed c ORDER BY c.priority, c.eligible_at, c.id)
-			SELECT * FROM claimed c ORDER BY c.priority, c.eligible_at, c.id;
-	END IF;
-
-	LOOP
-		FETCH v_claimed INTO v_row;
-		EXIT WHEN NOT FOUND;
-		v_only_once := v_only_once OR v_row.only_once;
-		IF v_row.queue = ANY (v_rated)
-		   OR (v_row.partition_key IS NOT NULL AND v_row.queue = ANY (v_partition_rated)) THEN
-			INSERT INTO genroc._queue_starts (queue, partition_key, at)
-			VALUES (v_row.queue, v_row.partition_key, v_now);
-		END IF;
-		instance_id := v_row.id;
-		epoch := v_row.lease_epoch;
-		state := v_row.state;
-		resource := v_row.resource;
-		input := genroc._load_value(v_row.task_input);
-		only_once := v_row.only_once;
-		timeout_s := v_row.timeout_s;
-		attempt := v_row.attempt;
-		lease_expires := v_row.lease_expires;
-		queue := v_row.queue;
-		RETURN NEXT;
-	END LOOP;
-	CLOSE v_claimed;
-	IF v_only_once THEN
-		-- the claim of an OnlyOnce task must be on disk before its handler runs
-		PERFORM genroc._flush_commit('only_once_claim');
-	END IF;
-END;
-$$;
--- genroc.claim: the semantics above.  In C (extension/claim.c): the common
--- claim (the caller's own live worker, no queue limit anywhere) through
--- statements planned once per backend, the same as _claim_general's;
--- every other call (a bad argument, an unknown, stopped or foreign worker,
--- a queue with a limit) goes to genroc._claim_general.
+-- genroc.claim: the semantics above; the engine's claim (engine/claim.cpp)
+-- through extension/claim.c.  Its common claim (no queue limit anywhere) is
+-- one statement planned once per backend.
 CREATE FUNCTION genroc.claim(p_worker text, p_queues text[], p_n int DEFAULT 1)
 	RETURNS TABLE (instance_id bigint, epoch bigint, state text, resource text, input jsonb,
 				   only_once boolean, timeout_s int, attempt int, lease_expires timestamptz,

@@ -255,7 +255,7 @@ COMMENT ON VIEW genroc.queues IS 'Every queue with its kind, limits, depth, runn
 REVOKE ALL ON genroc.queues FROM PUBLIC;
 
 /*
- * Semantics of the limits claim checks (genroc._claim_room): for each
+ * Semantics of the limits claim checks (engine/claim.cpp, room): for each
  * queue of the claim with a global_concurrency or a rate_limit, under a
  * lock per queue (taken in name order, held to the commit, so two
  * claimers of one limited queue count one after the other):
@@ -265,7 +265,7 @@ REVOKE ALL ON genroc.queues FROM PUBLIC;
  * the smallest room of the others (a batch never oversteps a limit; the
  * next claim takes the rest).  A queue with a partition_rate_limit takes no
  * lock here: its partitions are counted one by one as claim meets them
- * (genroc._claim_partitioned).  The start rows older than the longest
+ * (below).  The start rows older than the longest
  * period of a rate-limited queue are deleted here, skipping rows another
  * transaction deletes (pruning never waits).  Returns the queues to claim
  * from and that bound (NULL = no bound), the queues whose starts claim
@@ -273,72 +273,10 @@ REVOKE ALL ON genroc.queues FROM PUBLIC;
  * partition_rate_limit, the tasks of a partition), and the queues with a
  * partition_rate_limit with its count and period (same order).
  */
-CREATE FUNCTION genroc._claim_room(p_queues text[], p_now timestamptz,
-	OUT open_queues text[], OUT room int, OUT rated text[],
-	OUT partition_rated text[], OUT partition_counts int[], OUT partition_periods interval[])
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_q text;
-	v_s record;
-	v_room int;
-BEGIN
-	open_queues := ARRAY[]::text[];
-	rated := ARRAY[]::text[];
-	partition_rated := ARRAY[]::text[];
-	partition_counts := ARRAY[]::int[];
-	partition_periods := ARRAY[]::interval[];
-	-- no queue row sets a limit (the default queue's included, which the
-	-- others inherit): every queue is open and nothing is counted
-	IF NOT EXISTS (SELECT 1 FROM genroc._queues q
-				   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-					  OR q.partition_rate_limit IS NOT NULL) THEN
-		open_queues := ARRAY(SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1);
-		RETURN;
-	END IF;
-	FOR v_q IN SELECT DISTINCT u FROM unnest(p_queues) AS u ORDER BY 1 LOOP
-		v_s := genroc._queue_settings(v_q);
-		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
-			DELETE FROM genroc._queue_starts s WHERE s.ctid = ANY (ARRAY(
-				SELECT o.ctid FROM genroc._queue_starts o
-				WHERE o.queue = v_q
-				  AND o.at <= p_now - greatest(v_s.rate_period, v_s.partition_rate_period)
-				FOR UPDATE SKIP LOCKED));
-		END IF;
-		IF v_s.global_concurrency = 0 AND v_s.rate_limit IS NULL THEN
-			open_queues := open_queues || v_q;
-		ELSE
-			PERFORM genroc._lock('queue', v_q);
-			v_room := NULL;
-			IF v_s.global_concurrency > 0 THEN
-				v_room := v_s.global_concurrency - (SELECT count(*)::int FROM genroc._instances i
-													WHERE i.queue = v_q AND i.status = 'running');
-			END IF;
-			IF v_s.rate_limit IS NOT NULL THEN
-				v_room := least(v_room, v_s.rate_limit - (SELECT count(*)::int FROM genroc._queue_starts s
-														  WHERE s.queue = v_q AND s.at > p_now - v_s.rate_period));
-			END IF;
-			IF NOT v_room > 0 THEN
-				CONTINUE;
-			END IF;
-			open_queues := open_queues || v_q;
-			room := least(room, v_room);
-			IF v_s.rate_limit IS NOT NULL THEN
-				rated := rated || v_q;
-			END IF;
-		END IF;
-		IF v_s.partition_rate_limit IS NOT NULL THEN
-			partition_rated := partition_rated || v_q;
-			partition_counts := partition_counts || v_s.partition_rate_limit;
-			partition_periods := partition_periods || v_s.partition_rate_period;
-		END IF;
-	END LOOP;
-END;
-$$;
 
 /*
- * Semantics of partition rate limits in claim (genroc._claim_partitioned,
- * used instead of claim's single statement when an open queue has a
+ * Semantics of partition rate limits in claim (engine/claim.cpp,
+ * partitioned; used instead of claim's single statement when an open queue has a
  * partition_rate_limit): the ready tasks of the open queues, in claim
  * order, read in chunks (keyset: after the last one read).  For a task of
  * a partition-limited queue with a partition_key, the first time claim
@@ -354,93 +292,6 @@ $$;
  * p_n ids; the locks are held to the commit, when the starts claim records
  * are visible.
  */
-CREATE FUNCTION genroc._claim_partitioned(p_open text[], p_queues text[], p_counts int[],
-	p_periods interval[], p_now timestamptz, p_n int) RETURNS bigint[]
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	-- rows read per statement: a batch and some to spare for the tasks of
-	-- partitions without room
-	v_chunk int := greatest(4 * p_n, 64);
-	v_ids bigint[] := ARRAY[]::bigint[];
-	v_c record;
-	v_read int;
-	v_last_priority int;
-	v_last_eligible timestamptz;
-	v_last_id bigint;
-	v_mark text;
-	v_left jsonb := '{}';	-- partition (its mark) -> room left
-	v_room int;
-	v_full_q text[] := ARRAY[]::text[];	-- partitions without room (queue, key)
-	v_full_k text[] := ARRAY[]::text[];
-BEGIN
-	IF p_n < 1 THEN
-		RETURN v_ids;
-	END IF;
-	<<chunks>>
-	LOOP
-		v_read := 0;
-		FOR v_c IN
-			-- each queue in index order (_instances_claim), then merged: reads
-			-- about a chunk per queue, not every ready task
-			SELECT c.id, c.queue, c.partition_key, c.priority, c.eligible_at,
-				   CASE WHEN c.partition_key IS NOT NULL THEN array_position(p_queues, c.queue) END AS k
-			FROM unnest(p_open) AS o(queue)
-			CROSS JOIN LATERAL (
-				SELECT i.id, i.queue, i.partition_key, i.priority, i.eligible_at
-				FROM genroc._instances i
-				WHERE i.queue = o.queue AND i.status = 'ready' AND i.eligible_at <= p_now
-				  AND (v_last_id IS NULL
-					   OR (i.priority, i.eligible_at, i.id) > (v_last_priority, v_last_eligible, v_last_id))
-				  AND NOT EXISTS (SELECT 1 FROM unnest(v_full_q, v_full_k) AS f(queue, partition_key)
-								  WHERE f.queue = i.queue AND f.partition_key = i.partition_key)
-				ORDER BY i.priority, i.eligible_at, i.id
-				LIMIT v_chunk) AS c
-			ORDER BY c.priority, c.eligible_at, c.id
-			LIMIT v_chunk
-		LOOP
-			v_read := v_read + 1;
-			v_last_priority := v_c.priority;
-			v_last_eligible := v_c.eligible_at;
-			v_last_id := v_c.id;
-			IF v_c.k IS NOT NULL THEN
-				v_mark := jsonb_build_array(v_c.queue, v_c.partition_key)::text;
-				v_room := (v_left ->> v_mark)::int;
-				IF v_room IS NULL THEN
-					v_room := 0;
-					IF genroc._try_lock('partition_rate', v_mark) THEN
-						v_room := p_counts[v_c.k] - (
-							SELECT count(*)::int FROM genroc._queue_starts s
-							WHERE s.queue = v_c.queue AND s.partition_key = v_c.partition_key
-							  AND s.at > p_now - p_periods[v_c.k]);
-					END IF;
-					v_left := jsonb_set(v_left, ARRAY[v_mark], to_jsonb(v_room));
-					IF v_room <= 0 THEN
-						v_full_q := v_full_q || v_c.queue;
-						v_full_k := v_full_k || v_c.partition_key;
-					END IF;
-				END IF;
-				CONTINUE WHEN v_room <= 0;
-			END IF;
-			PERFORM 1 FROM genroc._instances i
-			WHERE i.id = v_c.id AND i.status = 'ready' AND i.eligible_at <= p_now
-			FOR UPDATE SKIP LOCKED;
-			CONTINUE WHEN NOT FOUND;
-			v_ids := v_ids || v_c.id;
-			IF v_c.k IS NOT NULL THEN
-				v_left := jsonb_set(v_left, ARRAY[v_mark], to_jsonb(v_room - 1));
-				IF v_room = 1 THEN
-					v_full_q := v_full_q || v_c.queue;
-					v_full_k := v_full_k || v_c.partition_key;
-				END IF;
-			END IF;
-			EXIT chunks WHEN cardinality(v_ids) >= p_n;
-		END LOOP;
-		EXIT WHEN v_read < v_chunk;
-	END LOOP;
-	RETURN v_ids;
-END;
-$$;
 
 /*
  * Semantics of claim_wake (the binary's wait, docs/sql-api.md "Queues and routing"):

@@ -254,3 +254,8 @@ DROP FUNCTION genroc._labels_option(jsonb, text);
 -- SQL glob and match helpers nothing calls any more go.
 DROP FUNCTION genroc._matches(jsonb, text, jsonb);
 DROP FUNCTION genroc._glob(text, text);
+
+-- claim's queue limits are the engine's (engine/claim.cpp): the PL/pgSQL
+-- room and partition helpers go.
+DROP FUNCTION genroc._claim_room(text[], timestamptz);
+DROP FUNCTION genroc._claim_partitioned(text[], text[], int[], interval[], timestamptz, int);

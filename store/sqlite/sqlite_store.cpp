@@ -45,6 +45,7 @@
 #include "admin.hpp"
 #include "admission.hpp"
 #include "callbacks.hpp"
+#include "claim.hpp"
 #include "control.hpp"
 #include "digest.hpp"
 #include "aliases.hpp"
@@ -640,59 +641,13 @@ class SqliteStore final : public Store {
 		});
 	}
 
+	// genroc.claim: the engine's (engine/claim.cpp)
 	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues, int n) override {
-		if (n < 1) throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_n must be at least 1, not " + std::to_string(n));
 		return write(durability_for(Commit::progress), [&](int64_t now) {
-			auto [lease_ms, concurrency] = require_worker(worker);
-			Query(db_, "UPDATE workers SET heartbeat_at = ?2 WHERE id = ?1", worker, now).run();
+			sqlite::SqlitePort port = engine_port(now);
 			std::vector<Task> out;
-			if (draining(worker)) return out;	// worker_drain: nothing more
-			int64_t room = n;
-			if (concurrency) {
-				Query q(db_, "SELECT count(*) FROM instances WHERE status = 'running' AND lease_owner = ?1", worker);
-				q.next();
-				room = std::min<int64_t>(room, std::max<int64_t>(0, *concurrency - q.i64(0)));
-			}
-			if (room <= 0 || queues.empty()) return out;
-			// queue limits: full queues are left out, the batch is bounded by
-			// the smallest room (genroc._claim_room)
-			const ClaimRoom limits = claim_room(queues, now);
-			if (limits.room) room = std::min(room, *limits.room);
-			const std::vector<int64_t> chosen =
-				limits.partition_rated.empty() ? ready_ids(limits.open, now, room) : claim_partitioned(limits, now, room);
-			for (int64_t id : chosen) {
-				ClaimRow inst = claim_row(id);
-				if (limits.rated.count(inst.queue) || (inst.partition_key && limits.partition_rated.count(inst.queue)))
-					Query(db_, "INSERT INTO queue_starts (queue, at, partition_key) VALUES (?1, ?2, ?3)", inst.queue,
-						  now, inst.partition_key)
-						.run();
-				const int64_t expires = now + lease_ms;
-				// TimeoutSeconds of a handler task counts from the claim.
-				std::optional<int64_t> timeout_at;
-				if (inst.timeout_s) timeout_at = now + *inst.timeout_s * 1000;
-				const int64_t epoch = new_epoch(inst.lease_epoch);
-				Query(db_,
-					  "UPDATE instances SET status = 'running', lease_owner = ?2, lease_epoch = ?6, "
-					  "lease_expires = ?3, timeout_at = ?4, updated_at = ?5 WHERE id = ?1",
-					  id, worker, expires, timeout_at, now, epoch)
-					.run();
-				log(id, now, "task_started", inst.state,
-					{{"worker", worker}, {"epoch", epoch}, {"attempt", inst.attempt}});
-				Task t;
-				t.instance_id = id;
-				t.epoch = epoch;
-				t.state = inst.state.value_or("");
-				t.resource = inst.resource.value_or("");
-				t.input = std::move(inst.task_input);
-				t.only_once = inst.only_once;
-				// on disk before its handler runs
-				if (inst.only_once) flush_on_commit(Commit::only_once_claim);
-				if (inst.timeout_s) t.timeout_s = static_cast<int>(*inst.timeout_s);
-				t.attempt = static_cast<int>(inst.attempt);
-				t.lease_expires = iso(expires);
-				t.queue = inst.queue;
-				out.push_back(std::move(t));
-			}
+			for (engine::HandedBack &t : engine::claim(port, worker, queues, n, now * 1000).tasks)
+				out.push_back(task_of(std::move(t)));
 			return out;
 		});
 	}
@@ -1299,33 +1254,6 @@ class SqliteStore final : public Store {
 		return inst;
 	}
 
-	// What claim reads of a chosen row: the task it hands out, no more
-	// (load() parses every JSON column of the row).
-	struct ClaimRow {
-		std::string queue;
-		std::optional<std::string> partition_key, state, resource;
-		std::optional<int64_t> timeout_s;
-		int64_t lease_epoch = 0, attempt = 0;
-		bool only_once = false;
-		json task_input;
-	};
-	ClaimRow claim_row(int64_t id) {
-		Query q(db_,
-				"SELECT queue, partition_key, state, resource, timeout_s, lease_epoch, attempt, only_once, task_input "
-				"FROM instances WHERE id = ?1",
-				id);
-		if (!q.next()) throw not_found(id);
-		ClaimRow r;
-		r.queue = q.text(0);
-		r.partition_key = q.otext(1);
-		r.state = q.otext(2);
-		r.resource = q.otext(3);
-		r.timeout_s = q.oi64(4);
-		r.lease_epoch = q.i64(5);
-		r.attempt = q.i64(6);
-		r.only_once = q.i64(7) != 0;
-		r.task_input = load_value(q.js(8));
-		return r;
 	}
 
 	// ---- the store's paths the engine's statements call ----------------
@@ -1402,12 +1330,6 @@ class SqliteStore final : public Store {
 		return apply_step(inst, std::move(request), now);
 	}
 
-	// Whether a drain was requested for the worker (worker_drain).
-	bool draining(const std::string &worker) {
-		Query q(db_, "SELECT drain_requested_at IS NOT NULL FROM workers WHERE id = ?1", worker);
-		return q.next() && q.i64(0) != 0;
-	}
-
 	// A worker that may take the next task of the instance it reports
 	// (genroc._handback_lease): it holds the lease, serves the queue, is
 	// registered, not stopped and not draining; the queue has no rate limits and, with a
@@ -1438,16 +1360,6 @@ class SqliteStore final : public Store {
 			if (q.i64(0) >= s.global) return false;
 		}
 		return true;
-	}
-
-	// Lease duration and concurrency of a registered, not stopped worker.
-	std::pair<int64_t, std::optional<int64_t>> require_worker(const std::string &worker) {
-		Query q(db_, "SELECT lease_ms, concurrency, stopped_at FROM workers WHERE id = ?1", worker);
-		const bool found = q.next();
-		if (!found || !q.is_null(2))
-			throw Error(sqlstate::WORKER_NOT_REGISTERED, "worker \"" + worker + "\" is not registered",
-						found ? "It was stopped." : "No worker has that id.", "Call genroc.worker_register first.");
-		return {q.i64(0), q.oi64(1)};
 	}
 
 	asl::DefinitionPtr compiled(int64_t definition_id) {
@@ -1734,118 +1646,6 @@ class SqliteStore final : public Store {
 	std::string routed(int64_t definition_id, const std::string &definition, const json &labels) {
 		sqlite::SqlitePort port(db_, 0);
 		return engine::route(port, definition_id, definition, labels);
-	}
-
-	// genroc._claim_room: queues with a global_concurrency or rate_limit and
-	// no room are left out; the batch is at most the smallest room; start
-	// rows older than the longest period of a rate-limited queue are
-	// deleted.  SQLite has one writer at a time, so counting needs no lock.
-	// partition_rated: the open queues with a partition_rate_limit → (count,
-	// period in ms), counted per partition by claim_partitioned.
-	struct ClaimRoom {
-		std::vector<std::string> open;
-		std::optional<int64_t> room;
-		std::set<std::string> rated;
-		std::map<std::string, std::pair<int64_t, int64_t>> partition_rated;
-	};
-	ClaimRoom claim_room(const std::vector<std::string> &queues, int64_t now) {
-		ClaimRoom out;
-		for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
-			const QueueSettings s = queue_settings(queue);
-			if (s.rate || s.partition_rate) {
-				const int64_t keep = std::max(s.period_ms.value_or(0), s.partition_period_ms.value_or(0));
-				Query(db_, "DELETE FROM queue_starts WHERE queue = ?1 AND at <= ?2", queue, now - keep).run();
-			}
-			if (s.partition_rate) out.partition_rated[queue] = {*s.partition_rate, *s.partition_period_ms};
-			if (s.global == 0 && !s.rate) {
-				out.open.push_back(queue);
-				continue;
-			}
-			std::optional<int64_t> room;
-			if (s.global > 0) {
-				Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = 'running'", queue);
-				q.next();
-				room = s.global - q.i64(0);
-			}
-			if (s.rate) {
-				Query q(db_, "SELECT count(*) FROM queue_starts WHERE queue = ?1 AND at > ?2", queue, now - *s.period_ms);
-				q.next();
-				const int64_t left = *s.rate - q.i64(0);
-				room = room ? std::min(*room, left) : left;
-			}
-			if (*room > 0) {
-				out.open.push_back(queue);
-				out.room = out.room ? std::min(*out.room, *room) : *room;
-				if (s.rate) out.rated.insert(queue);
-			} else {
-				out.partition_rated.erase(queue);
-			}
-		}
-		return out;
-	}
-
-	// The first n ready tasks of these queues in claim order (priority,
-	// eligible_at, id).  Each queue is read on its own through
-	// instances_claim, in that order, and the heads are merged: one query
-	// over all of them (queue IN ...) sorts every ready row of the queues on
-	// each claim, a cost that grows with the backlog.
-	std::vector<int64_t> ready_ids(const std::vector<std::string> &queues, int64_t now, int64_t n) {
-		struct Head {
-			int64_t priority, eligible_at, id;
-			bool operator<(const Head &o) const {
-				return std::tie(priority, eligible_at, id) < std::tie(o.priority, o.eligible_at, o.id);
-			}
-		};
-		std::vector<Head> heads;
-		for (const auto &queue : std::set<std::string>(queues.begin(), queues.end())) {
-			Query q(db_,
-					"SELECT priority, eligible_at, id FROM instances WHERE status = 'ready' AND queue = ?1 "
-					"AND eligible_at <= ?2 ORDER BY priority, eligible_at, id LIMIT ?3",
-					queue, now, n);
-			while (q.next()) heads.push_back({q.i64(0), q.i64(1), q.i64(2)});
-		}
-		std::sort(heads.begin(), heads.end());
-		std::vector<int64_t> out;
-		for (const auto &h : heads) {
-			if (static_cast<int64_t>(out.size()) >= n) break;
-			out.push_back(h.id);
-		}
-		return out;
-	}
-
-	// genroc._claim_partitioned: the ready tasks of the open queues in claim
-	// order; a task of a queue with a partition_rate_limit and a
-	// partition_key is taken only while its partition has room (the limit
-	// minus the starts within the period, minus what this claim took).  At
-	// most n ids.  One writer at a time: no locks, and one statement reads
-	// the tasks (the extension reads them in chunks).
-	std::vector<int64_t> claim_partitioned(const ClaimRoom &limits, int64_t now, int64_t n) {
-		std::vector<int64_t> out;
-		std::map<std::pair<std::string, std::string>, int64_t> left;
-		Query q(db_,
-				"SELECT id, queue, partition_key FROM instances WHERE status = 'ready' AND eligible_at <= ?1 "
-				"AND queue IN (SELECT value FROM json_each(?2)) ORDER BY priority, eligible_at, id",
-				now, json(limits.open));
-		while (static_cast<int64_t>(out.size()) < n && q.next()) {
-			const std::string queue = q.text(1);
-			const auto partition = q.otext(2);
-			const auto limit = limits.partition_rated.find(queue);
-			if (partition && limit != limits.partition_rated.end()) {
-				const auto key = std::make_pair(queue, *partition);
-				auto it = left.find(key);
-				if (it == left.end()) {
-					Query c(db_,
-							"SELECT count(*) FROM queue_starts WHERE queue = ?1 AND partition_key = ?2 AND at > ?3",
-							queue, *partition, now - limit->second.second);
-					c.next();
-					it = left.emplace(key, limit->second.first - c.i64(0)).first;
-				}
-				if (it->second <= 0) continue;
-				it->second--;
-			}
-			out.push_back(q.i64(0));
-		}
-		return out;
 	}
 
 	// Live workers (not stopped, heartbeat within stale-after): id → queues.
