@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "asl.hpp"
+#include "definition_cache.hpp"
 #include "limits.hpp"
 
 namespace {
@@ -150,6 +151,10 @@ DefinitionPtr cached_or_compiled(const char *cache_key, const char *definition_j
 }
 
 }  // namespace
+
+// definition_cache.hpp: the same cache for C++ callers (the engine's ask).
+genroc::asl::DefinitionPtr genroc::asl::cached(const std::string &key) { return ::cache().get(key); }
+void genroc::asl::cache(const std::string &key, DefinitionPtr def) { ::cache().put(key, std::move(def)); }
 
 extern "C" GenrocAslResult genroc_asl_validate(const char *definition_json, const char *cache_key) {
 	return guarded([&]() {

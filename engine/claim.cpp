@@ -14,6 +14,7 @@
 #include "admin.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -145,12 +146,8 @@ void leased(Port &port, Rows rows, const std::string &worker, int64_t now, int64
 		t.attempt = r.i64(7);
 		t.lease_expires_us = expires_us;
 		t.queue = r.text(8);
-		if (lite) {
-			port.exec(Stmt::CLAIM_LOG, {t.instance_id, now, t.state, t.attempt, t.epoch, worker});
-			// SQLite keeps a stored value's reference in the column: loaded here
-			if (t.input.find("genroc:object") != std::string::npos)
-				t.input = port.query(Stmt::STORE_LOAD_VALUE, {JsonText{t.input}}).at(0).text(0);
-		}
+		if (lite) port.exec(Stmt::CLAIM_LOG, {t.instance_id, now, t.state, t.attempt, t.epoch, worker});
+		t.input = load_value(port, t.input);
 		if (limits && (limits->rated.count(t.queue) || (!r.is_null(9) && limits->partition_rated.count(t.queue))))
 			port.exec(Stmt::CLAIM_START_ROW, {t.queue, r.otext(9), now});
 		only_once = only_once || t.only_once;

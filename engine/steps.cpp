@@ -1,7 +1,7 @@
 // steps.cpp — the step writer (genroc._apply_step): one interpreter step
 // for a locked instance and the row where it stops.  The step itself is
-// the store's own ask (STEP_ASK: PostgreSQL's genroc._step_in_context, the
-// SQLite store's step); what follows is written once here: one row writer
+// the engine's ask (engine/ask.cpp: the interpreter in-process); what
+// follows is written once here: one row writer
 // per outcome kind, each saying every column of the instance's position
 // it leaves (Stop), all written by the one statement STEP_STOP (the
 // waits of engine/children.cpp and a cancel write theirs through it too); the log
@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "admission.hpp"
+#include "ask.hpp"
 #include "children.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
@@ -136,20 +137,12 @@ Stop end_stop(const json &out, const std::string &kind, const std::optional<std:
 std::string apply_step(Port &port, int64_t id, const json &request, const json &first, const Handback *handback,
 					   const std::string *first_text) {
 	const int64_t now = port.now_ms();
-	Rows asked = port.query(Stmt::STEP_ASK, {id, JsonText{request.dump()}, now});
-	if (asked.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(id)});
-	const Row &a = asked[0];
-	const json answer = parse_json(a.text(0), "the step's answer");
-	// start_task's answer: the step's own check of its input (genroc:call
-	// children's inputs)
-	if (a.boolean(1)) {
-		auto in = request.find("input");
-		limits::check_json_depth(in != request.end() ? *in : json::object(), "the input");
-	}
-	const std::optional<std::string> row_state = a.otext(2);
-	const bool has_parent = !a.is_null(3);
-	const bool partitioned = !a.is_null(4);
-	const std::string token = a.text(5);
+	Asked a = ask(port, id, request, now);
+	const json answer = std::move(a.answer);
+	const std::optional<std::string> row_state = std::move(a.state);
+	const bool has_parent = a.has_parent;
+	const bool partitioned = a.partitioned;
+	const std::string token = std::move(a.token);
 
 	// an Assign changed the variables: kept before the outcome's rows, so a
 	// fan-out's children copy them

@@ -50,7 +50,7 @@ int64_t write_stop(Port &port, int64_t id, const Stop &s);
 
 // genroc._apply_step(p_instance, p_request, p_first, p_handback_worker,
 // p_handback_queues): runs one interpreter step for a locked instance
-// (the store's own ask, STEP_ASK) and records where it stopped; returns the
+// (the engine's ask, engine/ask.hpp) and records where it stopped; returns the
 // new status.  request: the op and its fields (JSON object); first: the log
 // row that led to this step ({"event", "state", "detail"}) or null;
 // first_text: that row as JSON text instead (start's 'started', whose input

@@ -165,7 +165,6 @@ PG_FUNCTION_INFO_V1(genroc_step);
 PG_FUNCTION_INFO_V1(genroc_step_start);
 PG_FUNCTION_INFO_V1(genroc_start_task);
 PG_FUNCTION_INFO_V1(genroc_step_succeeded);
-PG_FUNCTION_INFO_V1(genroc_step_in_context);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
@@ -1046,70 +1045,11 @@ end_request(StringInfo buf, const char *scope, const char *variables)
 }
 
 /*
- * genroc._step_in_context(cache_key text, definition jsonb, request jsonb,
- *     now_ms bigint, id bigint, name text, start_time text, input jsonb,
- *     def_name text, def_version int, token text, scope text,
- *     variables jsonb) → jsonb.
- * genroc._step of `request || {now_ms, context}` (the context of the
- * execution id, name, start_time, input, of the definition def_name:
- * def_version, with token), plus scope and variables when they are not
- * null, with that request written here as JSON
- * text from its parts instead of built as jsonb: building it copied the
- * request (a task's result, the state input) and the execution's input
- * token by token into each enclosing object.  A key of `request` that the
- * parts repeat is overridden by them, as `||` would (the interpreter's
- * parser keeps a key's last value); its objects are keyed maps, so the
- * order of the keys does not reach it.  start_time is the ISO text
- * genroc._iso gives; a null name means the id.  The context is left out
- * for a definition that cannot read it (needs_context).
- */
-Datum
-genroc_step_in_context(PG_FUNCTION_ARGS)
-{
-	static const char *const args[] = {"p_cache_key", "p_definition", "p_request", "p_now_ms",
-		"p_id", "p_name", "p_start_time", "p_input", "p_def_name", "p_def_version", "p_token",
-	"p_scope", "p_variables"};
-	Jsonb	   *request_jb;
-	char	   *request_text;
-	char	   *cache_key;
-	size_t		len;
-	StringInfoData request;
-
-	require_args(fcinfo, args, lengthof(args), (1u << 5) | (1u << 7) | (1u << 11) | (1u << 12));
-	request_jb = PG_GETARG_JSONB_P(2);
-	if (!JB_ROOT_IS_OBJECT(request_jb))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("p_request must be a JSON object")));
-	request_text = JsonbToCString(NULL, &request_jb->root, VARSIZE(request_jb));
-	len = strlen(request_text);
-	Assert(len >= 2 && request_text[len - 1] == '}');
-
-	cache_key = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	initStringInfo(&request);
-	appendBinaryStringInfo(&request, request_text, len - 1);
-	if (JB_ROOT_COUNT(request_jb) > 0)
-		appendStringInfoString(&request, ", ");
-	if (needs_context(cache_key))
-	{
-		StepContext c = {PG_GETARG_INT64(3), PG_GETARG_INT64(4), text_arg(fcinfo, 5),
-			text_arg(fcinfo, 6), PG_ARGISNULL(7) ? NULL : jsonb_text(PG_GETARG_DATUM(7)),
-		text_arg(fcinfo, 8), PG_GETARG_INT32(9), text_arg(fcinfo, 10)};
-
-		append_now_and_context(&request, &c);
-	}
-	else
-		append_now(&request, PG_GETARG_INT64(3));
-	end_request(&request, text_arg(fcinfo, 11), PG_ARGISNULL(12) ? NULL : jsonb_text(PG_GETARG_DATUM(12)));
-	PG_RETURN_DATUM(step_answer(cache_key, PG_GETARG_DATUM(1), request.data));
-}
-
-/*
  * genroc._step_start(cache_key text, definition jsonb, input jsonb,
  *     now_ms bigint, id bigint, name text, start_time text, def_name text,
  *     def_version int, token text) → jsonb.
- * genroc._step_in_context of the start request {op: start, input} with
- * the same input in the context (genroc.start_many's items): the input is
+ * genroc._step of the start request {op: start, input, now_ms, context}
+ * with the same input in the context (genroc.start_many's items): the input is
  * serialized once here, where building the request as jsonb copied it into
  * five nested objects (about a sixth of start_many's server time).  A null
  * token is drawn here, and only for a definition that can read the

@@ -59,20 +59,15 @@ SELECT task_input ->> 'exec' = id::text AS own_id, variables, priority, labels
 FROM genroc._instances WHERE id = (SELECT max(id) FROM genroc._instances);
 
 -- genroc._step_start (the step of start_many's items) answers as
--- genroc._step_in_context does to {op: start, input} with that input in the
--- context, which answers as genroc._step does to the whole request written
--- out: names, tokens and inputs that need escaping, a null name (the id)
+-- genroc._step does to the whole request {op: start, input} written out
+-- with that input in the context: names, tokens and inputs that need
+-- escaping, a null name (the id)
 SELECT * FROM genroc.define('ctx', '{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"all.$":"$$","in.$":"$"},"End":true}}}');
 CREATE TEMP TABLE parts AS
 SELECT * FROM (VALUES (1, '{"s":"é\n\"\\ \u0001","n":1e300,"z":-0.5}'::jsonb, NULL, 'ctx', 'tok'),
 					  (2, '[1,{"a":null},"x"]', 'nämé "q" \ /', 'ma"ch\ine', 'tok"en	'),
 					  (3, 'null', '', 'ctx', '')) AS v(k, input, name, machine, token);
 SELECT v.k, genroc._step_start(d.hash, d.definition, v.input, 1893456000000, 42, v.name,
-							   genroc._iso(genroc.now()), v.machine, 3, v.token)
-	 = genroc._step_in_context(d.hash, d.definition, jsonb_build_object('op', 'start', 'input', v.input),
-							   1893456000000, 42, v.name, genroc._iso(genroc.now()), v.input, v.machine, 3,
-							   v.token, NULL, NULL) AS same,
-	   genroc._step_start(d.hash, d.definition, v.input, 1893456000000, 42, v.name,
 						  genroc._iso(genroc.now()), v.machine, 3, v.token)
 	 = genroc._step(d.hash, d.definition, jsonb_build_object('op', 'start', 'input', v.input,
 			'now_ms', 1893456000000, 'context', jsonb_build_object(
@@ -81,26 +76,12 @@ SELECT v.k, genroc._step_start(d.hash, d.definition, v.input, 1893456000000, 42,
 				'StateMachine', jsonb_build_object('Id', v.machine || ':3', 'Name', v.machine),
 				'Task', jsonb_build_object('Token', v.token)))) AS as_written
 FROM genroc._definitions d, parts v WHERE d.name = 'ctx' ORDER BY v.k;
--- the context as the Pass state sees it; without an input, no Execution.Input;
--- scope and variables, when given, reach the step (variables: $assigned)
+-- the context as the Pass state sees it
 SELECT genroc._step_start(d.hash, d.definition, '[1]', 1893456000000, 42, NULL,
 						  genroc._iso(genroc.now()), 'ctx', 1, 't') -> 'outcome' -> 'output' -> 'all' AS context
 FROM genroc._definitions d WHERE d.name = 'ctx';
-SELECT genroc._step_in_context(d.hash, d.definition, '{"op": "start", "input": 1}', 1893456000000, 42, 'n',
-							   genroc._iso(genroc.now()), NULL, 'ctx', 1, 't', NULL, NULL)
-	   -> 'outcome' -> 'output' -> 'all' -> 'Execution' AS no_input
-FROM genroc._definitions d WHERE d.name = 'ctx';
-SELECT * FROM genroc.define('vars', '{"StartAt":"P","States":{"P":{"Type":"Pass","Parameters":{"v.$":"$assigned"},"End":true}}}');
-SELECT genroc._step_in_context(d.hash, d.definition, '{"op": "start", "input": 1}', 1, 42, NULL,
-							   genroc._iso(genroc.now()), NULL, 'vars', 1, 't', NULL, '{"assigned": 7}')
-	   -> 'outcome' -> 'output' AS with_variables
-FROM genroc._definitions d WHERE d.name = 'vars';
--- every argument but the optional ones must be there; the request is an object
+-- every argument but the optional ones must be there
 SELECT genroc._step_start(d.hash, d.definition, '1', 1, 42, NULL, NULL, 'ctx', 1, 't')
-FROM genroc._definitions d WHERE d.name = 'ctx';
-SELECT genroc._step_in_context(d.hash, d.definition, '[1]', 1, 42, NULL, 'x', NULL, 'ctx', 1, 't', NULL, NULL)
-FROM genroc._definitions d WHERE d.name = 'ctx';
-SELECT genroc._step_in_context(d.hash, d.definition, '{}', 1, 42, NULL, 'x', NULL, 'ctx', 1, NULL, NULL, NULL)
 FROM genroc._definitions d WHERE d.name = 'ctx';
 DROP TABLE parts;
 

@@ -103,43 +103,19 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
 /*
- * The context object $$ as the store knows it (the interpreter adds State).
- * Semantics:
- *   Execution.Id         the instance id as a string ("42")
- *   Execution.Name       the start option "name", else the id as a string
- *   Execution.Input      the instance input
- *   Execution.StartTime  created_at, ISO-8601 UTC with milliseconds
- *   StateMachine.Id      "<definition name>:<version>"
- *   StateMachine.Name    the definition name
- *   Task.Token           a fresh random token (gen_random_uuid) for this step;
- *                        it becomes the activity token if the step parks
- *   A Parallel branch or a Map item (scope set) is part of the execution
- *   it was fanned out of: its Execution is that of its nearest ancestor
- *   without a scope (the top instance, or the child a call started).
- *
- * genroc._step_in_context: genroc._step of p_request with now_ms and that
- * context added (and scope and variables when they are not null), the
- * request written as text in C from these parts (genroc.c) rather than
- * built as jsonb, which copied the request and the input into every
- * enclosing object.  p_id, p_name, p_start_time (genroc._iso of it) and
- * p_input are the execution's (genroc._execution); a null p_name means the
- * id, a null p_input leaves Execution.Input out.  genroc._step_start is the
- * same for the start request {op: start, input: p_input} whose context has
- * that input (genroc.start_many's items, which have no row yet); a null
+ * The context object $$ of a step: the engine's ask builds it (engine/ask.hpp
+ * says what it holds) and runs the interpreter in-process.
+ * genroc._step_start is genroc._step of the start request {op: start,
+ * input: p_input} with now_ms and the context (p_id, p_name (null: the
+ * id), p_start_time (genroc._iso of the start), that input, the
+ * definition's p_def_name and p_def_version, p_token) written as text in C
+ * (genroc.c): genroc.start_many's items, which have no row yet; a null
  * p_token there is drawn when needed.  A definition whose text cannot read
  * the context (no "$$", no JSONata $states but its input, result and
  * errorOutput: core/asl.hpp reads_context) gets its steps asked without
  * it, once the interpreter has compiled it in this backend: the same
  * answer for a fraction of the request.
  */
-CREATE FUNCTION genroc._step_in_context(p_cache_key text, p_definition jsonb, p_request jsonb,
-										p_now_ms bigint, p_id bigint, p_name text, p_start_time text,
-										p_input jsonb, p_def_name text, p_def_version int, p_token text,
-										p_scope text, p_variables jsonb)
-	RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'genroc_step_in_context'
-	LANGUAGE C IMMUTABLE PARALLEL SAFE;
-
 CREATE FUNCTION genroc._step_start(p_cache_key text, p_definition jsonb, p_input jsonb,
 								   p_now_ms bigint, p_id bigint, p_name text, p_start_time text,
 								   p_def_name text, p_def_version int, p_token text)
@@ -396,44 +372,6 @@ CREATE FUNCTION genroc.durability() RETURNS text
 COMMENT ON FUNCTION genroc.durability() IS
 	'The durability level in force for this session (setting genroc.durability): none, essential, terminal or strict.';
 
--- The execution an instance's context object names (the semantics above):
--- its id, name, start and input, for genroc._step_in_context.
-CREATE FUNCTION genroc._execution(p_instance genroc._instances, p_def genroc._definitions,
-								  OUT exec_id bigint, OUT exec_name text, OUT exec_created timestamptz,
-								  OUT exec_input jsonb)
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	v_scope text := p_instance.scope;
-	v_parent bigint := p_instance.parent_id;
-BEGIN
-	exec_id := p_instance.id;
-	exec_name := p_instance.name;
-	exec_created := p_instance.created_at;
-	exec_input := genroc._load_value(p_instance.input);
-	-- PL/pgSQL, not SQL: its plans are kept for the session, where a SQL
-	-- function's would be made again on every step.  Only the columns it
-	-- needs: an ancestor's state_input may hold a Map's items.
-	IF v_scope IS NOT NULL AND v_parent IS NOT NULL THEN
-		-- each ancestor's name and start with it: the last one read is the
-		-- execution's (one statement per ancestor, a Map item's parent alone)
-		WHILE v_scope IS NOT NULL AND v_parent IS NOT NULL LOOP
-			SELECT i.id, i.scope, i.parent_id, i.name, i.created_at
-			INTO STRICT exec_id, v_scope, v_parent, exec_name, exec_created
-			FROM genroc._instances i WHERE i.id = v_parent;
-		END LOOP;
-		-- the execution's input (for a Map item, its parent's whole input,
-		-- items and all) only for a definition that may read it: one whose
-		-- text has a context path other than the Map, State, Task and
-		-- StateMachine objects (JSONPath's context paths, JSONata's $states.context)
-		IF p_def.definition::text ~ '(\$\$|\$states\.context)(?!\.(Map|StateMachine|State|Task)\.)' THEN
-			SELECT genroc._load_value(i.input) INTO STRICT exec_input FROM genroc._instances i WHERE i.id = exec_id;
-		ELSE
-			exec_input := NULL;
-		END IF;
-	END IF;
-END;
-$$;
 
 /*
  * Runs one interpreter step for a locked instance and records where it
@@ -477,7 +415,7 @@ $$;
  *   p_row: not read (kept for the callers that pass it): the step reads
  *   what it needs of the row
  * Written once for both stores in engine/steps.cpp (one row writer per
- * outcome kind); the interpreter is asked through _step_in_context.
+ * outcome kind); the interpreter is asked in-process (engine/ask.cpp).
  */
 CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
 	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL,

@@ -85,19 +85,6 @@ int64_t system_now_ms() {
 std::string iso(int64_t ms) { return asl::format_time(ms); }
 json text_or_null(const std::optional<std::string> &s) { return s ? json(*s) : json(nullptr); }
 
-// 32 hex characters from OpenSSL's CSPRNG: task tokens are bearer secrets.
-std::string new_token() {
-	unsigned char b[16];
-	if (RAND_bytes(b, sizeof b) != 1) throw Error("XX000", "cannot generate a task token: no randomness");
-	static const char *hex = "0123456789abcdef";
-	std::string s;
-	for (unsigned char c : b) {
-		s += hex[c >> 4];
-		s += hex[c & 15];
-	}
-	return s;
-}
-
 // A new lease epoch (genroc._fencing_epoch): random in 1 .. 2^63-1 and not
 // `previous`.  A counter would hand the same epoch out again after a power
 // loss took an unsynced claim (at essential a claim is not synced), and a
@@ -340,8 +327,7 @@ class SqliteStore final : public Store {
 	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
 
 	// genroc.start, start_many: the engine's (engine/start.cpp), reaching
-	// this store's timestamp input and interpreter through store_call
-	// (START_PARSE_TIME, STEP_ASK).
+	// this store's timestamp input through store_call (START_PARSE_TIME).
 	static StartResult start_result(const engine::Started &s) { return {s.id, s.is_new, s.status}; }
 
 	StartResult start(const std::string &definition, const json &input, const json &options) override {
@@ -454,7 +440,6 @@ class SqliteStore final : public Store {
 						std::to_string(ms * 1000), (ms >= 0 && ms < 253402300800000) ? "1" : "0"});
 				return rows;
 			}
-			case engine::Stmt::STEP_ASK: return step_answer(p[0].i64(), json::parse(p[1].text()), now);
 			case engine::Stmt::STEP_HANDBACK_LEASE: {
 				// the row and worker apply_step was given, else (engine/report.cpp) the row as it is now
 				const bool given = step_inst_ && step_hb_ && step_inst_->id == p[0].i64();
@@ -1129,7 +1114,6 @@ class SqliteStore final : public Store {
 			return r;
 		} catch (...) {
 			db_.rollback();
-			ancestors_.clear();	 // rows it made are gone, and their ids may come again
 			throw;
 		}
 	}
@@ -1472,70 +1456,6 @@ class SqliteStore final : public Store {
 		return text.substr(0, i);
 	}
 
-	// The context object $$ as the store knows it (on PostgreSQL
-	// genroc._execution, written by genroc._step_in_context).  A Parallel
-	// branch or a Map item (scope set) is part of the execution it was
-	// fanned out of: its nearest ancestor without a scope.  Only the
-	// columns it needs (an ancestor's state_input may hold a Map's items),
-	// and that execution's input only for a definition that may read it.
-	json context(const Inst &self, const std::string &token) {
-		int64_t id = self.id;
-		std::optional<std::string> name = self.name;
-		int64_t created_at = self.created_at;
-		const json *input = &self.input;  // the instance's own, read only (most have no scope)
-		json ancestor_input;
-		bool with_input = true;
-		if (self.scope && self.parent_id) {
-			std::optional<std::string> scope = self.scope;
-			std::optional<int64_t> parent = self.parent_id;
-			while (scope && parent) {
-				// these columns never change once the row is committed (a
-				// rolled-back write clears what it may have kept), so a row read
-				// once is kept: they lie after the parent's input and
-				// state_input, a Map's items, in the record
-				auto it = ancestors_.find(*parent);
-				if (it == ancestors_.end()) {
-					Query q(db_, "SELECT id, scope, parent_id, name, created_at FROM instances WHERE id = ?1", *parent);
-					if (!q.next()) throw not_found(*parent);
-					if (ancestors_.size() >= 4096) ancestors_.clear();
-					it = ancestors_.emplace(*parent, Ancestor{q.i64(0), q.otext(1), q.oi64(2), q.otext(3), q.i64(4)})
-							 .first;
-				}
-				const Ancestor &a = it->second;
-				id = a.id;
-				scope = a.scope;
-				parent = a.parent_id;
-				name = a.name;
-				created_at = a.created_at;
-			}
-			with_input = asl::reads_execution_input(*compiled(self.definition_id));
-			if (with_input) {
-				Query q(db_, "SELECT input FROM instances WHERE id = ?1", id);
-				q.next();
-				ancestor_input = load_value(q.js(0));
-				input = &ancestor_input;
-			}
-		}
-		json execution = {{"Id", std::to_string(id)},
-						  {"Name", name.value_or(std::to_string(id))},
-						  {"StartTime", iso(created_at)}};
-		if (with_input) execution["Input"] = *input;
-		return {{"Execution", std::move(execution)},
-				{"StateMachine", state_machine(self.definition_id)},
-				{"Task", {{"Token", token}}}};
-	}
-
-	// $$.StateMachine of a definition: {Id: "name:version", Name}.  A
-	// definition row never changes once written, so it is kept per id.
-	const json &state_machine(int64_t definition_id) {
-		auto it = state_machines_.find(definition_id);
-		if (it != state_machines_.end()) return it->second;
-		Query q(db_, "SELECT name, version FROM definitions WHERE id = ?1", definition_id);
-		if (!q.next()) throw Error("XX000", "definition " + std::to_string(definition_id) + " is missing");
-		json m = {{"Id", q.text(0) + ":" + std::to_string(q.i64(1))}, {"Name", q.text(0)}};
-		return state_machines_.emplace(definition_id, std::move(m)).first->second;
-	}
-
 	// genroc._task_request: continues a stopped task with its result or error.
 	static json task_request(const Inst &inst, const std::string &op, const json &result,
 							 const std::optional<std::string> &error, const std::optional<std::string> &cause) {
@@ -1549,7 +1469,7 @@ class SqliteStore final : public Store {
 	}
 
 	// genroc._apply_step: the engine's step writer (engine/steps.cpp), which
-	// asks this store for the step (STEP_ASK: step_answer) and reaches its
+	// asks the interpreter itself (engine/ask.cpp) and reaches this store's
 	// log, fan-outs, event waits and partition slots through store_call.
 	std::string apply_step(int64_t id, json request, int64_t now) { return apply_step(load(id), std::move(request), now); }
 	// The same with the instance's row as just read in this transaction.
@@ -1557,18 +1477,16 @@ class SqliteStore final : public Store {
 	// is leased to hb->worker in the same update, as claim leases it, with
 	// claim's task_started row; hb->task is set and the status is "running".
 	std::string apply_step(const Inst &inst, json request, int64_t now, Handback *hb = nullptr) {
-		// the row the step's ask and the hand-back read (the caller's, current)
+		// the row the hand-back reads (the caller's, current)
 		struct Saved {
 			SqliteStore &s;
-			const Inst *ask, *inst;
+			const Inst *inst;
 			Handback *hb;
 			~Saved() {
-				s.step_ask_inst_ = ask;
 				s.step_inst_ = inst;
 				s.step_hb_ = hb;
 			}
-		} saved{*this, step_ask_inst_, step_inst_, step_hb_};
-		step_ask_inst_ = &inst;
+		} saved{*this, step_inst_, step_hb_};
 		step_inst_ = &inst;
 		step_hb_ = hb;
 		std::optional<engine::Handback> ehb;
@@ -1579,38 +1497,6 @@ class SqliteStore final : public Store {
 			if (hb && status == "running") hb->task = task_of(engine::handed_back(port, inst.id));
 			return status;
 		});
-	}
-
-	// STEP_ASK: the interpreter's answer for the step of `id` (the row
-	// apply_step was given, else read), in this store's context; the
-	// columns STEP_ASK names.
-	engine::Rows step_answer(int64_t id, json request, int64_t now) {
-		std::optional<Inst> loaded;
-		const Inst *ip = step_ask_inst_ && step_ask_inst_->id == id ? step_ask_inst_ : nullptr;
-		step_ask_inst_ = nullptr;  // the writes that follow make it stale
-		if (!ip) ip = &loaded.emplace(load(id));
-		const Inst &inst = *ip;
-		auto def = compiled(inst.definition_id);
-		const std::string token = new_token();
-		// a start that stops at a first Task taking its input as it is: its
-		// answer without a step (asl.hpp start_answer)
-		std::optional<json> quick;
-		if (!inst.scope && request.value("op", "") == "start")
-			quick = asl::start_answer(*def, request.value("input", json::object()));
-		if (!quick) {
-			request["now_ms"] = now;
-			// a definition that cannot read $$ is asked without it (asl.hpp reads_context)
-			if (asl::reads_context(*def)) request["context"] = context(inst, token);
-			if (inst.scope) request["scope"] = *inst.scope;
-			if (!inst.variables.is_null()) request["variables"] = inst.variables;
-		}
-		const json answer = quick ? std::move(*quick) : asl::step(*def, request);
-		engine::Rows rows;
-		rows.emplace_back(std::vector<std::optional<std::string>>{
-			answer.dump(), std::string("0"), inst.state,
-			inst.parent_id ? std::optional<std::string>(std::to_string(*inst.parent_id)) : std::nullopt,
-			inst.partition_key, token});
-		return rows;
 	}
 
 	// genroc._fail_task: an error (reported, timed out, interrupted) goes
@@ -1662,21 +1548,9 @@ class SqliteStore final : public Store {
 	std::string path_;
 	Db db_;
 	std::string test_clock_;  // genroc.test_clock: "" = real time
-	std::map<int64_t, asl::DefinitionPtr> compiled_;
-	// the row of the step apply_step runs (its ask, its hand-back) and its hand-back
-	const Inst *step_ask_inst_ = nullptr;
+	// the row of the step apply_step runs (its hand-back) and its hand-back
 	const Inst *step_inst_ = nullptr;
 	Handback *step_hb_ = nullptr;
-	std::map<int64_t, json> state_machines_;  // definition id -> $$.StateMachine
-	// context(): the unchanging columns of the ancestors it walked through
-	struct Ancestor {
-		int64_t id;
-		std::optional<std::string> scope;
-		std::optional<int64_t> parent_id;
-		std::optional<std::string> name;
-		int64_t created_at;
-	};
-	std::map<int64_t, Ancestor> ancestors_;
 };
 
 }  // namespace

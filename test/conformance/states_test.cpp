@@ -46,6 +46,44 @@ TEST_P(StoreTest, ExecutionNameAndContextObject) {
 	EXPECT_EQ(instance(id).at("name"), "run-1");
 }
 
+// A Map item's step after its task (a child with a scope) reads the
+// context of the execution it was fanned out of: the Map's instance (its
+// id, name, start and input), the state machine, a fresh token per step
+// (the engine's ask: engine/ask.cpp); a top-level step's Execution.Id is
+// its own, and its name the id when none was given.
+TEST_P(StoreTest, ContextOfAMapItemIsItsExecutions) {
+	define("ctxmap", json::parse(R"({"StartAt":"M","States":{"M":{"Type":"Map","End":true,
+	  "ItemProcessor":{"StartAt":"T","States":{"T":{"Type":"Task","Resource":"handler:x","Next":"P"},
+	    "P":{"Type":"Pass","End":true,"Parameters":{"id.$":"$$.Execution.Id","name.$":"$$.Execution.Name",
+	      "input.$":"$$.Execution.Input","start.$":"$$.Execution.StartTime","machine.$":"$$.StateMachine.Id",
+	      "token.$":"$$.Task.Token","state.$":"$$.State.Name"}}}}}}})"));
+	worker("w1");
+	at(1.5);
+	const int64_t id = start("ctxmap", json::array({7}), {{"name", "run-m"}});
+	at(3);
+	const Task t = claim_one("w1");
+	EXPECT_NE(t.instance_id, id);
+	store().complete(t.instance_id, t.epoch, json::object());
+	ASSERT_EQ(status(id), "succeeded");
+	const json out = instance(id).at("output");
+	ASSERT_TRUE(out.is_array() && out.size() == 1u) << out.dump();
+	const json &item = out[0];
+	EXPECT_EQ(item.at("id"), std::to_string(id));
+	EXPECT_EQ(item.at("name"), "run-m");
+	EXPECT_EQ(item.at("input"), json::array({7}));
+	EXPECT_EQ(item.at("start"), time_at(1.5));
+	EXPECT_EQ(item.at("machine"), "ctxmap:1");
+	EXPECT_EQ(item.at("state"), "P");
+	ASSERT_TRUE(item.at("token").is_string());
+	EXPECT_GE(item.at("token").get<std::string>().size(), 32u);
+
+	define("ctxtop", json::parse(R"({"StartAt":"A","States":{"A":{"Type":"Pass","End":true,
+	  "Parameters":{"id.$":"$$.Execution.Id","name.$":"$$.Execution.Name","start.$":"$$.Execution.StartTime"}}}})"));
+	const int64_t top = start("ctxtop", json::object());
+	EXPECT_EQ(instance(top).at("output"),
+			  (json{{"id", std::to_string(top)}, {"name", std::to_string(top)}, {"start", time_at(3)}}));
+}
+
 namespace {
 // A Choice with one rule per branch; each branch ends in a Pass that names it.
 json choice_def() {
