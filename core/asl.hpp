@@ -75,8 +75,8 @@ bool reads_context(const Definition &definition);
 // $$.Execution.Input (the top execution's input, which a store fetches from
 // an ancestor's row): some string of its text names "$$" or JSONata's
 // $states.context not followed by .Map., .StateMachine., .State. or .Task.
-// (the context objects a store does not fetch).  genroc._execution
-// (extension/sql/20_core.sql) tests the same with a regular expression.
+// (the context objects a store does not fetch).  engine/ask.cpp asks it
+// before it reads an ancestor's input.
 bool reads_execution_input(const Definition &definition);
 
 // A start of the definition that cannot depend on its input: the first

@@ -116,7 +116,7 @@ std::optional<std::string> handler_missing(Port &port, const Leased &l, const st
 	return engine::handler_missing(port, m);
 }
 
-// genroc._report_result: the task handed back (handed_back) when the step
+// What a report answers: the task handed back (handed_back) when the step
 // left the instance running; otherwise the task that ended frees room in
 // its queue.
 ReportResult result(Port &port, const Leased &l, std::string status) {

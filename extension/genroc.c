@@ -1174,10 +1174,9 @@ genroc_success_ends(const char *cache_key, const char *state, Jsonb *result)
  *     hash, definition, def_name, def_version (its definition's),
  *     result jsonb, now_ms bigint) → jsonb.
  * The step of a task's success for a top-level instance, read from its row:
- * what genroc._step_in_context answers to genroc._task_request(inst,
- * 'task_succeeded', result, NULL, NULL) in the instance's own context
- * (a top-level instance is its own execution: genroc._execution's answer
- * for it) with a fresh token, but with the request written here from the
+ * what the engine's ask (engine/ask.cpp) answers to the task request
+ * {op: 'task_succeeded', result} in the instance's own context (a
+ * top-level instance is its own execution) with a fresh token, but with the request written here from the
  * row's columns (the columns, not the rows: a whole row made into a
  * composite value, and kept in a CTE, cost more than the step it fed).
  * genroc.complete_many's set-wise reports are its callers:

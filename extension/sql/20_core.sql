@@ -133,9 +133,9 @@ CREATE FUNCTION genroc._start_task(p_cache_key text, p_definition jsonb) RETURNS
 	AS 'MODULE_PATHNAME', 'genroc_start_task'
 	LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
--- genroc._step_in_context of genroc._task_request(p_inst, 'task_succeeded',
--- p_result, NULL, NULL) for a top-level instance, in its own context (what
--- genroc._execution answers for it) with a fresh token: the request written
+-- The step of a task's success (the engine's task request with op
+-- 'task_succeeded') for a top-level instance, in its own context (the one
+-- engine/ask.cpp builds for it) with a fresh token: the request written
 -- in C from the row's columns (complete_many's set-wise reports), a stored
 -- state input or input read through genroc._load_value.  An instance with
 -- a parent and a scope is refused (22023).  The instance's and its
