@@ -1238,8 +1238,6 @@ class SqliteStore final : public Store {
 		return inst;
 	}
 
-	}
-
 	// ---- the store's paths the engine's statements call ----------------
 
 	// Registered on the connection for the SQLite texts of statements.def
@@ -1344,16 +1342,6 @@ class SqliteStore final : public Store {
 			if (q.i64(0) >= s.global) return false;
 		}
 		return true;
-	}
-
-	asl::DefinitionPtr compiled(int64_t definition_id) {
-		auto it = compiled_.find(definition_id);
-		if (it != compiled_.end()) return it->second;
-		Query q(db_, "SELECT definition FROM definitions WHERE id = ?1", definition_id);
-		if (!q.next()) throw Error("XX000", "definition " + std::to_string(definition_id) + " is missing");
-		auto def = asl::compile(json::parse(q.text(0)));
-		compiled_.emplace(definition_id, def);
-		return def;
 	}
 
 	// genroc._log: every log row is written here, through log_detail.
