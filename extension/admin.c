@@ -171,19 +171,20 @@ genroc_list_queues(PG_FUNCTION_ARGS)
 		bool		nulls[15] = {false};
 
 		values[0] = CStringGetTextDatum(q->name);
-		values[1] = CStringGetTextDatum(q->kind);
-		nulls[2] = q->handler == NULL;
-		values[2] = q->handler != NULL ? CStringGetTextDatum(q->handler) : (Datum) 0;
-		nulls[3] = q->match == NULL;
-		values[3] = q->match != NULL ? DirectFunctionCall1(jsonb_in, CStringGetDatum(q->match)) : (Datum) 0;
-		values[4] = Int32GetDatum((int32) q->global_concurrency);
-		values[5] = Int32GetDatum((int32) q->partition_concurrency);
-		nulls[6] = nulls[7] = !q->has_rate;
-		values[6] = Int32GetDatum((int32) q->rate_limit);
-		values[7] = Int64GetDatum(q->rate_period_ms);
-		nulls[8] = nulls[9] = !q->has_partition_rate;
-		values[8] = Int32GetDatum((int32) q->partition_rate_limit);
-		values[9] = Int64GetDatum(q->partition_rate_period_ms);
+		values[1] = CStringGetTextDatum(q->settings.kind);
+		nulls[2] = q->settings.handler == NULL;
+		values[2] = q->settings.handler != NULL ? CStringGetTextDatum(q->settings.handler) : (Datum) 0;
+		nulls[3] = q->settings.match == NULL;
+		values[3] = q->settings.match != NULL ? DirectFunctionCall1(jsonb_in, CStringGetDatum(q->settings.match))
+			: (Datum) 0;
+		values[4] = Int32GetDatum((int32) q->settings.global_concurrency);
+		values[5] = Int32GetDatum((int32) q->settings.partition_concurrency);
+		nulls[6] = nulls[7] = !q->settings.has_rate;
+		values[6] = Int32GetDatum((int32) q->settings.rate_limit);
+		values[7] = Int64GetDatum(q->settings.rate_period_ms);
+		nulls[8] = nulls[9] = !q->settings.has_partition_rate;
+		values[8] = Int32GetDatum((int32) q->settings.partition_rate_limit);
+		values[9] = Int64GetDatum(q->settings.partition_rate_period_ms);
 		values[10] = Int64GetDatum(q->depth);
 		values[11] = Int64GetDatum(q->queued);
 		values[12] = Int64GetDatum(q->running);

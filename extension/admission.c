@@ -146,7 +146,6 @@ genroc_queue_settings(PG_FUNCTION_ARGS)
 	GENROC_ENGINE_CALL(genroc_engine_queue_settings(queue, &s, &engine_err));
 	nulls[0] = s.kind == NULL;
 	values[0] = s.kind ? CStringGetTextDatum(s.kind) : (Datum) 0;
-	genroc_engine_free(s.kind);
 	values[1] = Int32GetDatum((int32) s.global_concurrency);
 	values[2] = Int32GetDatum((int32) s.partition_concurrency);
 	nulls[3] = nulls[4] = !s.has_rate;
@@ -155,6 +154,7 @@ genroc_queue_settings(PG_FUNCTION_ARGS)
 	nulls[5] = nulls[6] = !s.has_partition_rate;
 	values[5] = Int32GetDatum((int32) s.partition_rate_limit);
 	values[6] = s.has_partition_rate ? interval_of_ms(s.partition_rate_period_ms) : (Datum) 0;
+	genroc_engine_free_queue_settings(&s);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

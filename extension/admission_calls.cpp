@@ -62,18 +62,11 @@ extern "C" int genroc_engine_queue_settings(const char *queue, GenrocQueueSettin
 	std::memset(out, 0, sizeof *out);
 	return guarded(err, [&] {
 		PgPort port(true);
-		const QueueSettings s = queue_settings(port, queue ? queue : "");
-		out->kind = dup_or_null(s.kind);
-		out->global_concurrency = s.global;
-		out->partition_concurrency = s.partition;
-		out->has_rate = s.rate.has_value();
-		out->rate_limit = s.rate.value_or(0);
-		out->rate_period_ms = s.period_ms.value_or(0);
-		out->has_partition_rate = s.partition_rate.has_value();
-		out->partition_rate_limit = s.partition_rate.value_or(0);
-		out->partition_rate_period_ms = s.partition_period_ms.value_or(0);
+		fill_settings(queue_settings(port, queue ? queue : ""), out);
 	});
 }
+
+extern "C" void genroc_engine_free_queue_settings(GenrocQueueSettings *s) { free_settings(s); }
 
 extern "C" int genroc_engine_reroute_handler(const char *handler, int skip_locked, GenrocEngineError *err) {
 	return guarded(err, [&] {

@@ -53,21 +53,7 @@ static void
 claim_args(FunctionCallInfo fcinfo, ClaimArgs *a)
 {
 	a->worker = genroc_text_arg_or_null(fcinfo, 0);
-	a->has_queues = !PG_ARGISNULL(1);
-	a->queues = NULL;
-	a->nqueues = 0;
-	if (a->has_queues)
-	{
-		Datum	   *elems;
-		bool	   *nulls;
-		int			count;
-		int			i;
-
-		deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
-		a->queues = palloc((count + 1) * sizeof(char *));
-		for (i = 0; i < count; i++)
-			a->queues[a->nqueues++] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
-	}
+	a->queues = genroc_text_array_arg(fcinfo, 1, &a->has_queues, &a->nqueues);
 	a->has_n = !PG_ARGISNULL(2);
 	a->n = a->has_n ? PG_GETARG_INT32(2) : 0;
 }
@@ -94,18 +80,7 @@ claim_once(ReturnSetInfo *rsinfo, const ClaimArgs *a, TimestampTz at)
 		bool		nulls[CLAIM_COLUMNS] = {0};
 
 		values[0] = Int64GetDatum(t->instance_id);
-		values[1] = Int64GetDatum(t->epoch);
-		values[2] = t->state ? CStringGetTextDatum(t->state) : (Datum) 0;
-		nulls[2] = t->state == NULL;
-		values[3] = t->resource ? CStringGetTextDatum(t->resource) : (Datum) 0;
-		nulls[3] = t->resource == NULL;
-		values[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(t->input));
-		values[5] = BoolGetDatum(t->only_once != 0);
-		values[6] = Int32GetDatum((int32) t->timeout_s);
-		nulls[6] = !t->has_timeout_s;
-		values[7] = Int32GetDatum((int32) t->attempt);
-		values[8] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(t->lease_expires_us));
-		values[9] = CStringGetTextDatum(t->queue);
+		genroc_task_datums(t, values + 1, nulls + 1);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	genroc_engine_free_claim(tasks, ntasks);

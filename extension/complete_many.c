@@ -728,24 +728,7 @@ put_general(ReturnSetInfo *rsinfo, const GenrocManyRow *r)
 		isnull[COL_SQLSTATE] = false;
 	}
 	if (t->has_next)
-	{
-		values[COL_EPOCH] = Int64GetDatum(t->epoch);
-		if (t->state)
-			values[COL_STATE] = CStringGetTextDatum(t->state);
-		if (t->resource)
-			values[COL_RESOURCE] = CStringGetTextDatum(t->resource);
-		values[COL_INPUT] = DirectFunctionCall1(jsonb_in, CStringGetDatum(t->input));
-		values[COL_ONLY_ONCE] = BoolGetDatum(t->only_once != 0);
-		values[COL_TIMEOUT_S] = Int32GetDatum((int32) t->timeout_s);
-		values[COL_ATTEMPT] = Int32GetDatum((int32) t->attempt);
-		values[COL_LEASE_EXPIRES] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(t->lease_expires_us));
-		values[COL_QUEUE] = CStringGetTextDatum(t->queue);
-		for (int c = COL_EPOCH; c < RESULT_COLUMNS; c++)
-			isnull[c] = false;
-		isnull[COL_STATE] = t->state == NULL;
-		isnull[COL_RESOURCE] = t->resource == NULL;
-		isnull[COL_TIMEOUT_S] = !t->has_timeout_s;
-	}
+		genroc_task_datums(&t->next, values + COL_EPOCH, isnull + COL_EPOCH);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 }
 

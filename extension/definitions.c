@@ -24,6 +24,8 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
@@ -120,6 +122,44 @@ TimestampTz
 genroc_timestamp_of_unix_us(int64_t us)
 {
 	return (TimestampTz) (us - (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC);
+}
+
+const char **
+genroc_text_array_arg(FunctionCallInfo fcinfo, int k, int *has, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			count;
+	const char **out;
+
+	*n = 0;
+	*has = !PG_ARGISNULL(k);
+	if (!*has)
+		return NULL;
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(k), TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
+	out = palloc((count + 1) * sizeof(char *));
+	for (int i = 0; i < count; i++)
+		out[(*n)++] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	return out;
+}
+
+void
+genroc_task_datums(const GenrocClaimTask *t, Datum *values, bool *nulls)
+{
+	values[0] = Int64GetDatum(t->epoch);
+	values[1] = t->state ? CStringGetTextDatum(t->state) : (Datum) 0;
+	values[2] = t->resource ? CStringGetTextDatum(t->resource) : (Datum) 0;
+	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(t->input));
+	values[4] = BoolGetDatum(t->only_once != 0);
+	values[5] = Int32GetDatum((int32) t->timeout_s);
+	values[6] = Int32GetDatum((int32) t->attempt);
+	values[7] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(t->lease_expires_us));
+	values[8] = CStringGetTextDatum(t->queue);
+	for (int c = 0; c < 9; c++)
+		nulls[c] = false;
+	nulls[1] = t->state == NULL;
+	nulls[2] = t->resource == NULL;
+	nulls[5] = !t->has_timeout_s;
 }
 
 /* define's one row (name, version, is_new). */

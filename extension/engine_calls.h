@@ -132,12 +132,12 @@ extern void genroc_engine_free_workers(GenrocWorkerRow *rows, int n);
 
 /* ---- queues (admin.c) ---- */
 
-typedef struct GenrocQueueRow
+/* A queue's own settings (malloc'd strings, NULL for none; periods in ms). */
+typedef struct GenrocQueueSettings
 {
-	char	   *name;
 	char	   *kind;
-	char	   *handler;		/* NULL when none */
-	char	   *match;			/* JSON text; NULL when none */
+	char	   *handler;
+	char	   *match;			/* JSON text */
 	int64_t		global_concurrency;
 	int64_t		partition_concurrency;
 	int			has_rate;
@@ -146,6 +146,12 @@ typedef struct GenrocQueueRow
 	int			has_partition_rate;
 	int64_t		partition_rate_limit;
 	int64_t		partition_rate_period_ms;
+} GenrocQueueSettings;
+
+typedef struct GenrocQueueRow
+{
+	char	   *name;
+	GenrocQueueSettings settings;	/* kind "unconfigured" when none */
 	int64_t		depth;
 	int64_t		queued;
 	int64_t		running;
@@ -279,16 +285,14 @@ extern int	genroc_engine_claim_wake(int has_queues, const char *const *queues, i
 									 GenrocEngineError *err);
 
 /* ---- a worker's report of a task (report.c, report_calls.cpp) ---- */
-/* What complete_and_claim / fail_and_claim return (malloc'd strings): the
- * new status, and when has_next the task handed back as claim returns it. */
-typedef struct GenrocReportResult
+/* A task handed to a worker: leased by genroc.claim, or handed back by a
+ * report (strings malloc'd, NULL for SQL NULL). */
+typedef struct GenrocClaimTask
 {
-	char	   *status;
-	int			has_next;
 	int64_t		instance_id;
 	int64_t		epoch;
-	char	   *state;			/* NULL when none */
-	char	   *resource;		/* NULL when none */
+	char	   *state;
+	char	   *resource;
 	char	   *input;			/* JSON text */
 	int			only_once;
 	int			has_timeout_s;
@@ -296,6 +300,14 @@ typedef struct GenrocReportResult
 	int64_t		attempt;
 	int64_t		lease_expires_us;	/* since the Unix epoch */
 	char	   *queue;
+} GenrocClaimTask;
+/* What complete_and_claim / fail_and_claim return (malloc'd strings): the
+ * new status, and when has_next the task handed back as claim returns it. */
+typedef struct GenrocReportResult
+{
+	char	   *status;
+	int			has_next;
+	GenrocClaimTask next;		/* when has_next */
 } GenrocReportResult;
 /* genroc.complete / fail: the new status (malloc'd); output is JSON text; NULL strings for SQL NULL. */
 extern int	genroc_engine_complete(int has_instance, int64_t instance, int has_epoch, int64_t epoch, const char *output,
@@ -326,20 +338,9 @@ extern int	genroc_engine_slot_holders(const char *queue, const char *partition, 
 									   GenrocEngineError *err);
 extern int	genroc_engine_ended(int64_t instance, GenrocEngineError *err);
 extern int	genroc_engine_room_freed(const char *queue, GenrocEngineError *err);
-/* genroc._queue_settings (kind malloc'd, NULL for none; periods in ms). */
-typedef struct GenrocQueueSettings
-{
-	char	   *kind;
-	int64_t		global_concurrency;
-	int64_t		partition_concurrency;
-	int			has_rate;
-	int64_t		rate_limit;
-	int64_t		rate_period_ms;
-	int			has_partition_rate;
-	int64_t		partition_rate_limit;
-	int64_t		partition_rate_period_ms;
-} GenrocQueueSettings;
+/* genroc._queue_settings: free with genroc_engine_free_queue_settings. */
 extern int	genroc_engine_queue_settings(const char *queue, GenrocQueueSettings *out, GenrocEngineError *err);
+extern void genroc_engine_free_queue_settings(GenrocQueueSettings *s);
 /* genroc._reroute_handler */
 extern int	genroc_engine_reroute_handler(const char *handler, int skip_locked, GenrocEngineError *err);
 /* genroc._handler_missing: the columns of p_inst it reads; *status NULL or "ready" (malloc'd). */
@@ -415,21 +416,6 @@ extern int	genroc_engine_store_value(const char *value, const char *field, int l
 									  GenrocEngineError *err);
 
 /* ---- claim (claim.c, claim_calls.cpp; engine/claim.hpp) ---- */
-/* A task genroc.claim leased (strings malloc'd, NULL for SQL NULL). */
-typedef struct GenrocClaimTask
-{
-	int64_t		instance_id;
-	int64_t		epoch;
-	char	   *state;
-	char	   *resource;
-	char	   *input;			/* JSON text */
-	int			only_once;
-	int			has_timeout_s;
-	int64_t		timeout_s;
-	int64_t		attempt;
-	int64_t		lease_expires_us;	/* since the Unix epoch */
-	char	   *queue;
-} GenrocClaimTask;
 /* What a claim came to (claim_wait waits again only on NONE_READY). */
 #define GENROC_CLAIM_TOOK 0
 #define GENROC_CLAIM_NONE_READY 1

@@ -42,5 +42,12 @@ extern Datum genroc_jsonb_answer(char *json);
 extern Datum genroc_text_answer(char *text);
 /* Microseconds since the Unix epoch as a timestamptz. */
 extern TimestampTz genroc_timestamp_of_unix_us(int64_t us);
+/* A text[] argument k as palloc'd C strings (NULL for a NULL element), *n
+ * of them; NULL and *has 0 for SQL NULL. */
+extern const char **genroc_text_array_arg(FunctionCallInfo fcinfo, int k, int *has, int *n);
+/* A task handed to a worker as the nine columns claim, complete_and_claim
+ * and complete_many return after its instance: epoch, state, resource,
+ * input, only_once, timeout_s, attempt, lease_expires, queue. */
+extern void genroc_task_datums(const GenrocClaimTask *t, Datum *values, bool *nulls);
 
 #endif							/* GENROC_ENGINE_ENTRY_H */

@@ -336,22 +336,12 @@ extern "C" int genroc_engine_list_queues(GenrocQueueRow **rows, int *n, GenrocEn
 		for (const auto &q : list) {
 			GenrocQueueRow &o = out[*n];
 			(*n)++;	 // counted first: a failure below frees what this row holds
-			const QueueSettings &s = q.settings;
 			o.name = dup(q.name);
-			o.kind = dup(s.kind.value_or("unconfigured"));
-			o.handler = dup_or_null(s.handler);
-			o.match = dup_or_null(s.match);
+			fill_settings(q.settings, &o.settings);
+			if (!o.settings.kind) o.settings.kind = dup("unconfigured");
 			o.workers = static_cast<char **>(std::calloc(q.workers.size() + 1, sizeof(char *)));
 			if (!o.workers) throw std::bad_alloc();
 			for (const auto &w : q.workers) o.workers[o.nworkers++] = dup(w);
-			o.global_concurrency = s.global;
-			o.partition_concurrency = s.partition;
-			o.has_rate = s.rate.has_value();
-			o.rate_limit = s.rate.value_or(0);
-			o.rate_period_ms = s.period_ms.value_or(0);
-			o.has_partition_rate = s.partition_rate.has_value();
-			o.partition_rate_limit = s.partition_rate.value_or(0);
-			o.partition_rate_period_ms = s.partition_period_ms.value_or(0);
 			o.depth = q.depth;
 			o.queued = q.queued;
 			o.running = q.running;
@@ -371,9 +361,7 @@ extern "C" void genroc_engine_free_queues(GenrocQueueRow *rows, int n) {
 	if (!rows) return;
 	for (int k = 0; k < n; k++) {
 		std::free(rows[k].name);
-		std::free(rows[k].kind);
-		std::free(rows[k].handler);
-		std::free(rows[k].match);
+		free_settings(&rows[k].settings);
 		for (int w = 0; w < rows[k].nworkers; w++) std::free(rows[k].workers[w]);
 		std::free(rows[k].workers);
 	}

@@ -22,7 +22,9 @@
 #include "engine_calls.h"
 #include "engine_spi.h"
 #include "errors.hpp"
+#include "admin.hpp"
 #include "port.hpp"
+#include "report.hpp"
 
 namespace genroc::engine {
 
@@ -163,5 +165,56 @@ inline int guarded(GenrocEngineError *err, F body) noexcept {
 inline std::optional<std::string> arg(const char *s) { return s ? std::optional<std::string>(s) : std::nullopt; }
 
 inline char *dup_or_null(const std::optional<std::string> &s) { return s ? dup(*s) : nullptr; }
+
+// A queues argument: nullopt for SQL NULL (has 0), its NULL elements left out.
+inline std::optional<std::vector<std::string>> opt_queues(int has, const char *const *queues, int n) {
+	if (!has) return std::nullopt;
+	std::vector<std::string> out;
+	out.reserve(n);
+	for (int i = 0; i < n; i++)
+		if (queues[i]) out.emplace_back(queues[i]);
+	return out;
+}
+
+// A task handed to a worker (a claim's, a report's hand-back) as C takes it;
+// free_task frees its strings.
+inline void fill_task(const HandedBack &t, GenrocClaimTask *out) {
+	out->instance_id = t.instance_id;
+	out->epoch = t.epoch;
+	out->state = dup_or_null(t.state);
+	out->resource = dup_or_null(t.resource);
+	out->input = dup(t.input);
+	out->only_once = t.only_once;
+	out->has_timeout_s = t.timeout_s.has_value();
+	out->timeout_s = t.timeout_s.value_or(0);
+	out->attempt = t.attempt;
+	out->lease_expires_us = t.lease_expires_us;
+	out->queue = dup(t.queue);
+}
+// A queue's own settings as C takes them; free_settings frees its strings.
+inline void fill_settings(const QueueSettings &s, GenrocQueueSettings *out) {
+	out->kind = dup_or_null(s.kind);
+	out->handler = dup_or_null(s.handler);
+	out->match = dup_or_null(s.match);
+	out->global_concurrency = s.global;
+	out->partition_concurrency = s.partition;
+	out->has_rate = s.rate.has_value();
+	out->rate_limit = s.rate.value_or(0);
+	out->rate_period_ms = s.period_ms.value_or(0);
+	out->has_partition_rate = s.partition_rate.has_value();
+	out->partition_rate_limit = s.partition_rate.value_or(0);
+	out->partition_rate_period_ms = s.partition_period_ms.value_or(0);
+}
+inline void free_settings(GenrocQueueSettings *s) {
+	std::free(s->kind);
+	std::free(s->handler);
+	std::free(s->match);
+}
+inline void free_task(GenrocClaimTask *t) {
+	std::free(t->state);
+	std::free(t->resource);
+	std::free(t->input);
+	std::free(t->queue);
+}
 
 }  // namespace genroc::engine

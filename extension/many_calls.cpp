@@ -53,13 +53,8 @@ extern "C" int genroc_engine_complete_many(const GenrocManyArray *instances, con
 		r.first_epoch = epochs->lower;
 		r.first_output = outputs->lower;
 		r.multi_dimensional = multi_dim != 0;
-		std::optional<std::vector<std::string>> qs;
-		if (has_queues) {
-			qs.emplace();
-			for (int i = 0; i < nqueues; i++)
-				if (queues[i]) qs->emplace_back(queues[i]);
-		}
-		const std::vector<ManyOutcome> out = complete_many(port, r, arg(worker), qs);
+		const std::vector<ManyOutcome> out =
+			complete_many(port, r, arg(worker), opt_queues(has_queues, queues, nqueues));
 		auto *got = static_cast<GenrocManyRow *>(std::calloc(out.size() ? out.size() : 1, sizeof(GenrocManyRow)));
 		if (!got) throw std::bad_alloc();
 		int filled = 0;
@@ -70,19 +65,8 @@ extern "C" int genroc_engine_complete_many(const GenrocManyArray *instances, con
 				row.sqlstate = dup_or_null(o.sqlstate);
 				row.next.status = dup_or_null(o.status);
 				if (!o.next) continue;
-				const HandedBack &t = *o.next;
 				row.next.has_next = 1;
-				row.next.instance_id = t.instance_id;
-				row.next.epoch = t.epoch;
-				row.next.state = dup_or_null(t.state);
-				row.next.resource = dup_or_null(t.resource);
-				row.next.input = dup(t.input);
-				row.next.only_once = t.only_once;
-				row.next.has_timeout_s = t.timeout_s.has_value();
-				row.next.timeout_s = t.timeout_s.value_or(0);
-				row.next.attempt = t.attempt;
-				row.next.lease_expires_us = t.lease_expires_us;
-				row.next.queue = dup(t.queue);
+				fill_task(*o.next, &row.next.next);
 			}
 		} catch (...) {
 			genroc_engine_free_many(got, filled);

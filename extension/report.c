@@ -11,13 +11,9 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/jsonb.h"
-#include "utils/timestamp.h"
 
 #include "engine_entry.h"
 
@@ -53,27 +49,6 @@ genroc_fail(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
-/* A text[] argument's elements (NULL elements as NULL); *has 0 for SQL NULL. */
-static const char **
-queues_arg(FunctionCallInfo fcinfo, int k, int *has, int *n)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			count;
-	int			i;
-	const char **out;
-
-	*n = 0;
-	*has = !PG_ARGISNULL(k);
-	if (!*has)
-		return NULL;
-	deconstruct_array(PG_GETARG_ARRAYTYPE_P(k), TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
-	out = palloc((count + 1) * sizeof(char *));
-	for (i = 0; i < count; i++)
-		out[(*n)++] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
-	return out;
-}
-
 /* The one row of complete_and_claim / fail_and_claim; frees *r. */
 static Datum
 report_row(FunctionCallInfo fcinfo, GenrocReportResult *r)
@@ -90,23 +65,9 @@ report_row(FunctionCallInfo fcinfo, GenrocReportResult *r)
 	nulls[0] = false;
 	if (r->has_next)
 	{
-		values[1] = Int64GetDatum(r->instance_id);
-		values[2] = Int64GetDatum(r->epoch);
-		if (r->state)
-			values[3] = CStringGetTextDatum(r->state);
-		if (r->resource)
-			values[4] = CStringGetTextDatum(r->resource);
-		values[5] = DirectFunctionCall1(jsonb_in, CStringGetDatum(r->input));
-		values[6] = BoolGetDatum(r->only_once != 0);
-		values[7] = Int32GetDatum((int32) r->timeout_s);
-		values[8] = Int32GetDatum((int32) r->attempt);
-		values[9] = TimestampTzGetDatum(genroc_timestamp_of_unix_us(r->lease_expires_us));
-		values[10] = CStringGetTextDatum(r->queue);
-		for (k = 1; k < 11; k++)
-			nulls[k] = false;
-		nulls[3] = r->state == NULL;
-		nulls[4] = r->resource == NULL;
-		nulls[7] = !r->has_timeout_s;
+		values[1] = Int64GetDatum(r->next.instance_id);
+		nulls[1] = false;
+		genroc_task_datums(&r->next, values + 2, nulls + 2);
 	}
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	genroc_engine_free_report(r);
@@ -125,7 +86,7 @@ genroc_complete_and_claim(PG_FUNCTION_ARGS)
 	int			n;
 	char	   *output = genroc_jsonb_arg_or_null(fcinfo, 2);
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 3);
-	const char **queues = queues_arg(fcinfo, 4, &has_queues, &n);
+	const char **queues = genroc_text_array_arg(fcinfo, 4, &has_queues, &n);
 
 	GENROC_ENGINE_CALL(genroc_engine_complete_and_claim(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1),
 														ARG_ID(1), output, worker, has_queues, queues, n, &r,
@@ -145,7 +106,7 @@ genroc_fail_and_claim(PG_FUNCTION_ARGS)
 	char	   *error = genroc_text_arg_or_null(fcinfo, 2);
 	char	   *cause = genroc_text_arg_or_null(fcinfo, 3);
 	char	   *worker = genroc_text_arg_or_null(fcinfo, 4);
-	const char **queues = queues_arg(fcinfo, 5, &has_queues, &n);
+	const char **queues = genroc_text_array_arg(fcinfo, 5, &has_queues, &n);
 
 	GENROC_ENGINE_CALL(genroc_engine_fail_and_claim(!PG_ARGISNULL(0), ARG_ID(0), !PG_ARGISNULL(1), ARG_ID(1),
 													error, cause, worker, has_queues, queues, n, &r,

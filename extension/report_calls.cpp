@@ -11,31 +11,11 @@ namespace {
 
 std::optional<int64_t> opt_id(int has, int64_t id) { return has ? std::optional<int64_t>(id) : std::nullopt; }
 
-std::optional<std::vector<std::string>> opt_queues(int has, const char *const *queues, int n) {
-	if (!has) return std::nullopt;
-	std::vector<std::string> out;
-	out.reserve(n);
-	for (int i = 0; i < n; i++)
-		if (queues[i]) out.emplace_back(queues[i]);
-	return out;
-}
-
 void fill(const ReportResult &r, GenrocReportResult *out) {
 	out->status = dup(r.status);
 	if (!r.next) return;
-	const HandedBack &t = *r.next;
 	out->has_next = 1;
-	out->instance_id = t.instance_id;
-	out->epoch = t.epoch;
-	out->state = dup_or_null(t.state);
-	out->resource = dup_or_null(t.resource);
-	out->input = dup(t.input);
-	out->only_once = t.only_once;
-	out->has_timeout_s = t.timeout_s.has_value();
-	out->timeout_s = t.timeout_s.value_or(0);
-	out->attempt = t.attempt;
-	out->lease_expires_us = t.lease_expires_us;
-	out->queue = dup(t.queue);
+	fill_task(*r.next, &out->next);
 }
 
 }  // namespace
@@ -43,10 +23,7 @@ void fill(const ReportResult &r, GenrocReportResult *out) {
 extern "C" void genroc_engine_free_report(GenrocReportResult *r) {
 	if (!r) return;
 	std::free(r->status);
-	std::free(r->state);
-	std::free(r->resource);
-	std::free(r->input);
-	std::free(r->queue);
+	free_task(&r->next);
 	std::memset(r, 0, sizeof *r);
 }
 
