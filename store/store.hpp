@@ -3,7 +3,8 @@
 // Each method is one genroc.* SQL function (docs/sql-api.md "SQL API"), with the same
 // arguments, the same results and the same errors (genroc::Error carrying the
 // SQLSTATE).  PgStore (store/pg_store.cpp) calls the function over libpq;
-// SqliteStore (store/sqlite/) performs the same operation on a SQLite file.
+// EngineStore (store/engine_store.hpp) runs the engine's operation in-process,
+// on a SQLite file as SqliteStore (store/sqlite/).
 // The conformance suite (test/conformance/) runs every behaviour on both.
 #pragma once
 

@@ -328,6 +328,5 @@ void Query::bind(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
 void Query::bind(int i, const std::string &v) {
 	sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
-void Query::bind(int i, const json &v) { bind(i, v.dump()); }
 
 }  // namespace genroc::sqlite

@@ -174,11 +174,7 @@ class Query {
   private:
 	void bind(int i, std::nullopt_t);
 	void bind(int i, int64_t v);
-	void bind(int i, int v) { bind(i, static_cast<int64_t>(v)); }
-	void bind(int i, bool v) { bind(i, static_cast<int64_t>(v ? 1 : 0)); }
 	void bind(int i, const std::string &v);
-	void bind(int i, const char *v) { bind(i, std::string(v)); }
-	void bind(int i, const json &v);  // stored as its text
 	template <typename T>
 	void bind(int i, const std::optional<T> &v) {
 		if (v)

@@ -140,7 +140,7 @@ CREATE INDEX IF NOT EXISTS instances_status ON instances (status, id);
 -- The worker registry: one row per worker id, kept after a stop so a
 -- restart can find its own leases.  session_pid: the pid of the process
 -- that registered it, holding the worker's lock file
--- (SqliteStore::worker_register); NULL: it held none, so only the heartbeat
+-- (SqliteStore's WorkerHost); NULL: it held none, so only the heartbeat
 -- tells whether it is alive.
 CREATE TABLE IF NOT EXISTS workers (
 	id             TEXT PRIMARY KEY CHECK (id <> ''),

@@ -1,17 +1,11 @@
-// sqlite_store.cpp — the engine on one SQLite file: every genroc.* operation
-// of the SQL API, one for one with the extension (extension/sql/*.sql).
-//
-// The ASL semantics are not here: each transition asks genroc::asl::step
-// (core/) where the instance stops, exactly as the extension's C module does,
-// and this file records the answer the way genroc._apply_step does
-// (statuses, leases and epochs, activities, timers, the instance log).
-// Every write operation is one BEGIN IMMEDIATE transaction, so several
-// processes may share the file: SQLite lets one writer in at a time and
-// busy_timeout makes the others wait (the extension's row locks and SKIP
-// LOCKED have nothing to skip here: a writer sees every row).
-//
-// Each method names the PL/pgSQL function it mirrors; "Semantics" comments
-// there are the specification, kept in sync by the conformance suite.
+// sqlite_store.cpp — the engine on one SQLite file: SqliteStore is an
+// EngineStore (store/engine_store.hpp: every genroc.* operation of the SQL
+// API, the engine's) over this file's connection, and supplies what is its
+// own: the transactions (one BEGIN IMMEDIATE per write, so several processes
+// may share the file: SQLite lets one writer in at a time and busy_timeout
+// makes the others wait), how a commit reaches the disk, the schema and its
+// migrations, the test clock, the workers' lock files, and the routines the
+// engine's STORE_* statements still reach here (store_call).
 //
 // Glossary
 //   op        one Store method call = one transaction
@@ -31,39 +25,20 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <map>
-#include <set>
 #include <regex>
 #include <thread>
-#include <tuple>
 #include <type_traits>
 
-#include "admin.hpp"
 #include "admission.hpp"
-#include "callbacks.hpp"
-#include "claim.hpp"
-#include "control.hpp"
 #include "digest.hpp"
-#include "aliases.hpp"
-#include "engine.hpp"
-#include "engine/metrics.hpp"
-#include "objects.hpp"
-#include "tokens.hpp"
 #include "engine/queue_rules.hpp"
-#include "redrive.hpp"
-#include "many.hpp"
+#include "engine_store.hpp"
 #include "report.hpp"
-#include "instances.hpp"
-#include "retention.hpp"
-#include "tick.hpp"
 #include "steps.hpp"
-#include "start.hpp"
 #include "values.hpp"
-#include "limits.hpp"
 #include "sqlite_db.hpp"
 #include "sqlite_port.hpp"
 #include "sqlite_schema.hpp"
@@ -104,9 +79,6 @@ std::string sha256_hex(const std::string &text) {
 	if (auto h = digest_hex(EVP_sha256(), text)) return *h;
 	throw Error("XX000", "sha256: the digest failed");
 }
-
-// genroc._check_name: the engine's (22023 naming the field).
-using engine::check_name;
 
 // A timestamp in the forms PostgreSQL's timestamptz input takes for ISO
 // dates: RFC 3339, a space instead of "T", no seconds, a zone as Z, +HH,
@@ -211,7 +183,7 @@ Inst read_inst(const Query &q) {
 }
 
 
-class SqliteStore final : public Store {
+class SqliteStore final : public EngineStore {
   public:
 	SqliteStore(const std::string &path, bool read_only, unsigned lane)
 		: path_(path), db_(path, read_only, false, lane) {
@@ -268,111 +240,49 @@ class SqliteStore final : public Store {
 
 	std::string kind() const override { return "sqlite"; }
 
-	// ---- definitions: the engine's (engine/definitions.cpp) -----------------
+	std::string now() override { return iso(now_ms()); }
 
-	DefineResult define(const std::string &name, const json &definition,
-						const std::optional<std::string> &source = std::nullopt) override {
-		limits::check_definition_depth(definition);	 // before dump() recurses over it
-		const std::string text = source ? *source : definition.dump();
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			engine::Defined d = engine::define(port, name, text, source.has_value());
-			return DefineResult{d.name, d.version, d.is_new};
-		});
+	// Like the setting genroc.test_clock: any text is taken, empty means real
+	// time, and a value that is not a time fails every operation that reads
+	// the clock (22007), not the setting itself.
+	void set_test_clock(const std::optional<std::string> &iso_time) override {
+		test_clock_ = iso_time.value_or("");
 	}
 
-	json list_definitions() override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			json out = json::array();
-			for (const auto &d : engine::list_definitions(port))
-				out.push_back({{"name", d.name}, {"version", d.version}, {"created_at", engine::iso_us(d.created_us)}});
-			return out;
-		});
+	void set_commit_delay(int) override {
+		throw Error("0A000", "--pg-commit-delay needs PostgreSQL; SQLite has no commit delay");
 	}
 
-	json get_definition(const std::string &name, std::optional<int> version) override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return json::parse(engine::get_definition(port, name, version));
-		});
+	bool wait_for_work(int timeout_ms) override {
+		// SQLite has no notifications: a short sleep, and the caller polls.
+		std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(timeout_ms, 0, 50)));
+		return false;
 	}
 
-	// ---- aliases and deletions: the engine's (engine/aliases.cpp) ---------
-
-	template <typename F> auto engine_write(F f) {
-		return write(durability_for(Commit::progress), [&](int64_t now) { sqlite::SqlitePort port(db_, now); return f(port); });
-	}
-	template <typename F> auto engine_read(F f) {
-		return read([&](int64_t now) { sqlite::SqlitePort port(db_, now); return f(port); });
-	}
-	void undefine(const std::string &name, std::optional<int> version) override {
-		engine_write([&](auto &port) { return engine::undefine(port, name, version), 0; });
-	}
-	json alias_set(const std::string &name, const std::string &alias, const json &routing,
-				   const std::optional<std::string> &description) override {
-		limits::check_json_depth(routing, "the routing");
-		return engine_write([&](auto &port) { return json::parse(engine::alias_set(port, name, alias, routing.dump(), description)); });
-	}
-	void alias_drop(const std::string &name, const std::string &alias) override {
-		engine_write([&](auto &port) { return engine::alias_drop(port, name, alias), 0; });
-	}
-	json get_alias(const std::string &name, const std::string &alias) override {
-		return engine_read([&](auto &port) { return json::parse(engine::get_alias(port, name, alias)); });
-	}
-	json list_aliases(const std::string &name) override {
-		return engine_read([&](auto &port) { return json::parse(engine::list_aliases(port, name)); });
+	bool ping() override {
+		try {
+			Query q(db_, "SELECT 1");
+			return q.next();
+		} catch (const Error &) {
+			return false;
+		}
 	}
 
-	// ---- instances (genroc.start, cancel, get_instance, list_instances, history)
+  private:
+	// ---- the engine's transactions (EngineStore: every operation) ---------
 
-	// genroc.start, start_many: the engine's (engine/start.cpp), reaching
-	// this store's timestamp input through store_call (START_PARSE_TIME).
-	static StartResult start_result(const engine::Started &s) { return {s.id, s.is_new, s.status}; }
-
-	StartResult start(const std::string &definition, const json &input, const json &options) override {
-		// the input's text as the engine takes a jsonb argument's
-		const std::string text = input.dump(-1, ' ', false, json::error_handler_t::replace);
-		return write(durability_for(Commit::outside), [&](int64_t now) -> StartResult {
+	void run_write(Commit c, const Body &body) override {
+		write(durability_for(c), [&](int64_t now) {
 			sqlite::SqlitePort port = engine_port(now);
-			const auto rows = engine::start(port, definition, text, options);
-			if (rows.empty()) throw Error("XX000", "the instance under the idempotency key is gone");
-			return start_result(rows.front());
+			body(port);
+			return 0;
 		});
 	}
-
-	// genroc.start_many: start for each input, in one transaction (one commit).
-	std::vector<StartResult> start_many(const std::string &definition, const json &inputs,
-										const json &options) override {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
+	void run_read(const Body &body) override {
+		read([&](int64_t now) {
 			sqlite::SqlitePort port = engine_port(now);
-			std::vector<StartResult> out;
-			for (const auto &s : engine::start_many(port, definition, inputs, options)) out.push_back(start_result(s));
-			return out;
-		});
-	}
-
-	// genroc.cancel, retry, resume: the engine's (engine/control.cpp)
-	std::string cancel(int64_t id, const std::optional<std::string> &error,
-					   const std::optional<std::string> &cause) override {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::cancel(port, id, error, cause);
-		});
-	}
-
-	std::string retry(int64_t id) override {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::run_again(port, id, std::nullopt);
-		});
-	}
-
-	std::string resume(int64_t id, const json &output) override {
-		limits::check_json_depth(output, "the task result");
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::run_again(port, id, output.dump(-1, ' ', false, json::error_handler_t::replace));
+			body(port);
+			return 0;
 		});
 	}
 
@@ -381,17 +291,6 @@ class SqliteStore final : public Store {
 		sqlite::SqlitePort port(db_, now);
 		port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
 		return port;
-	}
-
-	// genroc.redrive: the engine's (engine/redrive.cpp), reaching the step,
-	// the fan-out's loop, the log and stored values of this store through
-	// its STORE_* statements.
-	std::string redrive(int64_t id, const std::optional<std::string> &client_token) override {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
-			return engine::redrive(port, id, client_token);
-		});
 	}
 
 	// The engine's STORE_* statements: the operations still written here.
@@ -487,487 +386,6 @@ class SqliteStore final : public Store {
 		}
 	}
 
-	// genroc.get_instance, list_instances, history: the engine's
-	// (engine/instances.cpp); list_instances reads its timestamps with this
-	// store's timestamp input (START_PARSE_TIME, store_call).
-	json get_instance(int64_t id, bool refs) override {
-		return engine_read([&](auto &port) { return json::parse(engine::get_instance(port, id, values_option(refs))); });
-	}
-	static std::optional<std::string> values_option(bool refs) {
-		return refs ? std::optional<std::string>(R"({"values": "ref"})") : std::nullopt;
-	}
-
-	json list_instances(const json &filter) override {
-		limits::check_json_depth(filter, "the filter");	 // before dump() recurses over it
-		const std::optional<std::string> text =
-			filter.is_null() ? std::nullopt
-							 : std::optional<std::string>(filter.dump(-1, ' ', false, json::error_handler_t::replace));
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
-			json out = json::array();
-			for (const std::string &j : engine::list_instances(port, text)) out.push_back(json::parse(j));
-			return out;
-		});
-	}
-
-	// genroc.get_object: the engine's (engine/objects.cpp).
-	json get_object(const std::string &ref) override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return json::parse(engine::get_object(port, ref));
-		});
-	}
-
-	json history(int64_t id, bool refs) override {
-		return engine_read([&](auto &port) {
-			json out = json::array();
-			for (const engine::LogEntry &e : engine::history(port, id, values_option(refs)))
-				out.push_back({{"seq", e.seq},
-							   {"at", engine::iso_us(e.at_us)},
-							   {"event", e.event},
-							   {"state", text_or_null(e.state)},
-							   {"detail", e.detail ? json::parse(*e.detail) : json(nullptr)}});
-			return out;
-		});
-	}
-
-	// ---- workers and leases ---------------------------------------------
-
-	json worker_register(const std::string &worker, const json &options) override {
-		limits::check_json_depth(options, "the worker options");	// before dump() recurses over it
-		const std::optional<std::string> text =
-			options.is_null() ? std::nullopt
-							  : std::optional<std::string>(options.dump(-1, ' ', false, json::error_handler_t::replace));
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			// The lock this call takes, kept only if the registration commits.
-			WorkerLockTry lock = try_worker_lock(worker);
-			struct Undo {
-				WorkerLockTry &l;
-				bool keep = false;
-				~Undo() {
-					if (!keep && l.fd >= 0) ::close(l.fd);
-				}
-			} undo{lock};
-			sqlite::SqlitePort port(db_, now);
-			WorkerHost host(*this, now, lock.state);
-			json out = json::parse(engine::worker_register(port, host, worker, text));
-			if (host.pooled()) {
-				// the lock was only a probe of the old holder
-				auto it = worker_locks_.find(worker);
-				if (it != worker_locks_.end()) {
-					::close(it->second);
-					worker_locks_.erase(it);
-				}
-			} else if (lock.fd >= 0) {
-				worker_locks_[worker] = lock.fd;
-				undo.keep = true;
-			}
-			return out;
-		});
-	}
-
-	json worker_heartbeat(const std::string &worker) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return json::parse(engine::worker_heartbeat(port, worker));
-		});
-	}
-
-	json worker_drain(const std::string &worker) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return json::parse(engine::worker_drain(port, worker));
-		});
-	}
-
-	void worker_stop(const std::string &worker) override {
-		write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			WorkerHost host(*this, now, LockState::unknown);
-			engine::worker_stop(port, host, worker);
-			return 0;
-		});
-		// stopped: the id is free, its lock too
-		auto it = worker_locks_.find(worker);
-		if (it != worker_locks_.end()) {
-			::close(it->second);
-			worker_locks_.erase(it);
-		}
-	}
-
-	json list_workers() override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			json out = json::array();
-			for (const auto &w : engine::list_workers(port))
-				out.push_back({{"worker", w.worker},
-							   {"host", w.host},
-							   {"queues", w.queues},
-							   {"concurrency", w.concurrency ? json(*w.concurrency) : json(nullptr)},
-							   {"lease_duration_ms", w.lease_duration_ms},
-							   {"stale_after_ms", w.stale_after_ms},
-							   {"started_at", engine::iso_us(w.started_us)},
-							   {"heartbeat_at", engine::iso_us(w.heartbeat_us)},
-							   {"stopped_at", w.stopped_us ? json(engine::iso_us(*w.stopped_us)) : json(nullptr)},
-							   {"live", w.live},
-							   {"running", w.running},
-							   {"durability", w.durability},
-							   {"draining", w.draining}});
-			return out;
-		});
-	}
-
-	// genroc.claim_wake: the engine's (engine/control.cpp)
-	std::optional<int64_t> claim_wake(const std::vector<std::string> &queues) override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return engine::claim_wake(port, queues);
-		});
-	}
-
-	// genroc.claim: the engine's (engine/claim.cpp)
-	std::vector<Task> claim(const std::string &worker, const std::vector<std::string> &queues, int n) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			std::vector<Task> out;
-			for (engine::HandedBack &t : engine::claim(port, worker, queues, n, now * 1000).tasks)
-				out.push_back(task_of(std::move(t)));
-			return out;
-		});
-	}
-
-	// genroc.renew, release: the engine's (engine/control.cpp)
-	std::vector<int64_t> renew(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::renew(port, worker, instance_ids);
-		});
-	}
-
-	void release(const std::string &worker, const std::vector<int64_t> &instance_ids) override {
-		write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::release(port, worker, instance_ids);
-		});
-	}
-
-	// genroc.complete, fail, complete_and_claim, fail_and_claim: the
-	// engine's (engine/report.cpp)
-	std::string complete(int64_t id, int64_t epoch, const json &output) override {
-		limits::check_json_depth(output, "the task result");
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::complete(port, id, epoch, output.dump(-1, ' ', false, json::error_handler_t::replace));
-		});
-	}
-
-	std::string fail(int64_t id, int64_t epoch, const std::string &error, const std::string &cause) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::fail(port, id, epoch, error, cause);
-		});
-	}
-
-	// The engine's report with its hand-back as this store's Report.
-	static Task task_of(engine::HandedBack b) {
-		Task t;
-		t.instance_id = b.instance_id;
-		t.epoch = b.epoch;
-		t.state = b.state.value_or("");
-		t.resource = b.resource.value_or("");
-		t.input = json::parse(b.input);
-		t.only_once = b.only_once;
-		if (b.timeout_s) t.timeout_s = static_cast<int>(*b.timeout_s);
-		t.attempt = static_cast<int>(b.attempt);
-		t.lease_expires = iso(b.lease_expires_us / 1000);
-		t.queue = std::move(b.queue);
-		return t;
-	}
-	Report report_of(engine::ReportResult r) {
-		Report out;
-		out.status = std::move(r.status);
-		if (r.next) out.next = task_of(std::move(*r.next));
-		return out;
-	}
-
-	// genroc.complete_and_claim / fail_and_claim: the report as above, and
-	// the next task handed back to the worker when it may take it.
-	Report complete_and_claim(int64_t id, int64_t epoch, const json &output, const std::string &worker,
-							  const std::vector<std::string> &queues) override {
-		limits::check_json_depth(output, "the task result");
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return report_of(engine::complete_and_claim(
-				port, id, epoch, output.dump(-1, ' ', false, json::error_handler_t::replace), worker, queues));
-		});
-	}
-
-	// genroc.complete_many: the engine's (engine/many.cpp), each report as
-	// complete (complete_and_claim with a worker) makes it, in one
-	// transaction; a report on a missing instance or a lost lease is
-	// answered in its Outcome.
-	std::vector<Outcome> complete_many(const std::vector<Completion> &reports, const std::string &worker,
-									   const std::vector<std::string> &queues) override {
-		engine::ManyReports many;
-		many.instances.emplace();
-		many.epochs.emplace();
-		many.outputs.emplace();
-		for (const auto &c : reports) {
-			limits::check_json_depth(c.output, "the task result");
-			many.instances->emplace_back(c.instance_id);
-			many.epochs->emplace_back(c.epoch);
-			many.outputs->emplace_back(c.output.dump(-1, ' ', false, json::error_handler_t::replace));
-		}
-		std::optional<std::string> w;
-		std::optional<std::vector<std::string>> q;
-		if (!worker.empty()) {
-			w = worker;
-			q = queues;
-		}
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			std::vector<Outcome> out;
-			for (auto &m : engine::complete_many(port, many, w, q)) {
-				Outcome o;
-				o.instance_id = m.instance_id;
-				o.status = m.status.value_or("");
-				o.sqlstate = m.sqlstate.value_or("");
-				if (m.next) o.next = task_of(std::move(*m.next));
-				out.push_back(std::move(o));
-			}
-			return out;
-		});
-	}
-
-	Report fail_and_claim(int64_t id, int64_t epoch, const std::string &error, const std::string &cause,
-						  const std::string &worker, const std::vector<std::string> &queues) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return report_of(engine::fail_and_claim(port, id, epoch, error, cause, worker, queues));
-		});
-	}
-
-	// ---- activities -----------------------------------------------------
-
-	// genroc.claim_activity: the engine's (engine/control.cpp)
-	std::vector<ActivityTask> claim_activity(const std::string &activity, const std::string &worker, int n) override {
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			std::vector<ActivityTask> out;
-			for (auto &c : engine::claim_activity(port, activity, worker, n)) {
-				ActivityTask t;
-				t.token = std::move(c.token);
-				t.instance_id = c.instance_id;
-				t.activity = std::move(c.activity);
-				t.input = json::parse(c.input);
-				if (c.heartbeat_s) t.heartbeat_s = static_cast<int>(*c.heartbeat_s);
-				if (c.timeout_s) t.timeout_s = static_cast<int>(*c.timeout_s);
-				out.push_back(std::move(t));
-			}
-			return out;
-		});
-	}
-
-	// genroc.activity_succeed, activity_fail, activity_heartbeat: the
-	// engine's (engine/callbacks.hpp), for activities and .waitForTaskToken
-	// tasks alike
-	std::string activity_succeed(const std::string &token, const json &output) override {
-		limits::check_json_depth(output, "the task result");
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return engine::task_token_succeed(port, token, output.dump(-1, ' ', false, json::error_handler_t::replace));
-		});
-	}
-
-	std::string activity_fail(const std::string &token, const std::string &error, const std::string &cause) override {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return engine::task_token_fail(port, token, error, cause);
-		});
-	}
-
-	// genroc.emit: the engine's (engine/control.cpp)
-	std::string emit(int64_t id, const std::string &name, const json &payload) override {
-		limits::check_json_depth(payload, "the event payload");	 // before dump() recurses over it
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);
-			return engine::emit(port, id, name, payload.dump(-1, ' ', false, json::error_handler_t::replace));
-		});
-	}
-
-	void activity_heartbeat(const std::string &token) override {
-		write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			engine::task_token_heartbeat(port, token);
-			return 0;
-		});
-	}
-
-	// ---- API tokens: the engine's (engine/tokens.cpp) ---------------------
-
-	json token_create(const std::string &name, const std::vector<std::string> &permissions,
-					  const std::string &created_by, const std::optional<std::string> &token_text) override {
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return json::parse(engine::token_create(
-				port, name, std::vector<std::optional<std::string>>(permissions.begin(), permissions.end()),
-				created_by, token_text));
-		});
-	}
-
-	// One file, one OS user: whoever opens it administers it (the engine's
-	// statement answers every capability).
-	json capabilities() override {
-		return engine_read([&](auto &port) { return json::parse(engine::capabilities(port)); });
-	}
-
-	json token_verify(const std::string &token) override {
-		return read([&](int64_t now) -> json {
-			sqlite::SqlitePort port(db_, now);
-			auto found = engine::token_verify(port, token);
-			return found ? json::parse(*found) : json(nullptr);
-		});
-	}
-
-	json token_list() override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			json out = json::array();
-			for (const auto &t : engine::token_list(port)) out.push_back(json::parse(t));
-			return out;
-		});
-	}
-
-	void token_revoke(const std::string &id) override {
-		write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			engine::token_revoke(port, id);
-			return 0;
-		});
-	}
-
-	// ---- queues (genroc.queue_set, queue_drop, list_queues; 55_queues.sql)
-
-	json queue_set(const std::string &name, const json &options) override {
-		limits::check_json_depth(options, "the queue options");	// before dump() recurses over it
-		const std::optional<std::string> text =
-			options.is_null() ? std::nullopt
-							  : std::optional<std::string>(options.dump(-1, ' ', false, json::error_handler_t::replace));
-		return write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port = engine_port(now);	 // partition slots run steps
-			return json::parse(engine::queue_set(port, name, text));
-		});
-	}
-
-	void queue_drop(const std::string &name) override {
-		write(durability_for(Commit::outside), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			engine::queue_drop(port, name);
-			return 0;
-		});
-	}
-
-	json list_queues() override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			json out = json::array();
-			for (const auto &q : engine::list_queues(port)) out.push_back(json::parse(engine::queue_row_json(q)));
-			return out;
-		});
-	}
-
-	// ---- time (genroc.tick) ---------------------------------------------
-
-	// genroc.tick: the engine's (engine/tick.cpp), reaching the step, a
-	// failed task, a lapse, a sync call's child, the first step, the
-	// fan-out's loop and the log of this store through its statements;
-	// pruning by this store's retention options (0: nothing).
-	json tick(int limit) override {
-		if (limit < 1)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
-			return json::parse(engine::tick(port, limit));
-		});
-	}
-
-	void set_ticked_by(const std::string &name) override { ticked_by_ = name; }
-
-	// ---- metrics: the engine's (engine/metrics.cpp) ---------------------------
-
-	json tickers() override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			json out = json::array();
-			for (const auto &t : engine::tickers(port))
-				out.push_back({{"ticked_by", t.ticked_by},
-							   {"kind", t.kind},
-							   {"role", t.role},
-							   {"first_tick_at", engine::iso_us(t.first_tick_us)},
-							   {"last_tick_at", engine::iso_us(t.last_tick_us)},
-							   {"ago_ms", t.ago_ms},
-							   {"ticks", t.ticks}});
-			return out;
-		});
-	}
-
-	json metrics(int max_definitions) override {
-		return read([&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			return json::parse(engine::metrics(port, max_definitions));
-		});
-	}
-
-	// genroc.prune: the engine's (engine/retention.cpp; 70_tick.sql has
-	// the semantics).
-	json prune(int64_t log_retention_ms, int64_t instance_retention_ms, int limit) override {
-		if (limit < 1)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "p_limit must be at least 1, not " + std::to_string(limit));
-		if (log_retention_ms < 0 || instance_retention_ms < 0)
-			throw Error(sqlstate::INVALID_PARAMETER_VALUE, "a retention must not be negative", "",
-						"Use 0 to keep everything of that kind.");
-		return write(durability_for(Commit::progress), [&](int64_t now) {
-			sqlite::SqlitePort port(db_, now);
-			port.set_store_calls([this, now](engine::Stmt s, engine::Params params) { return store_call(s, params, now); });
-			return json::parse(engine::prune(port, engine::Retention::of_us(log_retention_ms * 1000),
-											 engine::Retention::of_us(instance_retention_ms * 1000), limit));
-		});
-	}
-
-	void set_log_options(const LogOptions &options) override { log_options_ = options; }
-
-	std::string now() override { return iso(now_ms()); }
-
-	// Like the setting genroc.test_clock: any text is taken, empty means real
-	// time, and a value that is not a time fails every operation that reads
-	// the clock (22007), not the setting itself.
-	void set_test_clock(const std::optional<std::string> &iso_time) override {
-		test_clock_ = iso_time.value_or("");
-	}
-
-	void set_durability(DurabilityLevel level) override { level_ = level; }
-	DurabilityLevel durability() override { return level_; }
-	void set_commit_delay(int) override {
-		throw Error("0A000", "--pg-commit-delay needs PostgreSQL; SQLite has no commit delay");
-	}
-
-	bool wait_for_work(int timeout_ms) override {
-		// SQLite has no notifications: a short sleep, and the caller polls.
-		std::this_thread::sleep_for(std::chrono::milliseconds(std::clamp(timeout_ms, 0, 50)));
-		return false;
-	}
-
-	bool ping() override {
-		try {
-			Query q(db_, "SELECT 1");
-			return q.next();
-		} catch (const Error &) {
-			return false;
-		}
-	}
-
   private:
 	// ---- worker lock files (what a live PostgreSQL session is there) ----
 	//
@@ -991,31 +409,59 @@ class SqliteStore final : public Store {
 	// and a holder's liveness its lock file (try_worker_lock, tried before
 	// the registration reads the row): held by another process or by this
 	// store, alive; free, dead; no lock file or no pid recorded, unknown.
-	class WorkerHost final : public engine::WorkerHost {
+	// A registration keeps the lock it took (registered()), unless it went
+	// through a pooler (the lock was only a probe of the old holder).
+	class WorkerHost final : public EngineStore::WorkerHost {
 	  public:
-		WorkerHost(SqliteStore &store, int64_t now, LockState lock) : store_(store), now_(now), lock_(lock) {}
+		WorkerHost(SqliteStore &store, const std::string &worker, int64_t now, WorkerLockTry lock)
+			: store_(store), worker_(worker), now_(now), lock_(lock) {}
+		~WorkerHost() override {
+			if (lock_.fd >= 0) ::close(lock_.fd);
+		}
 		void interrupt(int64_t instance, const std::string &reason) override {
 			store_.interrupt(instance, reason, now_);
 		}
 		std::optional<bool> holder_alive(const std::string &, const engine::Row &held) override {
-			if (lock_ == LockState::held_by_other || lock_ == LockState::own) return true;
-			if (held.is_null(3) || lock_ == LockState::unknown) return std::nullopt;
+			if (lock_.state == LockState::held_by_other || lock_.state == LockState::own) return true;
+			if (held.is_null(3) || lock_.state == LockState::unknown) return std::nullopt;
 			return false;
 		}
 		std::optional<int64_t> session(bool pooled) override {
 			pooled_ = pooled;
-			if (pooled || (lock_ != LockState::taken && lock_ != LockState::own)) return std::nullopt;
+			if (pooled || (lock_.state != LockState::taken && lock_.state != LockState::own)) return std::nullopt;
 			return static_cast<int64_t>(::getpid());
 		}
-		std::string durability() override { return durability_name(store_.level_); }
-		bool pooled() const { return pooled_; }
+		std::string durability() override { return durability_name(store_.durability()); }
+		void registered() override {
+			if (pooled_) {
+				store_.worker_stopped(worker_);
+			} else if (lock_.fd >= 0) {
+				store_.worker_locks_[worker_] = lock_.fd;
+				lock_.fd = -1;
+			}
+		}
 
 	  private:
 		SqliteStore &store_;
+		std::string worker_;
 		int64_t now_;
-		LockState lock_;
+		WorkerLockTry lock_;
 		bool pooled_ = false;
 	};
+
+	std::unique_ptr<EngineStore::WorkerHost> worker_host(const std::string &worker, int64_t now,
+														 bool registering) override {
+		return std::make_unique<WorkerHost>(*this, worker, now, registering ? try_worker_lock(worker) : WorkerLockTry{});
+	}
+
+	// stopped (or registered through a pooler): the id's lock is let go
+	void worker_stopped(const std::string &worker) override {
+		auto it = worker_locks_.find(worker);
+		if (it != worker_locks_.end()) {
+			::close(it->second);
+			worker_locks_.erase(it);
+		}
+	}
 
 	std::string worker_lock_path(const std::string &worker) const {
 		if (path_.empty() || path_ == ":memory:" || path_.rfind("file:", 0) == 0) return "";
@@ -1054,24 +500,11 @@ class SqliteStore final : public Store {
 
 	std::map<std::string, int> worker_locks_;  // worker id -> its locked file
 
-	// Why a commit may have to reach the disk (genroc._flush_commit's classes).
-	enum class Commit { outside, only_once_claim, only_once_report, terminal, progress };
-
-	// The one place where a commit's durability is decided: (level, class)
-	// as genroc._flush_commit maps them.  NORMAL in WAL mode never corrupts
-	// the file but may lose the last commits on power loss; FULL syncs the
-	// WAL at COMMIT.  `none` is NORMAL too: OFF could corrupt the file.
-	Durability durability_for(Commit c) const {
-		bool flush = false;
-		switch (c) {
-			case Commit::outside:
-			case Commit::only_once_claim:
-			case Commit::only_once_report: flush = level_ >= DurabilityLevel::essential; break;
-			case Commit::terminal: flush = level_ >= DurabilityLevel::terminal; break;
-			case Commit::progress: flush = level_ >= DurabilityLevel::strict; break;
-		}
-		return flush ? Durability::full : Durability::normal;
-	}
+	// The one place where a commit's durability is decided (EngineStore::
+	// flushes).  NORMAL in WAL mode never corrupts the file but may lose the
+	// last commits on power loss; FULL syncs the WAL at COMMIT.  `none` is
+	// NORMAL too: OFF could corrupt the file.
+	Durability durability_for(Commit c) const { return flushes(c) ? Durability::full : Durability::normal; }
 
 	// PRAGMA synchronous cannot change inside a transaction, so it is set
 	// before BEGIN from what the operation is known to be (write()).  Some
@@ -1084,9 +517,6 @@ class SqliteStore final : public Store {
 		if (durability_for(c) == Durability::full && txn_durability_ != Durability::full) sync_after_commit_ = true;
 	}
 
-	DurabilityLevel level_ = DurabilityLevel::essential;
-	LogOptions log_options_;
-	std::string ticked_by_;	// set_ticked_by
 	Durability txn_durability_ = Durability::normal;
 	bool sync_after_commit_ = false;
 
