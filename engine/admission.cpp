@@ -1,7 +1,8 @@
 // admission.cpp — routing, admission behind a partition and the room a
 // task frees (engine/admission.hpp; semantics: extension/sql/55_queues.sql),
-// once for both stores.  The step itself is the engine's (steps.cpp); the
-// log is the store's own (STORE_LOG); stored values are engine/values.cpp's.
+// once for both stores.  The step itself is the engine's (steps.cpp), a log
+// row LOG_ROW's (engine/log_payloads.cpp its payload rule), stored values
+// engine/values.cpp's.
 #include "admission.hpp"
 
 #include <utility>
@@ -42,7 +43,8 @@ json labels_of(const Row &r, int col) {
 }
 
 void log(Port &port, int64_t id, const char *event, const json &detail) {
-	port.exec(Stmt::STORE_LOG, {id, event, Param::null(Param::Kind::text), JsonText{json_text(detail)}});
+	port.exec(Stmt::LOG_ROW,
+			  {id, event, Param::null(Param::Kind::text), JsonText{json_text(detail)}, port.now_ms()});
 }
 
 // genroc_queue.filling: the partition fill_slots is filling in this
@@ -189,7 +191,7 @@ std::optional<std::string> handler_missing(Port &port, const MissingHandler &ins
 	const Row def = port.query(Stmt::HANDLER_ROUTE_ROW, {inst.id}).at(0);
 	const std::string queue = route(port, def.i64(0), def.text(1), labels_of(def, 2));
 	if (base(queue) != *home) return std::nullopt;
-	port.exec(Stmt::STORE_LOG,
+	port.exec(Stmt::LOG_ROW,
 			  {inst.id, "task_interrupted", inst.state,
 			   JsonText{json_text({{"reason", "handler missing"},
 								   {"worker", inst.lease_owner ? json(*inst.lease_owner) : json(nullptr)},
@@ -197,7 +199,7 @@ std::optional<std::string> handler_missing(Port &port, const MissingHandler &ins
 								   {"interruptions", inst.interruptions ? json(*inst.interruptions) : json(nullptr)},
 								   {"counted", false},
 								   {"handler", handler},
-								   {"queue", queue}})}});
+								   {"queue", queue}})}, port.now_ms()});
 	port.exec(Stmt::HANDLER_MOVE, {inst.id, queue, port.now_ms()});
 	port.exec(Stmt::STEP_NOTIFY, {});
 	return "ready";

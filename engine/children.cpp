@@ -45,8 +45,9 @@ struct Advancing {
 std::string json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
-	port.exec(Stmt::STORE_LOG, {id, event, state,
-								detail.is_null() ? Param::null(Param::Kind::json) : Param(JsonText{json_text(detail)})});
+	port.exec(Stmt::LOG_ROW, {id, event, state,
+							  detail.is_null() ? Param::null(Param::Kind::json) : Param(JsonText{json_text(detail)}),
+							  port.now_ms()});
 }
 
 // A column's JSON text as its value: null for NULL, a stored value's

@@ -42,12 +42,12 @@ std::string with_raw(const json &object, std::initializer_list<std::pair<const c
 }
 
 void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
-	port.exec(Stmt::STORE_LOG, {id, event, state, JsonText{json_text(detail)}});
+	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{json_text(detail)}, port.now_ms()});
 }
 
 void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state,
 		 const std::string &detail) {
-	port.exec(Stmt::STORE_LOG, {id, event, state, JsonText{detail}});
+	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{detail}, port.now_ms()});
 }
 
 // An instance's row as control reads it, locked (genroc._lock_instance).

@@ -42,7 +42,7 @@ Stopped read_locked(Port &port, int64_t id) {
 }
 
 void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
-	port.exec(Stmt::STORE_LOG, {id, event, state, JsonText{detail.dump()}});
+	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{detail.dump()}, port.now_ms()});
 }
 
 int64_t redrives_so_far(Port &port, int64_t id) { return port.query(Stmt::REDRIVE_COUNT, {id}).at(0).i64(0); }

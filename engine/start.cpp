@@ -153,7 +153,7 @@ std::vector<Started> start_one(Port &port, const Target &t, const json &input, c
 	if (!waiting && !o.partition) {
 		status = apply_step(port, id, {{"op", "start"}, {"input", input}}, json(), nullptr, &started);
 	} else {
-		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{"[" + started + "]"}});
+		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{"[" + started + "]"}, port.now_ms()});
 		status = waiting ? "waiting" : admit(port, id);
 	}
 	return {{id, true, status}};

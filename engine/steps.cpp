@@ -229,9 +229,9 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 		// input as the caller wrote it)
 		std::string text = rows.dump();
 		text = "[" + *first_text + (rows.empty() ? "]" : "," + text.substr(1));
-		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{std::move(text)}});
+		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{std::move(text)}, port.now_ms()});
 	} else if (!rows.empty()) {
-		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{rows.dump()}});
+		port.exec(Stmt::STEP_LOG_ROWS, {id, JsonText{rows.dump()}, port.now_ms()});
 	}
 	if (notify) port.exec(Stmt::STEP_NOTIFY, {});
 	if (kind == "parallel" || kind == "map" || kind == "call")
@@ -272,7 +272,7 @@ std::string interrupt(Port &port, int64_t id, const std::string &reason) {
 												  {"epoch", r[0].i64(2)},
 												  {"interruptions", interruptions + (counted ? 1 : 0)},
 												  {"counted", counted}})})
-								.dump()}});
+								.dump()}, port.now_ms()});
 	const std::string name = state.value_or("");
 	if (only_once)
 		return fail_task(port, id, "only_once.interrupted",

@@ -2,9 +2,9 @@
 //
 // What it reuses of the operations still written per store (PL/pgSQL with
 // its twin in the SQLite store) it reaches through statements: the step
-// (STORE_APPLY_STEP), a failed task (TASK_TOKEN_FAILED: genroc._fail_task),
-// a lapse (TICK_INTERRUPT) and the log (STORE_LOG).  The first step (admit,
-// engine/admission.cpp), a sync call's child given up and the fan-out's loop
+// (STORE_APPLY_STEP), a failed task (TASK_TOKEN_FAILED: genroc._fail_task)
+// and a lapse (TICK_INTERRUPT); its log rows are LOG_ROW's.  The first step
+// (admit, engine/admission.cpp), a sync call's child given up and the fan-out's loop
 // (engine/children.cpp) are called in-process.
 #include "admission.hpp"
 #include "children.hpp"
@@ -17,7 +17,7 @@ namespace genroc::engine {
 namespace {
 
 void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state) {
-	port.exec(Stmt::STORE_LOG, {id, event, state, Param::null(Param::Kind::json)});
+	port.exec(Stmt::LOG_ROW, {id, event, state, Param::null(Param::Kind::json), port.now_ms()});
 }
 
 void fail_task(Port &port, int64_t id, const char *error, const std::string &cause, int64_t now) {

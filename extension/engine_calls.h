@@ -414,6 +414,10 @@ extern int	genroc_engine_load_value(const char *value, char **json, GenrocEngine
  * what the column keeps, JSON text in *json. */
 extern int	genroc_engine_store_value(const char *value, const char *field, int large, char **json,
 									  GenrocEngineError *err);
+/* genroc._log_payloads of a detail's JSON text under the log settings
+ * (engine/log_payloads.hpp): what the log keeps, JSON text in *json. */
+extern int	genroc_engine_log_payloads(const char *detail, int payloads, int64_t payload_max,
+									   int64_t object_threshold, char **json, GenrocEngineError *err);
 
 /* ---- claim (claim.c, claim_calls.cpp; engine/claim.hpp) ---- */
 /* What a claim came to (claim_wait waits again only on NONE_READY). */

@@ -43,7 +43,7 @@
  *				backend's max_stack_depth bounds the C++ too, and no
  *				ereport longjmps across C++ frames
  *	  log settings	genroc.log_payloads, genroc.log_payload_max: what the
- *				instance log keeps of payloads (genroc._log_detail);
+ *				instance log keeps of payloads (genroc._log_payloads);
  *				genroc.log_retention, genroc.instance_retention: what
  *				genroc.tick prunes
  *
@@ -56,7 +56,6 @@
  */
 #include "postgres.h"
 
-#include "access/detoast.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -77,6 +76,7 @@
 #include "utils/uuid.h"
 
 #include "asl_c.h"
+#include "engine_entry.h"
 #include "genroc.h"
 #include "ticker.h"
 
@@ -639,43 +639,45 @@ genroc_detail(PG_FUNCTION_ARGS)
 
 /*
  * genroc._log_payloads(detail jsonb) → jsonb: a log entry's detail as the log
- * keeps it (20_core.sql says what that is).  Answered here in the common
- * case, the detail kept as it is: it has no payload key (input, output,
- * payload); or payloads are logged and its JSON text is within
- * genroc.log_payload_max (or that is 0), its datum is within
- * genroc.object_threshold and no payload in it is already a reference.
- * Every other detail goes to genroc._log_payloads_slow, the rules in SQL
- * (genroc._log_detail, then genroc._log_values).
+ * keeps it, the engine's rule (engine/log_payloads.hpp says what it keeps).
+ * Answered here, without SPI or a SQL call, in the common case, the detail
+ * kept as it is: it has no payload key (input, output, payload); or
+ * payloads are logged, no payload in it is already a reference and its
+ * JSON text as jsonb writes it (the rule's log text) is within
+ * genroc.log_payload_max (or that is 0) and genroc.object_threshold.  Every
+ * other detail goes to the engine's log_payloads.
  */
 Datum
 genroc_log_payloads_fn(PG_FUNCTION_ARGS)
 {
 	static const char *const payload_keys[] = {"input", "output", "payload"};
-	Datum		datum = PG_GETARG_DATUM(0);
-	Jsonb	   *detail = DatumGetJsonbP(datum);
+	Jsonb	   *detail = PG_GETARG_JSONB_P(0);
 	bool		any = false;
 	bool		kept;
+	char	   *text;
+	size_t		len;
+	char	   *json = NULL;
 
 	for (int k = 0; k < (int) lengthof(payload_keys); k++)
 		any = any || has_key(detail, payload_keys[k]);
 	if (!any)
 		PG_RETURN_JSONB_P(detail);
 
-	kept = genroc_log_payloads
-		&& toast_datum_size(datum) <= (Size) genroc_object_threshold;
+	kept = genroc_log_payloads;
 	for (int k = 0; kept && k < (int) lengthof(payload_keys); k++)
 		kept = !is_reference_at(detail, payload_keys[k]);
-	if (kept && genroc_log_payload_max != 0)
+	/* the text jsonb_out writes, as octet_length(detail::text) measures it */
+	text = JsonbToCString(NULL, &detail->root, VARSIZE(detail));
+	len = strlen(text);
+	if (kept && (genroc_log_payload_max == 0 || len <= (size_t) genroc_log_payload_max)
+		&& len <= (size_t) genroc_object_threshold)
 	{
-		/* the text jsonb_out writes, as octet_length(detail::text) measures it */
-		char	   *text = JsonbToCString(NULL, &detail->root, VARSIZE(detail));
-
-		kept = strlen(text) <= (size_t) genroc_log_payload_max;
 		pfree(text);
-	}
-	if (kept)
 		PG_RETURN_JSONB_P(detail);
-	PG_RETURN_DATUM(call_sql_jsonb("_log_payloads_slow", PointerGetDatum(detail)));
+	}
+	GENROC_ENGINE_CALL(genroc_engine_log_payloads(text, genroc_log_payloads, genroc_log_payload_max,
+												  genroc_object_threshold, &json, &engine_err));
+	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /*

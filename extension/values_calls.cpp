@@ -1,6 +1,8 @@
 // values_calls.cpp — the never-throwing C calls (engine_calls.h) of stored
-// values (engine/values.hpp) over PgPort.
+// values (engine/values.hpp) and the log's payload rule
+// (engine/log_payloads.hpp) over PgPort.
 #include "engine_port.hpp"
+#include "log_payloads.hpp"
 #include "values.hpp"
 
 using namespace genroc::engine;
@@ -32,5 +34,14 @@ extern "C" int genroc_engine_store_value(const char *value, const char *field, i
 	return guarded(err, [&] {
 		PgPort port(false);
 		*json = dup(store_value(port, value, field ? field : "", large != 0));
+	});
+}
+
+extern "C" int genroc_engine_log_payloads(const char *detail, int payloads, int64_t payload_max,
+										  int64_t object_threshold, char **json, GenrocEngineError *err) {
+	*json = nullptr;
+	return guarded(err, [&] {
+		PgPort port(false);
+		*json = dup(log_payloads(port, detail, LogSettings{payloads != 0, payload_max, object_threshold}));
 	});
 }

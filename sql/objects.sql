@@ -33,11 +33,11 @@ FROM genroc._instances WHERE id = :big;
 SELECT count(*) AS log_refs FROM genroc._log
 WHERE instance_id = :big AND genroc._is_ref(detail -> 'input');
 
--- genroc._log_payloads (C) keeps a detail as it is where the rules in SQL
--- (genroc._log_payloads_slow) would, and hands the others to them: no
--- payload key, a small payload, an array, a payload that is a reference
--- already, a payload over the threshold, and (log_payloads off) a small one
--- (rolled back: the objects stored here are not counted below)
+-- genroc._log_payloads: the engine's rule (engine/log_payloads.cpp), the
+-- common case answered in C: no payload key, a small payload and an array
+-- are kept as they are; a payload that is a reference already and one over
+-- the threshold become stored values; with log_payloads off a small payload
+-- goes (rolled back: the objects stored here are not counted below)
 BEGIN;
 SELECT input AS big_ref FROM genroc._instances WHERE id = :big \gset
 CREATE TEMP TABLE details AS
@@ -45,12 +45,16 @@ SELECT * FROM (VALUES (1, '{"error": "E"}'::jsonb), (2, '{"input": {"n": 1}, "st
 	(3, '["input", 2]'), (4, jsonb_build_object('output', :'big_ref'::jsonb)),
 	(5, jsonb_build_object('payload', (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 100) g))))
 	AS d(k, v);
-SELECT d.k, genroc._log_payloads(d.v) = genroc._log_payloads_slow(d.v) AS same,
-	   genroc._log_payloads(d.v) = d.v AS kept
-FROM details d ORDER BY d.k;
+SELECT d.k, l = d.v AS kept, genroc._is_ref(coalesce(l -> 'output', l -> 'payload')) AS stored,
+	   l -> 'output' = d.v -> 'output' AS same_ref
+FROM details d, genroc._log_payloads(d.v) l ORDER BY d.k;
+-- the threshold measures the log's text (jsonb's, with its spaces): 400
+-- ones are 1,200 bytes there, 300 are 900
+SELECT n, genroc._is_ref(genroc._log_payloads(jsonb_build_object('input', a)) -> 'input') AS stored
+FROM (SELECT n, (SELECT jsonb_agg(1) FROM generate_series(1, n)) AS a FROM (VALUES (300), (400)) v(n)) t
+ORDER BY n;
 SET genroc.log_payloads = off;
-SELECT d.k, genroc._log_payloads(d.v) = genroc._log_payloads_slow(d.v) AS same,
-	   genroc._log_payloads(d.v) AS detail
+SELECT d.k, genroc._log_payloads(d.v) AS detail
 FROM details d WHERE d.k IN (1, 2) ORDER BY d.k;
 RESET genroc.log_payloads;
 SELECT genroc._log_payloads(NULL) IS NULL AS null_stays_null;

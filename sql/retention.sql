@@ -1,6 +1,6 @@
 -- retention: the instance log's payload settings (genroc.log_payloads,
 -- genroc.log_payload_max), genroc.prune by log and instance retention, and
--- tick pruning by the session settings (20_core.sql _log_detail,
+-- tick pruning by the session settings (engine/log_payloads.cpp,
 -- 70_tick.sql prune).
 CREATE EXTENSION genroc;
 SET genroc.test_clock = '2030-01-01 00:00:00Z';

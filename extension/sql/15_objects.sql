@@ -98,50 +98,6 @@ CREATE FUNCTION genroc._load_value(p_value jsonb) RETURNS jsonb
 	LANGUAGE C STABLE STRICT;
 
 /*
- * A log entry's detail as the log keeps it: each payload key (input,
- * output, payload; genroc._log_detail's) through genroc._store_value.  Only
- * a detail larger than the threshold, or with a payload that looks like a
- * reference, needs the PL/pgSQL part.
- */
-CREATE FUNCTION genroc._log_store(p_detail jsonb) RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_key text;
-	v_out jsonb := p_detail;
-BEGIN
-	FOREACH v_key IN ARRAY ARRAY['input', 'output', 'payload'] LOOP
-		IF p_detail ? v_key THEN
-			v_out := jsonb_set(v_out, ARRAY[v_key], genroc._store_value(p_detail -> v_key, v_key));
-		END IF;
-	END LOOP;
-	RETURN v_out;
-END;
-$$;
-
--- PL/pgSQL, not SQL: its caller passes an expression (genroc._log_payloads_slow's
--- genroc._log_detail call), which a SQL function that names its parameter five times is not
--- inlined with, and a SQL function that is not inlined has its body parsed
--- and planned again in every statement that calls it (~0.24 ms per log row,
--- a third of a one-task job's server time; bench/profile.sh); PL/pgSQL
--- keeps its expressions for the session.
-CREATE FUNCTION genroc._log_values(p_detail jsonb) RETURNS jsonb
-	LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-	IF p_detail ?| ARRAY['input', 'output', 'payload']
-	   AND (pg_column_size(p_detail) > genroc._object_threshold()
-			OR genroc._is_ref(p_detail -> 'input')
-			OR genroc._is_ref(p_detail -> 'output')
-			OR genroc._is_ref(p_detail -> 'payload')) THEN
-		RETURN genroc._log_store(p_detail);
-	END IF;
-	RETURN p_detail;
-END;
-$$;
-
-
-/*
  * Collection (which object is used, marking, deleting) and making the
  * objects of pruned rows due are retention's: engine/retention.cpp
  * (collect_objects, statements OBJECT_USED and the others), the same code

@@ -253,53 +253,6 @@ CREATE FUNCTION genroc._log_settings() RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'genroc_log_settings'
 	LANGUAGE C STABLE PARALLEL SAFE;
 
-/*
- * What the log keeps of an entry's detail (docs/operations.md "Logs and retention").
- * Semantics: the payload keys of a detail are input, output and payload,
- * at its top level (an instance's or a task's input and output, a task
- * result, an event payload); every other key (error, cause, counts,
- * names) is kept as it is.
- *   genroc.log_payloads off  → the payload keys are removed
- *   genroc.log_payload_max N → a payload whose JSON text is longer than N
- *                              bytes becomes {"truncated": true, "bytes":
- *                              <its length>, "head": <its first min(N, 256)
- *                              characters>}; 0 = no limit
- */
-CREATE FUNCTION genroc._log_detail(p_detail jsonb) RETURNS jsonb
-	LANGUAGE plpgsql STABLE
-AS $$
-DECLARE
-	c_payload_keys constant text[] := ARRAY['input', 'output', 'payload'];
-	v_settings jsonb;
-	v_max int;
-	v_key text;
-	v_text text;
-	v_out jsonb := p_detail;
-BEGIN
-	IF p_detail IS NULL OR jsonb_typeof(p_detail) <> 'object' OR NOT p_detail ?| c_payload_keys THEN
-		RETURN p_detail;
-	END IF;
-	v_settings := genroc._log_settings();
-	IF NOT (v_settings ->> 'payloads')::boolean THEN
-		RETURN p_detail - c_payload_keys;
-	END IF;
-	v_max := (v_settings ->> 'payload_max')::int;
-	-- the whole detail within the limit: so is every payload in it
-	IF v_max = 0 OR octet_length(p_detail::text) <= v_max THEN
-		RETURN p_detail;
-	END IF;
-	FOREACH v_key IN ARRAY c_payload_keys LOOP
-		CONTINUE WHEN NOT p_detail ? v_key;
-		v_text := (p_detail -> v_key)::text;
-		IF octet_length(v_text) > v_max THEN
-			v_out := jsonb_set(v_out, ARRAY[v_key], jsonb_build_object(
-				'truncated', true, 'bytes', octet_length(v_text), 'head', left(v_text, least(v_max, 256))));
-		END IF;
-	END LOOP;
-	RETURN v_out;
-END;
-$$;
-
 -- A log entry's detail from key/value pairs, as jsonb_build_object builds
 -- it, for text, integer, boolean and jsonb values; the hot path's details
 -- (genroc.c says why it is not jsonb_build_object).
@@ -307,37 +260,21 @@ CREATE FUNCTION genroc._detail(VARIADIC "any") RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'genroc_detail'
 	LANGUAGE C IMMUTABLE PARALLEL SAFE;
 
--- A log entry's detail under the payload settings (genroc._log_detail),
--- its large payloads then made references (genroc._log_values,
--- 15_objects.sql): what every log row with a payload key is written with.
--- In C (genroc.c): the common case, a detail kept as it is, costs no SQL
--- call; the others are handed to genroc._log_payloads_slow.
+/*
+ * A log entry's detail as the log keeps it (docs/operations.md "Logs and
+ * retention"): the engine's rule (engine/log_payloads.hpp) under this
+ * session's genroc.log_payloads, genroc.log_payload_max and
+ * genroc.object_threshold — the payload keys (input, output, payload at
+ * the top level) removed, or one longer than log_payload_max a marker
+ * {truncated, bytes, head}; then large payloads stored values.  Every log
+ * row with a payload key is written through it (the statements LOG_ROW and
+ * STEP_LOG_ROWS, the set-wise statements of complete_many.c and
+ * start_many).  In C (genroc.c): the common case, a detail kept as it is,
+ * costs no SPI and no SQL call.
+ */
 CREATE FUNCTION genroc._log_payloads(p_detail jsonb) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'genroc_log_payloads_fn'
 	LANGUAGE C VOLATILE STRICT;
-
--- genroc._log_payloads for a detail the settings or the object threshold
--- change (or may change).
-CREATE FUNCTION genroc._log_payloads_slow(p_detail jsonb) RETURNS jsonb
-	LANGUAGE sql VOLATILE
-	RETURN genroc._log_values(genroc._log_detail(p_detail));
-
--- Appends one entry to an instance's log.  Every log row with a payload key
--- is written here or by genroc._apply_step (its p_first), both through
--- genroc._log_payloads, so the payload settings apply to all of them.  The
--- hot path writes its payload-free rows itself, several in one insert
--- (claim's task_started, _apply_step's entered).
--- PL/pgSQL, not SQL: its INSERT is planned once per session (a SQL
--- function's would be planned again on every call, several per step).
-CREATE FUNCTION genroc._log(p_instance bigint, p_event text, p_state text, p_detail jsonb)
-	RETURNS void
-	LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-	INSERT INTO genroc._log (instance_id, at, event, state, detail)
-	VALUES (p_instance, genroc.now(), p_event, p_state, genroc._log_payloads(p_detail));
-END;
-$$;
 
 /*
  * Durability (docs/design.md §4).  Every engine function that

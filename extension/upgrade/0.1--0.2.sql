@@ -259,3 +259,9 @@ DROP FUNCTION genroc._glob(text, text);
 -- room and partition helpers go.
 DROP FUNCTION genroc._claim_room(text[], timestamptz);
 DROP FUNCTION genroc._claim_partitioned(text[], text[], int[], interval[], timestamptz, int);
+
+-- What the log keeps of a detail's payloads is the engine's
+-- (engine/log_payloads.cpp; genroc._log_payloads its C entry) and a log row
+-- the statement LOG_ROW: the PL/pgSQL log writer and payload rules go.
+DROP FUNCTION genroc._log(bigint, text, text, jsonb);
+DROP FUNCTION genroc._log_detail(jsonb);

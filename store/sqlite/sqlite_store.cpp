@@ -37,6 +37,7 @@
 #include "engine/queue_rules.hpp"
 #include "engine_store.hpp"
 #include "report.hpp"
+#include "log_payloads.hpp"
 #include "steps.hpp"
 #include "values.hpp"
 #include "sqlite_db.hpp"
@@ -303,10 +304,6 @@ class SqliteStore final : public EngineStore {
 		};
 		switch (s) {
 			case engine::Stmt::STORE_APPLY_STEP: return one(apply_step(p[0].i64(), json::parse(p[1].text()), now));
-			case engine::Stmt::STORE_LOG:
-				log(p[0].i64(), now, p[1].text(), p[2].is_null() ? std::nullopt : std::optional<std::string>(p[2].text()),
-					p[3].is_null() ? json(nullptr) : json::parse(p[3].text()));
-				return engine::Rows{};
 			// retention and the tick (engine/retention.cpp, engine/tick.cpp)
 			case engine::Stmt::RETENTION_SETTINGS: {
 				engine::Rows rows;
@@ -350,15 +347,6 @@ class SqliteStore final : public EngineStore {
 				if (!handback_lease(given ? *step_inst_ : (row = load(p[0].i64())), hb)) return engine::Rows{};
 				return one(std::to_string(hb.lease_ms));
 			}
-			case engine::Stmt::STEP_LOG_ROWS: {
-				const int64_t id = p[0].i64();
-				for (const auto &r : json::parse(p[1].text()))
-					log(id, now, r.at("event").get<std::string>(),
-						r.at("state").is_string() ? std::optional<std::string>(r["state"].get<std::string>())
-												  : std::nullopt,
-						r.value("detail", json(nullptr)));
-				return engine::Rows{};
-			}
 			case engine::Stmt::FLUSH_COMMIT: {
 				const std::string c = p[0].text();
 				flush_on_commit(c == "terminal"			   ? Commit::terminal
@@ -384,6 +372,11 @@ class SqliteStore final : public EngineStore {
 			}
 			default: return std::nullopt;
 		}
+	}
+
+	// the log's payload rule under this store's LogOptions (engine/log_payloads.hpp)
+	engine::LogSettings log_settings() const {
+		return {log_options_.payloads, log_options_.payload_max, log_options_.object_threshold};
 	}
 
   private:
@@ -693,6 +686,16 @@ class SqliteStore final : public EngineStore {
 				return s.store_value(json::parse(value_text(v[0])), field.c_str(), sqlite3_value_int64(v[2])).dump();
 			});
 		});
+		// LOG_ROW, STEP_LOG_ROWS: a log detail as the log keeps it, the
+		// engine's rule (engine/log_payloads.hpp) under this store's
+		// LogOptions: (JSON text, now); NULL for NULL
+		reg("genroc_log_payloads", 2, [](sqlite3_context *c, int, sqlite3_value **v) {
+			if (sqlite3_value_type(v[0]) == SQLITE_NULL) return sqlite3_result_null(c);
+			host(c, [&](SqliteStore &s) {
+				sqlite::SqlitePort port(s.db_, sqlite3_value_int64(v[1]));
+				return engine::log_payloads(port, value_text(v[0]), s.log_settings());
+			});
+		});
 		// STEP_STOP: a new lease epoch (new_epoch): (the previous one)
 		reg("genroc_new_epoch", 1, [](sqlite3_context *c, int, sqlite3_value **v) {
 			try {
@@ -736,7 +739,10 @@ class SqliteStore final : public EngineStore {
 								int64_t now) {
 		const json output = json::parse(result);
 		Inst inst = load(id);
-		log(id, now, "task_succeeded", inst.state, {{"output", output}, {"activity_worker", text_or_null(worker)}});
+		engine_port(now).exec(engine::Stmt::LOG_ROW,
+							  {id, "task_succeeded", inst.state,
+							   engine::JsonText{json{{"output", output}, {"activity_worker", text_or_null(worker)}}.dump()},
+							   now});
 		json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
 		request["callback"] = true;
 		return apply_step(inst, std::move(request), now);
@@ -774,28 +780,8 @@ class SqliteStore final : public EngineStore {
 		return true;
 	}
 
-	// genroc._log: every log row is written here, through log_detail.
-	// Its large payloads become references (genroc._log_values).
-	void log(int64_t id, int64_t now, const std::string &event, const std::optional<std::string> &state,
-			 const json &detail) {
-		std::string text = log_text(detail);
-		if (detail.is_object() &&
-			(static_cast<int64_t>(text.size()) > log_options_.object_threshold ||
-			 std::any_of(std::begin(kPayloadKeys), std::end(kPayloadKeys),
-						 [&](const char *k) { return detail.contains(k) && is_ref(detail.at(k)); }))) {
-			json kept = json::parse(text);	// what the payload rules kept
-			for (const char *k : kPayloadKeys)
-				if (kept.contains(k)) kept[k] = store_value(kept.at(k), k, now);
-			text = kept.dump();
-		}
-		Query(db_, "INSERT INTO log (instance_id, at, event, state, detail) VALUES (?1, ?2, ?3, ?4, ?5)", id, now,
-			  event, state, text)
-			.run();
-	}
-
 	// ---- large values (15_objects.sql) ----------------------------------
 
-	static constexpr const char *kPayloadKeys[] = {"input", "output", "payload"};
 	static bool is_ref(const json &v) { return engine::is_ref(v); }
 
 	// genroc._store_value: the engine's (engine/values.cpp), this store
@@ -818,60 +804,6 @@ class SqliteStore final : public EngineStore {
 		if (!is_ref(v)) return v;
 		sqlite::SqlitePort port(db_, 0);
 		return json::parse(engine::load_value(port, v.dump()));
-	}
-
-	// log_detail(detail) as JSON text.  A payload's text is part of the
-	// detail's, so a detail no longer than payload_max keeps every payload
-	// whole: its text is written as it is, with no copy and no second pass.
-	std::string log_text(const json &detail) const {
-		if (!detail.is_object()) return detail.dump();
-		if (log_options_.payloads) {
-			std::string text = detail.dump();
-			if (log_options_.payload_max <= 0 || static_cast<int64_t>(text.size()) <= log_options_.payload_max)
-				return text;
-		}
-		return log_detail(detail).dump();
-	}
-
-	// genroc._log_detail: what the log keeps of a detail's payloads (the
-	// keys input, output, payload at its top level): none without
-	// log_payloads; a marker {truncated, bytes, head} for one whose JSON
-	// text is longer than payload_max bytes (head: its first
-	// min(payload_max, 256) characters).
-	json log_detail(const json &detail) const {
-		static const char *const payload_keys[] = {"input", "output", "payload"};
-		if (!detail.is_object()) return detail;
-		if (std::none_of(std::begin(payload_keys), std::end(payload_keys),
-						 [&](const char *k) { return detail.contains(k); }))
-			return detail;
-		json out = detail;
-		if (!log_options_.payloads) {
-			for (const char *k : payload_keys) out.erase(std::string(k));
-			return out;
-		}
-		const int64_t max = log_options_.payload_max;
-		if (max <= 0) return detail;
-		for (const char *k : payload_keys) {
-			if (!detail.contains(k)) continue;
-			const std::string text = detail.at(k).dump();
-			if (static_cast<int64_t>(text.size()) > max)
-				out[k] = {{"truncated", true},
-						  {"bytes", text.size()},
-						  {"head", utf8_head(text, static_cast<size_t>(std::min<int64_t>(max, 256)))}};
-		}
-		return out;
-	}
-
-	// The first n characters (code points) of UTF-8 text, as left() in SQL.
-	static std::string utf8_head(const std::string &text, size_t n) {
-		size_t chars = 0, i = 0;
-		for (; i < text.size(); i++) {
-			if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {	 // a character starts here
-				if (chars == n) break;
-				chars++;
-			}
-		}
-		return text.substr(0, i);
 	}
 
 	// genroc._task_request: continues a stopped task with its result or error.

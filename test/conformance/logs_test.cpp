@@ -1,6 +1,6 @@
 // logs_test.cpp — the instance log's payload options and retention on both
-// stores (extension/sql/20_core.sql genroc._log_detail, 70_tick.sql
-// genroc.prune and tick; the shim's log_detail, prune_rows and tick).
+// stores (engine/log_payloads.cpp, the one payload rule; engine/retention.cpp
+// and engine/tick.cpp, genroc.prune and tick).
 #include <algorithm>
 
 #include "fixture.hpp"
@@ -102,6 +102,55 @@ TEST_P(StoreTest, LogPayloadMaxReplacesALongerPayloadWithAMarker) {
 	store().set_log_options(o);
 	const int64_t id2 = start("job", std::string(100, 'x'));
 	EXPECT_EQ(store().history(id2).front().at("detail").at("input"), std::string(100, 'x'));
+}
+
+// One rule on one text for both stores (engine/log_payloads.cpp): a payload
+// is measured by its JSON text as jsonb writes it (": " after a key, ", "
+// between items, shorter keys first), so the same detail is truncated, or
+// stored as a value, alike on PostgreSQL and SQLite.
+TEST_P(StoreTest, LogPayloadRulesMeasureTheSameTextOnBothStores) {
+	define("echo", json::parse(kEcho));
+	json ones = json::array();
+	for (int k = 0; k < 200; k++) ones.push_back(1);
+	// [1, 1, ...]: 200 + 199 * 2 + 2 = 600 bytes (401 written compactly)
+	LogOptions o;
+	o.payload_max = 500;
+	store().set_log_options(o);
+	const int64_t id = start("echo", ones);
+	const json started = store().history(id).front().at("detail").at("input");
+	EXPECT_EQ(started.at("truncated"), true);
+	EXPECT_EQ(started.at("bytes"), 600);
+	std::string head = "[1";
+	while (head.size() < 256) head += ", 1";
+	EXPECT_EQ(started.at("head"), head.substr(0, 256));
+
+	// an object's head: its keys as jsonb orders them, the shorter first
+	const json keyed = {{"aa", std::string(600, 'x')}, {"b", 1}};
+	const int64_t id2 = start("echo", keyed);
+	const json marker = store().history(id2).front().at("detail").at("input");
+	EXPECT_EQ(marker.at("bytes"), 618);	// {"b": 1, "aa": "x…x"}
+	EXPECT_EQ(marker.at("head"), ("{\"b\": 1, \"aa\": \"" + std::string(600, 'x')).substr(0, 256));
+	// within the limit: whole
+	const int64_t id3 = start("echo", json::array({1, 2, 3}));
+	EXPECT_EQ(store().history(id3).front().at("detail").at("input"), json::array({1, 2, 3}));
+
+	// stored as a value: 400 ones are 1,200 bytes of log text (801
+	// compactly), over a threshold of 1,024
+	o = LogOptions{};
+	o.object_threshold = 1024;
+	store().set_log_options(o);
+	json more = json::array();
+	for (int k = 0; k < 400; k++) more.push_back(1);
+	const int64_t id4 = start("echo", more);
+	const json refs = store().history(id4, true);
+	const json &input = refs.front().at("detail").at("input");
+	EXPECT_TRUE(input.is_object() && input.contains("genroc:object")) << refs.front().dump();
+	EXPECT_EQ(store().history(id4).front().at("detail").at("input"), more);
+	// 300 ones (900 bytes) stay in the row
+	json fewer = json::array();
+	for (int k = 0; k < 300; k++) fewer.push_back(1);
+	const int64_t id5 = start("echo", fewer);
+	EXPECT_EQ(store().history(id5, true).front().at("detail").at("input"), fewer);
 }
 
 TEST_P(StoreTest, LogRetentionPrunesOldRowsOldestFirstInBatches) {
