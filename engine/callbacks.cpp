@@ -1,10 +1,14 @@
 // callbacks.cpp — genroc.activity_succeed, activity_fail and
 // activity_heartbeat (extension/sql/60_activities.sql declares them): the
 // results sent by a task token, an activity's or a .waitForTaskToken
-// task's (callbacks.hpp).
+// task's (callbacks.hpp).  The step (engine/steps.cpp) and a task's request
+// (engine/report.cpp) are called in-process.
 #include "admission.hpp"
 #include "callbacks.hpp"
+#include "engine.hpp"
 #include "errors.hpp"
+#include "report.hpp"
+#include "steps.hpp"
 
 namespace genroc::engine {
 
@@ -45,10 +49,20 @@ std::string task_token_succeed(Port &port, const std::optional<std::string> &tok
 	if (!output) raise(Msg::TASK_TOKEN_OUTPUT_NULL);
 	Holder h = holder(port, token);
 	release_running(port, h);
-	const int64_t now = port.now_ms();
-	Rows rows = port.query(Stmt::TASK_TOKEN_SUCCEEDED, {h.id, JsonText{*output}, h.activity_owner, now});
+	// the step reads the request as JSON anyway: the result is parsed here once
+	const json result = parse_json(*output, "the step request");
+	const TaskRow row = task_row(port, h.id);
+	json request = task_request(row, "task_succeeded", &result, std::nullopt, std::nullopt);
+	request["callback"] = true;	 // the result the token brings, not a handler's return
+	// the 'task_succeeded' row goes in with the step's first log rows
+	const json first = {{"event", "task_succeeded"},
+						{"state", row.state ? json(*row.state) : json(nullptr)},
+						{"detail",
+						 {{"output", result},
+						  {"activity_worker", h.activity_owner ? json(*h.activity_owner) : json(nullptr)}}}};
+	std::string status = apply_step(port, h.id, request, first);
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
-	return rows.at(0).text(0);
+	return status;
 }
 
 std::string task_token_fail(Port &port, const std::optional<std::string> &token,
@@ -57,9 +71,9 @@ std::string task_token_fail(Port &port, const std::optional<std::string> &token,
 	if (!error) raise(Msg::ARG_NULL, {"p_error"});
 	Holder h = holder(port, token);
 	release_running(port, h);
-	Rows rows = port.query(Stmt::TASK_TOKEN_FAILED, {h.id, *error, cause, port.now_ms()});
+	std::string status = fail_task(port, h.id, *error, cause);	// Retry and Catch decide
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
-	return rows.at(0).text(0);
+	return status;
 }
 
 void task_token_heartbeat(Port &port, const std::optional<std::string> &token) {

@@ -7,7 +7,7 @@
 // What it reuses of the operations still written per store it reaches
 // through statements: the log (`_log`) and stored values (`_load_value`).
 // The step, cancelling, delivering an event, routing a call's child and the
-// request that goes on from a task (`_task_request`) are the engine's own
+// request that goes on from a task (task_request) are the engine's own
 // (steps.cpp, control.cpp, admission.cpp, report.cpp), called here
 // in-process.
 #include "children.hpp"
@@ -83,7 +83,7 @@ int64_t attempt_of(const json &counts) {
 	return attempt;
 }
 
-// The request that goes on from the instance's task (genroc._task_request:
+// The request that goes on from the instance's task (task_request:
 // engine/report.cpp, in-process).
 json task_request(Port &port, int64_t id, const char *op, const json &result, const std::optional<std::string> &error,
 				  const std::optional<std::string> &cause) {

@@ -3,10 +3,10 @@
 //
 // What they reuse of the operations still written per store (PL/pgSQL
 // with its twin in the SQLite store) they reach through STORE_* statements
-// (statements_control.def, statements.def): the step (`_apply_step`,
-// `_admit`), partition slots and routing
-// (`_ended`, `_route`), the log (`_log`), stored values (`_load_value`) and
-// the lapse path (`_interrupt`).
+// (statements_control.def, statements.def): the log (`_log`), stored
+// values (`_load_value`) and the lapse path (`_interrupt`).  The step
+// (engine/steps.cpp), a task's request (engine/report.cpp), the first step,
+// partition slots and routing (engine/admission.cpp) are called in-process.
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -18,6 +18,7 @@
 #include "engine.hpp"
 #include "errors.hpp"
 #include "limits.hpp"
+#include "report.hpp"
 #include "steps.hpp"
 #include "values.hpp"
 
@@ -227,7 +228,11 @@ std::string deliver_event(Port &port, int64_t instance, const std::string &name,
 	Rows rows = port.query(Stmt::CONTROL_STATUS, {instance});
 	if (rows.empty()) raise(Msg::INSTANCE_NOT_FOUND, {std::to_string(instance)});
 	log(port, instance, "event_received", rows[0].otext(1), with_raw({{"name", name}}, {{"payload", &payload}}));
-	return port.query(Stmt::STORE_TASK_SUCCEEDED, {instance, JsonText{payload}}).at(0).text(0);
+	// its state goes on as if its task returned the payload; the step reads
+	// the request as JSON anyway, so the payload is parsed here once
+	const json result = parse_json(payload, "the step request");
+	return apply_step(port, instance,
+					  task_request(task_row(port, instance), "task_succeeded", &result, std::nullopt, std::nullopt));
 }
 
 std::vector<int64_t> renew(Port &port, const std::optional<std::string> &worker,

@@ -120,7 +120,7 @@ json parse_json(const std::string &text, const std::string &what) {
 }
 
 std::string iso_us(int64_t us) {
-	// floor to the millisecond, as genroc._iso's to_char(..., 'MS')
+	// floored to the millisecond (to_char's 'MS' truncates the same way)
 	int64_t ms = us / 1000;
 	if (us % 1000 < 0) ms--;
 	return asl::format_time(ms);

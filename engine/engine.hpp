@@ -55,7 +55,8 @@ std::string get_definition(Port &port, const std::optional<std::string> &name, s
 // character (U+0001-U+001F, U+007F-U+009F); 22023 naming the field.
 void check_name(const std::string &value, const std::string &field, size_t max = 200);
 
-// ISO-8601 UTC with milliseconds (genroc._iso) of microseconds since the epoch.
+// ISO-8601 UTC with milliseconds of microseconds since the epoch: every
+// timestamp genroc writes as text (the interpreter's format).
 std::string iso_us(int64_t us);
 
 // A JSON text that reached the engine from a store or a caller (a jsonb

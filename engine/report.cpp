@@ -3,8 +3,9 @@
 // in-process, as are the queue's room (genroc._room_freed) and a
 // HandlerMissing's move (genroc._handler_missing: engine/admission.cpp);
 // the hand-back's check (genroc._handback_lease, asked by the step writer)
-// is still each store's own.  A task's request (genroc._task_request) is
-// here, for every caller in the engine.
+// is still each store's own.  A task's request (task_request) is here, for
+// every caller: the reports, an event's delivery and a token's result
+// (engine/control.cpp, engine/callbacks.cpp), composition, fail_task.
 #include "report.hpp"
 
 #include "admission.hpp"

@@ -69,10 +69,10 @@ struct TaskRow {
 };
 // Reads them (the caller holds the row lock); XX000 when the row is gone.
 TaskRow task_row(Port &port, int64_t instance);
-// genroc._task_request: the request that continues a stopped task with its
-// result (op "task_succeeded") or error (op "task_failed"); once for both
-// stores, called in-process by the reports, composition, the step writer's
-// fail_task and control's events.
+// The request that continues a stopped task with its result (op
+// "task_succeeded") or error (op "task_failed"); once for both stores,
+// called in-process by the reports, composition, the step writer's
+// fail_task, control's events and a token's result.
 json task_request(const TaskRow &row, const char *op, const json *result, const std::optional<std::string> &error,
 				  const std::optional<std::string> &cause);
 

@@ -211,7 +211,8 @@ std::vector<Started> start_many(Port &port, const std::optional<std::string> &de
 		// task are written as that step leaves them ("fast"); the others are
 		// written as start writes them, and their step runs here
 		Rows rows = port.query(Stmt::START_MANY_BULK, {t.id, JsonText{inputs->dump()}, JsonText{o.labels.dump()},
-														static_cast<int64_t>(o.priority), t.queue});
+														static_cast<int64_t>(o.priority), t.queue,
+														iso_us(port.now_ms() * 1000)});
 		bool any_fast = false;
 		for (const Row &r : rows) any_fast = any_fast || r.boolean(1);
 		if (any_fast) port.exec(Stmt::STEP_NOTIFY, {});

@@ -2,14 +2,15 @@
 //
 // What it reuses of the operations still written per store (PL/pgSQL with
 // its twin in the SQLite store) it reaches through statements: the step
-// (STORE_APPLY_STEP), a failed task (TASK_TOKEN_FAILED: genroc._fail_task)
-// and a lapse (TICK_INTERRUPT); its log rows are LOG_ROW's.  The first step
-// (admit, engine/admission.cpp), a sync call's child given up and the fan-out's loop
+// (STORE_APPLY_STEP) and a lapse (TICK_INTERRUPT); its log rows are LOG_ROW's.  A
+// failed task (fail_task, engine/steps.cpp), the first step (admit,
+// engine/admission.cpp), a sync call's child given up and the fan-out's loop
 // (engine/children.cpp) are called in-process.
 #include "admission.hpp"
 #include "children.hpp"
 #include "errors.hpp"
 #include "retention.hpp"
+#include "steps.hpp"
 #include "tick.hpp"
 
 namespace genroc::engine {
@@ -18,10 +19,6 @@ namespace {
 
 void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state) {
 	port.exec(Stmt::LOG_ROW, {id, event, state, Param::null(Param::Kind::json), port.now_ms()});
-}
-
-void fail_task(Port &port, int64_t id, const char *error, const std::string &cause, int64_t now) {
-	port.exec(Stmt::TASK_TOKEN_FAILED, {id, error, cause, now});
 }
 
 // Who ticked (genroc.tickers).
@@ -45,8 +42,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 		const std::string state = r.otext(2).value_or(""), seconds = r.otext(3).value_or("");
 		if (r.otext(1) == std::optional<std::string>("children"))  // a sync call: its child is given up
 			cancel_children(port, id, "state \"" + state + "\" timed out after " + seconds + " seconds");
-		fail_task(port, id, "States.Timeout", "task \"" + state + "\" did not finish within " + seconds + " seconds",
-				  now);
+		fail_task(port, id, "States.Timeout", "task \"" + state + "\" did not finish within " + seconds + " seconds");
 		timeouts++;
 	}
 
@@ -55,8 +51,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 		const std::string seconds = r.otext(4).value_or("");
 		fail_task(port, r.i64(0), "States.HeartbeatTimeout",
 				  (callback ? "task \"" + r.otext(2).value_or("") : "activity \"" + r.otext(3).value_or("")) +
-					  "\" sent no heartbeat within " + seconds + " seconds",
-				  now);
+					  "\" sent no heartbeat within " + seconds + " seconds");
 		heartbeats++;
 	}
 

@@ -238,9 +238,7 @@ extern int	genroc_engine_capabilities(char **json, GenrocEngineError *err);
  * worker NULL for none, queues the worker's (nqueues of them). */
 extern int	genroc_engine_apply_step(int64_t instance, const char *request, const char *first, const char *worker,
 									 const char *const *queues, int nqueues, char **status, GenrocEngineError *err);
-/* genroc._fail_task, genroc._interrupt: the instance's new status (malloc'd). */
-extern int	genroc_engine_fail_task(int64_t instance, const char *error, const char *cause, char **status,
-									GenrocEngineError *err);
+/* genroc._interrupt: the instance's new status (malloc'd). */
 extern int	genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err);
 /* ---- instance control, events and leases (control.c; engine/control.hpp) ---- */
 /* genroc.cancel: "cancelled" in *status; NULL error / cause for SQL NULL. */

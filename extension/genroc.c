@@ -959,7 +959,7 @@ typedef struct StepContext
 	int64		now_ms;
 	int64		id;
 	const char *name;			/* NULL: the id */
-	const char *start_time;		/* genroc._iso of the start */
+	const char *start_time;		/* the start, ISO-8601 (engine::iso_us) */
 	const char *input;			/* NULL: no Execution.Input */
 	const char *def_name;
 	int32		def_version;
@@ -1105,7 +1105,7 @@ loaded_json(Datum value, bool isnull)
 	return jsonb_text(PointerGetDatum(jb));
 }
 
-/* genroc._iso in C: ISO-8601 UTC with milliseconds (to_char's MS truncates). */
+/* engine::iso_us in C: ISO-8601 UTC with milliseconds (floored to the millisecond). */
 static char *
 iso_text(TimestampTz at)
 {

@@ -60,24 +60,7 @@ genroc_apply_step(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
 
-PG_FUNCTION_INFO_V1(genroc_fail_task);
 PG_FUNCTION_INFO_V1(genroc_interrupt);
-
-/* genroc._fail_task(p_instance bigint, p_error text, p_cause text) RETURNS text */
-Datum
-genroc_fail_task(PG_FUNCTION_ARGS)
-{
-	char	   *status = NULL;
-	char	   *error = genroc_text_arg_or_null(fcinfo, 1);
-	char	   *cause = genroc_text_arg_or_null(fcinfo, 2);
-
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_instance must not be null")));
-	GENROC_ENGINE_CALL(genroc_engine_fail_task(PG_GETARG_INT64(0), error, cause, &status, &engine_err));
-	PG_RETURN_DATUM(genroc_text_answer(status));
-}
 
 /* genroc._interrupt(p_instance bigint, p_reason text) RETURNS text */
 Datum

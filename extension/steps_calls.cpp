@@ -25,15 +25,6 @@ extern "C" int genroc_engine_apply_step(int64_t instance, const char *request, c
 	});
 }
 
-extern "C" int genroc_engine_fail_task(int64_t instance, const char *error, const char *cause, char **status,
-									   GenrocEngineError *err) {
-	*status = nullptr;
-	return guarded(err, [&] {
-		PgPort port(false);
-		*status = dup(fail_task(port, instance, arg(error), arg(cause)));
-	});
-}
-
 extern "C" int genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err) {
 	*status = nullptr;
 	return guarded(err, [&] {

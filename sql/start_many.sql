@@ -68,7 +68,7 @@ SELECT * FROM (VALUES (1, '{"s":"é\n\"\\ \u0001","n":1e300,"z":-0.5}'::jsonb, N
 					  (2, '[1,{"a":null},"x"]', 'nämé "q" \ /', 'ma"ch\ine', 'tok"en	'),
 					  (3, 'null', '', 'ctx', '')) AS v(k, input, name, machine, token);
 SELECT v.k, genroc._step_start(d.hash, d.definition, v.input, 1893456000000, 42, v.name,
-						  genroc._iso(genroc.now()), v.machine, 3, v.token)
+						  '2030-01-01T00:00:00.000Z', v.machine, 3, v.token)
 	 = genroc._step(d.hash, d.definition, jsonb_build_object('op', 'start', 'input', v.input,
 			'now_ms', 1893456000000, 'context', jsonb_build_object(
 				'Execution', jsonb_build_object('Id', '42', 'Name', coalesce(v.name, '42'),
@@ -78,7 +78,7 @@ SELECT v.k, genroc._step_start(d.hash, d.definition, v.input, 1893456000000, 42,
 FROM genroc._definitions d, parts v WHERE d.name = 'ctx' ORDER BY v.k;
 -- the context as the Pass state sees it
 SELECT genroc._step_start(d.hash, d.definition, '[1]', 1893456000000, 42, NULL,
-						  genroc._iso(genroc.now()), 'ctx', 1, 't') -> 'outcome' -> 'output' -> 'all' AS context
+						  '2030-01-01T00:00:00.000Z', 'ctx', 1, 't') -> 'outcome' -> 'output' -> 'all' AS context
 FROM genroc._definitions d WHERE d.name = 'ctx';
 -- every argument but the optional ones must be there
 SELECT genroc._step_start(d.hash, d.definition, '1', 1, 42, NULL, NULL, 'ctx', 1, 't')

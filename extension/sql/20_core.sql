@@ -107,7 +107,7 @@ CREATE FUNCTION genroc._step(p_cache_key text, p_definition jsonb, p_request jso
  * says what it holds) and runs the interpreter in-process.
  * genroc._step_start is genroc._step of the start request {op: start,
  * input: p_input} with now_ms and the context (p_id, p_name (null: the
- * id), p_start_time (genroc._iso of the start), that input, the
+ * id), p_start_time (the start as ISO-8601 text: engine::iso_us), that input, the
  * definition's p_def_name and p_def_version, p_token) written as text in C
  * (genroc.c): genroc.start_many's items, which have no row yet; a null
  * p_token there is drawn when needed.  A definition whose text cannot read
@@ -157,16 +157,12 @@ CREATE FUNCTION genroc._check_depth(p_value jsonb, p_what text) RETURNS void
 	AS 'MODULE_PATHNAME', 'genroc_check_depth'
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
--- Timestamps as genroc writes them everywhere: ISO-8601 UTC with
--- milliseconds, e.g. 2030-01-01T00:00:00.000Z (the interpreter's format).
+-- Milliseconds since the epoch (what the interpreter's now_ms/until_ms are).
 -- These one-expression helpers are STABLE as what they call is: a SQL
 -- function the planner can inline costs nothing per call, one it cannot
 -- (declared IMMUTABLE over STABLE calls) is planned again on every call.
-CREATE FUNCTION genroc._iso(p_at timestamptz) RETURNS text
-	LANGUAGE sql STABLE PARALLEL SAFE
-	RETURN to_char(p_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
-
--- Milliseconds since the epoch (what the interpreter's now_ms/until_ms are).
+-- (Timestamps as text, ISO-8601 UTC with milliseconds, are the engine's:
+-- engine::iso_us.)
 CREATE FUNCTION genroc._ms(p_at timestamptz) RETURNS bigint
 	LANGUAGE sql STABLE PARALLEL SAFE
 	RETURN floor(extract(epoch FROM p_at) * 1000)::bigint;
@@ -359,34 +355,6 @@ CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first j
 	p_row genroc._instances DEFAULT NULL)
 	RETURNS text
 	AS 'MODULE_PATHNAME', 'genroc_apply_step'
-	LANGUAGE C VOLATILE;
-
--- The request that continues a stopped task with its result or error.
-CREATE FUNCTION genroc._task_request(p_instance genroc._instances, p_op text,
-									 p_result jsonb, p_error text, p_cause text)
-	RETURNS jsonb
-	LANGUAGE sql STABLE
-	RETURN jsonb_strip_nulls(jsonb_build_object(
-		'op', p_op,
-		'state', p_instance.state,
-		'retry_counts', p_instance.retry_counts,
-		'error', p_error,
-		'cause', p_cause))
-		|| jsonb_build_object('state_input',
-							  coalesce(genroc._load_value(p_instance.state_input), 'null'::jsonb))
-		-- a failure without an error name (a Fail state without Error in a
-		-- branch or item) says so: "error": null
-		|| CASE WHEN p_op = 'task_failed' AND p_error IS NULL
-				THEN '{"error": null}'::jsonb ELSE '{}'::jsonb END
-		|| CASE WHEN p_op = 'task_succeeded'
-				THEN jsonb_build_object('result', coalesce(p_result, 'null'::jsonb))
-				ELSE '{}'::jsonb END;
-
--- Semantics: a task fails with an engine error (timeouts, interruptions)
--- through the interpreter, so Retry and Catch decide as for any error.
--- engine/steps.cpp (fail_task).
-CREATE FUNCTION genroc._fail_task(p_instance bigint, p_error text, p_cause text) RETURNS text
-	AS 'MODULE_PATHNAME', 'genroc_fail_task'
 	LANGUAGE C VOLATILE;
 
 /*

@@ -87,6 +87,9 @@ COMMENT ON FUNCTION genroc.token_revoke(text) IS
 -- depends on them).
 DROP FUNCTION IF EXISTS genroc._token_json(genroc._tokens), genroc._token_id(text),
 	genroc._check_permissions(text[]);
+-- genroc._iso, whose last caller was _token_json: timestamps as text are
+-- the engine's (engine::iso_us)
+DROP FUNCTION IF EXISTS genroc._iso(timestamptz);
 
 -- Credentials: not for PUBLIC (see the top of this file for the grants).
 REVOKE ALL ON FUNCTION genroc.token_create(text, text[], text, text), genroc.token_verify(text),

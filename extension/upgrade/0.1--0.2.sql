@@ -55,9 +55,9 @@ REVOKE USAGE ON SCHEMA genroc FROM PUBLIC;
 
 -- Owners (12_roles.sql).  A SQL-standard function body (RETURN …) that
 -- takes the row type of genroc._instances keeps PostgreSQL from adding a
--- column to it: these three are dropped first, and made again by
--- 20_core.sql and 40_instances.sql below (_depth is the engine's now:
--- engine/children.cpp) (no grants to
+-- column to it: these three are dropped first, and not made again: they
+-- are the engine's now (_depth: engine/children.cpp; _task_request:
+-- engine/report.cpp; _instance_json: engine/instances.cpp) (no grants to
 -- keep: they are private helpers).  The column default is genroc._caller(), which
 -- 12_roles.sql defines again after this; the rows 0.1 made get the role
 -- that runs ALTER EXTENSION (a stable default is evaluated once, here).
@@ -265,3 +265,7 @@ DROP FUNCTION genroc._claim_partitioned(text[], text[], int[], interval[], times
 -- the statement LOG_ROW: the PL/pgSQL log writer and payload rules go.
 DROP FUNCTION genroc._log(bigint, text, text, jsonb);
 DROP FUNCTION genroc._log_detail(jsonb);
+-- A task's request and a task's engine error are the engine's
+-- (engine/report.cpp, engine/steps.cpp), called in-process by every
+-- caller: genroc._fail_task goes (genroc._task_request went above).
+DROP FUNCTION genroc._fail_task(bigint, text, text);

@@ -356,13 +356,6 @@ class SqliteStore final : public EngineStore {
 														  : Commit::progress);
 				return engine::Rows{};
 			}
-			case engine::Stmt::STORE_TASK_SUCCEEDED: {
-				const Inst inst = load(p[0].i64());
-				return one(apply_step(inst.id,
-									  task_request(inst, "task_succeeded", json::parse(p[1].text()), std::nullopt,
-												   std::nullopt),
-									  now));
-			}
 			case engine::Stmt::INTERRUPT: return one(interrupt(p[0].i64(), p[1].text(), now));
 			case engine::Stmt::STORE_INPUTS: {
 				const Inst inst = load(p[0].i64());
@@ -672,13 +665,6 @@ class SqliteStore final : public EngineStore {
 				sqlite3_create_function_v2(db_.handle(), name, n, SQLITE_UTF8, this, fn, nullptr, nullptr, nullptr);
 			if (rc != SQLITE_OK) sqlite::raise(db_.handle(), rc, std::string("registering ") + name);
 		};
-		// TASK_TOKEN_SUCCEEDED: (id, result JSON text, activity worker, now)
-		reg("genroc_task_succeeded", 4, [](sqlite3_context *c, int, sqlite3_value **v) {
-			host(c, [&](SqliteStore &s) {
-				return s.token_succeeded(sqlite3_value_int64(v[0]), value_text(v[1]), value_otext(v[2]),
-										 sqlite3_value_int64(v[3]));
-			});
-		});
 		// STEP_STOP: a value as a column keeps it (store_value): (JSON text, field, now)
 		reg("genroc_store_value", 3, [](sqlite3_context *c, int, sqlite3_value **v) {
 			host(c, [&](SqliteStore &s) {
@@ -705,20 +691,10 @@ class SqliteStore final : public EngineStore {
 				sqlite3_result_error(c, "a genroc store function failed", -1);
 			}
 		});
-		// TASK_TOKEN_FAILED: (id, error, cause, now)
-		reg("genroc_fail_task", 4, [](sqlite3_context *c, int, sqlite3_value **v) {
-			host(c, [&](SqliteStore &s) {
-				return s.fail_task(sqlite3_value_int64(v[0]), value_text(v[1]), value_otext(v[2]),
-								   sqlite3_value_int64(v[3]));
-			});
-		});
 	}
 	static std::string value_text(sqlite3_value *v) {
 		const auto *p = reinterpret_cast<const char *>(sqlite3_value_text(v));
 		return p ? std::string(p, sqlite3_value_bytes(v)) : std::string();
-	}
-	static std::optional<std::string> value_otext(sqlite3_value *v) {
-		return sqlite3_value_type(v) == SQLITE_NULL ? std::nullopt : std::optional<std::string>(value_text(v));
 	}
 	// Runs a store function for SQLite: its text result, or its error kept
 	// for the port (no exception crosses SQLite's C frames).
@@ -731,21 +707,6 @@ class SqliteStore final : public EngineStore {
 			sqlite::keep_host_error(std::current_exception());
 			sqlite3_result_error(c, "a genroc store function failed", -1);
 		}
-	}
-
-	// The task's success with the result sent by its token: the log row,
-	// then the step ("callback": true: not a handler's return).
-	std::string token_succeeded(int64_t id, const std::string &result, const std::optional<std::string> &worker,
-								int64_t now) {
-		const json output = json::parse(result);
-		Inst inst = load(id);
-		engine_port(now).exec(engine::Stmt::LOG_ROW,
-							  {id, "task_succeeded", inst.state,
-							   engine::JsonText{json{{"output", output}, {"activity_worker", text_or_null(worker)}}.dump()},
-							   now});
-		json request = task_request(inst, "task_succeeded", output, std::nullopt, std::nullopt);
-		request["callback"] = true;
-		return apply_step(inst, std::move(request), now);
 	}
 
 	// A worker that may take the next task of the instance it reports
@@ -806,18 +767,6 @@ class SqliteStore final : public EngineStore {
 		return json::parse(engine::load_value(port, v.dump()));
 	}
 
-	// genroc._task_request: continues a stopped task with its result or error.
-	static json task_request(const Inst &inst, const std::string &op, const json &result,
-							 const std::optional<std::string> &error, const std::optional<std::string> &cause) {
-		json r = {{"op", op}, {"state", inst.state.value_or("")}, {"state_input", inst.state_input}};
-		if (!inst.retry_counts.is_null()) r["retry_counts"] = inst.retry_counts;
-		if (error) r["error"] = *error;
-		else if (op == "task_failed") r["error"] = nullptr;	// a failure without an error name
-		if (cause) r["cause"] = *cause;
-		if (op == "task_succeeded") r["result"] = result;
-		return r;
-	}
-
 	// genroc._apply_step: the engine's step writer (engine/steps.cpp), which
 	// asks the interpreter itself (engine/ask.cpp) and reaches this store's
 	// log, fan-outs, event waits and partition slots through store_call.
@@ -847,12 +796,6 @@ class SqliteStore final : public EngineStore {
 			if (hb && status == "running") hb->task = task_of(engine::handed_back(port, inst.id));
 			return status;
 		});
-	}
-
-	// genroc._fail_task: an error (reported, timed out, interrupted) goes
-	// through the interpreter, so Retry and Catch decide.
-	std::string fail_task(int64_t id, const std::string &error, const std::optional<std::string> &cause, int64_t now) {
-		return with_engine(now, [&](engine::Port &port) { return engine::fail_task(port, id, error, cause); });
 	}
 
 	// genroc._interrupt: the engine's (engine/steps.cpp).

@@ -69,6 +69,44 @@ TEST_P(StoreTest, AnEventAfterTheTimeoutFindsTheInstanceEnded) {
 	EXPECT_RAISES(sqlstate::INSTANCE_ENDED, "", store().emit(id, "approved", 1));
 }
 
+// An event's payload and a token's result each go into the task's request
+// and the log: numbers the interpreter's JSON holds exactly (an integer
+// past int64, a double's every digit) read back the same from get_instance
+// and history on both stores.
+TEST_P(StoreTest, AnEventPayloadAndATokenResultKeepTheirNumbers) {
+	define("numbers", json::parse(R"({"StartAt":"Approval","States":{
+	  "Approval":{"Type":"Task","Resource":"genroc:event","Parameters":{"Name":"approved"},
+	              "ResultPath":"$.approval","Next":"Notify"},
+	  "Notify":{"Type":"Task","Resource":"handler:notify.waitForTaskToken",
+	            "Parameters":{"token.$":"$$.Task.Token"},"ResultPath":"$.reply","End":true}}})"));
+	worker("w1");
+	const json payload =
+		json::parse(R"({"big": 12345678901234567890, "dec": 3.141592653589793, "neg": -9223372036854775807})");
+	const json result =
+		json::parse(R"({"big": 12345678901234567890, "dec": 0.12345678901234568, "huge": [1e300, 2.5e-300]})");
+	const int64_t id = start("numbers", {{"order", 1}});
+	EXPECT_EQ(status(id), "waiting");
+	EXPECT_EQ(store().emit(id, "approved", payload), "delivered");
+	Task t = claim_one("w1");
+	EXPECT_EQ(store().complete(id, t.epoch, json::object()), "waiting");	// the handler's return
+	EXPECT_EQ(store().activity_succeed(t.input.at("token").get<std::string>(), result), "succeeded");
+	const json out = instance(id).at("output");
+	EXPECT_EQ(out.at("approval"), payload);
+	EXPECT_EQ(out.at("reply"), result);
+	EXPECT_EQ(out.at("approval").at("big").dump(), "12345678901234567890");
+	EXPECT_EQ(out.at("reply").at("dec").dump(), "0.12345678901234568");
+	json received, succeeded;
+	for (const json &row : store().history(id)) {
+		if (row.at("event") == "event_received") received = row.at("detail");
+		if (row.at("event") == "task_succeeded") succeeded = row.at("detail");
+	}
+	EXPECT_EQ(received.at("payload"), payload);
+	EXPECT_EQ(received.at("payload").at("big").dump(), "12345678901234567890");
+	EXPECT_EQ(succeeded.at("output"), result);
+	EXPECT_EQ(succeeded.at("output").at("dec").dump(), "0.12345678901234568");
+	EXPECT_EQ(succeeded.at("activity_worker"), nullptr);	 // a callback task: no activity worker
+}
+
 TEST_P(StoreTest, EmitChecksItsArguments) {
 	define("approval", json::parse(kApproval));
 	const int64_t id = start("approval");
