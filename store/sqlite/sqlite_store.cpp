@@ -59,7 +59,6 @@ int64_t system_now_ms() {
 }
 
 std::string iso(int64_t ms) { return asl::format_time(ms); }
-json text_or_null(const std::optional<std::string> &s) { return s ? json(*s) : json(nullptr); }
 
 // A new lease epoch (genroc._fencing_epoch): random in 1 .. 2^63-1 and not
 // `previous`.  A counter would hand the same epoch out again after a power
@@ -632,14 +631,6 @@ class SqliteStore final : public EngineStore {
 		return Error(sqlstate::INSTANCE_NOT_FOUND, "instance " + std::to_string(id) + " not found");
 	}
 
-	template <typename... Args>
-	std::vector<int64_t> ids(const char *sql, const Args &...args) {
-		std::vector<int64_t> out;
-		Query q(db_, sql, args...);
-		while (q.next()) out.push_back(q.i64(0));
-		return out;
-	}
-
 	// The row with its values (references resolved: load_value).
 	Inst load(int64_t id) {
 		Inst inst;
@@ -819,23 +810,6 @@ class SqliteStore final : public EngineStore {
 	QueueSettings queue_settings(const std::string &queue) {
 		sqlite::SqlitePort port(db_, 0);
 		return engine::queue_settings(port, queue);
-	}
-
-	// genroc._route: the engine's (engine/admission.cpp).
-	std::string routed(int64_t definition_id, const std::string &definition, const json &labels) {
-		sqlite::SqlitePort port(db_, 0);
-		return engine::route(port, definition_id, definition, labels);
-	}
-
-	// Live workers (not stopped, heartbeat within stale-after): id → queues.
-	std::vector<std::pair<std::string, std::vector<std::string>>> live_workers(int64_t now) {
-		std::vector<std::pair<std::string, std::vector<std::string>>> out;
-		Query q(db_,
-				"SELECT id, queues FROM workers WHERE stopped_at IS NULL AND heartbeat_at + stale_after_ms > ?1 "
-				"ORDER BY id",
-				now);
-		while (q.next()) out.emplace_back(q.text(0), q.js(1).get<std::vector<std::string>>());
-		return out;
 	}
 
 	std::string path_;
