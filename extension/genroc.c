@@ -168,7 +168,6 @@ PG_FUNCTION_INFO_V1(genroc_step_succeeded);
 PG_FUNCTION_INFO_V1(genroc_flush_commit);
 PG_FUNCTION_INFO_V1(genroc_durability_level);
 PG_FUNCTION_INFO_V1(genroc_log_settings);
-PG_FUNCTION_INFO_V1(genroc_log_payloads_fn);
 PG_FUNCTION_INFO_V1(genroc_object_threshold_fn);
 PG_FUNCTION_INFO_V1(genroc_caller);
 PG_FUNCTION_INFO_V1(genroc_entry);
@@ -478,9 +477,17 @@ genroc_object_threshold_bytes(void)
 	return genroc_object_threshold;
 }
 
+/* This session's genroc.log_payloads and genroc.log_payload_max, for C (values.c). */
+void
+genroc_log_payload_settings(bool *payloads, int *payload_max)
+{
+	*payloads = genroc_log_payloads;
+	*payload_max = genroc_log_payload_max;
+}
+
 /* findJsonbValueFromContainer for a string key, `flags` as it takes them. */
-static JsonbValue *
-find_key(JsonbContainer *container, uint32 flags, const char *key)
+JsonbValue *
+genroc_jsonb_find_key(JsonbContainer *container, uint32 flags, const char *key)
 {
 	JsonbValue	k;
 
@@ -494,21 +501,7 @@ find_key(JsonbContainer *container, uint32 flags, const char *key)
 static bool
 has_key(Jsonb *jb, const char *key)
 {
-	return find_key(&jb->root, JB_FOBJECT | JB_FARRAY, key) != NULL;
-}
-
-/* genroc._is_ref of `jb -> key`: an object under that top-level key with the key genroc:object. */
-static bool
-is_reference_at(Jsonb *jb, const char *key)
-{
-	JsonbValue *value;
-
-	if (!JB_ROOT_IS_OBJECT(jb))
-		return false;
-	value = find_key(&jb->root, JB_FOBJECT, key);
-	return value != NULL && value->type == jbvBinary
-		&& JsonContainerIsObject(value->val.binary.data)
-		&& find_key(value->val.binary.data, JB_FOBJECT, "genroc:object") != NULL;
+	return genroc_jsonb_find_key(&jb->root, JB_FOBJECT | JB_FARRAY, key) != NULL;
 }
 
 /*
@@ -635,49 +628,6 @@ genroc_detail(PG_FUNCTION_ARGS)
 	}
 	object = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(object));
-}
-
-/*
- * genroc._log_payloads(detail jsonb) → jsonb: a log entry's detail as the log
- * keeps it, the engine's rule (engine/log_payloads.hpp says what it keeps).
- * Answered here, without SPI or a SQL call, in the common case, the detail
- * kept as it is: it has no payload key (input, output, payload); or
- * payloads are logged, no payload in it is already a reference and its
- * JSON text as jsonb writes it (the rule's log text) is within
- * genroc.log_payload_max (or that is 0) and genroc.object_threshold.  Every
- * other detail goes to the engine's log_payloads.
- */
-Datum
-genroc_log_payloads_fn(PG_FUNCTION_ARGS)
-{
-	static const char *const payload_keys[] = {"input", "output", "payload"};
-	Jsonb	   *detail = PG_GETARG_JSONB_P(0);
-	bool		any = false;
-	bool		kept;
-	char	   *text;
-	size_t		len;
-	char	   *json = NULL;
-
-	for (int k = 0; k < (int) lengthof(payload_keys); k++)
-		any = any || has_key(detail, payload_keys[k]);
-	if (!any)
-		PG_RETURN_JSONB_P(detail);
-
-	kept = genroc_log_payloads;
-	for (int k = 0; kept && k < (int) lengthof(payload_keys); k++)
-		kept = !is_reference_at(detail, payload_keys[k]);
-	/* the text jsonb_out writes, as octet_length(detail::text) measures it */
-	text = JsonbToCString(NULL, &detail->root, VARSIZE(detail));
-	len = strlen(text);
-	if (kept && (genroc_log_payload_max == 0 || len <= (size_t) genroc_log_payload_max)
-		&& len <= (size_t) genroc_object_threshold)
-	{
-		pfree(text);
-		PG_RETURN_JSONB_P(detail);
-	}
-	GENROC_ENGINE_CALL(genroc_engine_log_payloads(text, genroc_log_payloads, genroc_log_payload_max,
-												  genroc_object_threshold, &json, &engine_err));
-	PG_RETURN_DATUM(genroc_jsonb_answer(json));
 }
 
 /*

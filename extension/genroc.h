@@ -29,6 +29,10 @@ extern Oid	genroc_caller_id(void);
 extern void genroc_refuse_restricted(void);
 /* This session's genroc.object_threshold in bytes (values.c). */
 extern int	genroc_object_threshold_bytes(void);
+/* This session's genroc.log_payloads and genroc.log_payload_max (values.c). */
+extern void genroc_log_payload_settings(bool *payloads, int *payload_max);
+/* findJsonbValueFromContainer for a string key, `flags` as it takes them. */
+extern JsonbValue *genroc_jsonb_find_key(JsonbContainer *container, uint32 flags, const char *key);
 
 /* genroc._flush_commit(class text): this transaction's commit flushed or not */
 extern PGDLLEXPORT Datum genroc_flush_commit(PG_FUNCTION_ARGS);
