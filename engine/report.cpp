@@ -2,8 +2,8 @@
 // both stores.  The step is the step writer's (engine/steps.cpp), called
 // in-process, as are the queue's room (genroc._room_freed) and a
 // HandlerMissing's move (genroc._handler_missing: engine/admission.cpp);
-// the hand-back's check (genroc._handback_lease, asked by the step writer)
-// is still each store's own.  A task's request (task_request) is here, for
+// the hand-back's check (engine::handback_lease, asked by the step writer)
+// too.  A task's request (task_request) is here, for
 // every caller: the reports, an event's delivery and a token's result
 // (engine/control.cpp, engine/callbacks.cpp), composition, fail_task.
 #include "report.hpp"

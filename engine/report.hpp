@@ -51,7 +51,7 @@ std::string fail(Port &port, std::optional<int64_t> instance, std::optional<int6
 
 // genroc.complete_and_claim / fail_and_claim: the report as complete / fail
 // makes it, and the instance's next task leased to worker in the same
-// transaction when it may take it (genroc._handback_lease).  queues: the
+// transaction when it may take it (handback_lease, steps.hpp).  queues: the
 // worker's queues (nullopt for SQL NULL).
 ReportResult complete_and_claim(Port &port, std::optional<int64_t> instance, std::optional<int64_t> epoch,
 								const std::optional<std::string> &output, const std::optional<std::string> &worker,

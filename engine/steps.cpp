@@ -10,8 +10,10 @@
 // through a statement).
 #include "steps.hpp"
 
+#include <algorithm>
 #include <utility>
 
+#include "admin.hpp"
 #include "admission.hpp"
 #include "ask.hpp"
 #include "children.hpp"
@@ -39,6 +41,38 @@ int64_t write_stop(Port &port, int64_t id, const Stop &s) {
 	return rows[0].i64(0);
 }
 
+HandbackRoom handback_room(Port &port, const Handback &hb) {
+	HandbackRoom room;
+	Rows w = port.query(Stmt::STEP_HANDBACK_WORKER, {hb.worker});
+	if (w.empty() || w[0].is_null(0)) return room;
+	room.lease_ms = w[0].i64(0);
+	const bool limited = w[0].boolean(1);
+	for (const std::string &q : hb.queues) {
+		if (!limited) {
+			room.open.push_back(q);
+			continue;
+		}
+		const QueueSettings s = queue_settings(port, q);
+		if (s.rate || s.partition_rate) continue;
+		if (s.global > 0) room.counted.emplace_back(q, s.global);
+		else room.open.push_back(q);
+	}
+	return room;
+}
+
+std::optional<int64_t> handback_lease(Port &port, int64_t id, const Handback &hb) {
+	Rows r = port.query(Stmt::STEP_HANDBACK_ROW, {id});
+	if (r.empty() || r[0].is_null(0) || r[0].is_null(1) || r[0].text(0) != hb.worker) return std::nullopt;
+	const std::string queue = r[0].text(1);
+	if (std::find(hb.queues.begin(), hb.queues.end(), queue) == hb.queues.end()) return std::nullopt;
+	const HandbackRoom room = handback_room(port, Handback{hb.worker, {queue}});
+	if (!room.lease_ms) return std::nullopt;
+	if (!room.open.empty()) return room.lease_ms;
+	if (room.counted.empty()) return std::nullopt;
+	const int64_t running = port.query(Stmt::STEP_HANDBACK_RUNNING, {queue, id}).at(0).i64(0);
+	if (running >= room.counted.front().second) return std::nullopt;
+	return room.lease_ms;
+}
 
 namespace {
 
@@ -177,11 +211,7 @@ std::string apply_step(Port &port, int64_t id, const json &request, const json &
 		// fail_and_claim, which checked that the worker may take it): leased
 		// here as claim leases it, in this one update
 		std::optional<int64_t> lease_ms;
-		if (handback && !activity && delay == 0) {
-			Rows l = port.query(Stmt::STEP_HANDBACK_LEASE,
-								{id, handback->worker, JsonText{json(handback->queues).dump()}});
-			if (!l.empty() && !l[0].is_null(0)) lease_ms = l[0].i64(0);
-		}
+		if (handback && !activity && delay == 0) lease_ms = handback_lease(port, id, *handback);
 		const Stop s = task_stop(out, token, delay, attempt, lease_ms,
 								 handback ? std::optional<std::string>(handback->worker) : std::nullopt);
 		const int64_t epoch = write_stop(port, id, s);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "port.hpp"
@@ -18,6 +19,34 @@ struct Handback {
 	std::string worker;
 	std::vector<std::string> queues;
 };
+
+// What a worker may take back at once (handback_room): the lease it
+// takes a task under, and of its queues those where nothing but the row
+// decides.  None: it is not registered, stopped or draining.
+struct HandbackRoom {
+	std::optional<int64_t> lease_ms;
+	std::vector<std::string> open;	// no limit stands in the way
+	// queue -> its global_concurrency: a hand-back there needs the
+	// queue's other running tasks fewer (handback_lease counts them)
+	std::vector<std::pair<std::string, int64_t>> counted;
+};
+
+// The hand-back's check, once for both stores and for both report paths
+// (apply_step's, and a batch's set-wise statement on PostgreSQL,
+// extension/complete_many.c): the worker is registered, not stopped and
+// not draining (its lease duration), and each of hb.queues with no
+// rate_limit or partition_rate_limit (those count starts in a window:
+// claim decides) is open, or counted with a global_concurrency.
+HandbackRoom handback_room(Port &port, const Handback &hb);
+
+// The lease (ms) under which hb.worker may take instance `id`'s next task
+// at once, or none: the row before the step is leased to hb.worker and in
+// one of hb.queues, handback_room leaves its queue open, or counted and
+// the queue's other running tasks are fewer than its global_concurrency
+// (no queue lock needed: this instance counts as running before and
+// after, so what other claimers count does not change).  The caller holds
+// the row lock.
+std::optional<int64_t> handback_lease(Port &port, int64_t id, const Handback &hb);
 
 // What an outcome leaves in the instance's position (STEP_STOP): every
 // column, so that each writer below says all of them.  Times are offsets

@@ -163,17 +163,18 @@ static const char *const check_sql =
 
 /*
  * The set-wise reports, in one statement: $1 instances, $2 epochs, $3
- * outputs, $4 worker and $5 queues (the hand-back; NULL for none), $6 now.
+ * outputs, $4 worker (the hand-back; NULL for none), $5 the queues the
+ * engine's hand-back check left open for it and $7 its lease in ms (NULL:
+ * it may take nothing back; see handback_room below), $6 now.
  * Each report's row is looked up by its key alone (LATERAL ... LIMIT 1,
  * the conditions outside it): joined plainly, the generic plan walked the
  * partial lease_owner index (estimated at one row) against every report.
  * rep also answers the step, its request written in C from the row (a
  * top-level instance is its own execution), for the rows its conditions
  * keep.  stepped: the outcome's fields, each read once, for the outcomes
- * written here, and the hand-back, as _apply_step asks _handback_lease
- * with the row before the step (a column, not a CTE joined: that is
- * estimated at one row, and each lookup rescanned it; the row read again
- * by its ctid, only for a task handed back).  No CTE keeps a whole row:
+ * written here, and the hand-back's lease, as _apply_step's check
+ * (engine::handback_lease) gives it: the row before the step leased to $4
+ * in one of the open queues $5.  No CTE keeps a whole row:
  * _step_succeeded takes the instance's and the definition's columns (made
  * into composite values and copied from CTE to CTE, the rows cost more
  * than the step they fed).  upd: the row, found by the
@@ -186,14 +187,14 @@ static const char *const check_sql =
  */
 static const char *const setwise_sql =
 "WITH rep AS MATERIALIZED ( "
-"  SELECT r.k, r.id, r.ep, r.out, l.tid, l.state AS old_state, l.lease_owner AS old_owner, "
+"  SELECT r.k, r.id, r.ep, r.out, l.tid, l.state AS old_state, l.lease_owner AS old_owner, l.queue, "
 "       genroc._step_succeeded(l.id, l.name, l.created_at, l.input, l.state, l.retry_counts, "
 "         l.state_input, l.scope, l.variables, l.parent_id, d.hash, d.definition, d.name, d.version, "
 "         r.out, genroc._ms($6)) AS answer "
 "  FROM unnest($1, $2, $3) WITH ORDINALITY AS r (id, ep, out, k) "
 "     CROSS JOIN LATERAL (SELECT i.ctid AS tid, i.id, i.name, i.created_at, i.input, i.state, "
 "         i.retry_counts, i.state_input, i.scope, i.variables, i.parent_id, i.definition_id, "
-"         i.status, i.lease_epoch, i.lease_owner, i.partition_key, i.only_once "
+"         i.status, i.lease_epoch, i.lease_owner, i.partition_key, i.only_once, i.queue "
 "       FROM genroc._instances i WHERE i.id = r.id LIMIT 1) l "
 "     JOIN genroc._definitions d ON d.id = l.definition_id "
 "  WHERE l.status = 'running' AND l.lease_epoch = r.ep AND l.parent_id IS NULL "
@@ -213,9 +214,8 @@ static const char *const setwise_sql =
 "       (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s, "
 "       o.out -> 'output' AS output, "
 "       coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', a.old_state) AS last_state, "
-"       CASE WHEN o.out ->> 'kind' = 'task' AND $4 IS NOT NULL "
-"           THEN genroc._handback_lease((SELECT i FROM genroc._instances i WHERE i.ctid = a.tid), $4, $5) "
-"       END AS lease "
+"       CASE WHEN o.out ->> 'kind' = 'task' AND a.old_owner = $4 AND a.queue = ANY ($5) "
+"           THEN $7 * interval '1 millisecond' END AS lease "
 "  FROM rep a, LATERAL (SELECT a.answer -> 'outcome' AS out) o "
 "  WHERE o.out ->> 'kind' = 'succeeded' "
 "     OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' AND NOT o.out ? 'token' "
@@ -705,6 +705,44 @@ run_general(FunctionCallInfo fcinfo, Datum *args, const char *nulls, GenrocManyR
 												   nulls[4] != 'n', queues, nqueues, rows, n, &engine_err));
 }
 
+/*
+ * The hand-back's check for the set-wise statement (engine/steps.hpp,
+ * handback_room, once for every report path): of the worker's queues
+ * (`queues`, a text[]), those where only the row decides a hand-back, as a
+ * text[] in *open, and the worker's lease in ms in *lease (NULL: it may
+ * take nothing back: not registered, stopped or draining).  A queue with
+ * a rate limit is never open; one with a global_concurrency is not either
+ * (the check counts its running tasks per row), and no batch this file
+ * takes has one (limited_sql).
+ */
+static void
+handback_room(Datum worker, Datum queues, Datum *open, Datum *lease, bool *lease_null)
+{
+	Datum	   *elems;
+	bool	   *qnulls;
+	int			count;
+	const char **names;
+	int		   *flags;
+	Datum	   *kept;
+	int			n_kept = 0;
+	int64_t		lease_ms;
+	char	   *w = TextDatumGetCString(worker);
+
+	deconstruct_array(DatumGetArrayTypeP(queues), TEXTOID, -1, false, TYPALIGN_INT, &elems, &qnulls, &count);
+	names = palloc(sizeof(char *) * (count + 1));
+	flags = palloc0(sizeof(int) * (count + 1));
+	kept = palloc(sizeof(Datum) * (count + 1));
+	for (int j = 0; j < count; j++)
+		names[j] = qnulls[j] ? NULL : TextDatumGetCString(elems[j]);
+	GENROC_ENGINE_CALL(genroc_engine_handback_room(w, names, count, &lease_ms, flags, &engine_err));
+	for (int j = 0; j < count; j++)
+		if (flags[j] && lease_ms >= 0)
+			kept[n_kept++] = elems[j];
+	*open = array_of(kept, n_kept, TEXTOID);
+	*lease = Int64GetDatum(lease_ms);
+	*lease_null = lease_ms < 0;
+}
+
 /* One of the general path's rows into the result. */
 static void
 put_general(ReturnSetInfo *rsinfo, const GenrocManyRow *r)
@@ -827,9 +865,10 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 		Datum	   *sw_eps = palloc(sizeof(Datum) * n_sw);
 		Datum	   *sw_outs = palloc(sizeof(Datum) * n_sw);
 		int		   *sw_pos = palloc(sizeof(int) * n_sw);
-		Oid			types[6] = {INT8ARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTOID, TEXTARRAYOID,
-		TIMESTAMPTZOID};
-		Datum		sw_args[6];
+		Oid			types[7] = {INT8ARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTOID, TEXTARRAYOID,
+		TIMESTAMPTZOID, INT8OID};
+		Datum		sw_args[7];
+		char		sw_nulls[7];
 		int			j = 0;
 
 		for (k = 0; k < n; k++)
@@ -845,10 +884,19 @@ genroc_complete_many(PG_FUNCTION_ARGS)
 		sw_args[1] = n_ends == 0 ? args[1] : array_of(sw_eps, n_sw, INT8OID);
 		sw_args[2] = n_ends == 0 ? args[2] : array_of(sw_outs, n_sw, JSONBOID);
 		sw_args[3] = args[3];
-		sw_args[4] = args[4];
 		sw_args[5] = now;
-		nulls[5] = ' ';
-		run(prepared(&setwise_plan, setwise_sql, 6, types), sw_args, nulls, SPI_OK_SELECT);
+		memcpy(sw_nulls, nulls, 5);
+		sw_nulls[5] = ' ';
+		sw_nulls[4] = sw_nulls[6] = 'n';
+		if (nulls[3] != 'n')
+		{
+			bool		lease_null;
+
+			handback_room(args[3], args[4], &sw_args[4], &sw_args[6], &lease_null);
+			sw_nulls[4] = ' ';
+			sw_nulls[6] = lease_null ? 'n' : ' ';
+		}
+		run(prepared(&setwise_plan, setwise_sql, 7, types), sw_args, sw_nulls, SPI_OK_SELECT);
 		setwise = SPI_tuptable;
 		check_setwise_type(setwise->tupdesc, rsinfo->setDesc);
 

@@ -238,6 +238,12 @@ extern int	genroc_engine_capabilities(char **json, GenrocEngineError *err);
  * worker NULL for none, queues the worker's (nqueues of them). */
 extern int	genroc_engine_apply_step(int64_t instance, const char *request, const char *first, const char *worker,
 									 const char *const *queues, int nqueues, char **status, GenrocEngineError *err);
+/* The hand-back's check for a batch (engine/steps.hpp, handback_room):
+ * *lease_ms the worker's lease (-1: it may take nothing back); open[k]
+ * (nqueues ints, the caller's) 1 when queues[k] leaves a hand-back to the
+ * row alone (no limit), else 0. */
+extern int	genroc_engine_handback_room(const char *worker, const char *const *queues, int nqueues,
+										int64_t *lease_ms, int *open, GenrocEngineError *err);
 /* genroc._interrupt: the instance's new status (malloc'd). */
 extern int	genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err);
 /* ---- instance control, events and leases (control.c; engine/control.hpp) ---- */

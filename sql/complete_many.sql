@@ -282,4 +282,37 @@ SELECT * FROM pg_temp.batch('{9, 10}');
 SELECT 1 FROM genroc.queue_set('default', '{"global_concurrency": 0}');
 SELECT w.k, i.status, i.output FROM ways w JOIN genroc._instances i ON i.id = w.instance_id ORDER BY w.k;
 
+-- the set-wise batch's hand-back is decided by the engine's check (its
+-- handback_room, as complete_and_claim's): two reports whose next task is
+-- a handler task ready at once, by p_worker serving p_queues (drained
+-- after its claim when p_drain), written set-wise (no general report)
+CREATE FUNCTION pg_temp.handed_back(p_worker text, p_queues text[], p_drain boolean)
+	RETURNS TABLE (status text, handed_back boolean, general_reports bigint) LANGUAGE plpgsql AS $$
+DECLARE
+	v_ids bigint[];
+	v_eps bigint[];
+	v_before bigint;
+BEGIN
+	PERFORM pg_temp.clear();
+	PERFORM genroc.start_many('steps', '[{}, {}]');
+	SELECT array_agg(c.instance_id ORDER BY c.instance_id), array_agg(c.epoch ORDER BY c.instance_id)
+	INTO v_ids, v_eps FROM genroc.claim(p_worker, '{default}', 2) c;
+	IF p_drain THEN
+		PERFORM genroc.worker_drain(p_worker);
+	END IF;
+	v_before := pg_temp.general_reports();
+	RETURN QUERY
+	SELECT r.status, r.epoch IS NOT NULL, pg_temp.general_reports() - v_before
+	FROM genroc.complete_many(v_ids, v_eps, ARRAY['"task"', '"task"']::jsonb[], p_worker, p_queues) r;
+END $$;
+-- to the worker that held the lease and serves the queue
+SELECT * FROM pg_temp.handed_back('w1', '{default}', false);
+-- not when it does not serve the queue, nor while it drains
+SELECT * FROM pg_temp.handed_back('w1', '{other}', false);
+SELECT genroc.worker_register('w3') IS NOT NULL AS registered;
+SELECT * FROM pg_temp.handed_back('w3', '{default}', true);
+-- nor from a queue with a rate limit (claim counts its starts)
+SELECT 1 FROM genroc.queue_set('default', '{"rate_limit": {"count": 100, "period": "10s"}}');
+SELECT * FROM pg_temp.handed_back('w1', '{default}', false);
+
 DROP EXTENSION genroc;

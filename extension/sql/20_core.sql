@@ -341,7 +341,7 @@ COMMENT ON FUNCTION genroc.durability() IS
  *   when a task is ready at once
  *   p_handback_worker / p_handback_queues (complete_and_claim,
  *   fail_and_claim): a handler task ready at once that this worker may take
- *   (genroc._handback_lease, asked only then) is leased to it in the same
+ *   (engine::handback_lease, asked only then) is leased to it in the same
  *   update, as claim leases it (status 'running', a new epoch,
  *   lease_expires = now + its lease_duration, timeout_at from now), claim's
  *   'task_started' row follows 'task_scheduled', no NOTIFY; returns 'running'

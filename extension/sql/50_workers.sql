@@ -241,7 +241,7 @@ COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
  * leased to p_worker in the same transaction, as claim would lease it (a
  * new random epoch, lease_expires = now + the worker's lease_duration,
  * timeout_at from now, claim's task_started row), provided (checked before
- * the step, by genroc._handback_lease, from _apply_step):
+ * the step, by engine::handback_lease, engine/steps.cpp):
  *   p_worker holds the lease being reported (lease_owner), and is
  *   registered, not stopped and not draining (worker_drain)
  *   the instance's queue is one of p_queues (the queues the worker serves)
@@ -258,46 +258,6 @@ COMMENT ON FUNCTION genroc.fail(bigint, bigint, text, text) IS
  * ('running' when the task was handed back, with its columns as claim
  * returns them; NULL columns otherwise).
  */
--- The lease duration under which p_worker may take p_inst's next task, or
--- NULL when it may not.  The caller holds the instance's row lock.
--- (genroc._apply_step asks, when the step leaves a handler task ready at
--- once; p_inst is the row before the step.)
-CREATE FUNCTION genroc._handback_lease(p_inst genroc._instances, p_worker text, p_queues text[])
-	RETURNS interval
-	LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-	v_lease interval;
-	v_s record;
-BEGIN
-	IF p_inst.lease_owner IS DISTINCT FROM p_worker OR NOT (p_inst.queue = ANY (p_queues)) THEN
-		RETURN NULL;
-	END IF;
-	SELECT w.lease_duration INTO v_lease FROM genroc._workers w
-	WHERE w.id = p_worker AND w.stopped_at IS NULL AND w.drain_requested_at IS NULL;
-	IF v_lease IS NULL THEN
-		RETURN NULL;
-	END IF;
-	IF EXISTS (SELECT 1 FROM genroc._queues q
-			   WHERE q.global_concurrency > 0 OR q.rate_limit IS NOT NULL
-				  OR q.partition_rate_limit IS NOT NULL) THEN
-		v_s := genroc._queue_settings(p_inst.queue);
-		IF v_s.rate_limit IS NOT NULL OR v_s.partition_rate_limit IS NOT NULL THEN
-			RETURN NULL;
-		END IF;
-		-- no queue lock needed: this instance counts as running before and
-		-- after, so what other claimers count does not change
-		IF v_s.global_concurrency > 0
-		   AND (SELECT count(*) FROM genroc._instances i
-				WHERE i.queue = p_inst.queue AND i.status = 'running' AND i.id <> p_inst.id)
-			   >= v_s.global_concurrency THEN
-			RETURN NULL;
-		END IF;
-	END IF;
-	RETURN v_lease;
-END;
-$$;
-
 -- engine/report.cpp
 CREATE FUNCTION genroc.complete_and_claim(p_instance bigint, p_epoch bigint, p_output jsonb,
 										  p_worker text, p_queues text[])
@@ -345,7 +305,7 @@ COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text
  * instance (no parent, no partition), not OnlyOnce, whose step ends it
  * ('succeeded') or stops at a handler task ready at once, written as
  * _apply_step writes them (the row, the log rows in its order, the
- * hand-back as _handback_lease allows it), each step run once through
+ * hand-back as engine::handback_lease allows it), each step run once through
  * genroc._step_succeeded.  That is complete_many itself, in C
  * (extension/complete_many.c), for a batch of more than one report, no
  * instance twice, and no queue at global_concurrency (each report frees

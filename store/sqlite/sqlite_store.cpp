@@ -335,17 +335,6 @@ class SqliteStore final : public EngineStore {
 						std::to_string(ms * 1000), (ms >= 0 && ms < 253402300800000) ? "1" : "0"});
 				return rows;
 			}
-			case engine::Stmt::STEP_HANDBACK_LEASE: {
-				// the row and worker apply_step was given, else (engine/report.cpp) the row as it is now
-				const bool given = step_inst_ && step_hb_ && step_inst_->id == p[0].i64();
-				const std::string worker = p[1].text();
-				const auto queues = json::parse(p[2].text()).get<std::vector<std::string>>();
-				Handback own{worker, queues, 0, std::nullopt};
-				Handback &hb = given ? *step_hb_ : own;
-				Inst row;
-				if (!handback_lease(given ? *step_inst_ : (row = load(p[0].i64())), hb)) return engine::Rows{};
-				return one(std::to_string(hb.lease_ms));
-			}
 			case engine::Stmt::FLUSH_COMMIT: {
 				const std::string c = p[0].text();
 				flush_on_commit(c == "terminal"			   ? Commit::terminal
@@ -700,38 +689,6 @@ class SqliteStore final : public EngineStore {
 		}
 	}
 
-	// A worker that may take the next task of the instance it reports
-	// (genroc._handback_lease): it holds the lease, serves the queue, is
-	// registered, not stopped and not draining; the queue has no rate limits and, with a
-	// global_concurrency, the other running tasks are fewer.  The worker
-	// keeps its one slot, so no count grows.  apply_step leases the task.
-	// Asked only when the step leaves a handler task ready at once (a step
-	// that ends the instance reads nothing more).
-	struct Handback {
-		const std::string &worker;
-		const std::vector<std::string> &queues;
-		int64_t lease_ms = 0;
-		std::optional<Task> task;	// set by apply_step when it leased one
-	};
-
-	bool handback_lease(const Inst &inst, Handback &hb) {
-		if (inst.lease_owner != hb.worker ||
-			std::find(hb.queues.begin(), hb.queues.end(), inst.queue) == hb.queues.end())
-			return false;
-		Query w(db_, "SELECT lease_ms FROM workers WHERE id = ?1 AND stopped_at IS NULL AND drain_requested_at IS NULL", hb.worker);
-		if (!w.next()) return false;
-		hb.lease_ms = w.i64(0);
-		const QueueSettings s = queue_settings(inst.queue);
-		if (s.rate || s.partition_rate) return false;
-		if (s.global > 0) {
-			Query q(db_, "SELECT count(*) FROM instances WHERE queue = ?1 AND status = 'running' AND id <> ?2",
-					inst.queue, inst.id);
-			q.next();
-			if (q.i64(0) >= s.global) return false;
-		}
-		return true;
-	}
-
 	// ---- large values (15_objects.sql) ----------------------------------
 
 	static bool is_ref(const json &v) { return engine::is_ref(v); }
@@ -761,32 +718,8 @@ class SqliteStore final : public EngineStore {
 	// genroc._apply_step: the engine's step writer (engine/steps.cpp), which
 	// asks the interpreter itself (engine/ask.cpp) and reaches this store's
 	// log, fan-outs, event waits and partition slots through store_call.
-	std::string apply_step(int64_t id, json request, int64_t now) { return apply_step(load(id), std::move(request), now); }
-	// The same with the instance's row as just read in this transaction.
-	// hb (complete_and_claim, fail_and_claim): a handler task ready at once
-	// is leased to hb->worker in the same update, as claim leases it, with
-	// claim's task_started row; hb->task is set and the status is "running".
-	std::string apply_step(const Inst &inst, json request, int64_t now, Handback *hb = nullptr) {
-		// the row the hand-back reads (the caller's, current)
-		struct Saved {
-			SqliteStore &s;
-			const Inst *inst;
-			Handback *hb;
-			~Saved() {
-				s.step_inst_ = inst;
-				s.step_hb_ = hb;
-			}
-		} saved{*this, step_inst_, step_hb_};
-		step_inst_ = &inst;
-		step_hb_ = hb;
-		std::optional<engine::Handback> ehb;
-		if (hb) ehb = engine::Handback{hb->worker, hb->queues};
-		return with_engine(now, [&](engine::Port &port) {
-			std::string status = engine::apply_step(port, inst.id, request, json(), ehb ? &*ehb : nullptr);
-			// the task handed back, as claim returns it (an OnlyOnce claim flushed)
-			if (hb && status == "running") hb->task = task_of(engine::handed_back(port, inst.id));
-			return status;
-		});
+	std::string apply_step(int64_t id, json request, int64_t now) {
+		return with_engine(now, [&](engine::Port &port) { return engine::apply_step(port, id, request); });
 	}
 
 	// genroc._interrupt: the engine's (engine/steps.cpp).
@@ -815,9 +748,6 @@ class SqliteStore final : public EngineStore {
 	std::string path_;
 	Db db_;
 	std::string test_clock_;  // genroc.test_clock: "" = real time
-	// the row of the step apply_step runs (its hand-back) and its hand-back
-	const Inst *step_inst_ = nullptr;
-	Handback *step_hb_ = nullptr;
 };
 
 }  // namespace
