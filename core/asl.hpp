@@ -115,6 +115,11 @@ json step(const Definition &definition, const json &request);
 // reads timestamps everywhere ("2026-11-29T10:20:46.123Z").
 std::string format_time(int64_t epoch_ms);
 bool parse_time(const std::string &text, int64_t &epoch_ms);  // false if not RFC 3339
+// The ISO forms PostgreSQL's timestamptz input takes (the SQLite store's
+// clock and time options read them as PostgreSQL would): RFC 3339, a space
+// instead of "T", no seconds, a zone as Z, +HH, +HHMM or +HH:MM, none (UTC,
+// the session zone PgStore sets), or a date alone (its midnight, UTC).
+bool parse_timestamptz(const std::string &text, int64_t &epoch_ms);
 
 }  // namespace asl
 }  // namespace genroc

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <regex>
 #include <string>
 
 #include "asl.hpp"
@@ -130,6 +131,22 @@ bool parse_time(const std::string &s, int64_t &epoch_ms) {
 	const int64_t days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
 	epoch_ms = ((days * 24 + h) * 60 + mi - offset_min) * 60000 + sec * 1000 + frac_ms;
 	return true;
+}
+
+// asl.hpp: the forms; a text of a timestamp's size only (std::regex recurses
+// per character).
+bool parse_timestamptz(const std::string &text, int64_t &ms) {
+	static const std::regex re(
+		R"(^\s*(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2})(:\d{2}(?:\.\d+)?)?)?\s*(?:([Zz])|([+-]\d{2})(?::?(\d{2}))?)?\s*$)");
+	std::smatch m;
+	// the longest form with spaces around is well under 64
+	if (text.size() > 64 || !std::regex_match(text, m, re)) return false;
+	std::string rfc = m[1].str() + "T" + (m[2].matched ? m[2].str() : "00:00") + (m[3].matched ? m[3].str() : ":00");
+	if (m[5].matched)
+		rfc += m[5].str() + ":" + (m[6].matched ? m[6].str() : "00");
+	else
+		rfc += "Z";
+	return parse_time(rfc, ms);
 }
 
 }  // namespace genroc::asl

@@ -6,9 +6,8 @@
 // points are extension/admin.c; the SQLite store calls the same functions.
 //
 // What only the store's host knows (whether the process that registered a
-// worker id is alive: a PostgreSQL session, a SQLite lock file) and the
-// lapse path of a running task (genroc._interrupt) come through
-// WorkerHost; partition slots and routing are engine/admission.cpp's.
+// worker id is alive: a PostgreSQL session, a SQLite lock file) comes
+// through WorkerHost; partition slots and routing are engine/admission.cpp's.
 #pragma once
 
 #include <cstdint>
@@ -50,9 +49,6 @@ Duration duration_option(Port &port, const json &value, const std::string &optio
 class WorkerHost {
   public:
 	virtual ~WorkerHost() = default;
-	// genroc._interrupt(instance, reason): a running task taken back from its
-	// worker through the lapse path (the instance row is locked).
-	virtual void interrupt(int64_t instance, const std::string &reason) = 0;
 	// Whether the process that registered a worker id, whose heartbeat is
 	// fresh, is alive: true (RC005), false (it died: its id is taken over),
 	// nullopt (the store cannot tell: RC010).  held: WORKER_FOR_REGISTER's row.
@@ -79,7 +75,7 @@ std::string worker_heartbeat(Port &port, const std::optional<std::string> &worke
 // genroc.worker_drain(p_worker): {"worker", "draining", "running"}.
 std::string worker_drain(Port &port, const std::optional<std::string> &worker);
 // genroc.worker_stop(p_worker)
-void worker_stop(Port &port, WorkerHost &host, const std::optional<std::string> &worker);
+void worker_stop(Port &port, const std::optional<std::string> &worker);
 
 struct WorkerRow {
 	std::string worker, host;

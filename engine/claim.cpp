@@ -5,6 +5,8 @@
 // (genroc._claim_partitioned's), both in 55_queues.sql's comments.
 #include "claim.hpp"
 
+#include <openssl/rand.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -158,6 +160,16 @@ void leased(Port &port, Rows rows, const std::string &worker, int64_t now, int64
 }
 
 }  // namespace
+
+int64_t new_epoch(int64_t previous) {
+	for (;;) {
+		uint64_t bits = 0;
+		if (RAND_bytes(reinterpret_cast<unsigned char *>(&bits), sizeof bits) != 1)
+			throw Error("XX000", "could not generate a random lease epoch");
+		const auto epoch = static_cast<int64_t>(bits & 0x7FFFFFFFFFFFFFFFULL);
+		if (epoch != 0 && epoch != previous) return epoch;
+	}
+}
 
 Claimed claim(Port &port, const std::optional<std::string> &worker,
 			  const std::optional<std::vector<std::string>> &queues, std::optional<int64_t> n, int64_t now_us) {

@@ -46,4 +46,12 @@ struct Claimed {
 Claimed claim(Port &port, const std::optional<std::string> &worker,
 			  const std::optional<std::vector<std::string>> &queues, std::optional<int64_t> n, int64_t now_us);
 
+// A new lease epoch (genroc._fencing_epoch, the SQLite texts'
+// genroc_new_epoch): random in 1 .. 2^63-1 and not `previous`.  A counter
+// would hand the same epoch out again after a power loss took an unsynced
+// claim (at essential a claim is not synced), and a worker still holding the
+// lost lease could then report with it.  PostgreSQL's C function draws its
+// bytes from pg_strong_random, 64 epochs at a time.
+int64_t new_epoch(int64_t previous);
+
 }  // namespace genroc::engine

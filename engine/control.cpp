@@ -1,12 +1,10 @@
 // control.cpp — genroc.cancel, retry, resume, emit, renew and release
 // (engine/control.hpp), once for both stores.
 //
-// What they reuse of the operations still written per store (PL/pgSQL
-// with its twin in the SQLite store) they reach through STORE_* statements
-// (statements_control.def, statements.def): the log (`_log`), stored
-// values (`_load_value`) and the lapse path (`_interrupt`).  The step
-// (engine/steps.cpp), a task's request (engine/report.cpp), the first step,
-// partition slots and routing (engine/admission.cpp) are called in-process.
+// The step and the lapse path (engine/steps.cpp), a task's request
+// (engine/report.cpp), stored values (engine/values.cpp), the first step,
+// partition slots and routing (engine/admission.cpp) are called in-process;
+// log rows are LOG_ROW's.
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -173,7 +171,7 @@ std::string run_again(Port &port, std::optional<int64_t> instance, const std::op
 		raise(Msg::RUN_AGAIN_PART_OF, {std::to_string(id), inst.root_id ? std::to_string(*inst.root_id) : "<NULL>"});
 	if (inst.status != "failed") raise(Msg::RUN_AGAIN_NOT_FAILED, {std::to_string(id), inst.status});
 	const json state = inst.state ? json(*inst.state) : json(nullptr);
-	const std::string state_input = port.query(Stmt::STORE_INPUTS, {id}).at(0).text(0);
+	const std::string state_input = instance_inputs(port, id).first;
 	std::string request;
 	if (!output) {
 		request = with_raw({{"op", "enter"}, {"state", state}}, {{"state_input", &state_input}});
@@ -251,7 +249,7 @@ int64_t release(Port &port, const std::optional<std::string> &worker,
 	lease_checks(port, worker, instances);
 	int64_t n = 0;
 	for (const Row &r : port.query(Stmt::LEASES_HELD, {*worker, ids_json(*instances)})) {
-		port.exec(Stmt::INTERRUPT, {r.i64(0), "released by worker"});
+		interrupt(port, r.i64(0), "released by worker");
 		n++;
 	}
 	return n;

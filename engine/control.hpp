@@ -5,10 +5,8 @@
 // PostgreSQL entry points are extension/control.c; the SQLite store calls
 // the same functions.
 //
-// What they need of the operations still written per store (the step
-// writer, children, partition slots and routing, the log, the lapse path)
-// they reach through STORE_* statements (statements_control.def) and
-// INTERRUPT.
+// The step writer, children, partition slots and routing, the log and the
+// lapse path are the engine's, called in-process.
 #pragma once
 
 #include <cstdint>

@@ -1,10 +1,8 @@
 // redrive.cpp — genroc.redrive (engine/redrive.hpp), once for both stores.
 //
-// What it reuses of the operations still written per store (PL/pgSQL with
-// its twin in the SQLite store) it reaches through STORE_* statements:
-// the step (`_apply_step`), the first step or a partition slot (`_admit`),
-// the log (`_log`) and stored values (`_load_value`).  The fan-out's loop
-// is engine/children.cpp's, called in-process.
+// The step (engine/steps.cpp), the first step or a partition slot (admit,
+// engine/admission.cpp), stored values (engine/values.cpp) and the fan-out's
+// loop (engine/children.cpp) are called in-process; log rows are LOG_ROW's.
 #include <algorithm>
 #include <vector>
 
@@ -13,6 +11,8 @@
 #include "engine.hpp"
 #include "errors.hpp"
 #include "redrive.hpp"
+#include "steps.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -78,11 +78,10 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra = json::obj
 // A child that never started, started now with its item's input (as the
 // fan-out's loop starts one).
 void start_child(Port &port, int64_t parent, int64_t id, int64_t index) {
-	Rows in = port.query(Stmt::STORE_INPUTS, {id});
-	const json input = parse_json(in.at(0).text(1), "the input");
+	const json input = parse_json(instance_inputs(port, id).second, "the input");
 	port.exec(Stmt::REDRIVE_REOPEN, {id, "ready", Param::null(Param::Kind::text), port.now_ms()});
 	log(port, id, "started", std::nullopt, {{"parent", parent}, {"index", index}, {"input", input}});
-	port.query(Stmt::STORE_APPLY_STEP, {id, JsonText{json{{"op", "start"}, {"input", input}}.dump()}});
+	apply_step(port, id, json{{"op", "start"}, {"input", input}});
 }
 
 // The Map or Parallel waits on its children of generation gen again: the
@@ -152,10 +151,10 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra) {
 		reopen(port, s, *gen, count, extra);
 		return;
 	}
-	Rows in = port.query(Stmt::STORE_INPUTS, {s.id});
+	const auto [state_input, input] = instance_inputs(port, s.id);
 	const json request = s.state ? json{{"op", "enter"}, {"state", *s.state},
-										{"state_input", parse_json(in.at(0).text(0), "the state input")}}
-								 : json{{"op", "start"}, {"input", parse_json(in.at(0).text(1), "the input")}};
+										{"state_input", parse_json(state_input, "the state input")}}
+								 : json{{"op", "start"}, {"input", parse_json(input, "the input")}};
 	port.exec(Stmt::REDRIVE_REOPEN, {s.id, "ready", Param::null(Param::Kind::text), port.now_ms()});
 	json detail = {{"redrive_count", count}, {"previous_status", s.status}};
 	detail.update(extra);
@@ -164,7 +163,7 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra) {
 	if (top)
 		admit(port, s.id, request);
 	else
-		port.query(Stmt::STORE_APPLY_STEP, {s.id, JsonText{request.dump()}});
+		apply_step(port, s.id, request);
 }
 
 }  // namespace

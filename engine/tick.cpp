@@ -1,9 +1,7 @@
 // tick.cpp — genroc.tick (engine/tick.hpp), once for both stores.
 //
-// What it reuses of the operations still written per store (PL/pgSQL with
-// its twin in the SQLite store) it reaches through statements: the step
-// (STORE_APPLY_STEP) and a lapse (TICK_INTERRUPT); its log rows are LOG_ROW's.  A
-// failed task (fail_task, engine/steps.cpp), the first step (admit,
+// The step (apply_step), a lapse (interrupt) and a failed task (fail_task:
+// engine/steps.cpp), the first step (admit,
 // engine/admission.cpp), a sync call's child given up and the fan-out's loop
 // (engine/children.cpp) are called in-process.
 #include "admission.hpp"
@@ -12,6 +10,7 @@
 #include "retention.hpp"
 #include "steps.hpp"
 #include "tick.hpp"
+#include "values.hpp"
 
 namespace genroc::engine {
 
@@ -56,7 +55,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 	}
 
 	for (const Row &r : port.query(Stmt::TICK_LAPSED, {now, n})) {
-		port.query(Stmt::TICK_INTERRUPT, {r.i64(0), "lease lapsed", now});
+		interrupt(port, r.i64(0), "lease lapsed");
 		lapsed++;
 	}
 
@@ -66,10 +65,10 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 		log(port, id, "wait_ended", state);
 		// the state's input as the store has it (a stored value loaded),
 		// its text copied into the request as it is
-		const std::string state_input = port.query(Stmt::STORE_INPUTS, {id}).at(0).text(0);
+		const std::string state_input = instance_inputs(port, id).first;
 		const std::string request = "{\"op\": \"timer_fired\", \"state\": " + (state ? json(*state).dump() : "null") +
 									", \"state_input\": " + state_input + "}";
-		port.query(Stmt::STORE_APPLY_STEP, {id, JsonText{request}});
+		apply_step(port, id, parse_json(request, "the step's request"));
 		timers++;
 	}
 	// a retried Parallel or Map whose back-off is over counts as a timer:

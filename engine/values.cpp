@@ -39,6 +39,23 @@ std::optional<std::string> load_value(Port &port, const std::optional<std::strin
 	return load_value(port, *text);
 }
 
+json store_value(Port &port, const json &v, const std::string &field, int64_t threshold) {
+	const bool lookalike = is_ref(v);
+	if (!lookalike && !v.is_object() && !v.is_array() &&
+		!(v.is_string() && static_cast<int64_t>(v.get_ref<const std::string &>().size()) + 2 > threshold))
+		return v;
+	const std::string text = v.dump();
+	const bool large = static_cast<int64_t>(text.size()) > threshold;
+	if (!lookalike && !large) return v;
+	return json::parse(store_value(port, text, field, large));
+}
+
+std::pair<std::string, std::string> instance_inputs(Port &port, int64_t instance) {
+	Rows rows = port.query(Stmt::INSTANCE_INPUTS, {instance});
+	if (rows.empty()) raise(Msg::INSTANCE_NOT_FOUND, {std::to_string(instance)});
+	return {load_value(port, rows[0].otext(0)).value_or("null"), load_value(port, rows[0].otext(1)).value_or("null")};
+}
+
 std::string store_value(Port &port, const std::string &text, const std::string &field, bool large) {
 	if (!large && !is_ref_text(text)) return text;
 	const auto bytes = static_cast<int64_t>(text.size());

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "engine.hpp"
 #include "port.hpp"
@@ -31,6 +32,10 @@ std::string object_value(Port &port, const std::string &hash);
 std::string load_value(Port &port, const std::string &text);
 std::optional<std::string> load_value(Port &port, const std::optional<std::string> &text);
 
+// An instance's state input and input as values (stored values loaded), as
+// JSON text ("null" for none); RC003 when there is no such instance.
+std::pair<std::string, std::string> instance_inputs(Port &port, int64_t instance);
+
 // genroc._store_value: what a column keeps of the value `text` (its
 // store's canonical JSON text): the text itself, or, when `large` (over
 // genroc.object_threshold by the store's measure) or it looks like a
@@ -38,5 +43,9 @@ std::optional<std::string> load_value(Port &port, const std::optional<std::strin
 // text: the same value again clears only collection's mark).  54000 naming
 // `field` when the text is longer than the limit value_bytes.
 std::string store_value(Port &port, const std::string &text, const std::string &field, bool large);
+// The same for a store that measures a value by its JSON text (SQLite)
+// against the object threshold: a number, a boolean, null and a short
+// string are kept as they are without a look at the text.
+json store_value(Port &port, const json &v, const std::string &field, int64_t threshold);
 
 }  // namespace genroc::engine

@@ -4,6 +4,7 @@
 #include "admin.hpp"
 #include "engine.hpp"
 #include "errors.hpp"
+#include "steps.hpp"
 
 namespace genroc::engine {
 
@@ -28,11 +29,12 @@ void live_worker(Port &port, const std::optional<std::string> &worker) {
 
 namespace {
 
-// Gives back every running task leased to the worker (the lapse path).
-int64_t take_back(Port &port, WorkerHost &host, const std::string &worker, const std::string &reason) {
+// Gives back every running task leased to the worker (the lapse path,
+// engine::interrupt).
+int64_t take_back(Port &port, const std::string &worker, const std::string &reason) {
 	int64_t n = 0;
 	for (const Row &r : port.query(Stmt::WORKER_LEASES, {worker})) {
-		host.interrupt(r.i64(0), reason);
+		interrupt(port, r.i64(0), reason);
 		n++;
 	}
 	return n;
@@ -110,7 +112,7 @@ std::string worker_register(Port &port, WorkerHost &host, const std::optional<st
 									now});
 	// A restart after a crash: what this id still holds is taken back at
 	// once, as a lapsed lease would be.
-	const int64_t reclaimed = take_back(port, host, *worker, "worker registered again");
+	const int64_t reclaimed = take_back(port, *worker, "worker registered again");
 	return json_text(json{{"worker", *worker}, {"reclaimed", reclaimed}});
 }
 
@@ -140,11 +142,11 @@ std::string worker_drain(Port &port, const std::optional<std::string> &worker) {
 
 // The worker's leases are released (as genroc.release) and the row is
 // marked stopped, so its id can be registered again at once.
-void worker_stop(Port &port, WorkerHost &host, const std::optional<std::string> &worker) {
+void worker_stop(Port &port, const std::optional<std::string> &worker) {
 	port.exec(Stmt::CHECK_WORKER, {worker});
 	port.exec(Stmt::FLUSH_COMMIT, {"progress"});
 	live_worker(port, worker);
-	take_back(port, host, *worker, "worker stopped");
+	take_back(port, *worker, "worker stopped");
 	port.exec(Stmt::WORKER_STOPPED, {*worker, port.now_ms()});
 }
 

@@ -15,26 +15,17 @@ namespace genroc::engine {
 
 namespace {
 
-// The workers' host in PostgreSQL: the lapse path is genroc._interrupt's,
-// a holder's liveness its session's (WORKER_FOR_REGISTER asks
-// genroc._session_alive), and the statements record the session and the
-// durability themselves.
+// The workers' host in PostgreSQL: a holder's liveness is its session's
+// (WORKER_FOR_REGISTER asks genroc._session_alive), and the statements
+// record the session and the durability themselves.
 class PgWorkerHost final : public WorkerHost {
   public:
-	explicit PgWorkerHost(Port &port) : port_(port) {}
-	void interrupt(int64_t instance, const std::string &reason) override {
-		port_.exec(Stmt::INTERRUPT, {instance, reason});
-	}
 	std::optional<bool> holder_alive(const std::string &, const Row &held) override {
 		return held.is_null(4) ? std::nullopt : std::optional<bool>(held.boolean(4));
 	}
 	std::optional<int64_t> session(bool) override { return std::nullopt; }
 	std::string durability() override { return {}; }
-
-  private:
-	Port &port_;
 };
-
 
 }  // namespace
 
@@ -229,7 +220,7 @@ extern "C" int genroc_engine_worker_register(const char *worker, const char *opt
 	*json = nullptr;
 	return guarded(err, [&] {
 		PgPort port(false);
-		PgWorkerHost host(port);
+		PgWorkerHost host;
 		*json = dup(worker_register(port, host, arg(worker), arg(options)));
 	});
 }
@@ -253,8 +244,7 @@ extern "C" int genroc_engine_worker_drain(const char *worker, char **json, Genro
 extern "C" int genroc_engine_worker_stop(const char *worker, GenrocEngineError *err) {
 	return guarded(err, [&] {
 		PgPort port(false);
-		PgWorkerHost host(port);
-		worker_stop(port, host, arg(worker));
+		worker_stop(port, arg(worker));
 	});
 }
 

@@ -5,6 +5,8 @@
 // store's, as PostgreSQL's jsonb input makes them before the SQL function.
 #include "engine_store.hpp"
 
+#include <unistd.h>
+
 #include "admin.hpp"
 #include "aliases.hpp"
 #include "callbacks.hpp"
@@ -47,6 +49,44 @@ bool EngineStore::flushes(Commit c) const {
 		case Commit::progress: return level_ >= DurabilityLevel::strict;
 	}
 	return false;
+}
+
+std::optional<engine::Rows> EngineStore::store_answer(engine::Stmt s, engine::Params params) {
+	const engine::Param *p = params.begin();
+	engine::Rows rows;
+	using Cells = std::vector<std::optional<std::string>>;
+	switch (s) {
+		case engine::Stmt::RETENTION_SETTINGS:	// engine/retention.cpp: in microseconds
+			rows.emplace_back(Cells{std::to_string(log_options_.log_retention_ms * 1000),
+									std::to_string(log_options_.instance_retention_ms * 1000),
+									std::to_string(log_options_.object_grace_ms * 1000), "1"});
+			return rows;
+		case engine::Stmt::TICK_WHO: {
+			// set_ticked_by's name (kind binary for "genroc worker <id>"), else "pid <pid>"
+			const std::string by = ticked_by_.empty() ? "pid " + std::to_string(::getpid()) : ticked_by_.substr(0, 200);
+			rows.emplace_back(Cells{by, by.rfind("genroc worker ", 0) == 0 ? "binary" : "session", ""});
+			return rows;
+		}
+		case engine::Stmt::START_PARSE_TIME: {
+			// engine/start.cpp: microseconds (NULL: it does not parse), whether in range
+			int64_t ms = 0;
+			if (!asl::parse_timestamptz(p[0].text(), ms))
+				rows.emplace_back(Cells{std::nullopt, std::nullopt});
+			else
+				rows.emplace_back(Cells{std::to_string(ms * 1000), (ms >= 0 && ms < 253402300800000) ? "1" : "0"});
+			return rows;
+		}
+		case engine::Stmt::FLUSH_COMMIT: {
+			const std::string c = p[0].text();
+			flush_on_commit(c == "terminal"			   ? Commit::terminal
+							: c == "only_once_claim"  ? Commit::only_once_claim
+							: c == "only_once_report" ? Commit::only_once_report
+							: c == "outside"		  ? Commit::outside
+													  : Commit::progress);
+			return rows;
+		}
+		default: return std::nullopt;
+	}
 }
 
 // ---- definitions and aliases (engine/definitions.cpp, engine/aliases.cpp)
@@ -174,7 +214,7 @@ json EngineStore::worker_register(const std::string &worker, const json &options
 	limits::check_json_depth(options, "the worker options");  // before dump() recurses over it
 	const std::optional<std::string> text = text_or_none(options);
 	return write(Commit::progress, [&](engine::Port &port) {
-		std::unique_ptr<WorkerHost> host = worker_host(worker, port.now_ms(), true);
+		std::unique_ptr<WorkerHost> host = worker_host(worker);
 		json out = json::parse(engine::worker_register(port, *host, worker, text));
 		host->registered();
 		return out;
@@ -190,10 +230,7 @@ json EngineStore::worker_drain(const std::string &worker) {
 }
 
 void EngineStore::worker_stop(const std::string &worker) {
-	write(Commit::progress, [&](engine::Port &port) {
-		std::unique_ptr<WorkerHost> host = worker_host(worker, port.now_ms(), false);
-		engine::worker_stop(port, *host, worker);
-	});
+	write(Commit::progress, [&](engine::Port &port) { engine::worker_stop(port, worker); });
 	worker_stopped(worker);
 }
 

@@ -97,6 +97,15 @@ class EngineStore : public Store {
 	void set_durability(DurabilityLevel level) override { level_ = level; }
 	DurabilityLevel durability() override { return level_; }
 
+	// The workers' host (engine::WorkerHost) for one worker_register of a
+	// worker, inside its transaction (worker_host).  registered(): the
+	// engine's registration returned; what the host took to tell the
+	// worker's liveness is kept then, and let go when the host ends without.
+	class WorkerHost : public engine::WorkerHost {
+	  public:
+		virtual void registered() {}
+	};
+
   protected:
 	// Why a commit may have to reach the disk (genroc._flush_commit's classes).
 	enum class Commit { outside, only_once_claim, only_once_report, terminal, progress };
@@ -109,22 +118,22 @@ class EngineStore : public Store {
 	// transaction whose commit is of class c; run_read: body in one read
 	// snapshot.  Each rolls back on any exception, so an error changes
 	// nothing (as a failed SQL function); the port's clock is fixed for the
-	// transaction, and its store-answered statements (STORE_*) reach the store.
+	// transaction, and the statements only the store answers (its own state) reach it.
 	using Body = std::function<void(engine::Port &)>;
 	virtual void run_write(Commit c, const Body &body) = 0;
 	virtual void run_read(const Body &body) = 0;
 
-	// The workers' host (engine::WorkerHost) for one worker_register or
-	// worker_stop of `worker`, inside its transaction.  registered(): the
-	// engine's registration returned; what the host took to tell the
-	// worker's liveness is kept then, and let go when the host ends without.
-	class WorkerHost : public engine::WorkerHost {
-	  public:
-		virtual void registered() {}
-	};
-	virtual std::unique_ptr<WorkerHost> worker_host(const std::string &worker, int64_t now, bool registering) = 0;
+	virtual std::unique_ptr<WorkerHost> worker_host(const std::string &worker) = 0;
 	// After worker_stop committed: the id is free.
 	virtual void worker_stopped(const std::string &) {}
+
+	// The statements without SQLite text, whose answer is this store's own
+	// state: the settings kept here (retention, who ticks), a time option's
+	// parse, a commit found inside the transaction to be of a class that may
+	// need a flush (flush_on_commit); std::nullopt for any other.  The
+	// concrete store's port hands them here.
+	std::optional<engine::Rows> store_answer(engine::Stmt s, engine::Params params);
+	virtual void flush_on_commit(Commit c) = 0;
 
 	// The engine's task handed to a worker as the Store's Task.
 	static Task task_of(engine::HandedBack b);

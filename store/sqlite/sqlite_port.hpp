@@ -33,9 +33,9 @@ class SqlitePort final : public engine::Port {
 	// stored, so the same content is the same text.
 	std::string canonical_json(const std::string &text) override;
 
-	// A statement without SQLite text that names an operation still written
-	// in the store (statements.def's STORE_* rows): the store runs its own
-	// function and answers its rows; std::nullopt for any other statement.
+	// A statement without SQLite text, whose answer is the store's own state
+	// (its settings, its process, a time option's parse, a commit's flush):
+	// the store answers its rows; std::nullopt for any other statement.
 	using StoreCalls = std::function<std::optional<engine::Rows>(engine::Stmt, engine::Params)>;
 	void set_store_calls(StoreCalls calls) { store_calls_ = std::move(calls); }
 
