@@ -77,7 +77,7 @@ std::vector<int64_t> renew(Port &port, const std::optional<std::string> &worker,
 						   const std::optional<std::vector<int64_t>> &instances);
 
 // genroc.release(p_worker, p_instances): the leases the worker holds among
-// the instances given back at once, as a lapse (genroc._interrupt; an
+// the instances given back at once, as a lapse (engine::interrupt; an
 // OnlyOnce task fails with only_once.interrupted); the others are ignored.
 // Returns how many it gave back.  RC006, 42501 as renew.
 int64_t release(Port &port, const std::optional<std::string> &worker,

@@ -1,4 +1,4 @@
-// steps.cpp — the step writer (genroc._apply_step): one interpreter step
+// steps.cpp — the step writer (apply_step): one interpreter step
 // for a locked instance and the row where it stops.  The step itself is
 // the engine's ask (engine/ask.cpp: the interpreter in-process); what
 // follows is written once here: one row writer

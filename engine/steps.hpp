@@ -1,5 +1,5 @@
 // steps.hpp — the step writer: where an interpreter answer becomes the
-// instance row (genroc._apply_step).  Each outcome kind has one row
+// instance row (apply_step).  Each outcome kind has one row
 // writer (engine/steps.cpp) that says every column it leaves.
 #pragma once
 
@@ -77,14 +77,46 @@ struct Stop {
 // the instance row); the lease epoch the row has then.
 int64_t write_stop(Port &port, int64_t id, const Stop &s);
 
-// genroc._apply_step(p_instance, p_request, p_first, p_handback_worker,
-// p_handback_queues): runs one interpreter step for a locked instance
-// (the engine's ask, engine/ask.hpp) and records where it stopped; returns the
-// new status.  request: the op and its fields (JSON object); first: the log
-// row that led to this step ({"event", "state", "detail"}) or null;
-// first_text: that row as JSON text instead (start's 'started', whose input
-// is logged as the caller wrote it).
-// Semantics: extension/sql/20_core.sql's comment above genroc._apply_step.
+// The step writer: runs one interpreter step for a locked instance (the
+// engine's ask, engine/ask.hpp) and records where it stopped; returns the
+// new status.  request: the op and its fields (input / state, state_input,
+// result | error + cause, retry_counts; the ask adds now and the context);
+// first: the log row that led to this step ({"event", "state", "detail"})
+// or null; first_text: that row as JSON text instead (start's 'started',
+// whose input is logged as the caller wrote it).  The caller holds the row
+// lock.
+// Semantics (the outcome -> the row):
+//   every step clears the lease, the deadlines, the wait and the activity
+//   task -> handler:/genroc: resources: status 'ready', eligible_at = now +
+//          delay_ms (a retry back-off; claim skips the row until then, no
+//          tick needed); activity: resources: status 'waiting', wait_kind
+//          'activity', a new token, eligible_at = now + delay_ms
+//          (claim_activity skips it until then), timeout_at = eligible_at +
+//          TimeoutSeconds.  Either way: retry_counts from the answer,
+//          attempt = their sum, interruptions = 0 (a new attempt).  A
+//          .waitForTaskToken task (the answer has "token"): status 'ready'
+//          with activity_token = that token.
+//   callback (its handler returned) -> status 'waiting', wait_kind
+//          'callback', the token kept, heartbeat_at = now + HeartbeatSeconds,
+//          timeout_at kept (from the claim) or now + TimeoutSeconds; first's
+//          'task_succeeded' logged as 'task_submitted'
+//   wait -> status 'waiting', wait_kind 'timer', wait_until = until_ms
+//   parallel / map / call -> the fan-out (engine/children.cpp): status
+//          'waiting', wait_kind 'children', the children created here
+//   succeeded / failed -> that status, output or error + cause, ended_at; a
+//          failed one keeps state and state_input of the state it failed in
+//   variables: written when the answer carries them (an Assign ran)
+//   log: first when given, one 'entered' row per state entered, then one
+//   row for the outcome ('task_scheduled', 'wait_started', 'succeeded',
+//   'failed')
+//   a wake-up for the workers (NOTIFY genroc on PostgreSQL, no payload)
+//   when a task is ready at once
+//   handback (complete_and_claim, fail_and_claim): a handler task ready at
+//   once that this worker may take (handback_lease, asked only then) is
+//   leased to it in the same update, as claim leases it (status 'running',
+//   a new epoch, lease_expires = now + its lease_duration, timeout_at from
+//   now), claim's 'task_started' row follows 'task_scheduled', no wake-up;
+//   returns 'running'
 std::string apply_step(Port &port, int64_t instance, const json &request, const json &first = json(),
 					   const Handback *handback = nullptr, const std::string *first_text = nullptr);
 
@@ -94,9 +126,9 @@ std::string apply_step(Port &port, int64_t instance, const json &request, const 
 std::string fail_task(Port &port, int64_t instance, const std::optional<std::string> &error,
 					  const std::optional<std::string> &cause);
 
-// genroc._interrupt(p_instance, p_reason): a running task lost its worker
-// (the lease lapsed, the worker gave it back or registered again after a
-// crash); the caller holds the row lock.
+// A running task lost its worker (the lease lapsed: tick; the worker gave it
+// back: release, worker_stop; or registered again after a crash:
+// worker_register); the caller holds the row lock.
 // Semantics:
 //   'task_interrupted' logged {reason, worker, epoch, interruptions, counted};
 //   a release on purpose ('released by worker', 'worker stopped') is not

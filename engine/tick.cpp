@@ -63,12 +63,11 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 		const int64_t id = r.i64(0);
 		const std::optional<std::string> state = r.otext(1);
 		log(port, id, "wait_ended", state);
-		// the state's input as the store has it (a stored value loaded),
-		// its text copied into the request as it is
-		const std::string state_input = instance_inputs(port, id).first;
-		const std::string request = "{\"op\": \"timer_fired\", \"state\": " + (state ? json(*state).dump() : "null") +
-									", \"state_input\": " + state_input + "}";
-		apply_step(port, id, parse_json(request, "the step's request"));
+		// the state's input as the store has it (a stored value loaded)
+		apply_step(port, id,
+				   json{{"op", "timer_fired"},
+						{"state", state ? json(*state) : json()},
+						{"state_input", parse_json(instance_inputs(port, id).first, "the state input")}});
 		timers++;
 	}
 	// a retried Parallel or Map whose back-off is over counts as a timer:

@@ -21,7 +21,7 @@ namespace genroc::engine {
 //               first): task_failed States.Timeout
 //   heartbeats  a claimed activity, or a task waiting for its token, past
 //               its heartbeat deadline: task_failed States.HeartbeatTimeout
-//   lapsed      a running task whose lease expired: genroc._interrupt
+//   lapsed      a running task whose lease expired: engine::interrupt
 //   timers      a Wait whose time has come: timer_fired; and a retried
 //               Parallel or Map whose back-off is over: its children start
 //   run_at      a delayed start whose time has come: the first step (or

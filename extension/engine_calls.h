@@ -233,19 +233,13 @@ extern int	genroc_engine_history(int has_instance, int64_t instance, const char 
 extern void genroc_engine_free_log(GenrocLogRow *rows, int n);
 /* genroc.capabilities: the answer as JSON text. */
 extern int	genroc_engine_capabilities(char **json, GenrocEngineError *err);
-/* ---- the step writer (steps.c, steps_calls.cpp) ---- */
-/* genroc._apply_step: the instance's new status (malloc'd); first and
- * worker NULL for none, queues the worker's (nqueues of them). */
-extern int	genroc_engine_apply_step(int64_t instance, const char *request, const char *first, const char *worker,
-									 const char *const *queues, int nqueues, char **status, GenrocEngineError *err);
+/* ---- the step writer's hand-back check (steps_calls.cpp) ---- */
 /* The hand-back's check for a batch (engine/steps.hpp, handback_room):
  * *lease_ms the worker's lease (-1: it may take nothing back); open[k]
  * (nqueues ints, the caller's) 1 when queues[k] leaves a hand-back to the
  * row alone (no limit), else 0. */
 extern int	genroc_engine_handback_room(const char *worker, const char *const *queues, int nqueues,
 										int64_t *lease_ms, int *open, GenrocEngineError *err);
-/* genroc._interrupt: the instance's new status (malloc'd). */
-extern int	genroc_engine_interrupt(int64_t instance, const char *reason, char **status, GenrocEngineError *err);
 /* ---- instance control, events and leases (control.c; engine/control.hpp) ---- */
 /* genroc.cancel: "cancelled" in *status; NULL error / cause for SQL NULL. */
 extern int	genroc_engine_cancel(int has_instance, int64_t instance, const char *error, const char *cause,

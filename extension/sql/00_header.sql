@@ -38,7 +38,7 @@
  * How it is split: the ASL interpreter (C++, core/, shared with the SQLite
  * shim) answers "where does this instance stop now"; the C module bridges to
  * it (genroc._step); the PL/pgSQL here keeps the rows: statuses, leases and
- * epochs, tokens, deadlines, the log.  genroc._apply_step is where an
+ * epochs, tokens, deadlines, the log.  The step writer (engine/steps.cpp) is where an
  * interpreter answer becomes a row update, so every transition looks the
  * same; start_many and complete_many write their common outcomes set-wise as
  * it would (regress start_many and complete_many compare every row and log

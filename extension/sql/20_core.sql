@@ -1,6 +1,7 @@
 /*
- * The engine's core: the clock, the interpreter bridge, small helpers, and
- * genroc._apply_step, where every interpreter answer becomes a row update.
+ * The engine's core: the clock, the interpreter bridge and small helpers
+ * (the step writer, where every interpreter answer becomes a row update, is
+ * engine/steps.cpp's, called in-process).
  *
  * The private helpers (genroc._*) carry no SET search_path: they run only
  * inside the public SECURITY DEFINER functions, whose search_path is pinned
@@ -306,68 +307,3 @@ COMMENT ON FUNCTION genroc.durability() IS
 	'The durability level in force for this session (setting genroc.durability): none, essential, terminal or strict.';
 
 
-/*
- * Runs one interpreter step for a locked instance and records where it
- * stopped.  p_request holds the op and its fields (input / state,
- * state_input, result|error+cause, retry_counts); this adds now_ms and the
- * context.  Returns the new status.  The caller holds the row lock.
- *
- * Semantics (the outcome → the row):
- *   every step clears the lease, the deadlines, the wait and the activity
- *   task → handler:/genroc: resources: status 'ready', eligible_at = now +
- *          delay_ms (a retry back-off; claim skips the row until then, no tick
- *          needed); activity: resources: status 'waiting', wait_kind
- *          'activity', a new token, eligible_at = now + delay_ms (claim_activity
- *          skips it until then), timeout_at = eligible_at + TimeoutSeconds.
- *          Either way: retry_counts from the answer, attempt = their sum,
- *          interruptions = 0 (a new attempt).
- *          A .waitForTaskToken task (the answer has "token"): status
- *          'ready' with activity_token = that token.
- *   callback (its handler returned) → status 'waiting', wait_kind
- *          'callback', the token kept, heartbeat_at = now + HeartbeatSeconds,
- *          timeout_at kept (from the claim) or now + TimeoutSeconds; p_first's
- *          'task_succeeded' logged as 'task_submitted'
- *   wait → status 'waiting', wait_kind 'timer', wait_until = until_ms
- *   parallel / map / call → the fan-out (engine/children.cpp): status
- *          'waiting', wait_kind 'children', the children created here
- *   succeeded / failed → that status, output or error+cause, ended_at; a
- *          failed one keeps state and state_input of the state it failed in
- *   variables: written when the answer carries them (an Assign ran)
- *   log: p_first when given ({"event", "state", "detail"}: the report that
- *   led to this step, e.g. complete's task_succeeded), one 'entered' row per
- *   state entered, then one row for the outcome
- *   ('task_scheduled', 'wait_started', 'succeeded', 'failed')
- *   NOTIFY genroc (a wake-up, no payload: anyone connected may LISTEN)
- *   when a task is ready at once
- *   p_handback_worker / p_handback_queues (complete_and_claim,
- *   fail_and_claim): a handler task ready at once that this worker may take
- *   (engine::handback_lease, asked only then) is leased to it in the same
- *   update, as claim leases it (status 'running', a new epoch,
- *   lease_expires = now + its lease_duration, timeout_at from now), claim's
- *   'task_started' row follows 'task_scheduled', no NOTIFY; returns 'running'
- *   p_row: not read (kept for the callers that pass it): the step reads
- *   what it needs of the row
- * Written once for both stores in engine/steps.cpp (one row writer per
- * outcome kind); the interpreter is asked in-process (engine/ask.cpp).
- */
-CREATE FUNCTION genroc._apply_step(p_instance bigint, p_request jsonb, p_first jsonb DEFAULT NULL,
-	p_handback_worker text DEFAULT NULL, p_handback_queues text[] DEFAULT NULL,
-	p_row genroc._instances DEFAULT NULL)
-	RETURNS text
-	AS 'MODULE_PATHNAME', 'genroc_apply_step'
-	LANGUAGE C VOLATILE;
-
-/*
- * A running task lost its worker: the lease lapsed (tick), the worker gave
- * it back (release, worker_stop) or registered again after a crash
- * (worker_register).  The caller holds the row lock.
- * Semantics:
- *   OnlyOnce task → task_failed only_once.interrupted (never handed out again)
- *   the 5th interruption of one attempt → task_failed genroc.Interrupted
- *   otherwise → status 'ready', eligible_at = now, interruptions + 1, the
- *   lease dropped (the epoch stays; the next claim draws a new one)
- * engine/steps.cpp (interrupt) says which releases are not counted.
- */
-CREATE FUNCTION genroc._interrupt(p_instance bigint, p_reason text) RETURNS text
-	AS 'MODULE_PATHNAME', 'genroc_interrupt'
-	LANGUAGE C VOLATILE;

@@ -59,7 +59,7 @@ CREATE FUNCTION genroc._session_alive(p_pid int, p_start timestamptz) RETURNS bo
  *   otherwise the row is created or replaced (started_at = heartbeat_at =
  *   now, stopped_at cleared, the session recorded unless pooled) and every
  *   instance still leased to that id is taken back at once through the
- *   lapse path (genroc._interrupt)
+ *   lapse path (engine::interrupt)
  *   claim, renew and worker_heartbeat record the calling session as the
  *   worker's (a worker with several connections, or one that reconnected,
  *   is named by the last one it used); a pooled registration keeps none

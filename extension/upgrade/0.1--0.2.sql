@@ -116,8 +116,8 @@ ALTER TABLE genroc._log DROP CONSTRAINT _log_pkey;
 -- written from now on.
 ALTER INDEX genroc._log_instance SET (fillfactor = 50);
 
--- genroc._apply_step takes the report's log entry (p_first, 20_core.sql):
--- its two-argument form goes, the three-argument one is made below.
+-- The step writer is the engine's, called in-process by every caller
+-- (engine/steps.cpp): genroc._apply_step goes (and _interrupt below).
 DROP FUNCTION genroc._apply_step(bigint, jsonb);
 
 -- list_queues gained a column (oldest_ready_at, 55_queues.sql, for the web
@@ -269,3 +269,6 @@ DROP FUNCTION genroc._log_detail(jsonb);
 -- (engine/report.cpp, engine/steps.cpp), called in-process by every
 -- caller: genroc._fail_task goes (genroc._task_request went above).
 DROP FUNCTION genroc._fail_task(bigint, text, text);
+-- The step writer and the lapse path are the engine's, called in-process by
+-- every caller (engine/steps.cpp): their SQL entries go.
+DROP FUNCTION genroc._interrupt(bigint, text);

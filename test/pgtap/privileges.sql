@@ -72,7 +72,7 @@ SELECT throws_ok($$SELECT genroc.token_create('me', ARRAY['admin'], 'me')$$, '42
 	'a using role cannot mint a token');
 SELECT throws_ok($$SELECT genroc.token_list()$$, '42501', NULL, 'a using role cannot list tokens');
 SELECT throws_ok($$SELECT genroc._step('x', '{}', '{}')$$, '42501', NULL, 'the interpreter bridge is private');
-SELECT throws_ok($$SELECT genroc._apply_step(1, '{}')$$, '42501', NULL, 'the step recorder is private');
+SELECT throws_ok($$SELECT genroc._fencing_epoch(1)$$, '42501', NULL, 'the lease epoch draw is private');
 SELECT throws_ok($$SELECT set_config('genroc.test_clock', '2030-01-01 00:00Z', true)$$, '42501', NULL,
 	'a using role cannot move the test clock');
 RESET ROLE;

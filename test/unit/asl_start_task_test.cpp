@@ -1,7 +1,7 @@
 // asl_start_task_test.cpp — start_task(): which definitions start the same
 // way whatever the input, and that a start of one answers exactly what
-// start_answer composes from it (what genroc.start_many, genroc._apply_step
-// and the SQLite store write without a step).
+// start_answer composes from it (what genroc.start_many and the step writer,
+// engine/steps.cpp, write without a step).
 
 #include "helpers.hpp"
 
