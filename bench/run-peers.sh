@@ -7,6 +7,9 @@
 #   bash bench/run-peers.sh                 # W1 queue, W2 3-step workflows, W3 latency
 #   ONLY=w1,w3 bash bench/run-peers.sh      # a subset
 #   SYNC=off bash bench/run-peers.sh        # synchronous_commit off for the whole server
+#   PEERS=genroc,genroc-bin bash bench/run-peers.sh   # some drivers only (bench/peers-ab.sh)
+#   GENROC_BIN=FILE PGBIN=DIR OUT=DIR ...   # another genroc binary, PostgreSQL (with the
+#                                           # extension installed) and results folder
 #
 # Needs the extension installed (make install) and the npm registry (npm ci of the
 # harness's pinned versions).  Writes bench/results/peers-<UTC>/ and prints a table of
@@ -17,13 +20,15 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PEERS_SRC=${PEERS_SRC:-$ROOT/../shared/bench-peers}
 ONLY=${ONLY:-w1,w2,w3}
 SYNC=${SYNC:-on}
+PEERS=${PEERS:-genroc,genroc-bin,graphile,pgboss,dbos}
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
+peer() { [[ ",$PEERS," == *",$1,"* ]]; }
 
 [ -d "$PEERS_SRC" ] || { echo "run-peers: no peers' harness at $PEERS_SRC (set PEERS_SRC)" >&2; exit 2; }
 command -v node >/dev/null || { echo "run-peers: node is required" >&2; exit 2; }
 
 RUN=$(date -u +%Y%m%dT%H%M%SZ)
-OUT=$ROOT/bench/results/peers-$RUN
+OUT=${OUT:-$ROOT/bench/results/peers-$RUN}
 mkdir -p "$OUT"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/genroc-peers.XXXXXX")
 cleanup() { [ -n "${GENROC_PGDIR:-}" ] && bash "$ROOT/test/pgcluster.sh" stop "$GENROC_PGDIR"; rm -rf "$WORK"; }
@@ -33,8 +38,11 @@ trap cleanup EXIT
 cp -r "$PEERS_SRC" "$WORK/h" && chmod -R u+w "$WORK/h"
 cp "$ROOT/bench/peers/genroc.mjs" "$ROOT/bench/peers/genroc-bin.mjs" "$WORK/h/peers/"
 # genroc-bin runs the tasks in the `genroc worker` binary (build/genroc)
-[ -x "$ROOT/build/genroc" ] || make -s -C "$ROOT" >/dev/null
-export GENROC_BIN=$ROOT/build/genroc
+if [ -z "${GENROC_BIN:-}" ]; then
+  [ -x "$ROOT/build/genroc" ] || make -s -C "$ROOT" >/dev/null
+  GENROC_BIN=$ROOT/build/genroc
+fi
+export GENROC_BIN
 CACHE=$ROOT/bench/.npm-cache
 if [ -d "$CACHE/node_modules" ] && cmp -s "$CACHE/package-lock.json" "$WORK/h/package-lock.json"; then
   cp -r "$CACHE/node_modules" "$WORK/h/"
@@ -63,14 +71,20 @@ one() { # tag node cap args...
 for w in w1 w2 w3; do
   want $w || continue
   cap=60; [ $w = w3 ] && cap=25
-  one "$w-genroc-default" "$NODE20" $cap --peer genroc --workload $w --variant default
-  [ $w != w3 ] && one "$w-genroc-tuned" "$NODE20" $cap --peer genroc --workload $w --variant tuned
-  [ $w != w3 ] && one "$w-genroc-bin" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant default
-  [ $w != w3 ] && one "$w-genroc-bin-tuned" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant tuned
-  one "$w-graphile-default" "$NODE20" $cap --peer graphile --workload $w --variant default
-  [ $w != w3 ] && one "$w-graphile-tuned" "$NODE20" $cap --peer graphile --workload $w --variant tuned
-  one "$w-pgboss-tuned" "$NODE20" $cap --peer pgboss --workload $w --variant tuned
-  one "$w-dbos-tuned" "$NODE20" $cap --peer dbos --workload $w --variant tuned
+  if peer genroc; then
+    one "$w-genroc-default" "$NODE20" $cap --peer genroc --workload $w --variant default
+    [ $w != w3 ] && one "$w-genroc-tuned" "$NODE20" $cap --peer genroc --workload $w --variant tuned
+  fi
+  if peer genroc-bin && [ $w != w3 ]; then
+    one "$w-genroc-bin" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant default
+    one "$w-genroc-bin-tuned" "$NODE20" $cap --peer genroc-bin --db genroc_bin --workload $w --variant tuned
+  fi
+  if peer graphile; then
+    one "$w-graphile-default" "$NODE20" $cap --peer graphile --workload $w --variant default
+    [ $w != w3 ] && one "$w-graphile-tuned" "$NODE20" $cap --peer graphile --workload $w --variant tuned
+  fi
+  peer pgboss && one "$w-pgboss-tuned" "$NODE20" $cap --peer pgboss --workload $w --variant tuned
+  peer dbos && one "$w-dbos-tuned" "$NODE20" $cap --peer dbos --workload $w --variant tuned
 done
 
 node "$ROOT/bench/peers-table.mjs" "$OUT/results.jsonl" | tee "$OUT/summary.md"
