@@ -172,17 +172,17 @@ static const char *const check_sql =
  * rep also answers the step, its request written in C from the row (a
  * top-level instance is its own execution), for the rows its conditions
  * keep.  stepped: the outcome's fields, each read once, for the outcomes
- * written here, and the hand-back's lease, as _apply_step's check
+ * written here, and the hand-back's lease, as the step writer's check
  * (engine::handback_lease) gives it: the row before the step leased to $4
  * in one of the open queues $5.  No CTE keeps a whole row:
  * _step_succeeded takes the instance's and the definition's columns (made
  * into composite values and copied from CTE to CTE, the rows cost more
  * than the step they fed).  upd: the row, found by the
  * version rep read (its ctid: the row is locked since lock_sql, so no one
- * moves it; the id is checked too), as _apply_step writes it,
+ * moves it; the id is checked too), as the step writer writes it,
  * returning the report's position and what the answer needs.  logged:
  * complete's task_succeeded, the entered rows, then the outcome's rows,
- * in that order per report (one insert, as _apply_step's); it runs to the
+ * in that order per report (one insert, as the step writer's); it runs to the
  * end whether its rows are read or not.  One row per report written.
  */
 static const char *const setwise_sql =

@@ -102,7 +102,7 @@ CREATE TABLE genroc._instances (
 	scope			text,
 	fanout			jsonb,
 	-- The variables (ASL Assign) where the instance stands: NULL until a
-	-- state assigns one; written by _apply_step when the interpreter's
+	-- state assigns one; written by the step writer when the interpreter's
 	-- answer carries them, handed to every step; a Parallel branch or Map
 	-- item starts with a copy of its parent's (65_children.sql).
 	variables		jsonb

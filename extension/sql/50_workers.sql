@@ -303,10 +303,10 @@ COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text
  *
  * The common reports are written set-wise, in one statement: a top-level
  * instance (no parent, no partition), not OnlyOnce, whose step ends it
- * ('succeeded') or stops at a handler task ready at once, written as
- * _apply_step writes them (the row, the log rows in its order, the
- * hand-back as engine::handback_lease allows it), each step run once through
- * genroc._step_succeeded.  That is complete_many itself, in C
+ * ('succeeded') or stops at a handler task ready at once, written as the
+ * step writer (engine/steps.cpp) writes them (the row, the log rows in its
+ * order, the hand-back as engine::handback_lease allows it), each step run
+ * once through genroc._step_succeeded.  That is complete_many itself, in C
  * (extension/complete_many.c), for a batch of more than one report, no
  * instance twice, and no queue at global_concurrency (each report frees
  * room there: _room_freed).  Every other report (a lost lease, a wait, a
