@@ -11,6 +11,10 @@
 #                                            # as W1's tuned drivers take
 #                                            # them: claims of B (default 32),
 #                                            # complete_many of the B
+#   bash bench/pg_callgrind.sh batchw [N]    # batch, with the worker and its
+#                                            # queues passed to complete_many,
+#                                            # as the genroc worker binary does
+#                                            # (its hand-back check per batch)
 #   bash bench/pg_callgrind.sh map [N]       # a Map of N genroc:noop items
 #                                            # (default 200), MaxConcurrency 50:
 #                                            # claims of 8, complete
@@ -27,7 +31,7 @@
 # dropped, a setting changed).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WHAT=${1:?usage: pg_callgrind.sh onetask|batch|map|start [N]}
+WHAT=${1:?usage: pg_callgrind.sh onetask|batch|batchw|map|start [N]}
 export PGBIN=${GENROC_PG_ROOT:-}$(pg_config --bindir)
 as_owner() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/genroc-callgrind.XXXXXX")
@@ -50,7 +54,7 @@ SQL
 DO $$ DECLARE r record; c record; BEGIN LOOP SELECT * INTO r FROM genroc.claim('w1', '{default}', 1); EXIT WHEN r.instance_id IS NULL; COMMIT; SELECT * INTO c FROM genroc.complete_and_claim(r.instance_id, r.epoch, '{}', 'w1', '{default}'); COMMIT; END LOOP; END $$;
 SQL
     ;;
-  batch)
+  batch|batchw)
     N=${2:-3200}
     B=${B:-32}
     psql -X -q -d bench >/dev/null <<SQL
@@ -58,8 +62,10 @@ SELECT genroc.define('one', '{"StartAt":"T","States":{"T":{"Type":"Task","Resour
 SELECT genroc.worker_register('w1', '{"queues":["default"]}');
 SELECT count(*) FROM generate_series(1, $N) g, genroc.start('one', jsonb_build_object('i', g));
 SQL
+    handback=""
+    [ "$WHAT" = batchw ] && handback=", 'w1', '{default}'"
     cat >"$W/do.sql" <<SQL
-DO \$\$ DECLARE i bigint[]; e bigint[]; BEGIN LOOP SELECT array_agg(c.instance_id), array_agg(c.epoch) INTO i, e FROM genroc.claim('w1', '{default}', $B) c; EXIT WHEN i IS NULL; COMMIT; PERFORM count(*) FROM genroc.complete_many(i, e, array_fill('{}'::jsonb, ARRAY[cardinality(i)])); COMMIT; END LOOP; END \$\$;
+DO \$\$ DECLARE i bigint[]; e bigint[]; BEGIN LOOP SELECT array_agg(c.instance_id), array_agg(c.epoch) INTO i, e FROM genroc.claim('w1', '{default}', $B) c; EXIT WHEN i IS NULL; COMMIT; PERFORM count(*) FROM genroc.complete_many(i, e, array_fill('{}'::jsonb, ARRAY[cardinality(i)])$handback); COMMIT; END LOOP; END \$\$;
 SQL
     ;;
   map)
@@ -82,7 +88,7 @@ SQL
 DO \$\$ BEGIN FOR i IN 1..$N LOOP PERFORM genroc.start('one', jsonb_build_object('i', i)); COMMIT; END LOOP; END \$\$;
 SQL
     ;;
-  *) echo "pg_callgrind.sh: onetask, batch, map or start" >&2; exit 2 ;;
+  *) echo "pg_callgrind.sh: onetask, batch, batchw, map or start" >&2; exit 2 ;;
 esac
 # what-if runs: SETUP_SQL (e.g. an index dropped) after the workload's setup
 if [ -n "${SETUP_SQL:-}" ]; then printf '%s\n' "$SETUP_SQL" | psql -X -q -d bench -v ON_ERROR_STOP=1 >/dev/null; fi

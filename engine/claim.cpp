@@ -142,14 +142,13 @@ void leased(Port &port, Rows rows, const std::string &worker, int64_t now, int64
 		t.epoch = r.i64(1);
 		t.state = r.otext(2);
 		t.resource = r.otext(3);
-		t.input = r.otext(4).value_or("null");
 		t.only_once = r.boolean(5);
 		t.timeout_s = r.oi64(6);
 		t.attempt = r.i64(7);
 		t.lease_expires_us = expires_us;
 		t.queue = r.text(8);
 		if (lite) port.exec(Stmt::CLAIM_LOG, {t.instance_id, now, t.state, t.attempt, t.epoch, worker});
-		t.input = load_value(port, t.input);
+		task_input(port, r, 4, t);
 		if (limits && (limits->rated.count(t.queue) || (!r.is_null(9) && limits->partition_rated.count(t.queue))))
 			port.exec(Stmt::CLAIM_START_ROW, {t.queue, r.otext(9), now});
 		only_once = only_once || t.only_once;

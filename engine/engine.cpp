@@ -37,18 +37,31 @@ const StatementText &statement_text(Stmt s) { return kStatements[static_cast<int
 
 int statement_count() { return static_cast<int>(sizeof kStatements / sizeof kStatements[0]); }
 
-const std::optional<std::string> &Row::cell(int col) const {
+Row::Row(std::vector<std::optional<std::string>> cells) {
+	cells_.resize(cells.size());
+	for (size_t k = 0; k < cells.size(); k++)
+		if (cells[k]) cells_[k] = Cell::text(std::move(*cells[k]));
+}
+
+const Row::Cell &Row::cell(int col) const {
 	if (col < 0 || col >= size()) bad_column(col, "does not exist");
 	return cells_[col];
 }
 
 const std::string &Row::text(int col) const {
-	const auto &c = cell(col);
-	if (!c) bad_column(col, "is NULL");
-	return *c;
+	const Cell &c = cell(col);
+	if (c.kind == Cell::Kind::null) bad_column(col, "is NULL");
+	if (!c.has_text) {
+		Cell &m = cells_[col];
+		m.s = c.kind == Cell::Kind::boolean ? (c.i ? "t" : "f") : std::to_string(c.i);
+		m.has_text = true;
+	}
+	return c.s;
 }
 
 int64_t Row::i64(int col) const {
+	const Cell &c = cell(col);
+	if (c.kind == Cell::Kind::integer) return c.i;
 	const std::string &t = text(col);
 	errno = 0;
 	char *end = nullptr;
@@ -58,6 +71,8 @@ int64_t Row::i64(int col) const {
 }
 
 double Row::f64(int col) const {
+	const Cell &c = cell(col);
+	if (c.kind == Cell::Kind::integer) return static_cast<double>(c.i);
 	const std::string &t = text(col);
 	char *end = nullptr;
 	double v = std::strtod(t.c_str(), &end);
@@ -66,6 +81,8 @@ double Row::f64(int col) const {
 }
 
 bool Row::boolean(int col) const {
+	const Cell &c = cell(col);
+	if (c.kind == Cell::Kind::boolean || (c.kind == Cell::Kind::integer && (c.i == 0 || c.i == 1))) return c.i != 0;
 	const std::string &t = text(col);
 	if (t == "t" || t == "true" || t == "1") return true;
 	if (t == "f" || t == "false" || t == "0") return false;

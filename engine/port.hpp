@@ -97,25 +97,62 @@ class Param {
 
 using Params = std::initializer_list<Param>;
 
-// One result row: its columns as the store wrote them in text (NULL kept).
+// One result row, its columns read by index (NULL kept).  A column comes
+// as the store gave it: text, or an integer or a boolean the store had as
+// one (no text round trip; its text is made when asked: decimal, "t" / "f"
+// as PostgreSQL writes a bool).  A store may also hand over its own value
+// of a column (native(): PostgreSQL's jsonb Datum, for a result its entry
+// point passes on as it is).
 class Row {
   public:
-	explicit Row(std::vector<std::optional<std::string>> cells) : cells_(std::move(cells)) {}
+	struct Cell {
+		enum class Kind : uint8_t { null, text, integer, boolean };
+		Kind kind = Kind::null;
+		bool has_text = false;	// s holds the column's text
+		int64_t i = 0;			// integer, boolean (0 or 1)
+		std::string s;
+		const void *native = nullptr;
+
+		static Cell integer(int64_t v) {
+			Cell c;
+			c.kind = Kind::integer;
+			c.i = v;
+			return c;
+		}
+		static Cell boolean(bool v) {
+			Cell c = integer(v ? 1 : 0);
+			c.kind = Kind::boolean;
+			return c;
+		}
+		static Cell text(std::string s) {
+			Cell c;
+			c.kind = Kind::text;
+			c.has_text = true;
+			c.s = std::move(s);
+			return c;
+		}
+	};
+	explicit Row(std::vector<std::optional<std::string>> cells);
+	explicit Row(std::vector<Cell> cells) : cells_(std::move(cells)) {}
 	int size() const { return static_cast<int>(cells_.size()); }
-	bool is_null(int col) const { return !cell(col); }
+	bool is_null(int col) const { return cell(col).kind == Cell::Kind::null; }
 	// A NULL column is an error for these four (read is_null first).
 	const std::string &text(int col) const;
 	int64_t i64(int col) const;
 	double f64(int col) const;
 	bool boolean(int col) const;  // t/true/1 or f/false/0
-	std::optional<std::string> otext(int col) const { return cell(col); }
+	std::optional<std::string> otext(int col) const {
+		return is_null(col) ? std::nullopt : std::optional<std::string>(text(col));
+	}
 	std::optional<int64_t> oi64(int col) const {
 		return is_null(col) ? std::nullopt : std::optional<int64_t>(i64(col));
 	}
+	// The store's own value of the column, or nullptr (see above).
+	const void *native(int col) const { return cell(col).native; }
 
   private:
-	const std::optional<std::string> &cell(int col) const;
-	std::vector<std::optional<std::string>> cells_;
+	const Cell &cell(int col) const;
+	mutable std::vector<Cell> cells_;  // mutable: text made when asked
 };
 
 using Rows = std::vector<Row>;

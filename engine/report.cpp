@@ -166,6 +166,15 @@ json task_request(const TaskRow &row, const char *op, const json *result, const 
 	return r;
 }
 
+void task_input(Port &port, const Row &r, int col, HandedBack &t) {
+	t.input = r.otext(col).value_or("null");
+	t.input_native = r.native(col);
+	if (is_ref_text(t.input)) {
+		t.input = load_value(port, t.input);
+		t.input_native = nullptr;
+	}
+}
+
 HandedBack handed_back(Port &port, int64_t instance) {
 	Rows rows = port.query(Stmt::REPORT_TASK, {instance});
 	if (rows.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(instance)});
@@ -175,7 +184,7 @@ HandedBack handed_back(Port &port, int64_t instance) {
 	t.epoch = r.i64(0);
 	t.state = r.otext(1);
 	t.resource = r.otext(2);
-	t.input = load_value(port, r.otext(3).value_or("null"));
+	task_input(port, r, 3, t);
 	t.only_once = r.boolean(4);
 	t.timeout_s = r.oi64(5);
 	t.attempt = r.i64(6);

@@ -17,6 +17,9 @@ struct HandedBack {
 	int64_t instance_id = 0, epoch = 0;
 	std::optional<std::string> state, resource;
 	std::string input;	// JSON text, a stored value loaded
+	// the store's own value of input, when it has one (Row::native): what
+	// PostgreSQL's entry point returns instead of parsing input again
+	const void *input_native = nullptr;
 	bool only_once = false;
 	std::optional<int64_t> timeout_s;
 	int64_t attempt = 0;
@@ -30,6 +33,10 @@ struct ReportResult {
 	std::string status;
 	std::optional<HandedBack> next;
 };
+
+// A task's input from column col of a row that leased it: the JSON text,
+// a stored value loaded, and the store's own value when the row has it.
+void task_input(Port &port, const Row &r, int col, HandedBack &t);
 
 // The task a report's step just leased to its worker (the instance is
 // running), as claim returns it; an OnlyOnce one's claim flushed.

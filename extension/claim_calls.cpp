@@ -7,9 +7,6 @@
 
 using namespace genroc::engine;
 
-// engine_spi.c: the statement is prepared with a generic plan
-extern "C" void genroc_pg_generic_plan(int id);
-
 extern "C" void genroc_engine_free_claim(GenrocClaimTask *tasks, int n) {
 	for (int k = 0; tasks && k < n; k++) free_task(&tasks[k]);
 	std::free(tasks);

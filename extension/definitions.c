@@ -149,7 +149,8 @@ genroc_task_datums(const GenrocClaimTask *t, Datum *values, bool *nulls)
 	values[0] = Int64GetDatum(t->epoch);
 	values[1] = t->state ? CStringGetTextDatum(t->state) : (Datum) 0;
 	values[2] = t->resource ? CStringGetTextDatum(t->resource) : (Datum) 0;
-	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(t->input));
+	values[3] = t->input_native != NULL ? PointerGetDatum(t->input_native)
+		: DirectFunctionCall1(jsonb_in, CStringGetDatum(t->input));
 	values[4] = BoolGetDatum(t->only_once != 0);
 	values[5] = Int32GetDatum((int32) t->timeout_s);
 	values[6] = Int32GetDatum((int32) t->attempt);

@@ -292,6 +292,7 @@ typedef struct GenrocClaimTask
 	char	   *state;
 	char	   *resource;
 	char	   *input;			/* JSON text */
+	const void *input_native;	/* its jsonb Datum, or NULL (HandedBack) */
 	int			only_once;
 	int			has_timeout_s;
 	int64_t		timeout_s;

@@ -37,7 +37,13 @@ namespace genroc::engine {
 class PgPort final : public Port {
   public:
 	// read_only: the entry point is STABLE (SPI's read_only)
-	explicit PgPort(bool read_only) : read_only_(read_only) {}
+	explicit PgPort(bool read_only) : read_only_(read_only) {
+		// the rows of a task handed to a worker keep their jsonb values: the
+		// entry point returns the input as the statement read it
+		// (HandedBack::input_native)
+		for (Stmt s : {Stmt::CLAIM_TAKE, Stmt::CLAIM_TAKE_IDS, Stmt::REPORT_TASK})
+			genroc_pg_keep_values(static_cast<int>(s));
+	}
 	Dialect dialect() const override { return Dialect::postgres; }
 
 	Rows query(Stmt s, Params params) override { return run(s, params, true).second; }
@@ -101,11 +107,13 @@ class PgPort final : public Port {
 		try {
 			out.reserve(rows.nrows);
 			for (int r = 0; r < rows.nrows; r++) {
-				std::vector<std::optional<std::string>> cells;
-				cells.reserve(rows.ncols);
+				std::vector<Row::Cell> cells(rows.ncols);
 				for (int k = 0; k < rows.ncols; k++) {
-					const char *c = rows.cells[r * rows.ncols + k];
-					cells.push_back(c ? std::optional<std::string>(c) : std::nullopt);
+					const GenrocPgCell &c = rows.cells[r * rows.ncols + k];
+					if (c.kind == GENROC_PG_CELL_INT) cells[k] = Row::Cell::integer(c.i);
+					if (c.kind == GENROC_PG_CELL_BOOL) cells[k] = Row::Cell::boolean(c.i != 0);
+					if (c.kind == GENROC_PG_CELL_TEXT) cells[k] = Row::Cell::text(std::string(c.text, c.len));
+					cells[k].native = c.native;
 				}
 				out.emplace_back(std::move(cells));
 			}
@@ -184,6 +192,7 @@ inline void fill_task(const HandedBack &t, GenrocClaimTask *out) {
 	out->state = dup_or_null(t.state);
 	out->resource = dup_or_null(t.resource);
 	out->input = dup(t.input);
+	out->input_native = t.input_native;
 	out->only_once = t.only_once;
 	out->has_timeout_s = t.timeout_s.has_value();
 	out->timeout_s = t.timeout_s.value_or(0);

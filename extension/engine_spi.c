@@ -91,21 +91,139 @@ type_of(int kind)
 	}
 }
 
-/* The kept plan of statement id, prepared on first use. */
 /*
- * Statements prepared with a generic plan (CURSOR_OPT_GENERIC_PLAN): a
- * statement whose plan per call costs more than it runs (the claim's:
- * claim_calls.cpp marks them before its first run).
+ * Statements prepared with a generic plan (genroc_pg_generic_plan), and
+ * those whose jsonb columns come back as Datums too (genroc_pg_keep_values).
  */
 static bool generic_plans[GENROC_MAX_STATEMENTS];
-
-extern void genroc_pg_generic_plan(int id);
+static bool keep_values[GENROC_MAX_STATEMENTS];
 
 void
 genroc_pg_generic_plan(int id)
 {
 	if (id >= 0 && id < GENROC_MAX_STATEMENTS)
 		generic_plans[id] = true;
+}
+
+void
+genroc_pg_keep_values(int id)
+{
+	if (id >= 0 && id < GENROC_MAX_STATEMENTS)
+		keep_values[id] = true;
+}
+
+/* How each column of a result comes back (GENROC_PG_CELL_*, or -1: text). */
+#define COLUMN_OUTPUT (-1)
+#define COLUMN_VARLENA_TEXT (-2)
+
+static int
+column_class(Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return GENROC_PG_CELL_INT;
+		case BOOLOID:
+			return GENROC_PG_CELL_BOOL;
+		case TEXTOID:
+		case VARCHAROID:
+			return COLUMN_VARLENA_TEXT;
+		default:
+			return COLUMN_OUTPUT;
+	}
+}
+
+/*
+ * The cells of an SPI result: each row deformed once; integers and
+ * booleans as values, text as it is in the tuple (detoasted when it must
+ * be), every other type through its output function, looked up once per
+ * column.
+ */
+static void
+result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
+{
+	TupleDesc	desc = t->tupdesc;
+	int			ncols = desc->natts;
+	int		   *classes = palloc(sizeof(int) * Max(1, ncols));
+	FmgrInfo   *outs = palloc0(sizeof(FmgrInfo) * Max(1, ncols));
+	Datum	   *values = palloc(sizeof(Datum) * Max(1, ncols));
+	bool	   *nulls = palloc(sizeof(bool) * Max(1, ncols));
+	int			r;
+	int			k;
+
+	for (k = 0; k < ncols; k++)
+	{
+		Oid			type = TupleDescAttr(desc, k)->atttypid;
+
+		classes[k] = column_class(type);
+		if (classes[k] == COLUMN_OUTPUT)
+		{
+			Oid			foutoid;
+			bool		isvarlena;
+
+			getTypeOutputInfo(type, &foutoid, &isvarlena);
+			fmgr_info(foutoid, &outs[k]);
+		}
+	}
+	out->cells = palloc0(sizeof(GenrocPgCell) * Max(1, nrows * ncols));
+	for (r = 0; r < nrows; r++)
+	{
+		heap_deform_tuple(t->vals[r], desc, values, nulls);
+		for (k = 0; k < ncols; k++)
+		{
+			GenrocPgCell *c = &out->cells[r * ncols + k];
+			Datum		v = values[k];
+
+			if (nulls[k])
+				continue;		/* GENROC_PG_CELL_NULL */
+			switch (classes[k])
+			{
+				case GENROC_PG_CELL_INT:
+					c->kind = GENROC_PG_CELL_INT;
+					c->i = TupleDescAttr(desc, k)->atttypid == INT8OID ? DatumGetInt64(v)
+						: TupleDescAttr(desc, k)->atttypid == INT4OID ? DatumGetInt32(v)
+						: DatumGetInt16(v);
+					break;
+				case GENROC_PG_CELL_BOOL:
+					c->kind = GENROC_PG_CELL_BOOL;
+					c->i = DatumGetBool(v) ? 1 : 0;
+					break;
+				case COLUMN_VARLENA_TEXT:
+					{
+						struct varlena *raw = (struct varlena *) DatumGetPointer(v);
+						struct varlena *flat = pg_detoast_datum_packed(raw);
+
+						c->kind = GENROC_PG_CELL_TEXT;
+						c->text = VARDATA_ANY(flat);
+						c->len = VARSIZE_ANY_EXHDR(flat);
+						c->owned = flat != raw ? flat : NULL;
+						break;
+					}
+				default:
+					{
+						char	   *text = OutputFunctionCall(&outs[k], v);
+
+						c->kind = GENROC_PG_CELL_TEXT;
+						c->text = text;
+						c->len = strlen(text);
+						c->owned = text;
+						/* flat (not toasted) before it is copied out */
+						if (keep && TupleDescAttr(desc, k)->atttypid == JSONBOID)
+							c->native = DatumGetPointer(SPI_datumTransfer(
+								PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(v))), false, -1));
+						break;
+					}
+			}
+		}
+	}
+	out->nrows = nrows;
+	out->ncols = ncols;
+	pfree(classes);
+	pfree(outs);
+	pfree(values);
+	pfree(nulls);
 }
 
 static SPIPlanPtr
@@ -195,35 +313,11 @@ genroc_pg_run(int id, int nstatements, const char *sql, int nparams, const Genro
 		out->processed = (int64_t) SPI_processed;
 		if (want_rows && SPI_tuptable != NULL)
 		{
-			SPITupleTable *t = SPI_tuptable;
-			int			ncols = t->tupdesc->natts;
-			int			nrows = (int) SPI_processed;
-			int			r;
-
-			FmgrInfo   *outs = palloc(sizeof(FmgrInfo) * Max(1, ncols));
-
-			/* each column's output function looked up once, not per cell */
-			for (k = 0; k < ncols; k++)
-			{
-				Oid			foutoid;
-				bool		isvarlena;
-
-				getTypeOutputInfo(TupleDescAttr(t->tupdesc, k)->atttypid, &foutoid, &isvarlena);
-				fmgr_info(foutoid, &outs[k]);
-			}
-			out->cells = palloc0(sizeof(char *) * Max(1, nrows * ncols));
-			for (r = 0; r < nrows; r++)
-				for (k = 0; k < ncols; k++)
-				{
-					bool		isnull;
-					Datum		v = heap_getattr(t->vals[r], k + 1, t->tupdesc, &isnull);
-
-					out->cells[r * ncols + k] = isnull ? NULL : OutputFunctionCall(&outs[k], v);
-				}
-			out->nrows = nrows;
-			out->ncols = ncols;
+			/* the cells may point into the tuples: freed with the rows */
+			out->tuptable = SPI_tuptable;
+			result_cells(SPI_tuptable, (int) SPI_processed, keep_values[id], out);
 		}
-		if (SPI_tuptable != NULL)
+		else if (SPI_tuptable != NULL)
 			SPI_freetuptable(SPI_tuptable);
 	}
 	PG_CATCH();
@@ -240,13 +334,19 @@ genroc_pg_rows_free(GenrocPgRows *rows)
 {
 	int			k;
 
-	if (rows->cells == NULL)
-		return;
-	for (k = 0; k < rows->nrows * rows->ncols; k++)
-		if (rows->cells[k] != NULL)
-			pfree(rows->cells[k]);
-	pfree(rows->cells);
-	rows->cells = NULL;
+	if (rows->cells != NULL)
+	{
+		for (k = 0; k < rows->nrows * rows->ncols; k++)
+			if (rows->cells[k].owned != NULL)
+				pfree(rows->cells[k].owned);
+		pfree(rows->cells);
+		rows->cells = NULL;
+	}
+	if (rows->tuptable != NULL)
+	{
+		SPI_freetuptable((SPITupleTable *) rows->tuptable);
+		rows->tuptable = NULL;
+	}
 }
 
 /*

@@ -45,24 +45,66 @@ typedef struct GenrocPgParam
 	size_t		len;
 } GenrocPgParam;
 
-/* Rows as text, cells[row * ncols + col], NULL for SQL NULL (palloc'd). */
+/* How a result cell came back (GenrocPgCell.kind). */
+enum
+{
+	GENROC_PG_CELL_NULL = 0,
+	GENROC_PG_CELL_TEXT = 1,	/* text, len: its text as the type writes it */
+	GENROC_PG_CELL_INT = 2,		/* i: an int2, int4 or int8 */
+	GENROC_PG_CELL_BOOL = 3		/* i: a bool, 0 or 1 */
+};
+
+typedef struct GenrocPgCell
+{
+	int			kind;
+	int64_t		i;				/* INT, BOOL */
+	const char *text;			/* TEXT: len bytes, not NUL-terminated */
+	size_t		len;
+	/*
+	 * A jsonb column of a statement that keeps its values
+	 * (genroc_pg_keep_values): the Datum, copied into the memory context
+	 * that was current at SPI_connect, so it outlives SPI_finish; else NULL.
+	 */
+	const void *native;
+	void	   *owned;			/* what genroc_pg_rows_free pfrees, or NULL */
+} GenrocPgCell;
+
+/*
+ * A statement's rows, cells[row * ncols + col]; a cell's text may point
+ * into the statement's tuples, which stay until genroc_pg_rows_free.
+ */
 typedef struct GenrocPgRows
 {
 	int64_t		processed;
 	int			nrows;
 	int			ncols;
-	char	  **cells;
+	GenrocPgCell *cells;
+	void	   *tuptable;		/* the SPI tuple table the cells point into */
 } GenrocPgRows;
 
 /*
  * Runs statement `id` (its text `sql`, prepared and kept on the first call
- * of this backend with the parameter types of that call's kinds), rows
- * materialized as text when want_rows.  read_only: for a STABLE function
- * (SPI's read_only: the caller's snapshot, no command counter increment).  1 on success, 0 with *err filled.
+ * of this backend with the parameter types of that call's kinds), its rows
+ * handed back when want_rows: integers and booleans as values, text
+ * columns as they are, every other type through its output function.
+ * read_only: for a STABLE function (SPI's read_only: the caller's snapshot,
+ * no command counter increment).  1 on success, 0 with *err filled.
  */
 extern int	genroc_pg_run(int id, int nstatements, const char *sql, int nparams,
 						  const GenrocPgParam *params, int read_only, int want_rows,
 						  GenrocPgRows *out, GenrocPgError *err);
+/*
+ * Statement `id` is prepared with a generic plan (CURSOR_OPT_GENERIC_PLAN):
+ * one whose plan per call costs more than it runs.  Set before its first
+ * run in the backend.
+ */
+extern void genroc_pg_generic_plan(int id);
+/*
+ * Statement `id`'s jsonb columns come back as Datums as well (cell.native):
+ * a result the entry point passes on as it is, without parsing its text
+ * again (the claim's tasks).
+ */
+extern void genroc_pg_keep_values(int id);
 /* Frees what genroc_pg_run materialized. */
 extern void genroc_pg_rows_free(GenrocPgRows *rows);
 

@@ -62,15 +62,12 @@ engine::Rows run(Db &db, engine::Stmt s, engine::Params params, bool want_rows, 
 		if (rc != SQLITE_ROW) raise(db.handle(), rc, std::string("statement ") + engine::statement_text(s).id);
 		if (!want_rows) continue;
 		const int n = sqlite3_column_count(st);
-		std::vector<std::optional<std::string>> cells;
-		cells.reserve(n);
-		for (int k = 0; k < n; k++) {
-			if (sqlite3_column_type(st, k) == SQLITE_NULL) {
-				cells.emplace_back(std::nullopt);
-				continue;
-			}
-			const auto *p = reinterpret_cast<const char *>(sqlite3_column_text(st, k));
-			cells.emplace_back(std::string(p, sqlite3_column_bytes(st, k)));
+		std::vector<engine::Row::Cell> cells(n);
+		for (int k = 0; k < n; k++) {  // an integer's text is made when asked, as SQLite writes it
+			const int type = sqlite3_column_type(st, k);
+			const auto *p = type == SQLITE_NULL || type == SQLITE_INTEGER ? nullptr : sqlite3_column_text(st, k);
+			if (type == SQLITE_INTEGER) cells[k] = engine::Row::Cell::integer(sqlite3_column_int64(st, k));
+			if (p) cells[k] = engine::Row::Cell::text({reinterpret_cast<const char *>(p), static_cast<size_t>(sqlite3_column_bytes(st, k))});
 		}
 		rows.emplace_back(std::move(cells));
 	}
