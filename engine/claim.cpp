@@ -161,10 +161,16 @@ void leased(Port &port, Rows rows, const std::string &worker, int64_t now, int64
 }  // namespace
 
 int64_t new_epoch(int64_t previous) {
+	thread_local uint64_t drawn[64];
+	thread_local int left = 0;
 	for (;;) {
-		uint64_t bits = 0;
-		if (RAND_bytes(reinterpret_cast<unsigned char *>(&bits), sizeof bits) != 1)
-			throw Error("XX000", "could not generate a random lease epoch");
+		if (left == 0) {
+			if (RAND_bytes(reinterpret_cast<unsigned char *>(drawn), sizeof drawn) != 1)
+				throw Error("XX000", "could not generate a random lease epoch");
+			left = static_cast<int>(sizeof drawn / sizeof drawn[0]);
+		}
+		const uint64_t bits = drawn[--left];
+		drawn[left] = 0;
 		const auto epoch = static_cast<int64_t>(bits & 0x7FFFFFFFFFFFFFFFULL);
 		if (epoch != 0 && epoch != previous) return epoch;
 	}

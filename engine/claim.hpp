@@ -46,12 +46,16 @@ struct Claimed {
 Claimed claim(Port &port, const std::optional<std::string> &worker,
 			  const std::optional<std::vector<std::string>> &queues, std::optional<int64_t> n, int64_t now_us);
 
-// A new lease epoch (genroc._fencing_epoch, the SQLite texts'
-// genroc_new_epoch): random in 1 .. 2^63-1 and not `previous`.  A counter
-// would hand the same epoch out again after a power loss took an unsynced
-// claim (at essential a claim is not synced), and a worker still holding the
-// lost lease could then report with it.  PostgreSQL's C function draws its
-// bytes from pg_strong_random, 64 epochs at a time.
+// A new lease epoch, the rule of both stores' statements (PostgreSQL's
+// genroc._fencing_epoch, SQLite's genroc_new_epoch): random in 1 .. 2^63-1
+// and not `previous`.  A counter would hand the same epoch out again after a
+// crash took an unflushed claim (at essential a claim commits without a
+// flush; a sequence's advance is logged the same way), and a worker still
+// holding the lost lease could then report with it; a random one comes back
+// with probability 2^-63.  The bytes come from OpenSSL's generator
+// (PostgreSQL's pg_strong_random is the same), drawn 64 epochs at a time per
+// thread (one draw cost a claim's task as much as a log row's index entry),
+// each handed out once; a backend's buffer is filled after its fork.
 int64_t new_epoch(int64_t previous);
 
 }  // namespace genroc::engine

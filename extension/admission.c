@@ -63,9 +63,7 @@ genroc_admit(PG_FUNCTION_ARGS)
 	char	   *request = genroc_jsonb_arg_or_null(fcinfo, 1);
 
 	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_instance must not be null")));
+		genroc_refuse_null("p_instance");
 	GENROC_ENGINE_CALL(genroc_engine_admit(PG_GETARG_INT64(0), request, &status, &engine_err));
 	PG_RETURN_DATUM(genroc_text_answer(status));
 }
@@ -99,9 +97,7 @@ genroc_ended(PG_FUNCTION_ARGS)
 {
 
 	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_instance must not be null")));
+		genroc_refuse_null("p_instance");
 	GENROC_ENGINE_CALL(genroc_engine_ended(PG_GETARG_INT64(0), &engine_err));
 	PG_RETURN_VOID();
 }

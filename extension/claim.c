@@ -129,9 +129,7 @@ genroc_claim_wait(PG_FUNCTION_ARGS)
 
 	genroc_refuse_restricted();
 	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_wait must not be null")));
+		genroc_refuse_null("p_wait");
 	wait = PG_GETARG_INTERVAL_P(3);
 	if (wait->month != 0 || wait->day != 0 || wait->time < 0 ||
 		wait->time > (int64) kMaxWaitMs * 1000)

@@ -12,6 +12,10 @@ extern "C" void genroc_engine_free_claim(GenrocClaimTask *tasks, int n) {
 	std::free(tasks);
 }
 
+extern "C" int genroc_engine_new_epoch(int64_t previous, int64_t *epoch, GenrocEngineError *err) {
+	return guarded(err, [&] { *epoch = new_epoch(previous); });
+}
+
 extern "C" int genroc_engine_claim(const char *worker, int has_queues, const char *const *queues, int nqueues,
 								   int has_n, int64_t n, int64_t now_us, GenrocClaimTask **tasks, int *ntasks,
 								   int *end, GenrocEngineError *err) {

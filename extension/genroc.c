@@ -28,7 +28,7 @@
  *				else that writes)
  *	  fencing epoch	the token a claim hands out with a lease; random, so a
  *				claim that a crash rolled back can never hand the same one
- *				out again (genroc._fencing_epoch)
+ *				out again (genroc._fencing_epoch, the engine's new_epoch)
  *	  session		a backend, named by its pid and start time; a worker's
  *				registration records its session, and while that session
  *				exists the worker is alive (genroc._session_alive)
@@ -631,41 +631,18 @@ genroc_detail(PG_FUNCTION_ARGS)
 }
 
 /*
- * genroc._fencing_epoch(previous bigint) → bigint: a new lease epoch, random
- * in 1 .. 2^63-1 and different from `previous`.
- *
- * A counter would not do: at durability essential a claim commits without a
- * flush, a crash can roll it back, and the next claim would hand out the same
- * number again, which a worker still holding the lost lease would then quote
- * successfully.  Neither would a sequence (its advance is WAL-logged in the
- * same unflushed way).  The bytes come from pg_strong_random, the source
- * gen_random_uuid() uses, so a lost epoch comes back with probability 2^-63.
- * They are drawn 64 epochs at a time (one call cost a claim's task as much
- * as a log row's index entry) and each is handed out once; the backend's
- * buffer is filled after the fork, and dies with the backend.
+ * genroc._fencing_epoch(previous bigint) → bigint: a new lease epoch, the
+ * engine's (engine/claim.hpp, new_epoch: why it is random, where its bytes
+ * come from).
  */
 Datum
 genroc_fencing_epoch(PG_FUNCTION_ARGS)
 {
-	static uint64 drawn[64];
-	static int	left = 0;
-	int64		previous = PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0);
-	int64		epoch;
+	GenrocEngineError err = {0};
+	int64_t		epoch = 0;
 
-	do
-	{
-		if (left == 0)
-		{
-			if (!pg_strong_random(drawn, sizeof(drawn)))
-				ereport(ERROR,
-						(errcode(ERRCODE_INTERNAL_ERROR),
-						 errmsg("could not generate a random lease epoch")));
-			left = lengthof(drawn);
-		}
-		left--;
-		epoch = (int64) (drawn[left] & UINT64CONST(0x7FFFFFFFFFFFFFFF));
-		drawn[left] = 0;
-	} while (epoch == 0 || epoch == previous);
+	if (!genroc_engine_new_epoch(PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), &epoch, &err))
+		genroc_raise_engine_error(&err);
 	PG_RETURN_INT64(epoch);
 }
 
@@ -804,9 +781,7 @@ genroc_validate(PG_FUNCTION_ARGS)
 	bool		ok;
 
 	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("definition must not be null")));
+		genroc_refuse_null("definition");
 	definition = jsonb_text(PG_GETARG_DATUM(0));
 	if (!PG_ARGISNULL(1))
 		cache_key = text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -884,9 +859,7 @@ genroc_step(PG_FUNCTION_ARGS)
 	char	   *request;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("cache_key, definition and request must not be null")));
+		genroc_refuse_null("cache_key, definition and request");
 	cache_key = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	request = jsonb_text(PG_GETARG_DATUM(2));
 	PG_RETURN_DATUM(step_answer(cache_key, PG_GETARG_DATUM(1), request));
@@ -898,9 +871,7 @@ require_args(FunctionCallInfo fcinfo, const char *const *args, int n, uint32 opt
 {
 	for (int k = 0; k < n; k++)
 		if (!(optional & (1u << k)) && PG_ARGISNULL(k))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not be null", args[k])));
+			genroc_refuse_null(args[k]);
 }
 
 /* What a step request's now_ms and context are written from (JSON text for input). */
@@ -1171,17 +1142,13 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 		dv[k] = dn[k] ? (Datum) 0 : PG_GETARG_DATUM(INST_COLUMNS + k);
 	}
 	if (PG_ARGISNULL(ARG_NOW_MS))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_now_ms must not be null")));
+		genroc_refuse_null("p_now_ms");
 	if (!in[7] && !in[9])
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("p_scope and p_parent_id: a top-level instance's step (a branch's or an item's execution is an ancestor's)")));
 	if (in[0] || in[2] || dn[0] || dn[1] || dn[2] || dn[3])
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("p_id, p_created_at, p_hash, p_definition, p_def_name and p_def_version must not be null")));
+		genroc_refuse_null("p_id, p_created_at, p_hash, p_definition, p_def_name and p_def_version");
 
 	cache_key = TextDatumGetCString(dv[0]);
 	if (!in[4] && !PG_ARGISNULL(ARG_RESULT) &&

@@ -124,8 +124,8 @@ CREATE FUNCTION genroc.list_workers()
 COMMENT ON FUNCTION genroc.list_workers() IS
 	'Every registered worker the caller may see (its own; operators every one): settings, timestamps, whether it is live or draining, and how many tasks it holds.';
 
--- A new lease epoch: random, never 0, never the previous one (genroc.c says
--- why a counter is not enough).
+-- A new lease epoch: random, never 0, never the previous one (the engine's
+-- rule; engine/claim.hpp says why a counter is not enough).
 CREATE FUNCTION genroc._fencing_epoch(p_previous bigint) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'genroc_fencing_epoch'
 	LANGUAGE C VOLATILE PARALLEL RESTRICTED;
