@@ -18,6 +18,7 @@
 #include "utils/timestamp.h"
 
 #include "engine_entry.h"
+#include "genroc.h"
 
 PG_FUNCTION_INFO_V1(genroc_route);
 PG_FUNCTION_INFO_V1(genroc_admit);

@@ -4,7 +4,8 @@
  *	  genroc.claim and genroc.claim_wait: the engine's claim
  *	  (engine/claim.cpp, through claim_calls.cpp) between SPI_connect and
  *	  SPI_finish, its rows put into the function's result; claim_wait's
- *	  wait on the backend's latch between its rounds.
+ *	  wait on the backend's latch between its rounds; the lease epoch the
+ *	  claim's statements draw (genroc._fencing_epoch).
  *
  * genroc.claim is the hottest entry point after the reports: every worker
  * calls it whenever it has room.  The engine's fast path is one statement
@@ -34,6 +35,7 @@
 
 PG_FUNCTION_INFO_V1(genroc_claim);
 PG_FUNCTION_INFO_V1(genroc_claim_wait);
+PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 
 /* The result's columns (genroc.claim's RETURNS TABLE), in order. */
 #define CLAIM_COLUMNS 10
@@ -158,4 +160,20 @@ genroc_claim_wait(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 	}
 	return (Datum) 0;
+}
+
+/*
+ * genroc._fencing_epoch(previous bigint) → bigint: a new lease epoch, the
+ * engine's (engine/claim.hpp, new_epoch: why it is random, where its bytes
+ * come from).
+ */
+Datum
+genroc_fencing_epoch(PG_FUNCTION_ARGS)
+{
+	GenrocEngineError err = {0};
+	int64_t		epoch = 0;
+
+	if (!genroc_engine_new_epoch(PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), &epoch, &err))
+		genroc_raise_engine_error(&err);
+	PG_RETURN_INT64(epoch);
 }

@@ -66,16 +66,6 @@ genroc_raise_engine_error(GenrocEngineError *err)
 }
 
 void
-genroc_refuse_null(const char *what)
-{
-	GenrocEngineError err = {0};
-
-	(void) genroc_engine_arg_null(what, &err);
-	genroc_raise_engine_error(&err);
-	pg_unreachable();
-}
-
-void
 genroc_engine_begin(int *depth)
 {
 	genroc_refuse_restricted();

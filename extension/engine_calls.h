@@ -430,8 +430,6 @@ extern int	genroc_engine_claim(const char *worker, int has_queues, const char *c
 								int has_n, int64_t n, int64_t now_us, GenrocClaimTask **tasks, int *ntasks,
 								int *end, GenrocEngineError *err);
 extern void genroc_engine_free_claim(GenrocClaimTask *tasks, int n);
-/* Always 0, *err the engine's 22004 "<what> must not be null" (no SPI). */
-extern int	genroc_engine_arg_null(const char *what, GenrocEngineError *err);
 /* A new lease epoch, not `previous` (engine::new_epoch; no SPI). */
 extern int	genroc_engine_new_epoch(int64_t previous, int64_t *epoch, GenrocEngineError *err);
 

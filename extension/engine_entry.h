@@ -19,8 +19,6 @@ extern void genroc_engine_begin(int *depth);
 /* Closes SPI; then raises *err (its SQLSTATE, message, detail, hint) unless ok. */
 extern void genroc_engine_end(int depth, int ok, GenrocEngineError *err);
 extern void genroc_raise_engine_error(GenrocEngineError *err);
-/* Raises the engine's error for a null argument: 22004, "<what> must not be null". */
-extern void genroc_refuse_null(const char *what) pg_attribute_noreturn();
 /*
  * GENROC_ENGINE_CALL(call): an entry point's frame around one engine call —
  * genroc_engine_begin, the call, genroc_engine_end with what it returned.

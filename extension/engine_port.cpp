@@ -33,10 +33,6 @@ class PgWorkerHost final : public WorkerHost {
 
 using namespace genroc::engine;
 
-extern "C" int genroc_engine_arg_null(const char *what, GenrocEngineError *err) {
-	return guarded(err, [&] { raise(Msg::ARG_NULL, {what}); });
-}
-
 extern "C" int genroc_engine_define(const char *name, const char *definition, int as_written, GenrocDefined *out,
 									GenrocEngineError *err) {
 	return guarded(err, [&] {

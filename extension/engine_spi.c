@@ -112,7 +112,11 @@ genroc_pg_keep_values(int id)
 		keep_values[id] = true;
 }
 
-/* How each column of a result comes back (GENROC_PG_CELL_*, or -1: text). */
+/*
+ * How each column of a result comes back: GENROC_PG_CELL_INT or _BOOL, its
+ * text as it is in the tuple (COLUMN_VARLENA_TEXT), or through its type's
+ * output function (COLUMN_OUTPUT).
+ */
 #define COLUMN_OUTPUT (-1)
 #define COLUMN_VARLENA_TEXT (-2)
 
@@ -226,6 +230,7 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 	pfree(nulls);
 }
 
+/* The kept plan of statement id, prepared on first use. */
 static SPIPlanPtr
 plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 {

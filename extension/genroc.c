@@ -28,7 +28,8 @@
  *				else that writes)
  *	  fencing epoch	the token a claim hands out with a lease; random, so a
  *				claim that a crash rolled back can never hand the same one
- *				out again (genroc._fencing_epoch, the engine's new_epoch)
+ *				out again (genroc._fencing_epoch in claim.c, the engine's
+ *				new_epoch)
  *	  session		a backend, named by its pid and start time; a worker's
  *				registration records its session, and while that session
  *				exists the worker is alive (genroc._session_alive)
@@ -59,6 +60,7 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/value.h"
@@ -171,7 +173,6 @@ PG_FUNCTION_INFO_V1(genroc_log_settings);
 PG_FUNCTION_INFO_V1(genroc_object_threshold_fn);
 PG_FUNCTION_INFO_V1(genroc_caller);
 PG_FUNCTION_INFO_V1(genroc_entry);
-PG_FUNCTION_INFO_V1(genroc_fencing_epoch);
 PG_FUNCTION_INFO_V1(genroc_session_start);
 PG_FUNCTION_INFO_V1(genroc_session_alive);
 PG_FUNCTION_INFO_V1(genroc_check_depth);
@@ -628,22 +629,6 @@ genroc_detail(PG_FUNCTION_ARGS)
 	}
 	object = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(object));
-}
-
-/*
- * genroc._fencing_epoch(previous bigint) → bigint: a new lease epoch, the
- * engine's (engine/claim.hpp, new_epoch: why it is random, where its bytes
- * come from).
- */
-Datum
-genroc_fencing_epoch(PG_FUNCTION_ARGS)
-{
-	GenrocEngineError err = {0};
-	int64_t		epoch = 0;
-
-	if (!genroc_engine_new_epoch(PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), &epoch, &err))
-		genroc_raise_engine_error(&err);
-	PG_RETURN_INT64(epoch);
 }
 
 /*
@@ -1209,6 +1194,57 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
  * (SECURITY_RESTRICTED_OPERATION), and keeps the mark through nested
  * SECURITY DEFINER calls, genroc's own included.
  */
+/* The engine's messages (engine/messages.def), by id: GENROC_MSG_<ID>. */
+enum
+{
+#define GENROC_MESSAGE(id, sqlstate, text) GENROC_MSG_##id,
+#include "messages.def"
+#undef GENROC_MESSAGE
+};
+static const struct
+{
+	const char *sqlstate;
+	const char *text;
+}			engine_messages[] = {
+#define GENROC_MESSAGE(id, sqlstate, text) {sqlstate, text},
+#include "messages.def"
+#undef GENROC_MESSAGE
+};
+
+/*
+ * Raises engine message `id` with one argument in place of its "{}", as the
+ * engine raises it (engine/engine.cpp, message_text): for the checks a C
+ * entry point makes before it calls the engine.
+ */
+static void
+raise_engine_message(int id, const char *arg)
+{
+	const char *s = engine_messages[id].sqlstate;
+	const char *t = engine_messages[id].text;
+	const char *hole = strstr(t, "{}");
+	StringInfoData message;
+
+	initStringInfo(&message);
+	if (hole == NULL)
+		appendStringInfoString(&message, t);
+	else
+	{
+		appendBinaryStringInfo(&message, t, (int) (hole - t));
+		appendStringInfoString(&message, arg);
+		appendStringInfoString(&message, hole + 2);
+	}
+	ereport(ERROR,
+			(errcode(MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4])),
+			 errmsg("%s", message.data)));
+}
+
+void
+genroc_refuse_null(const char *what)
+{
+	raise_engine_message(GENROC_MSG_ARG_NULL, what);
+	pg_unreachable();
+}
+
 void
 genroc_refuse_restricted(void)
 {

@@ -27,6 +27,8 @@ extern TimestampTz genroc_clock_now(void);
 extern Oid	genroc_caller_id(void);
 /* The refusal alone: 42501 inside a security-restricted operation. */
 extern void genroc_refuse_restricted(void);
+/* Raises the engine's error for a null argument (22004, "<what> must not be null"). */
+extern void genroc_refuse_null(const char *what) pg_attribute_noreturn();
 /* This session's genroc.object_threshold in bytes (values.c). */
 extern int	genroc_object_threshold_bytes(void);
 /* This session's genroc.log_payloads and genroc.log_payload_max (values.c). */

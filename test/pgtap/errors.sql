@@ -1,7 +1,7 @@
 -- Every SQLSTATE of the API (core/errors.def and the standard codes it
 -- uses), raised by the function and condition docs/errors.md names.
 BEGIN;
-SELECT plan(24);
+SELECT plan(26);
 
 SET LOCAL genroc.test_clock = '2030-01-01 00:00:00Z';
 SELECT version AS job_version FROM genroc.define('tap_job', '{"StartAt":"Work","States":{"Work":{"Type":"Task","Resource":"handler:work","Next":"Ask"},"Ask":{"Type":"Task","Resource":"activity:ask","End":true}}}') \gset
@@ -49,6 +49,11 @@ SELECT throws_ok($$SELECT genroc.worker_register('tap-w2', '{"concurrency":-1}')
 	'22023', NULL, '22023 bad option value');
 SELECT throws_ok($$SELECT genroc.fail(1, 1, NULL)$$,
 	'22004', 'p_error must not be null', '22004 missing required argument');
+-- the C entry points' own checks raise the engine's message (engine/messages.def ARG_NULL)
+SELECT throws_ok($$SELECT * FROM genroc.claim_wait('tap-w1', ARRAY['default'], 1, NULL)$$,
+	'22004', 'p_wait must not be null', '22004 from a C entry point: claim_wait without p_wait');
+SELECT throws_ok($$SELECT genroc._admit(NULL)$$,
+	'22004', 'p_instance must not be null', '22004 from a C entry point: _admit without p_instance');
 SELECT throws_ok($$SELECT genroc.start('tap_job', '{}', '{"run_at":"not a time"}')$$,
 	'22007', NULL, '22007 run_at that does not parse');
 SELECT throws_ok($$SELECT genroc.worker_register('tap-w2', '{"stale_after":"forever"}')$$,
