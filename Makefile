@@ -9,9 +9,9 @@
 #   make fuzz         builds the libFuzzer targets (clang, build-fuzz/) and runs each
 #                     for FUZZ_SECONDS (default 60); see test/fuzz/run.sh
 #
-# GENROC_TESTS=ON|OFF and GENROC_WERROR=ON|OFF, when given, set the CMake
-# options of the same name (kept in build/'s cache until given again);
-# GENROC_WERROR=ON also makes the C module's warnings errors.
+# GENROC_TESTS=ON|OFF, GENROC_WERROR=ON|OFF and GENROC_DEBUG_LEVEL=0..3, when
+# given, set the CMake options of the same name (kept in build/'s cache until
+# given again); GENROC_WERROR=ON also makes the C module's warnings errors.
 #
 # The extension's C module links the ASL interpreter from core/ and the engine
 # from engine/ (C++), the same code the SQLite shim uses, compiled with -fPIC
@@ -96,7 +96,8 @@ $(EXT_CXX_SRCS:.cpp=.o) $(EXT_C_SRCS:.c=.o): $(wildcard extension/engine_*.h ext
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
 CMAKE_OPTIONS = $(if $(GENROC_TESTS),-DGENROC_TESTS=$(GENROC_TESTS)) \
-                $(if $(GENROC_WERROR),-DGENROC_WERROR=$(GENROC_WERROR))
+                $(if $(GENROC_WERROR),-DGENROC_WERROR=$(GENROC_WERROR)) \
+                $(if $(GENROC_DEBUG_LEVEL),-DGENROC_DEBUG_LEVEL=$(GENROC_DEBUG_LEVEL))
 
 # SKIP_CXX=1 builds only the extension.
 .PHONY: cxx test check-build fuzz
