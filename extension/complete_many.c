@@ -255,7 +255,7 @@ static const char *const setwise_sql =
 "    ended_at = CASE WHEN s.kind = 'succeeded' THEN $6 ELSE i.ended_at END "
 "  FROM stepped s "
 "  WHERE i.ctid = s.tid AND i.id = s.id "
-"  RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
+"  RETURNING s.k, i.id, i.status::text, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
 "        s.task_input, s.only_once, s.timeout_s, s.attempt "
 "), logged AS ( "
 "  INSERT INTO genroc._log (instance_id, at, event, state, detail) "

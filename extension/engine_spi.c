@@ -25,6 +25,7 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -151,6 +152,7 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 	TupleDesc	desc = t->tupdesc;
 	int			ncols = desc->natts;
 	int		   *classes = palloc(sizeof(int) * Max(1, ncols));
+	Oid		   *types = palloc(sizeof(Oid) * Max(1, ncols));
 	FmgrInfo   *outs = palloc0(sizeof(FmgrInfo) * Max(1, ncols));
 	Datum	   *values = palloc(sizeof(Datum) * Max(1, ncols));
 	bool	   *nulls = palloc(sizeof(bool) * Max(1, ncols));
@@ -161,6 +163,10 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 	{
 		Oid			type = TupleDescAttr(desc, k)->atttypid;
 
+		/* a domain's value (genroc._status) as its base type's */
+		if (type >= FirstNormalObjectId)
+			type = getBaseType(type);
+		types[k] = type;
 		classes[k] = column_class(type);
 		if (classes[k] == COLUMN_OUTPUT)
 		{
@@ -186,8 +192,8 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 			{
 				case GENROC_PG_CELL_INT:
 					c->kind = GENROC_PG_CELL_INT;
-					c->i = TupleDescAttr(desc, k)->atttypid == INT8OID ? DatumGetInt64(v)
-						: TupleDescAttr(desc, k)->atttypid == INT4OID ? DatumGetInt32(v)
+					c->i = types[k] == INT8OID ? DatumGetInt64(v)
+						: types[k] == INT4OID ? DatumGetInt32(v)
 						: DatumGetInt16(v);
 					break;
 				case GENROC_PG_CELL_BOOL:
@@ -214,7 +220,7 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 						c->len = strlen(text);
 						c->owned = text;
 						/* flat (not toasted) before it is copied out */
-						if (keep && TupleDescAttr(desc, k)->atttypid == JSONBOID)
+						if (keep && types[k] == JSONBOID)
 							c->native = DatumGetPointer(SPI_datumTransfer(
 								PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(v))), false, -1));
 						break;
@@ -225,6 +231,7 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 	out->nrows = nrows;
 	out->ncols = ncols;
 	pfree(classes);
+	pfree(types);
 	pfree(outs);
 	pfree(values);
 	pfree(nulls);

@@ -57,6 +57,7 @@
  */
 #include "postgres.h"
 
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -71,6 +72,7 @@
 #include "utils/guc.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 #include "executor/executor.h"
@@ -581,6 +583,10 @@ genroc_detail(PG_FUNCTION_ARGS)
 	{
 		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, k);
 		bool		key = k % 2 == 0;
+
+		/* a domain's value (genroc._status) as its base type's */
+		if (type >= FirstNormalObjectId)
+			type = getBaseType(type);
 
 		if (PG_ARGISNULL(k))
 		{

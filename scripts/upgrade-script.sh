@@ -9,7 +9,7 @@
 #      for a changed signature or return type, DROP VIEW for a view whose
 #      columns change).
 #   2. Every part of extension/sql/ again, in file-name order, without its
-#      table statements (a top-level CREATE TABLE / INDEX / SEQUENCE / TYPE /
+#      table statements (a top-level CREATE TABLE / INDEX / SEQUENCE / TYPE / DOMAIN /
 #      POLICY / MATERIALIZED VIEW, ALTER TABLE / POLICY, INSERT INTO, up to
 #      the line that ends the statement) and
 #      with CREATE FUNCTION / PROCEDURE / VIEW / TRIGGER made CREATE OR
@@ -39,7 +39,7 @@ for part in "$@"; do
       next
     }
     /^\\echo / { next }
-    /^(CREATE (UNIQUE )?INDEX|CREATE TABLE|CREATE SEQUENCE|CREATE TYPE|CREATE POLICY|CREATE MATERIALIZED VIEW|ALTER TABLE|ALTER POLICY|INSERT INTO)[ \t]/ {
+    /^(CREATE (UNIQUE )?INDEX|CREATE TABLE|CREATE SEQUENCE|CREATE TYPE|CREATE DOMAIN|CREATE POLICY|CREATE MATERIALIZED VIEW|ALTER TABLE|ALTER POLICY|INSERT INTO)[ \t]/ {
       if ($0 !~ /;[ \t]*(--.*)?$/) skip = 1
       next
     }

@@ -5,9 +5,9 @@
 -- security_barrier: the caller's own conditions run only on rows the
 -- filter let through, so a leaky function in a WHERE sees nothing else.
 CREATE VIEW genroc.instances WITH (security_barrier) AS
-	SELECT i.id, d.name AS definition, d.version, i.status, i.state, i.resource, i.queue,
+	SELECT i.id, d.name AS definition, d.version, i.status::text AS status, i.state, i.resource, i.queue,
 		   i.priority, i.attempt, i.interruptions, i.lease_owner, i.lease_epoch,
-		   i.lease_expires, i.eligible_at, i.wait_kind, i.wait_until, i.activity, i.error,
+		   i.lease_expires, i.eligible_at, i.wait_kind::text AS wait_kind, i.wait_until, i.activity, i.error,
 		   i.labels, i.name, i.idempotency_key, i.created_at, i.updated_at, i.ended_at,
 		   i.parent_id, i.root_id, i.child_index, i.scope, i.owner
 	FROM genroc._instances i

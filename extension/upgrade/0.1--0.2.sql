@@ -19,7 +19,8 @@
  * _definitions (30_definitions.sql), the objects table and
  * its reference indexes (15_objects.sql), the drain request of _workers
  * (50_workers.sql), the aliases and deletions of definitions
- * (32_aliases.sql).  The rest of 0.2 (pg_dump
+ * (32_aliases.sql), the domains of status and wait_kind (10_tables.sql;
+ * at the end).  The rest of 0.2 (pg_dump
  * marks, the default queue's merge trigger, genroc.version(), the roles and
  * their grants, the new helpers) is in the parts, which run after this.
  */
@@ -86,15 +87,6 @@ CREATE UNIQUE INDEX _instances_activity_token ON genroc._instances (activity_tok
 	WHERE activity_token IS NOT NULL;
 CREATE UNIQUE INDEX _instances_idempotency_key ON genroc._instances (idempotency_key)
 	WHERE idempotency_key IS NOT NULL;
-
--- The CHECKs of status and wait_kind compare with an array constant
--- (10_tables.sql says why); same names a fresh install gives them.
-ALTER TABLE genroc._instances DROP CONSTRAINT _instances_status_check,
-	DROP CONSTRAINT _instances_wait_kind_check,
-	ADD CONSTRAINT _instances_status_check
-		CHECK (status = ANY ('{queued,ready,running,waiting,succeeded,failed,cancelled}'::text[])),
-	ADD CONSTRAINT _instances_wait_kind_check
-		CHECK (wait_kind = ANY ('{timer,run_at,activity,children,pending,event,callback}'::text[]));
 
 -- No foreign key from an instance to its definition (10_tables.sql): the
 -- trigger _definitions_keep (30_definitions.sql, made by the parts) keeps
@@ -272,3 +264,26 @@ DROP FUNCTION genroc._fail_task(bigint, text, text);
 -- The step writer and the lapse path are the engine's, called in-process by
 -- every caller (engine/steps.cpp): their SQL entries go.
 DROP FUNCTION genroc._interrupt(bigint, text);
+
+-- status and wait_kind: domains instead of the table's CHECKs
+-- (10_tables.sql says why), last: after the functions above that read
+-- them are gone.  The view that reads them goes first (the
+-- parts make it again); the domains get their constraints after the
+-- columns changed type, so the table is scanned once and not rewritten
+-- (a domain with a constraint would rewrite it) and its indexes are kept.
+DROP VIEW genroc.instances;
+-- 0.1's _slot_holders, a SQL body that reads status, becomes now what
+-- 55_queues.sql makes it again below
+CREATE OR REPLACE FUNCTION genroc._slot_holders(p_queue text, p_partition text) RETURNS int
+	AS 'MODULE_PATHNAME', 'genroc_slot_holders'
+	LANGUAGE C STABLE;
+CREATE DOMAIN genroc._status AS text;
+CREATE DOMAIN genroc._wait_kind AS text;
+ALTER TABLE genroc._instances DROP CONSTRAINT _instances_status_check,
+	DROP CONSTRAINT _instances_wait_kind_check,
+	ALTER COLUMN status TYPE genroc._status,
+	ALTER COLUMN wait_kind TYPE genroc._wait_kind;
+ALTER DOMAIN genroc._status ADD CONSTRAINT _status_check
+	CHECK (VALUE = ANY ('{queued,ready,running,waiting,succeeded,failed,cancelled}'::text[]));
+ALTER DOMAIN genroc._wait_kind ADD CONSTRAINT _wait_kind_check
+	CHECK (VALUE = ANY ('{timer,run_at,activity,children,pending,event,callback}'::text[]));
