@@ -22,9 +22,6 @@ extern "C" int genroc_engine_claim(const char *worker, int has_queues, const cha
 	*tasks = nullptr;
 	*ntasks = 0;
 	*end = GENROC_CLAIM_OTHER;
-	// planned per call, the claim's statements took longer than they ran
-	for (Stmt s : {Stmt::CLAIM_HEARTBEAT, Stmt::CLAIM_HELD, Stmt::CLAIM_TAKE, Stmt::CLAIM_TAKE_IDS})
-		genroc_pg_generic_plan(static_cast<int>(s));
 	const int ok = guarded(err, [&] {
 		PgPort port(false);
 		Claimed c = claim(port, arg(worker), opt_queues(has_queues, queues, nqueues), has_n ? std::optional<int64_t>(n) : std::nullopt, now_us);

@@ -28,6 +28,18 @@
 
 namespace genroc::engine {
 
+// Statement s's settings in PostgreSQL: its GENROC_PG_SETTINGS row of
+// statements.def (GENROC_PG_GENERIC_PLAN, GENROC_PG_KEEP_VALUES), 0 without.
+constexpr int pg_settings(Stmt s) {
+	constexpr int GENERIC_PLAN = GENROC_PG_GENERIC_PLAN, KEEP_VALUES = GENROC_PG_KEEP_VALUES;
+#define GENROC_STMT(id, pg, lite)
+#define GENROC_PG_SETTINGS(id, settings) \
+	if (s == Stmt::id) return settings;
+#include "statements.def"
+#undef GENROC_PG_SETTINGS
+#undef GENROC_STMT
+	return 0;
+}
 
 [[noreturn]] inline void rethrow(const GenrocPgError &e) {
 	throw Error(e.sqlstate, e.message ? e.message : "PostgreSQL failed", e.detail ? e.detail : "",
@@ -37,13 +49,7 @@ namespace genroc::engine {
 class PgPort final : public Port {
   public:
 	// read_only: the entry point is STABLE (SPI's read_only)
-	explicit PgPort(bool read_only) : read_only_(read_only) {
-		// the rows of a task handed to a worker keep their jsonb values: the
-		// entry point returns the input as the statement read it
-		// (HandedBack::input_native)
-		for (Stmt s : {Stmt::CLAIM_TAKE, Stmt::CLAIM_TAKE_IDS, Stmt::REPORT_TASK})
-			genroc_pg_keep_values(static_cast<int>(s));
-	}
+	explicit PgPort(bool read_only) : read_only_(read_only) {}
 	Dialect dialect() const override { return Dialect::postgres; }
 
 	Rows query(Stmt s, Params params) override { return run(s, params, true).second; }
@@ -100,7 +106,7 @@ class PgPort final : public Port {
 		}
 		GenrocPgRows rows{};
 		GenrocPgError e{};
-		if (!genroc_pg_run(static_cast<int>(s), statement_count(), t.postgres, static_cast<int>(ps.size()),
+		if (!genroc_pg_run(static_cast<int>(s), statement_count(), t.postgres, pg_settings(s), static_cast<int>(ps.size()),
 						   ps.data(), read_only_, want_rows, &rows, &e))
 			rethrow(e);
 		Rows out;

@@ -93,27 +93,6 @@ type_of(int kind)
 }
 
 /*
- * Statements prepared with a generic plan (genroc_pg_generic_plan), and
- * those whose jsonb columns come back as Datums too (genroc_pg_keep_values).
- */
-static bool generic_plans[GENROC_MAX_STATEMENTS];
-static bool keep_values[GENROC_MAX_STATEMENTS];
-
-void
-genroc_pg_generic_plan(int id)
-{
-	if (id >= 0 && id < GENROC_MAX_STATEMENTS)
-		generic_plans[id] = true;
-}
-
-void
-genroc_pg_keep_values(int id)
-{
-	if (id >= 0 && id < GENROC_MAX_STATEMENTS)
-		keep_values[id] = true;
-}
-
-/*
  * How each column of a result comes back: GENROC_PG_CELL_INT or _BOOL, its
  * text as it is in the tuple (COLUMN_VARLENA_TEXT), or through its type's
  * output function (COLUMN_OUTPUT).
@@ -239,7 +218,7 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 
 /* The kept plan of statement id, prepared on first use. */
 static SPIPlanPtr
-plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
+plan_of(int id, const char *sql, int settings, int nparams, const GenrocPgParam *params)
 {
 	KeptPlan   *kept = &plans[id];
 	int			k;
@@ -251,7 +230,7 @@ plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 
 		for (k = 0; k < nparams; k++)
 			types[k] = type_of(params[k].kind);
-		p = generic_plans[id] ? SPI_prepare_cursor(sql, nparams, types, CURSOR_OPT_GENERIC_PLAN)
+		p = (settings & GENROC_PG_GENERIC_PLAN) ? SPI_prepare_cursor(sql, nparams, types, CURSOR_OPT_GENERIC_PLAN)
 			: SPI_prepare(sql, nparams, types);
 		if (p == NULL)
 			elog(ERROR, "genroc engine: could not prepare statement %d: %s", id,
@@ -273,7 +252,7 @@ plan_of(int id, const char *sql, int nparams, const GenrocPgParam *params)
 }
 
 int
-genroc_pg_run(int id, int nstatements, const char *sql, int nparams, const GenrocPgParam *params,
+genroc_pg_run(int id, int nstatements, const char *sql, int settings, int nparams, const GenrocPgParam *params,
 			  int read_only, int want_rows, GenrocPgRows *out, GenrocPgError *err)
 {
 	MemoryContext cxt = CurrentMemoryContext;
@@ -291,7 +270,7 @@ genroc_pg_run(int id, int nstatements, const char *sql, int nparams, const Genro
 		if (id < 0 || id >= GENROC_MAX_STATEMENTS || nstatements > GENROC_MAX_STATEMENTS ||
 			nparams < 0 || nparams > GENROC_MAX_PARAMS)
 			elog(ERROR, "genroc engine: statement %d with %d parameters is out of range", id, nparams);
-		plan = plan_of(id, sql, nparams, params);
+		plan = plan_of(id, sql, settings, nparams, params);
 		for (k = 0; k < nparams; k++)
 		{
 			const GenrocPgParam *p = &params[k];
@@ -327,7 +306,7 @@ genroc_pg_run(int id, int nstatements, const char *sql, int nparams, const Genro
 		{
 			/* the cells may point into the tuples: freed with the rows */
 			out->tuptable = SPI_tuptable;
-			result_cells(SPI_tuptable, (int) SPI_processed, keep_values[id], out);
+			result_cells(SPI_tuptable, (int) SPI_processed, (settings & GENROC_PG_KEEP_VALUES) != 0, out);
 		}
 		else if (SPI_tuptable != NULL)
 			SPI_freetuptable(SPI_tuptable);

@@ -62,7 +62,7 @@ typedef struct GenrocPgCell
 	size_t		len;
 	/*
 	 * A jsonb column of a statement that keeps its values
-	 * (genroc_pg_keep_values): the Datum, copied into the memory context
+	 * (GENROC_PG_KEEP_VALUES): the Datum, copied into the memory context
 	 * that was current at SPI_connect, so it outlives SPI_finish; else NULL.
 	 */
 	const void *native;
@@ -83,28 +83,29 @@ typedef struct GenrocPgRows
 } GenrocPgRows;
 
 /*
+ * A statement's settings in PostgreSQL (GENROC_PG_SETTINGS rows of
+ * engine/statements.def): GENROC_PG_GENERIC_PLAN, prepared with a generic
+ * plan (CURSOR_OPT_GENERIC_PLAN: one whose plan per call costs more than it
+ * runs); GENROC_PG_KEEP_VALUES, its jsonb columns come back as Datums as
+ * well (cell.native: a result the entry point passes on as it is, without
+ * parsing its text again).
+ */
+#define GENROC_PG_GENERIC_PLAN 1
+#define GENROC_PG_KEEP_VALUES 2
+
+/*
  * Runs statement `id` (its text `sql`, prepared and kept on the first call
  * of this backend with the parameter types of that call's kinds), its rows
  * handed back when want_rows: integers and booleans as values, text
  * columns as they are, every other type through its output function.
  * read_only: for a STABLE function (SPI's read_only: the caller's snapshot,
- * no command counter increment).  1 on success, 0 with *err filled.
+ * no command counter increment).  settings: the statement's
+ * GENROC_PG_SETTINGS (engine/statements.def), fixed for it.  1 on success,
+ * 0 with *err filled.
  */
-extern int	genroc_pg_run(int id, int nstatements, const char *sql, int nparams,
+extern int	genroc_pg_run(int id, int nstatements, const char *sql, int settings, int nparams,
 						  const GenrocPgParam *params, int read_only, int want_rows,
 						  GenrocPgRows *out, GenrocPgError *err);
-/*
- * Statement `id` is prepared with a generic plan (CURSOR_OPT_GENERIC_PLAN):
- * one whose plan per call costs more than it runs.  Set before its first
- * run in the backend.
- */
-extern void genroc_pg_generic_plan(int id);
-/*
- * Statement `id`'s jsonb columns come back as Datums as well (cell.native):
- * a result the entry point passes on as it is, without parsing its text
- * again (the claim's tasks).
- */
-extern void genroc_pg_keep_values(int id);
 /* Frees what genroc_pg_run materialized. */
 extern void genroc_pg_rows_free(GenrocPgRows *rows);
 

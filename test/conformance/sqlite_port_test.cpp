@@ -67,5 +67,38 @@ TEST(SqlitePort, ASavepointUndoesItsScopeAloneAndTheTransactionGoesOn) {
 	for (const char *s : {"", "-wal", "-shm"}) std::filesystem::remove(path + s);
 }
 
+// A row's cells as the ports hand them back (engine/port.hpp): an integer or
+// a boolean as a value, its text made when asked (decimal; t or f, as
+// PostgreSQL writes a boolean); a text read as an integer or a boolean.
+TEST(PortRow, CellsReadAsTextIntegerAndBoolean) {
+	using Cell = engine::Row::Cell;
+	int stored = 0;
+	Cell native = Cell::text("{\"a\": 1}");
+	native.native = &stored;
+	engine::Row r({Cell::integer(-42), Cell::boolean(true), Cell::boolean(false), Cell::text("17"), Cell::text("t"),
+				   Cell{}, Cell::integer(1), Cell::text("x"), native});
+	EXPECT_EQ(r.size(), 9);
+	EXPECT_EQ(r.i64(0), -42);
+	EXPECT_EQ(r.text(0), "-42");
+	EXPECT_EQ(r.f64(0), -42.0);
+	EXPECT_TRUE(r.boolean(1));
+	EXPECT_EQ(r.text(1), "t");
+	EXPECT_FALSE(r.boolean(2));
+	EXPECT_EQ(r.text(2), "f");
+	EXPECT_EQ(r.i64(3), 17);
+	EXPECT_TRUE(r.boolean(4));
+	EXPECT_TRUE(r.is_null(5));
+	EXPECT_EQ(r.otext(5), std::nullopt);
+	EXPECT_EQ(r.oi64(5), std::nullopt);
+	EXPECT_THROW(r.text(5), Error);
+	EXPECT_TRUE(r.boolean(6));	// an integer 0 or 1 reads as a boolean (SQLite's)
+	EXPECT_THROW(r.i64(7), Error);
+	EXPECT_THROW(r.boolean(7), Error);
+	EXPECT_THROW(r.text(9), Error);	 // no such column
+	EXPECT_EQ(r.native(8), &stored);
+	EXPECT_EQ(r.native(0), nullptr);
+	EXPECT_EQ(r.text(8), "{\"a\": 1}");
+}
+
 }  // namespace
 }  // namespace genroc
