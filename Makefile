@@ -12,6 +12,13 @@
 # GENROC_TESTS=ON|OFF, GENROC_WERROR=ON|OFF and GENROC_DEBUG_LEVEL=0..3, when
 # given, set the CMake options of the same name (kept in build/'s cache until
 # given again); GENROC_WERROR=ON also makes the C module's warnings errors.
+# GENROC_UNITY=ON compiles the product libraries as unity sources (CMake's
+# option of that name; test/run-all.sh's build): not kept, every `make`
+# without it compiles file by file, since the module takes its core/ and
+# engine/ objects differently in each (below).  Where the test command checks
+# what: this build (unity, -Werror) links and tests everything; each product
+# file compiling alone (its own #includes) is the Debug type of
+# test/ops/build_types.sh (the `builds` suite).
 #
 # The extension's C module links the ASL interpreter from core/ and the engine
 # from engine/ (C++), the same code the SQLite shim uses, compiled with -fPIC
@@ -24,6 +31,7 @@ EXTENSION   = genroc
 EXTVERSION  = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" genroc.control)
 PREVVERSION = 0.1
 MODULE_big  = genroc
+UNITY      := $(filter ON on 1 YES yes TRUE true,$(GENROC_UNITY))
 CORE_SRCS   = $(sort $(wildcard core/*.cpp))
 # The engine's operations (engine/, C++); its PostgreSQL adapter is the module's
 # own (extension/engine_spi.c, engine_port.cpp) with the entry points of each
@@ -35,7 +43,7 @@ ENGINE_SRCS = $(sort $(wildcard engine/*.cpp))
 EXT_C_SRCS   = $(sort $(wildcard extension/*.c))
 EXT_CXX_SRCS = $(sort $(wildcard extension/*.cpp))
 OBJS        = $(EXT_C_SRCS:.c=.o) $(EXT_CXX_SRCS:.cpp=.o) \
-              $(ENGINE_SRCS:.cpp=.o) $(CORE_SRCS:.cpp=.o)
+              $(if $(UNITY),,$(ENGINE_SRCS:.cpp=.o) $(CORE_SRCS:.cpp=.o))
 SQL_PARTS   = $(sort $(wildcard extension/sql/*.sql))
 UPGRADE     = $(EXTENSION)--$(PREVVERSION)--$(EXTVERSION).sql
 UPGRADE_DELTA = extension/upgrade/$(PREVVERSION)--$(EXTVERSION).sql
@@ -81,7 +89,18 @@ extension/genroc.o: genroc.control
 # copied here, instead of a second compile of every file (about a quarter of a
 # cold build's CPU).  With SKIP_CXX=1 they are compiled here from the sources,
 # and only those older than their source are.
+# With GENROC_UNITY=ON CMake's objects are unity batches, not one per file:
+# the module links CMake's two libraries whole instead (the same objects
+# genroc and genctl link), and with SKIP_CXX=1 it takes them as $(BUILD) has
+# them (test/run-all.sh installs that way right after its build).
+ifdef UNITY
+CXX_LIBS    = $(BUILD)/engine/libgenroc_engine.a $(BUILD)/core/libgenroc_core.a
+SHLIB_LINK := -Wl,--whole-archive $(CXX_LIBS) -Wl,--no-whole-archive $(SHLIB_LINK)
+$(shlib): $(CXX_LIBS)
 ifndef SKIP_CXX
+$(CXX_LIBS): cxx
+endif
+else ifndef SKIP_CXX
 $(CORE_SRCS:.cpp=.o): core/%.o: core/%.cpp cxx
 	cp $(BUILD)/core/CMakeFiles/genroc_core.dir/$*.cpp.o $@
 $(ENGINE_SRCS:.cpp=.o): engine/%.o: engine/%.cpp cxx
@@ -97,7 +116,8 @@ CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
 CMAKE_OPTIONS = $(if $(GENROC_TESTS),-DGENROC_TESTS=$(GENROC_TESTS)) \
                 $(if $(GENROC_WERROR),-DGENROC_WERROR=$(GENROC_WERROR)) \
-                $(if $(GENROC_DEBUG_LEVEL),-DGENROC_DEBUG_LEVEL=$(GENROC_DEBUG_LEVEL))
+                $(if $(GENROC_DEBUG_LEVEL),-DGENROC_DEBUG_LEVEL=$(GENROC_DEBUG_LEVEL)) \
+                -DGENROC_UNITY=$(if $(UNITY),ON,OFF)
 
 # SKIP_CXX=1 builds only the extension.
 .PHONY: cxx test check-build fuzz

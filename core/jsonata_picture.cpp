@@ -310,7 +310,7 @@ Value answer(const u16 &s) {
 
 // $round(x, precision): half to even, shifted through the decimal text as
 // the reference does.
-double shift(double x, int by) {
+double shift_exponent(double x, int by) {
 	std::string s = format_number(x);
 	size_t e = s.find('e');
 	std::string mant = e == std::string::npos ? s : s.substr(0, e);
@@ -320,12 +320,12 @@ double shift(double x, int by) {
 
 double round_half_even(double x, int precision) {
 	if (precision)
-		x = shift(x, precision);
+		x = shift_exponent(x, precision);
 	double r = std::floor(x + 0.5);
 	if (std::fabs(r - x) == 0.5 && std::fabs(std::fmod(r, 2)) == 1)
 		r -= 1;
 	if (precision)
-		r = shift(r, -precision);
+		r = shift_exponent(r, -precision);
 	return r == 0 ? 0 : r;
 }
 

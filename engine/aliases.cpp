@@ -11,7 +11,7 @@ namespace genroc::engine {
 
 namespace {
 
-std::string shown(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string alias_shown(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // The characters of a text (code points), for the length limits.
 size_t chars(const std::string &s) {
@@ -58,20 +58,20 @@ struct Route {
 // The routing checked: one or two {"version", "weight"} objects, versions
 // distinct, weights 0..100 summing to 100.
 std::vector<Route> parse_routing(const json &r) {
-	if (!r.is_array() || r.empty() || r.size() > 2) raise(Msg::ALIAS_ROUTING, {shown(r).substr(0, 200)});
+	if (!r.is_array() || r.empty() || r.size() > 2) raise(Msg::ALIAS_ROUTING, {alias_shown(r).substr(0, 200)});
 	std::vector<Route> out;
 	int64_t sum = 0;
 	for (size_t k = 0; k < r.size(); k++) {
 		const json &e = r[k];
-		if (!e.is_object()) raise(Msg::ALIAS_ROUTING, {shown(r).substr(0, 200)});
+		if (!e.is_object()) raise(Msg::ALIAS_ROUTING, {alias_shown(r).substr(0, 200)});
 		for (auto &[key, v] : e.items())
-			if (key != "version" && key != "weight") raise(Msg::ALIAS_ROUTING, {shown(r).substr(0, 200)});
+			if (key != "version" && key != "weight") raise(Msg::ALIAS_ROUTING, {alias_shown(r).substr(0, 200)});
 		const json v = e.contains("version") ? e["version"] : json();
 		const json w = e.contains("weight") ? e["weight"] : json();
 		if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 2147483647)
-			raise(Msg::ALIAS_ROUTE_FIELD, {std::to_string(k), "version", "a version number", shown(v)});
+			raise(Msg::ALIAS_ROUTE_FIELD, {std::to_string(k), "version", "a version number", alias_shown(v)});
 		if (!w.is_number_integer() || w.get<int64_t>() < 0 || w.get<int64_t>() > 100)
-			raise(Msg::ALIAS_ROUTE_FIELD, {std::to_string(k), "weight", "an integer from 0 to 100", shown(w)});
+			raise(Msg::ALIAS_ROUTE_FIELD, {std::to_string(k), "weight", "an integer from 0 to 100", alias_shown(w)});
 		for (const Route &o : out)
 			if (o.version == v.get<int64_t>()) raise(Msg::ALIAS_TWICE, {std::to_string(o.version)});
 		out.push_back({v.get<int64_t>(), w.get<int64_t>()});
@@ -89,7 +89,7 @@ std::string alias_json(const std::string &name, const std::string &alias, const 
 				{"description", description ? json(*description) : json()},
 				{"created_at", iso_us(created_us)},
 				{"updated_at", iso_us(updated_us)}};
-	return shown(out);
+	return alias_shown(out);
 }
 
 // A uniform draw in [0, 100): the process's own generator, seeded once.

@@ -42,11 +42,11 @@ struct Advancing {
 	Advancing &operator=(const Advancing &) = delete;
 };
 
-std::string json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string child_json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
+void child_log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
 	port.exec(Stmt::LOG_ROW, {id, event, state,
-							  detail.is_null() ? Param::null(Param::Kind::json) : Param(JsonText{json_text(detail)}),
+							  detail.is_null() ? Param::null(Param::Kind::json) : Param(JsonText{child_json_text(detail)}),
 							  port.now_ms()});
 }
 
@@ -57,11 +57,11 @@ json value_of(Port &port, const std::optional<std::string> &text, const char *wh
 	return parse_json(load_value(port, *text), what);
 }
 
-std::optional<std::string> opt_str(const json &out, const char *k) {
+std::optional<std::string> child_opt_str(const json &out, const char *k) {
 	auto it = out.find(k);
 	return it != out.end() && it->is_string() ? std::optional<std::string>(it->get<std::string>()) : std::nullopt;
 }
-std::optional<int64_t> opt_int(const json &out, const char *k) {
+std::optional<int64_t> child_opt_int(const json &out, const char *k) {
 	auto it = out.find(k);
 	return it != out.end() && it->is_number() ? std::optional<int64_t>(it->get<int64_t>()) : std::nullopt;
 }
@@ -69,7 +69,7 @@ json member(const json &out, const char *k) {
 	auto it = out.find(k);
 	return it != out.end() ? *it : json(nullptr);
 }
-Param json_param(const json &v) { return v.is_null() ? Param::null(Param::Kind::json) : Param(JsonText{json_text(v)}); }
+Param json_param(const json &v) { return v.is_null() ? Param::null(Param::Kind::json) : Param(JsonText{child_json_text(v)}); }
 
 // An outcome's retry counts (an array; none: empty) and their sum (the attempt).
 json retry_counts(const json &out) {
@@ -85,7 +85,7 @@ int64_t attempt_of(const json &counts) {
 
 // The request that goes on from the instance's task (task_request:
 // engine/report.cpp, in-process).
-json task_request(Port &port, int64_t id, const char *op, const json &result, const std::optional<std::string> &error,
+json child_task_request(Port &port, int64_t id, const char *op, const json &result, const std::optional<std::string> &error,
 				  const std::optional<std::string> &cause) {
 	return engine::task_request(task_row(port, id), op, &result, error, cause);
 }
@@ -122,10 +122,10 @@ int64_t depth(Port &port, int64_t id) { return port.query(Stmt::CHILDREN_DEPTH, 
 std::string fan_out(Port &port, int64_t parent, const json &out) {
 	const int64_t now = port.now_ms();
 	const std::string kind = out.at("kind").get<std::string>();
-	const std::optional<std::string> state = opt_str(out, "state");
+	const std::optional<std::string> state = child_opt_str(out, "state");
 	const json counts = retry_counts(out);
-	const int64_t delay = opt_int(out, "delay_ms").value_or(0);
-	const std::optional<int64_t> timeout = opt_int(out, "timeout_s");
+	const int64_t delay = child_opt_int(out, "delay_ms").value_or(0);
+	const std::optional<int64_t> timeout = child_opt_int(out, "timeout_s");
 	const json state_input = member(out, "state_input");
 
 	Rows pr = port.query(Stmt::CHILDREN_PARENT, {parent});
@@ -144,7 +144,7 @@ std::string fan_out(Port &port, int64_t parent, const json &out) {
 	} else if (kind == "map") {
 		items = out.at("items");
 	} else {
-		const std::string name = opt_str(out, "definition").value_or("");
+		const std::string name = child_opt_str(out, "definition").value_or("");
 		const json version = member(out, "version");
 		const std::string st = state.value_or("");
 		std::optional<std::string> error, cause;
@@ -175,7 +175,7 @@ std::string fan_out(Port &port, int64_t parent, const json &out) {
 			cause = "state \"" + st + "\" calls definition \"" + name + "\", which the instance's role may not start";
 		}
 		if (error) {
-			port.exec(Stmt::CHILDREN_CALL_STATE, {parent, state, json_param(state_input), JsonText{json_text(counts)}, now});
+			port.exec(Stmt::CHILDREN_CALL_STATE, {parent, state, json_param(state_input), JsonText{child_json_text(counts)}, now});
 			return fail_task(port, parent, error, cause);
 		}
 		const json labels = pr[0].is_null(1) ? json::object() : parse_json(pr[0].text(1), "the labels");
@@ -188,7 +188,7 @@ std::string fan_out(Port &port, int64_t parent, const json &out) {
 						 {"queue", queue}});
 	}
 	const int64_t gen = (prev.is_object() && prev.contains("gen") && prev["gen"].is_number() ? prev["gen"].get<int64_t>() : 0) + 1;
-	const int64_t max_conc = opt_int(out, "max_concurrency").value_or(0);
+	const int64_t max_conc = child_opt_int(out, "max_concurrency").value_or(0);
 	const int64_t total = static_cast<int64_t>(items.size());
 	json fanout = {{"kind", kind},
 				   {"gen", gen},
@@ -205,18 +205,18 @@ std::string fan_out(Port &port, int64_t parent, const json &out) {
 	if (delay > 0) park.wait_until = now + delay;
 	park.fanout = std::move(fanout);
 	write_stop(port, parent, park);
-	port.exec(Stmt::CHILDREN_INSERT, {parent, JsonText{json_text(items)}, gen, kind != "call", now});
+	port.exec(Stmt::CHILDREN_INSERT, {parent, JsonText{child_json_text(items)}, gen, kind != "call", now});
 	port.exec(Stmt::CHILDREN_COUNTS_RESET, {parent, gen, total});
 	if (kind == "call") {
 		Rows c = port.query(Stmt::CHILDREN_CALL_CHILD, {parent, gen});
-		log(port, parent, "call_started", state,
+		child_log(port, parent, "call_started", state,
 			{{"definition", member(out, "definition")},
 			 {"version", *called_version},
 			 {"sync", member(out, "sync")},
 			 {"delay_ms", delay},
 			 {"child", c.empty() ? json(nullptr) : json(c[0].i64(0))}});
 	} else {
-		log(port, parent, "children_started", state,
+		child_log(port, parent, "children_started", state,
 			{{"kind", kind}, {"count", total}, {"max_concurrency", max_conc}, {"delay_ms", delay}});
 	}
 	if (delay == 0) advance_children(port, parent);
@@ -287,12 +287,12 @@ void advance_children(Port &port, int64_t parent) {
 			}
 			if (fails) {
 				cancel_children(port, parent, "state \"" + state + "\" failed: " + error.value_or("an error without a name"));
-				log(port, parent, "children_failed", state_opt,
+				child_log(port, parent, "children_failed", state_opt,
 					{{"error", error ? json(*error) : json(nullptr)},
 					 {"cause", cause ? json(*cause) : json(nullptr)},
 					 {"failed", failed}});
 				port.exec(Stmt::CHILDREN_WAIT_OVER, {parent});
-				apply_step(port, parent, task_request(port, parent, "task_failed", json(), error, cause));
+				apply_step(port, parent, child_task_request(port, parent, "task_failed", json(), error, cause));
 				return;
 			}
 		}
@@ -317,7 +317,7 @@ void advance_children(Port &port, int64_t parent) {
 				// an async call goes on as soon as its child has started
 				port.exec(Stmt::CHILDREN_WAIT_OVER, {parent});
 				apply_step(port, parent,
-						   task_request(port, parent, "task_succeeded", json{{"InstanceId", child}}, std::nullopt,
+						   child_task_request(port, parent, "task_succeeded", json{{"InstanceId", child}}, std::nullopt,
 										std::nullopt));
 				return;
 			}
@@ -339,13 +339,13 @@ void advance_children(Port &port, int64_t parent) {
 			}
 			port.exec(Stmt::CHILDREN_WAIT_OVER, {parent});
 			if (call) {
-				log(port, parent, "call_done", state_opt, json());
+				child_log(port, parent, "call_done", state_opt, json());
 				apply_step(port, parent,
-						   task_request(port, parent, "task_succeeded", outputs.empty() ? json() : outputs.at(0),
+						   child_task_request(port, parent, "task_succeeded", outputs.empty() ? json() : outputs.at(0),
 										std::nullopt, std::nullopt));
 				return;
 			}
-			log(port, parent, "children_done", state_opt, {{"count", total}, {"failed", failed}});
+			child_log(port, parent, "children_done", state_opt, {{"count", total}, {"failed", failed}});
 			Rows dp = port.query(Stmt::CHILDREN_DONE_PARENT, {parent});
 			if (dp.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(parent)});
 			json req = {{"op", "children_done"},
@@ -365,16 +365,16 @@ void cancel_children(Port &port, int64_t parent, const std::string &cause) {
 
 std::string park_event(Port &port, int64_t instance, const json &out) {
 	const json counts = retry_counts(out);
-	const std::optional<int64_t> timeout = opt_int(out, "timeout_s");
-	const std::optional<std::string> state = opt_str(out, "state");
-	const std::string name = opt_str(out, "name").value_or("");
+	const std::optional<int64_t> timeout = child_opt_int(out, "timeout_s");
+	const std::optional<std::string> state = child_opt_str(out, "state");
+	const std::string name = child_opt_str(out, "name").value_or("");
 	Stop park = waiting_stop(state, member(out, "state_input"), counts, timeout);
 	park.resource = "genroc:event";
 	park.wait_kind = "event";
 	park.activity = name;
 	if (timeout) park.timeout_in = *timeout * 1000;
 	write_stop(port, instance, park);
-	log(port, instance, "event_waiting", state,
+	child_log(port, instance, "event_waiting", state,
 		{{"name", member(out, "name")}, {"timeout_s", timeout ? json(*timeout) : json(nullptr)}});
 	Rows kept = port.query(Stmt::EVENT_KEPT, {instance, name});
 	if (kept.empty()) return "waiting";

@@ -125,7 +125,7 @@ std::vector<int64_t> partitioned(Port &port, const Room &r, int64_t now, int64_t
 
 // The leased rows (CLAIM_TAKE, CLAIM_TAKE_IDS) as claim returns them; the
 // starts the limits count recorded; SQLite's log rows and stored values.
-void leased(Port &port, Rows rows, const std::string &worker, int64_t now, int64_t lease, const Room *limits,
+void claim_leased(Port &port, Rows rows, const std::string &worker, int64_t now, int64_t lease, const Room *limits,
 			Claimed &out) {
 	const bool lite = port.dialect() == Dialect::sqlite;
 	// SQLite's RETURNING has no order: claim order (priority, eligible_at, id)
@@ -208,7 +208,7 @@ Claimed claim(Port &port, const std::optional<std::string> &worker,
 	const int64_t lease = w.i64(3);
 	if (!w.boolean(4)) {
 		// no queue row sets a limit: every queue is open, one statement
-		leased(port, port.query(Stmt::CLAIM_TAKE, {*worker, JsonText{json_array(*queues)}, take, now, lease}),
+		claim_leased(port, port.query(Stmt::CLAIM_TAKE, {*worker, JsonText{json_array(*queues)}, take, now, lease}),
 			   *worker, now, lease, nullptr, out);
 		out.end = out.tasks.empty() ? Claimed::End::none_ready : Claimed::End::took;
 		return out;
@@ -216,12 +216,12 @@ Claimed claim(Port &port, const std::optional<std::string> &worker,
 	const Room limits = room(port, *queues, now);
 	if (limits.bound) take = std::min(take, *limits.bound);
 	if (limits.partition_rated.empty()) {
-		leased(port, port.query(Stmt::CLAIM_TAKE, {*worker, JsonText{json_array(limits.open)}, take, now, lease}),
+		claim_leased(port, port.query(Stmt::CLAIM_TAKE, {*worker, JsonText{json_array(limits.open)}, take, now, lease}),
 			   *worker, now, lease, &limits, out);
 	} else {
 		const std::vector<int64_t> ids = partitioned(port, limits, now, take);
 		if (!ids.empty())
-			leased(port, port.query(Stmt::CLAIM_TAKE_IDS, {*worker, JsonText{json(ids).dump()}, now, lease}), *worker,
+			claim_leased(port, port.query(Stmt::CLAIM_TAKE_IDS, {*worker, JsonText{json(ids).dump()}, now, lease}), *worker,
 				   now, lease, &limits, out);
 	}
 	return out;

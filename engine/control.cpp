@@ -24,14 +24,14 @@ namespace genroc::engine {
 
 namespace {
 
-bool ended(const std::string &status) { return status == "succeeded" || status == "failed" || status == "cancelled"; }
+bool control_ended(const std::string &status) { return status == "succeeded" || status == "failed" || status == "cancelled"; }
 
-std::string json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string control_json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // An object's text with members whose values are JSON texts as the caller
 // has them (not parsed again: a number keeps every digit it was written with).
 std::string with_raw(const json &object, std::initializer_list<std::pair<const char *, const std::string *>> raw) {
-	std::string text = json_text(object);
+	std::string text = control_json_text(object);
 	text.pop_back();  // '}'
 	for (const auto &[key, value] : raw) {
 		if (text.size() > 1) text += ',';
@@ -40,11 +40,11 @@ std::string with_raw(const json &object, std::initializer_list<std::pair<const c
 	return text + '}';
 }
 
-void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
-	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{json_text(detail)}, port.now_ms()});
+void control_log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
+	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{control_json_text(detail)}, port.now_ms()});
 }
 
-void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state,
+void control_log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state,
 		 const std::string &detail) {
 	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{detail}, port.now_ms()});
 }
@@ -83,7 +83,7 @@ std::string cancel_once(Port &port, int64_t id, const std::optional<std::string>
 	for (const Row &r : port.query(Stmt::CONTROL_LIVE_DESCENDANTS, {id}))
 		port.exec(Stmt::CONTROL_LOCK_ROW, {r.i64(0)});
 	const Instance inst = lock_instance(port, id);
-	if (ended(inst.status)) raise(Msg::INSTANCE_ENDED, {std::to_string(id), inst.status});
+	if (control_ended(inst.status)) raise(Msg::INSTANCE_ENDED, {std::to_string(id), inst.status});
 	cancel_tree(port, id, cause.value_or("cancelled by request"), std::string("the parent was cancelled"), error);
 	engine::ended(port, id);											  // its partition slot goes to the next
 	if (inst.parent_id) child_ended(port, id);							  // counts as a failed child
@@ -137,7 +137,7 @@ void cancel_tree(Port &port, int64_t instance, const std::optional<std::string> 
 	for (const Row &r : port.query(Stmt::CANCEL_TREE_CHILDREN, {instance}))
 		cancel_tree(port, r.i64(0), children_cause ? children_cause : cause);
 	Rows rows = port.query(Stmt::CANCEL_TREE_ROW, {instance});
-	if (rows.empty() || ended(rows[0].text(0))) return;
+	if (rows.empty() || control_ended(rows[0].text(0))) return;
 	const Row &r = rows[0];
 	const std::string previous = r.text(0);
 	const std::optional<std::string> state = r.otext(1);
@@ -159,7 +159,7 @@ void cancel_tree(Port &port, int64_t instance, const std::optional<std::string> 
 	json detail = {{"previous_status", previous}};
 	if (cause) detail["cause"] = *cause;
 	if (error) detail["error"] = *error;
-	log(port, instance, "cancelled", state, detail);
+	control_log(port, instance, "cancelled", state, detail);
 }
 
 std::string run_again(Port &port, std::optional<int64_t> instance, const std::optional<std::string> &output) {
@@ -194,8 +194,8 @@ std::string run_again(Port &port, std::optional<int64_t> instance, const std::op
 	if (queue && queue != inst.queue) detail["queue"] = *queue;
 	// a JSON null output is left out, as jsonb_strip_nulls leaves it
 	const bool has_output = output && json::parse(*output, nullptr, false) != json(nullptr);
-	log(port, id, output ? "resumed" : "retried", inst.state,
-		has_output ? with_raw(detail, {{"output", &*output}}) : json_text(detail));
+	control_log(port, id, output ? "resumed" : "retried", inst.state,
+		has_output ? with_raw(detail, {{"output", &*output}}) : control_json_text(detail));
 	return admit(port, id, parse_json(request, "the step request"));
 }
 
@@ -206,7 +206,7 @@ std::string emit(Port &port, std::optional<int64_t> instance, const std::optiona
 	port.exec(Stmt::FLUSH_COMMIT, {"outside"});
 	if (!name || name->empty()) raise(Msg::EVENT_NAME_EMPTY);
 	check_name(*name, "p_name");
-	if (ended(inst.status)) raise(Msg::INSTANCE_ENDED, {std::to_string(inst.id), inst.status});
+	if (control_ended(inst.status)) raise(Msg::INSTANCE_ENDED, {std::to_string(inst.id), inst.status});
 	const std::string value = payload.value_or("null");
 	{
 		const json parsed = json::parse(value, nullptr, false);
@@ -218,14 +218,14 @@ std::string emit(Port &port, std::optional<int64_t> instance, const std::optiona
 		return "delivered";
 	}
 	port.exec(Stmt::EVENT_KEEP, {inst.id, *name, JsonText{value}, port.now_ms()});
-	log(port, inst.id, "event_kept", inst.state, with_raw({{"name", *name}}, {{"payload", &value}}));
+	control_log(port, inst.id, "event_kept", inst.state, with_raw({{"name", *name}}, {{"payload", &value}}));
 	return "kept";
 }
 
 std::string deliver_event(Port &port, int64_t instance, const std::string &name, const std::string &payload) {
 	Rows rows = port.query(Stmt::CONTROL_STATUS, {instance});
 	if (rows.empty()) raise(Msg::INSTANCE_NOT_FOUND, {std::to_string(instance)});
-	log(port, instance, "event_received", rows[0].otext(1), with_raw({{"name", name}}, {{"payload", &payload}}));
+	control_log(port, instance, "event_received", rows[0].otext(1), with_raw({{"name", name}}, {{"payload", &payload}}));
 	// its state goes on as if its task returned the payload; the step reads
 	// the request as JSON anyway, so the payload is parsed here once
 	const json result = parse_json(payload, "the step request");
@@ -289,7 +289,7 @@ std::vector<ActivityClaim> claim_activity(Port &port, const std::optional<std::s
 	std::vector<ActivityClaim> out;
 	out.reserve(rows.size());
 	for (Claimed &c : rows) {
-		log(port, c.task.instance_id, "activity_claimed", c.state,
+		control_log(port, c.task.instance_id, "activity_claimed", c.state,
 			json{{"worker", *worker}, {"activity", c.task.activity}});
 		c.task.input = load_value(port, c.task.input);
 		out.push_back(std::move(c.task));

@@ -22,11 +22,11 @@ namespace {
 
 constexpr const char *kRefKey = "genroc:object";
 
-std::string json_string(const std::string &s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string instance_json_string(const std::string &s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string text_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : json_string(r.text(col)); }
+std::string text_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : instance_json_string(r.text(col)); }
 std::string number_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : r.text(col); }
-std::string iso_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : json_string(iso_us(r.i64(col))); }
+std::string iso_or_null(const Row &r, int col) { return r.is_null(col) ? "null" : instance_json_string(iso_us(r.i64(col))); }
 
 // A member of a JSON object text at its top level: its key and where its
 // value's text begins and ends.
@@ -173,7 +173,7 @@ std::string children_summary(Port &port, int64_t parent, const json &fanout) {
 	std::string kind = "null";
 	if (fanout.contains("kind") && !fanout.at("kind").is_null()) {
 		const json &k = fanout.at("kind");
-		kind = json_string(k.is_string() ? k.get<std::string>() : k.dump());	 // ->> 'kind'
+		kind = instance_json_string(k.is_string() ? k.get<std::string>() : k.dump());	 // ->> 'kind'
 	}
 	std::optional<int64_t> gen;
 	if (fanout.contains("gen") && fanout.at("gen").is_number_integer()) gen = fanout.at("gen").get<int64_t>();

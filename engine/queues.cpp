@@ -9,7 +9,7 @@ namespace genroc::engine {
 
 namespace {
 
-std::string json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string queue_json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // genroc._check_match: a routed queue's match; 22023 naming what is wrong.
 void check_match(Port &port, const json &match) {
@@ -137,7 +137,7 @@ std::string queue_set(Port &port, const std::optional<std::string> &name,
 	if (*kind == "routed") {
 		if (!opts.contains("match")) raise(Msg::QUEUE_MATCH_MISSING);
 		check_match(port, opts["match"]);
-		match = JsonText{json_text(opts["match"])};
+		match = JsonText{queue_json_text(opts["match"])};
 	} else if (opts.contains("match")) {
 		raise(Msg::QUEUE_MATCH_NOT_ROUTED);
 	}
@@ -234,7 +234,7 @@ std::string queue_row_json(const QueueRow &row) {
 				{"running", row.running},
 				{"workers", row.workers},
 				{"oldest_ready_at", row.oldest_ready_us ? json(iso_us(*row.oldest_ready_us)) : json(nullptr)}};
-	return json_text(out);
+	return queue_json_text(out);
 }
 
 }  // namespace genroc::engine

@@ -41,7 +41,7 @@ Stopped read_locked(Port &port, int64_t id) {
 	return s;
 }
 
-void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
+void redrive_log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state, const json &detail) {
 	port.exec(Stmt::LOG_ROW, {id, event, state, JsonText{detail.dump()}, port.now_ms()});
 }
 
@@ -80,7 +80,7 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra = json::obj
 void start_child(Port &port, int64_t parent, int64_t id, int64_t index) {
 	const json input = parse_json(instance_inputs(port, id).second, "the input");
 	port.exec(Stmt::REDRIVE_REOPEN, {id, "ready", Param::null(Param::Kind::text), port.now_ms()});
-	log(port, id, "started", std::nullopt, {{"parent", parent}, {"index", index}, {"input", input}});
+	redrive_log(port, id, "started", std::nullopt, {{"parent", parent}, {"index", index}, {"input", input}});
 	apply_step(port, id, json{{"op", "start"}, {"input", input}});
 }
 
@@ -132,7 +132,7 @@ void reopen(Port &port, const Stopped &s, int64_t gen, int64_t count, const json
 				   {"kept", succeeded},
 				   {"rerun", static_cast<int64_t>(rerun.size())}};
 	detail.update(extra);
-	log(port, s.id, "redriven", s.state, detail);
+	redrive_log(port, s.id, "redriven", s.state, detail);
 	for (const Child &c : run_now) {
 		if (!still_waiting(port, s.id, gen)) break;
 		if (c.started)
@@ -158,7 +158,7 @@ void go_on(Port &port, const Stopped &s, bool top, const json &extra) {
 	port.exec(Stmt::REDRIVE_REOPEN, {s.id, "ready", Param::null(Param::Kind::text), port.now_ms()});
 	json detail = {{"redrive_count", count}, {"previous_status", s.status}};
 	detail.update(extra);
-	log(port, s.id, "redriven", s.state, detail);
+	redrive_log(port, s.id, "redriven", s.state, detail);
 	// a top instance takes its partition's slot again; children hold none
 	if (top)
 		admit(port, s.id, request);

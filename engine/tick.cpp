@@ -16,7 +16,7 @@ namespace genroc::engine {
 
 namespace {
 
-void log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state) {
+void tick_log(Port &port, int64_t id, const char *event, const std::optional<std::string> &state) {
 	port.exec(Stmt::LOG_ROW, {id, event, state, Param::null(Param::Kind::json), port.now_ms()});
 }
 
@@ -62,7 +62,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 	for (const Row &r : port.query(Stmt::TICK_TIMERS, {now, n})) {
 		const int64_t id = r.i64(0);
 		const std::optional<std::string> state = r.otext(1);
-		log(port, id, "wait_ended", state);
+		tick_log(port, id, "wait_ended", state);
 		// the state's input as the store has it (a stored value loaded)
 		apply_step(port, id,
 				   json{{"op", "timer_fired"},
@@ -79,7 +79,7 @@ std::string tick(Port &port, std::optional<int64_t> limit) {
 	}
 
 	for (const Row &r : port.query(Stmt::TICK_RUN_AT, {now, n})) {
-		log(port, r.i64(0), "run_at_reached", std::nullopt);
+		tick_log(port, r.i64(0), "run_at_reached", std::nullopt);
 		admit(port, r.i64(0));	// waits for a partition slot if it has one
 		run_at++;
 	}

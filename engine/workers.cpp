@@ -40,7 +40,7 @@ int64_t take_back(Port &port, const std::string &worker, const std::string &reas
 	return n;
 }
 
-std::string json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string worker_json_text(const json &j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -108,12 +108,12 @@ std::string worker_register(Port &port, WorkerHost &host, const std::optional<st
 	}
 	const std::optional<int64_t> session = host.session(pooled);
 	port.exec(Stmt::WORKER_UPSERT, {*worker, host_name, lease.interval, lease.ms, stale.interval, stale.ms,
-									JsonText{json_text(queues)}, concurrency, pooled, session, host.durability(),
+									JsonText{worker_json_text(queues)}, concurrency, pooled, session, host.durability(),
 									now});
 	// A restart after a crash: what this id still holds is taken back at
 	// once, as a lapsed lease would be.
 	const int64_t reclaimed = take_back(port, *worker, "worker registered again");
-	return json_text(json{{"worker", *worker}, {"reclaimed", reclaimed}});
+	return worker_json_text(json{{"worker", *worker}, {"reclaimed", reclaimed}});
 }
 
 // Returns {"drain": true} once a drain was requested (worker_drain).
@@ -137,7 +137,7 @@ std::string worker_drain(Port &port, const std::optional<std::string> &worker) {
 	port.exec(Stmt::WORKER_DRAIN, {*worker, port.now_ms()});
 	port.exec(Stmt::NOTIFY_DRAIN, {});
 	const int64_t running = port.query(Stmt::WORKER_RUNNING, {*worker}).at(0).i64(0);
-	return json_text(json{{"worker", *worker}, {"draining", true}, {"running", running}});
+	return worker_json_text(json{{"worker", *worker}, {"draining", true}, {"running", running}});
 }
 
 // The worker's leases are released (as genroc.release) and the row is

@@ -24,7 +24,7 @@ namespace {
 // into one history; past it, the fan-outs show without their iterations.
 constexpr size_t kMaxChildren = 1000;
 
-json when(const json &iso) {
+json history_when(const json &iso) {
 	if (!iso.is_string()) return nullptr;
 	int64_t ms = 0;
 	if (!asl::parse_time(iso.get<std::string>(), ms)) return nullptr;
@@ -286,7 +286,7 @@ json history_events(const Options &o, Store &store, const json &inst, bool data)
 				if (f != fan_of.end()) prev = f->second;
 			}
 		}
-		json e = {{"timestamp", when(at)}, {"type", type}, {"id", ++id}, {"previousEventId", prev}};
+		json e = {{"timestamp", history_when(at)}, {"type", type}, {"id", ++id}, {"previousEventId", prev}};
 		if (details_key) e[details_key] = std::move(details);
 		events.push_back(std::move(e));
 		last_of[cur] = id;

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """compile_only.py — compiles the product's translation units (core/,
 engine/, store/, worker/) of a configured CMake build folder with the exact
-commands of its compile_commands.json, and links nothing.
+commands of its compile_commands.json, and links nothing.  In a unity build
+(GENROC_UNITY=ON) those are the libraries' unity sources, each several files
+of one library (CMake generates them into the build folder at configure time).
 
     python3 test/ops/compile_only.py BUILD_DIR JOBS [g0]
 
@@ -31,8 +33,14 @@ launcher = os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER", "")
 with open(os.path.join(build, "compile_commands.json")) as f:
     entries = json.load(f)
 units = []
+unity = re.compile(r"CMakeFiles/[^/]+\.dir/Unity/unity_\d+_\w+\.\w+$")
 for e in entries:
-    rel = os.path.relpath(os.path.join(e["directory"], e["file"]), root)
+    path = os.path.join(e["directory"], e["file"])
+    rel = os.path.relpath(path, root)
+    # a unity source (GENROC_UNITY=ON): a product library's batch, generated
+    # into the build folder; named by its path there (core/CMakeFiles/...)
+    if unity.search(path):
+        rel = os.path.relpath(path, os.path.join(root, build))
     if rel.split(os.sep)[0] in product and re.search(os.environ.get("BUILD_TYPE_UNITS", ""), rel):
         units.append((rel, e))
 if not units:
