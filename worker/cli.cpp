@@ -745,18 +745,38 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.prefetch = cfg.prefetch;
 	// Queue config goes to the database before the first claim; a conflict
 	// (a tenant's queue name used for another kind) stops the worker here.
-	try {
-		std::vector<QueueEntry> entries;
-		if (!cfg.queues_config.empty()) entries = load_queues_config(cfg.queues_config);
-		auto store = store_factory(cfg)();
-		o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues(), handlers.names());
-	} catch (const std::exception &e) {
+	// An unreachable database is not a refusal: the worker waits for it (a
+	// second each try) until it answers or a stop signal comes.
+	auto refuse = [](const std::exception &e) {
 		json f = {{"error", e.what()}};
 		if (std::string(e.what()).find("permission denied") != std::string::npos)
 			f["hint"] = "Writing queues (--queues-config, a handler's queue) takes genroc_admin; "
 						"docs/security.md \"Roles and ownership\".";
 		log::error("refusing to start: queue configuration", f);
 		return kExitFailed;
+	};
+	std::vector<QueueEntry> entries;
+	try {
+		if (!cfg.queues_config.empty()) entries = load_queues_config(cfg.queues_config);
+	} catch (const std::exception &e) {
+		return refuse(e);
+	}
+	for (bool waited = false;;) {
+		try {
+			auto store = store_factory(cfg)();
+			o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues(), handlers.names());
+			if (waited) log::info("database reachable; starting");
+			break;
+		} catch (const Error &e) {
+			if (!is_transient(e)) return refuse(e);
+			if (!waited)
+				log::warn("waiting for the database to write the queue configuration",
+						  {{"sqlstate", e.sqlstate}, {"error", e.what()}});
+			waited = true;
+			if (g_stop.wait_for(Millis(1000))) return kExitOk;
+		} catch (const std::exception &e) {
+			return refuse(e);
+		}
 	}
 	o.manual_tick = cfg.manual_tick;
 	o.pooled = cfg.pooled;

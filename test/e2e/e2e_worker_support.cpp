@@ -292,7 +292,12 @@ std::unique_ptr<Proc> WorkerTest::worker(const std::string &id, const std::vecto
 		if (h.is_object() && h.contains("handlers"))
 			for (auto &[name, handler] : h["handlers"].items()) configures = configures || handler.contains("queue");
 	}
-	const std::string url = binary_url(db_url_, configures ? "admin" : "worker");
+	return worker_at(binary_url(db_url_, configures ? "admin" : "worker"), id, extra, std::move(env_add));
+}
+
+std::unique_ptr<Proc> WorkerTest::worker_at(const std::string &url, const std::string &id,
+											const std::vector<std::string> &extra,
+											std::map<std::string, std::string> env_add) {
 	std::vector<std::string> argv = {genroc_bin(),		 "worker",			  "--database",	  url,
 									 "--worker-id",		 id,				  "--lease-duration", "2s",
 									 "--stale-after",	 "3s",				  "--tick-interval", "200ms",

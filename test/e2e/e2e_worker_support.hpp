@@ -95,6 +95,11 @@ class WorkerTest : public ::testing::Test {
 	// `genroc worker` on this test's database with 2s leases; extra flags last.
 	std::unique_ptr<Proc> worker(const std::string &id, const std::vector<std::string> &extra = {},
 								 std::map<std::string, std::string> env = {});
+	// The same, connecting with `url` as it is (binary_url's role made
+	// before: worker() makes it, which needs the database up).
+	std::unique_ptr<Proc> worker_at(const std::string &url, const std::string &id,
+									const std::vector<std::string> &extra = {},
+									std::map<std::string, std::string> env = {});
 	std::unique_ptr<Store> store();
 	// Waits until the instance has one of `statuses`; returns the instance.
 	json wait_status(int64_t id, const std::vector<std::string> &statuses, std::chrono::milliseconds timeout);

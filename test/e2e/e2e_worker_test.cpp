@@ -759,6 +759,31 @@ TEST_F(Outage, WorkerRidesOutADatabaseRestartAndReportsTheResultItHeld) {
 	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
 }
 
+// A worker started while its database is down waits for it (it does not
+// refuse to start on the queue configuration it writes first), then runs
+// what is there once the database is back; a stop signal while it waits
+// ends it cleanly.
+TEST_F(Outage, AWorkerStartedWhileTheDatabaseIsDownWaitsForIt) {
+	const std::string url = binary_url(db_url_, "worker");  // the role, made while the database is up
+	ASSERT_EQ(pg_ctl("-m fast stop"), 0);
+	auto a = worker_at(url, "wa");
+	ASSERT_TRUE(eventually([&] { return a->log().find("waiting for the database") != std::string::npos; }, 20s))
+		<< a->log();
+	EXPECT_TRUE(a->running()) << a->log();
+	ASSERT_EQ(pg_ctl("start"), 0);
+	const int64_t id = start_held_result_process(*store(), "late", 0);
+	expect_held_result_landed_once(id, *a);
+	a->signal(SIGTERM);
+	EXPECT_EQ(exit_code(a->wait(15s)), 0) << a->log();
+
+	ASSERT_EQ(pg_ctl("-m fast stop"), 0);
+	auto b = worker_at(url, "wb");
+	ASSERT_TRUE(eventually([&] { return b->log().find("waiting for the database") != std::string::npos; }, 20s))
+		<< b->log();
+	b->signal(SIGTERM);
+	EXPECT_EQ(exit_code(b->wait(15s)), 0) << b->log();
+}
+
 // A SQLite file whose write lock another process holds past busy_timeout
 // (10 s) when the worker reports: the worker holds the result and reports it
 // again once the lock is free.  The task ran once and its result landed once
