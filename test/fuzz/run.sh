@@ -9,6 +9,8 @@
 #
 #   FUZZ_SECONDS     seconds per target (default 60)
 #   FUZZ_BUILD       the build folder (default build-fuzz)
+#   FUZZ_UNITY       ON (default): the product libraries compiled as unity
+#                    sources (GENROC_UNITY); OFF: file by file
 #   FUZZ_ARTIFACTS   where crash inputs and each target's log go
 #                    (default $FUZZ_BUILD/artifacts)
 #
@@ -30,8 +32,10 @@ if [ ${#names[@]} -eq 0 ]; then
   for f in test/fuzz/*_fuzz.cpp; do n=$(basename "$f" _fuzz.cpp); names+=("$n"); done
 fi
 
+# the product libraries as unity sources (GENROC_UNITY in CMakeLists.txt;
+# FUZZ_UNITY=OFF: file by file): the same code, compiled in batches
 if ! { CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -DGENROC_FUZZ=ON \
-         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
+         -DGENROC_UNITY="${FUZZ_UNITY:-ON}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null \
        && cmake --build "$BUILD_DIR" --target fuzz_targets -j"$(nproc)"; } >"$ARTIFACTS/build.log" 2>&1; then
   tail -30 "$ARTIFACTS/build.log" >&2
   for n in "${names[@]}"; do echo "not ok $n (the fuzz build failed)"; done
