@@ -503,10 +503,6 @@ constexpr int64_t kSameSignalMs = 1000;
 
 namespace {
 
-// Opens one store before anything starts, so a setting the database refuses
-// (--pg-commit-delay without the privilege, on SQLite at all) stops genroc
-// at once with the reason.  An unreachable database is not a refusal: the
-// worker waits for it.
 // The log fields of an error that stops genroc: its hint says what to do
 // (RC020's: which side to upgrade).
 json refusal_fields(const Error &e) {
@@ -516,6 +512,41 @@ json refusal_fields(const Error &e) {
 	return f;
 }
 
+// A worker (`worker`, `serve`) started while its database does not answer
+// (connection refused, the server starting or shutting down: is_transient)
+// waits for it: `attempt` runs again after the runner's back-off (capped at
+// 5 s, jittered, so workers that lost one database do not come back in
+// step), the wait logged once, until it gets past the unreachable database
+// (true; any other error is thrown to the caller) or a stop signal comes
+// (false: the worker exits 0, having started nothing).
+template <class F>
+bool until_reachable(const char *waiting_for, F &&attempt) {
+	Backoff backoff(Millis(5'000));
+	for (bool waited = false;;) {
+		try {
+			attempt();
+			if (waited) log::info("database reachable; starting");
+			return true;
+		} catch (const Error &e) {
+			if (!is_transient(e)) throw;
+			if (!waited)
+				log::warn("waiting for the database",
+						  {{"for", waiting_for}, {"sqlstate", e.sqlstate}, {"error", e.what()}});
+			waited = true;
+			if (g_stop.wait_for(backoff.next())) return false;
+		}
+	}
+}
+
+// Whether the command waits for its database at start (until_reachable):
+// a worker does; `api` starts at once and answers 503 until the database
+// is back, `run` and the other commands report the error.
+bool waits_for_database(const Config &cfg) { return cfg.command == "worker" || cfg.command == "serve"; }
+
+// Opens one store before anything starts, so a setting the database refuses
+// (--pg-commit-delay without the privilege, on SQLite at all) stops genroc
+// at once with the reason.  An unreachable database is not a refusal: a
+// worker has waited for it (until_reachable) and the rest do not wait.
 bool settings_accepted(const Config &cfg) {
 	try {
 		store_factory(cfg)();
@@ -537,7 +568,7 @@ bool settings_accepted(const Config &cfg) {
 // checked: a missing grant fails its first call with 42501.)
 // Anything missing stops genroc here, naming the grant.  Retention flags
 // without genroc_admin only warn: tick then prunes nothing (12_roles.sql).
-// An unreachable database is not a refusal: the worker waits for it.
+// An unreachable database is not a refusal (as for settings_accepted).
 bool capabilities_accepted(const Config &cfg) {
 	const bool works = cfg.command == "worker" || cfg.command == "serve";
 	const bool serves = cfg.command == "api" || cfg.command == "serve";
@@ -745,8 +776,8 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 	o.prefetch = cfg.prefetch;
 	// Queue config goes to the database before the first claim; a conflict
 	// (a tenant's queue name used for another kind) stops the worker here.
-	// An unreachable database is not a refusal: the worker waits for it (a
-	// second each try) until it answers or a stop signal comes.
+	// The database answered the start checks; should it be gone again, the
+	// worker waits for it as it did for them (until_reachable).
 	auto refuse = [](const std::exception &e) {
 		json f = {{"error", e.what()}};
 		if (std::string(e.what()).find("permission denied") != std::string::npos)
@@ -755,28 +786,16 @@ int run_worker_command(const Config &cfg, const HandlerRegistry &handlers) {
 		log::error("refusing to start: queue configuration", f);
 		return kExitFailed;
 	};
-	std::vector<QueueEntry> entries;
 	try {
+		std::vector<QueueEntry> entries;
 		if (!cfg.queues_config.empty()) entries = load_queues_config(cfg.queues_config);
-	} catch (const std::exception &e) {
-		return refuse(e);
-	}
-	for (bool waited = false;;) {
-		try {
+		const bool synced = until_reachable("the queue configuration", [&] {
 			auto store = store_factory(cfg)();
 			o.queues = sync_queues(*store, cfg, entries, handlers.handler_queues(), handlers.names());
-			if (waited) log::info("database reachable; starting");
-			break;
-		} catch (const Error &e) {
-			if (!is_transient(e)) return refuse(e);
-			if (!waited)
-				log::warn("waiting for the database to write the queue configuration",
-						  {{"sqlstate", e.sqlstate}, {"error", e.what()}});
-			waited = true;
-			if (g_stop.wait_for(Millis(1000))) return kExitOk;
-		} catch (const std::exception &e) {
-			return refuse(e);
-		}
+		});
+		if (!synced) return kExitOk;
+	} catch (const std::exception &e) {
+		return refuse(e);
 	}
 	o.manual_tick = cfg.manual_tick;
 	o.pooled = cfg.pooled;
@@ -841,6 +860,16 @@ int genroc_main(int argc, const char *const *argv) {
 		} catch (const std::exception &e) {
 			log::error("refusing to start", {{"error", e.what()}});
 			return kExitUsage;
+		}
+	}
+	// The start checks need an answer: a worker waits for its database
+	// first (a stop signal meanwhile exits 0), then a role without its grants
+	// or a refused setting stops it, as when the database was up all along.
+	if (waits_for_database(cfg)) {
+		try {
+			if (!until_reachable("the start checks", [&] { store_factory(cfg)(); })) return kExitOk;
+		} catch (const std::exception &) {
+			// a refusal: settings_accepted below says why
 		}
 	}
 	if (!capabilities_accepted(cfg)) return kExitFailed;

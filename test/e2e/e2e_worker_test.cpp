@@ -784,6 +784,22 @@ TEST_F(Outage, AWorkerStartedWhileTheDatabaseIsDownWaitsForIt) {
 	EXPECT_EQ(exit_code(b->wait(15s)), 0) << b->log();
 }
 
+// The start checks run once the database answers, not skipped because it
+// did not: a worker whose role lacks genroc_worker, started while the
+// database is down, waits, then refuses to start (exit 1, naming the grant)
+// when the database is back, as it would have with the database up.
+TEST_F(Outage, AWorkerThatWaitedForTheDatabaseStillChecksItsRole) {
+	const std::string url = binary_url(db_url_, "none");
+	ASSERT_EQ(pg_ctl("-m fast stop"), 0);
+	auto a = worker_at(url, "wn");
+	ASSERT_TRUE(eventually([&] { return a->log().find("waiting for the database") != std::string::npos; }, 20s))
+		<< a->log();
+	EXPECT_TRUE(a->running()) << a->log();
+	ASSERT_EQ(pg_ctl("start"), 0);
+	EXPECT_EQ(exit_code(a->wait(30s)), 1) << a->log();
+	EXPECT_NE(a->log().find("lacks what `genroc worker` needs"), std::string::npos) << a->log();
+}
+
 // A SQLite file whose write lock another process holds past busy_timeout
 // (10 s) when the worker reports: the worker holds the result and reports it
 // again once the lock is free.  The task ran once and its result landed once

@@ -24,10 +24,11 @@ std::string binary_url(const std::string &url, const std::string &need) {
 	if (need == "worker") groups = "genroc_worker";
 	else if (need == "serve" || need == "api") groups = "genroc_worker, genroc_user, genroc_operator";
 	else if (need == "admin") groups = "genroc_admin";
+	else if (need == "none") groups = "";
 	else throw std::runtime_error("binary_url: unknown need " + need);
 	const std::string role = "genroc_e2e_" + need;
 	// Two test binaries may make it at once: the loser's error is harmless.
-	pg_exec(url, "DO $$ BEGIN CREATE ROLE " + role + " LOGIN IN ROLE " + groups +
+	pg_exec(url, "DO $$ BEGIN CREATE ROLE " + role + " LOGIN" + (groups.empty() ? "" : " IN ROLE " + groups) +
 					 "; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$");
 	auto scheme = url.find("://");
 	if (scheme == std::string::npos) throw std::runtime_error("not a postgresql:// URL: " + url);

@@ -16,6 +16,7 @@ std::string with_database(const std::string &url, const std::string &db);
 //   api     genroc_user, genroc_operator, and genroc_worker for the
 //           /api/activities routes
 //   admin   genroc_admin (queue configuration, the token routes, retention)
+//   none    no genroc role (what a start refuses)
 // The role (genroc_e2e_<need>) is made when absent, through `url`, which must
 // be a superuser's; roles are cluster-wide, so a second test binary finds it.
 // Tests keep the superuser URL for setup and checks.  Anything but a
