@@ -255,7 +255,7 @@ static const char *const setwise_sql =
 "    ended_at = CASE WHEN s.kind = 'succeeded' THEN $6 ELSE i.ended_at END "
 "  FROM stepped s "
 "  WHERE i.ctid = s.tid AND i.id = s.id "
-"  RETURNING s.k, i.id, i.status::text, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
+"  RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
 "        s.task_input, s.only_once, s.timeout_s, s.attempt "
 "), logged AS ( "
 "  INSERT INTO genroc._log (instance_id, at, event, state, detail) "
@@ -611,7 +611,7 @@ check_setwise_type(TupleDesc sw, TupleDesc result)
 
 	if (sw->natts != SETWISE_COLUMNS || result->natts != RESULT_COLUMNS ||
 		TupleDescAttr(sw, SW_K)->atttypid != INT8OID ||
-		TupleDescAttr(sw, SW_STATUS)->atttypid != TupleDescAttr(result, COL_STATUS)->atttypid)
+		genroc_base_type(TupleDescAttr(sw, SW_STATUS)->atttypid) != TupleDescAttr(result, COL_STATUS)->atttypid)
 		elog(ERROR, "genroc.complete_many: the set-wise statement answered an unexpected row type");
 	for (c = 0; c < (int) lengthof(handed_back_from); c++)
 		if (TupleDescAttr(sw, handed_back_from[c])->atttypid !=

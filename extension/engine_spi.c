@@ -25,7 +25,6 @@
  */
 #include "postgres.h"
 
-#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -140,11 +139,7 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 
 	for (k = 0; k < ncols; k++)
 	{
-		Oid			type = TupleDescAttr(desc, k)->atttypid;
-
-		/* a domain's value (genroc._status) as its base type's */
-		if (type >= FirstNormalObjectId)
-			type = getBaseType(type);
+		Oid			type = genroc_base_type(TupleDescAttr(desc, k)->atttypid);
 		types[k] = type;
 		classes[k] = column_class(type);
 		if (classes[k] == COLUMN_OUTPUT)

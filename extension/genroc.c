@@ -488,6 +488,12 @@ genroc_log_payload_settings(bool *payloads, int *payload_max)
 	*payload_max = genroc_log_payload_max;
 }
 
+Oid
+genroc_base_type(Oid type)
+{
+	return type >= FirstNormalObjectId ? getBaseType(type) : type;
+}
+
 /* findJsonbValueFromContainer for a string key, `flags` as it takes them. */
 JsonbValue *
 genroc_jsonb_find_key(JsonbContainer *container, uint32 flags, const char *key)
@@ -581,12 +587,8 @@ genroc_detail(PG_FUNCTION_ARGS)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	for (int k = 0; k < nargs; k++)
 	{
-		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, k);
+		Oid			type = genroc_base_type(get_fn_expr_argtype(fcinfo->flinfo, k));
 		bool		key = k % 2 == 0;
-
-		/* a domain's value (genroc._status) as its base type's */
-		if (type >= FirstNormalObjectId)
-			type = getBaseType(type);
 
 		if (PG_ARGISNULL(k))
 		{

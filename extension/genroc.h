@@ -33,6 +33,10 @@ extern void genroc_refuse_null(const char *what) pg_attribute_noreturn();
 extern int	genroc_object_threshold_bytes(void);
 /* This session's genroc.log_payloads and genroc.log_payload_max (values.c). */
 extern void genroc_log_payload_settings(bool *payloads, int *payload_max);
+/* A column's or argument's type as its values are read: a domain's
+ * (genroc._status, genroc._wait_kind) is its base type's, a built-in type
+ * its own (asked of the catalog only for types made after initdb). */
+extern Oid	genroc_base_type(Oid type);
 /* findJsonbValueFromContainer for a string key, `flags` as it takes them. */
 extern JsonbValue *genroc_jsonb_find_key(JsonbContainer *container, uint32 flags, const char *key);
 
