@@ -58,6 +58,7 @@
 
 #include "genroc.h"
 #include "engine_entry.h"
+#include "stop_writer.h"
 
 PG_FUNCTION_INFO_V1(genroc_complete_many);
 
@@ -118,21 +119,25 @@ enum
 /*
  * The reports that end their instance with the result as its output (a
  * one-task job's, find_ends) need no step and no outcome read back from
- * one: two statements write them for the whole batch as the set-wise
- * statement writes a succeeded outcome.  The rows, each by the version
- * lock_sql locked (its ctid; the id checked as well), $1 versions, $2
- * instances, $3 outputs, $4 now; the state stays, and so do the columns
- * a success leaves (the epoch, the attempt, the variables) ...
+ * one: two statements write them for the whole batch.  The rows, through
+ * the one SET list of a stop (engine/stop_writer.h), each a succeeded end
+ * as engine/steps.cpp's end_stop makes it (the state stays: the success
+ * ends where the task was), found by the version lock_sql locked (its
+ * ctid; the id checked as well): $1 versions, $2 instances, $3 outputs,
+ * $4 states.  The source's constants fold away when the statement is
+ * planned ...
  */
 static const char *const ends_update_sql =
-"UPDATE genroc._instances i SET status = 'succeeded', state_input = NULL, task_input = NULL,"
-"  resource = NULL, lease_owner = NULL, lease_expires = NULL, retry_counts = NULL,"
-"  only_once = false, timeout_s = NULL, heartbeat_s = NULL, timeout_at = NULL, heartbeat_at = NULL,"
-"  wait_kind = NULL, wait_until = NULL, activity = NULL, activity_token = NULL,"
-"  activity_owner = NULL, output = genroc._store_value(r.out, 'the output'), error = NULL,"
-"  cause = NULL, updated_at = $4, ended_at = $4"
-" FROM unnest($1, $2, $3) AS r (tid, id, out)"
-" WHERE i.ctid = r.tid AND i.id = r.id";
+"UPDATE genroc._instances i SET " GENROC_PG_STOP_SET
+" FROM (SELECT r.tid, r.id, 'succeeded'::text AS status, r.state, NULL::jsonb AS state_input,"
+"     NULL::jsonb AS task_input, NULL::text AS resource, NULL::int8 AS eligible_in,"
+"     NULL::text AS lease_owner, false AS new_epoch, NULL::int8 AS lease_in, NULL::jsonb AS retry_counts,"
+"     NULL::int AS attempt, NULL::int AS interruptions, false AS only_once, NULL::int AS timeout_s,"
+"     NULL::int8 AS timeout_in, NULL::int AS heartbeat_s, NULL::text AS wait_kind, NULL::int8 AS wait_until,"
+"     NULL::text AS activity, NULL::text AS activity_token, true AS ended, r.out AS output,"
+"     NULL::text AS error, NULL::text AS cause, NULL::jsonb AS fanout, NULL::jsonb AS variables"
+"   FROM unnest($1, $2, $3, $4) AS r (tid, id, out, state)) s"
+" WHERE i.ctid = s.tid AND i.id = s.id";
 
 /*
  * ... and their log, per report complete's task_succeeded and the
@@ -171,16 +176,18 @@ static const char *const check_sql =
  * partial lease_owner index (estimated at one row) against every report.
  * rep also answers the step, its request written in C from the row (a
  * top-level instance is its own execution), for the rows its conditions
- * keep.  stepped: the outcome's fields, each read once, for the outcomes
- * written here, and the hand-back's lease, as the step writer's check
- * (engine::handback_lease) gives it: the row before the step leased to $4
- * in one of the open queues $5.  No CTE keeps a whole row:
- * _step_succeeded takes the instance's and the definition's columns (made
- * into composite values and copied from CTE to CTE, the rows cost more
- * than the step they fed).  upd: the row, found by the
+ * keep.  stepped: for the outcomes written here, the stop each leaves in
+ * the columns of engine/stop_writer.h's source, as engine/steps.cpp's
+ * task_stop and end_stop make them (a handler task ready at once, or
+ * leased back to $4 when the step writer's check, engine::handback_lease,
+ * would: the row before the step leased to $4 in one of the open queues
+ * $5; a succeeded end), each outcome field read once.  No CTE keeps a
+ * whole row: _step_succeeded takes the instance's and the definition's
+ * columns (made into composite values and copied from CTE to CTE, the
+ * rows cost more than the step they fed).  upd: the row, found by the
  * version rep read (its ctid: the row is locked since lock_sql, so no one
- * moves it; the id is checked too), as the step writer writes it,
- * returning the report's position and what the answer needs.  logged:
+ * moves it; the id is checked too), written through the one SET list of a
+ * stop, returning the report's position and what the answer needs.  logged:
  * complete's task_succeeded, the entered rows, then the outcome's rows,
  * in that order per report (one insert, as the step writer's); it runs to the
  * end whether its rows are read or not.  One row per report written.
@@ -200,59 +207,39 @@ static const char *const setwise_sql =
 "  WHERE l.status = 'running' AND l.lease_epoch = r.ep AND l.parent_id IS NULL "
 "    AND l.partition_key IS NULL AND NOT l.only_once "
 "), stepped AS MATERIALIZED ( "
-"  SELECT a.k, a.id, a.tid, a.ep, a.out AS reported, a.old_state, a.old_owner, "
-"       o.out ->> 'kind' AS kind, "
-"       coalesce(a.answer -> 'entered', '[]') AS entered, a.answer ? 'variables' AS assigned, "
-"       a.answer -> 'variables' AS variables, "
-"       o.out ->> 'state' AS state, o.out -> 'state_input' AS state_input, "
-"       o.out -> 'task_input' AS task_input, o.out ->> 'resource' AS resource, "
-"       coalesce(o.out -> 'retry_counts', '[]') AS retry_counts, "
-"       CASE WHEN o.out ? 'retry_counts' "
+"  SELECT a.k, a.id, a.tid, a.ep, a.out AS reported, a.old_state, a.old_owner, o.kind, "
+"       coalesce(a.answer -> 'entered', '[]') AS entered, a.answer -> 'variables' AS variables, "
+"       CASE WHEN o.kind = 'succeeded' THEN 'succeeded' "
+"            WHEN h.lease_ms IS NOT NULL THEN 'running' ELSE 'ready' END AS status, "
+"       CASE WHEN o.kind = 'task' THEN o.out ->> 'state' "
+"            ELSE coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', a.old_state) END AS state, "
+"       CASE WHEN o.kind = 'task' THEN o.out -> 'state_input' END AS state_input, "
+"       CASE WHEN o.kind = 'task' THEN o.out -> 'task_input' END AS task_input, "
+"       CASE WHEN o.kind = 'task' THEN o.out ->> 'resource' END AS resource, "
+"       CASE WHEN o.kind = 'task' THEN 0::int8 END AS eligible_in, "
+"       CASE WHEN h.lease_ms IS NOT NULL THEN $4 END AS lease_owner, "
+"       h.lease_ms IS NOT NULL AS new_epoch, h.lease_ms AS lease_in, "
+"       CASE WHEN o.kind = 'task' THEN coalesce(o.out -> 'retry_counts', '[]') END AS retry_counts, "
+"       CASE WHEN o.kind <> 'task' THEN NULL WHEN o.out ? 'retry_counts' "
 "           THEN (SELECT coalesce(sum(c::int), 0) FROM jsonb_array_elements_text(o.out -> 'retry_counts') AS c) "
-"           ELSE 0 END AS attempt, "
-"       coalesce((o.out ->> 'only_once')::boolean, false) AS only_once, "
-"       (o.out ->> 'timeout_s')::int AS timeout_s, (o.out ->> 'heartbeat_s')::int AS heartbeat_s, "
-"       o.out -> 'output' AS output, "
-"       coalesce(o.out ->> 'state', a.answer -> 'entered' -> -1 ->> 'state', a.old_state) AS last_state, "
-"       CASE WHEN o.out ->> 'kind' = 'task' AND a.old_owner = $4 AND a.queue = ANY ($5) "
-"           THEN $7 * interval '1 millisecond' END AS lease "
-"  FROM rep a, LATERAL (SELECT a.answer -> 'outcome' AS out) o "
-"  WHERE o.out ->> 'kind' = 'succeeded' "
-"     OR (o.out ->> 'kind' = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' AND NOT o.out ? 'token' "
+"           ELSE 0 END::int AS attempt, "
+"       CASE WHEN o.kind = 'task' THEN 0 END AS interruptions, "
+"       o.kind = 'task' AND coalesce((o.out ->> 'only_once')::boolean, false) AS only_once, "
+"       CASE WHEN o.kind = 'task' THEN (o.out ->> 'timeout_s')::int END AS timeout_s, "
+"       CASE WHEN h.lease_ms IS NOT NULL THEN (o.out ->> 'timeout_s')::int8 * 1000 END AS timeout_in, "
+"       CASE WHEN o.kind = 'task' THEN (o.out ->> 'heartbeat_s')::int END AS heartbeat_s, "
+"       NULL::text AS wait_kind, NULL::int8 AS wait_until, NULL::text AS activity, "
+"       NULL::text AS activity_token, o.kind = 'succeeded' AS ended, "
+"       CASE WHEN o.kind = 'succeeded' THEN o.out -> 'output' END AS output, "
+"       NULL::text AS error, NULL::text AS cause, NULL::jsonb AS fanout "
+"  FROM rep a, LATERAL (SELECT a.answer -> 'outcome' AS out, a.answer -> 'outcome' ->> 'kind' AS kind) o, "
+"     LATERAL (SELECT CASE WHEN o.kind = 'task' AND a.old_owner = $4 AND a.queue = ANY ($5) "
+"         THEN $7 END AS lease_ms) h "
+"  WHERE o.kind = 'succeeded' "
+"     OR (o.kind = 'task' AND o.out ->> 'resource' NOT LIKE 'activity:%' AND NOT o.out ? 'token' "
 "       AND coalesce((o.out ->> 'delay_ms')::bigint, 0) = 0) "
 "), upd AS ( "
-"  UPDATE genroc._instances i SET "
-"    status = CASE WHEN s.kind = 'succeeded' THEN 'succeeded' "
-"            WHEN s.lease IS NOT NULL THEN 'running' ELSE 'ready' END, "
-"    state = CASE WHEN s.kind = 'succeeded' THEN s.last_state ELSE s.state END, "
-"    state_input = CASE WHEN s.kind = 'task' "
-"               THEN genroc._store_value(s.state_input, 'the state input') END, "
-"    task_input = CASE WHEN s.kind = 'task' "
-"              THEN genroc._store_value(s.task_input, 'the task input') END, "
-"    resource = CASE WHEN s.kind = 'task' THEN s.resource END, "
-"    eligible_at = CASE WHEN s.kind = 'task' THEN $6 ELSE i.eligible_at END, "
-"    lease_owner = CASE WHEN s.lease IS NOT NULL THEN $4 END, "
-"    lease_epoch = CASE WHEN s.lease IS NOT NULL THEN genroc._fencing_epoch(i.lease_epoch) "
-"               ELSE i.lease_epoch END, "
-"    lease_expires = CASE WHEN s.lease IS NOT NULL THEN $6 + s.lease END, "
-"    retry_counts = CASE WHEN s.kind = 'task' THEN s.retry_counts END, "
-"    attempt = CASE WHEN s.kind = 'task' THEN s.attempt ELSE i.attempt END, "
-"    interruptions = CASE WHEN s.kind = 'task' THEN 0 ELSE i.interruptions END, "
-"    only_once = s.kind = 'task' AND s.only_once, "
-"    timeout_s = CASE WHEN s.kind = 'task' THEN s.timeout_s END, "
-"    heartbeat_s = CASE WHEN s.kind = 'task' THEN s.heartbeat_s END, "
-"    timeout_at = CASE WHEN s.lease IS NOT NULL AND s.timeout_s IS NOT NULL "
-"              THEN $6 + s.timeout_s * interval '1 second' END, "
-"    heartbeat_at = NULL, "
-"    wait_kind = NULL, wait_until = NULL, "
-"    activity = NULL, activity_token = NULL, activity_owner = NULL, "
-"    variables = CASE WHEN s.assigned THEN s.variables ELSE i.variables END, "
-"    output = CASE WHEN s.kind = 'succeeded' "
-"            THEN genroc._store_value(s.output, 'the output') ELSE i.output END, "
-"    error = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.error END, "
-"    cause = CASE WHEN s.kind = 'succeeded' THEN NULL ELSE i.cause END, "
-"    updated_at = $6, "
-"    ended_at = CASE WHEN s.kind = 'succeeded' THEN $6 ELSE i.ended_at END "
+"  UPDATE genroc._instances i SET " GENROC_PG_STOP_SET " "
 "  FROM stepped s "
 "  WHERE i.ctid = s.tid AND i.id = s.id "
 "  RETURNING s.k, i.id, i.status, i.lease_epoch, i.lease_expires, i.queue, s.state, s.resource, "
@@ -270,8 +257,7 @@ static const char *const setwise_sql =
 "      WHERE s.entered <> '[]' "
 "      UNION ALL "
 "      SELECT s.k, 1000000, s.id, "
-"         CASE s.kind WHEN 'task' THEN 'task_scheduled' ELSE 'succeeded' END, "
-"         CASE s.kind WHEN 'task' THEN s.state ELSE s.last_state END, "
+"         CASE s.kind WHEN 'task' THEN 'task_scheduled' ELSE 'succeeded' END, s.state, "
 "         genroc._log_payloads(CASE s.kind "
 "          WHEN 'task' THEN genroc._detail('resource', s.resource, 'input', s.task_input, "
 "                             'attempt', s.attempt, 'delay_ms', 0) "
@@ -530,9 +516,9 @@ write_ends(SPITupleTable *locked, uint64 rows, Datum *ids, Datum *eps, Datum *ou
 		j++;
 	}
 	{
-		Oid			types[4] = {TIDARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TIMESTAMPTZOID};
+		Oid			types[4] = {TIDARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TEXTARRAYOID};
 		Datum		args[4] = {array_of(tids, n_ends, TIDOID), array_of(e_ids, n_ends, INT8OID),
-		array_of(e_outs, n_ends, JSONBOID), now};
+		array_of(e_outs, n_ends, JSONBOID), array_of(e_states, n_ends, TEXTOID)};
 
 		run(prepared(&ends_update_plan, ends_update_sql, 4, types), args, NULL, SPI_OK_UPDATE);
 		if (SPI_processed != (uint64) n_ends)

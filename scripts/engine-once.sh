@@ -27,7 +27,11 @@
 #   wide_updates_pg, wide_updates_sqlite
 #                   UPDATE statements of the instance row (genroc._instances
 #                   in extension/, instances in the SQLite shim) whose SET
-#                   list has more than 10 columns at its top level
+#                   list has more than 10 columns at its top level; a SET
+#                   list written once as a macro (`#define NAME "col = ...,
+#                   ..."`, engine/stop_writer.h) counts once, at its
+#                   definition, for the dialect whose UPDATEs put it after
+#                   their SET, however many statements use it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATCHET=scripts/engine-once.ratchet
@@ -145,12 +149,40 @@ def wide_updates(text, table):
             n += 1
     return n
 
-pg = 0
+# SET lists written once as a macro and shared by the UPDATEs that name it
+def macro_set_lists():
+    found = {}  # name -> its columns
+    for p in sorted(glob.glob('engine/*.h')) + sorted(glob.glob('engine/*.def')) + sorted(glob.glob('extension/*.h')):
+        text = open(p, encoding='utf-8').read()
+        for m in re.finditer(r'^#define[ \t]+(\w+)[ \t]*(?:\\\n)?((?:.*\\\n)*.*)$', text, re.M):
+            body = c_literals(m.group(2).replace('\\\n', '\n'))
+            if re.match(r'\s*\w+\s*=', body):
+                found[m.group(1)] = set_columns('SET ' + body)
+    return found
+
+def macro_uses(text, table, names):
+    # the macros named right after `UPDATE <table> [alias] SET "`
+    used = set()
+    for m in re.finditer(r'UPDATE\s+' + table + r'\b(?:\s+\w+)?\s+SET\s*"\s*(\w+)', text, re.I):
+        if m.group(1) in names:
+            used.add(m.group(1))
+    return used
+
+macros = macro_set_lists()
+sources = sorted(glob.glob('extension/*.c')) + sorted(glob.glob('engine/*.c')) + sorted(glob.glob('engine/*.def'))
+pg_macros, lite_macros = set(), set()
+for p in sources:
+    raw = open(p, encoding='utf-8').read()
+    pg_macros |= macro_uses(raw, r'genroc\._instances', macros)
+for p in sorted(glob.glob(os.path.join(shim, '*.cpp'))) + sorted(glob.glob('engine/*.def')):
+    lite_macros |= macro_uses(open(p, encoding='utf-8').read(), r'instances', macros)
+
+pg = sum(1 for n in pg_macros if macros[n] > 10)
 for p in sorted(glob.glob('extension/sql/*.sql')):
     pg += wide_updates(open(p, encoding='utf-8').read(), r'genroc\._instances')
 for p in sorted(glob.glob('extension/*.c')) + sorted(glob.glob('engine/*.c')) + sorted(glob.glob('engine/*.def')):
     pg += wide_updates(c_literals(open(p, encoding='utf-8').read()), r'genroc\._instances')
-lite = 0
+lite = sum(1 for n in lite_macros if macros[n] > 10)
 for p in sorted(glob.glob(os.path.join(shim, '*.cpp'))) + sorted(glob.glob('engine/*.def')):
     lite += wide_updates(c_literals(open(p, encoding='utf-8').read()), r'instances')
 
@@ -160,6 +192,7 @@ print(f'twins_private={len(twins_private)}')
 print(f'shim_lines={shim_lines}')
 print(f'wide_updates_pg={pg}')
 print(f'wide_updates_sqlite={lite}')
+print(f"# shared SET lists: {' '.join(f'{n} ({macros[n]} columns)' for n in sorted(pg_macros | lite_macros)) or 'none'}")
 print(f"# public with a twin: {' '.join(twins_public)}")
 print(f"# public without: {' '.join(sorted(n for n in written if not n.startswith('_') and n not in twins_public))}")
 print(f"# private without: {' '.join(sorted(n for n in written if n.startswith('_') and n not in twins_private))}")
