@@ -126,17 +126,6 @@ finish_builds() {
 }
 [[ " $SUITES " == *" builds "* ]] && start_builds
 
-# The fuzz suite's build (clang, the sanitizers: minutes of CPU) starts
-# here the same way, in the background at the lowest priority, and the
-# fuzz suite waits for it before its targets run; what it did not finish
-# by then goes on at once, with nothing else in the foreground.
-fuzz_build_pid=""
-if [[ " $SUITES " == *" fuzz "* ]]; then
-  mkdir -p "$LOG/fuzz"
-  (FUZZ_BUILD_ONLY=1 FUZZ_ARTIFACTS="$LOG/fuzz" nice -n 19 bash test/fuzz/run.sh >"$LOG/fuzz-build.log" 2>&1) &
-  fuzz_build_pid=$!
-fi
-
 for suite in $SUITES; do
   suite_start=$SECONDS
   case "$suite" in
@@ -213,9 +202,6 @@ for suite in $SUITES; do
       # catches a regression; the fuzzing after it is a few seconds per
       # target here (longer runs: make fuzz, FUZZ_SECONDS).
       each=$(( ${FUZZ_BUDGET:-35} / (n > 0 ? n : 1) )); [ "$each" -lt 5 ] && each=5
-      # the background build (above); a failure of it shows again below,
-      # where run.sh builds what is left (nothing, as a rule) and runs
-      [ -n "$fuzz_build_pid" ] && wait "$fuzz_build_pid"
       out=$(FUZZ_SECONDS=$each FUZZ_ARTIFACTS="$LOG/fuzz" bash test/fuzz/run.sh 2>&1); rc=$?
       echo "$out" >"$LOG/fuzz.log"
       p=$(grep -c '^ok ' <<<"$out"); f=$(grep -c '^not ok ' <<<"$out")

@@ -13,8 +13,6 @@
 #                    sources (GENROC_UNITY); OFF: file by file
 #   FUZZ_ARTIFACTS   where crash inputs and each target's log go
 #                    (default $FUZZ_BUILD/artifacts)
-#   FUZZ_BUILD_ONLY  1: build the targets and stop (test/run-all.sh builds
-#                    them in the background while other suites run)
 #
 # Each run starts from the seeds in test/fuzz/corpus/<name>/ (replayed first,
 # so a committed crash input is a regression test) and keeps what it finds in
@@ -43,8 +41,6 @@ if ! { CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -DGENROC_FUZZ=ON \
   for n in "${names[@]}"; do echo "not ok $n (the fuzz build failed)"; done
   exit 1
 fi
-
-[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 # AddressSanitizer's stack frames are several times a normal build's: a
 # JSONata recursion stopped at jsonata_call_depth (300 calls) takes under 2 MB
