@@ -546,7 +546,7 @@ bool waits_for_database(const Config &cfg) { return cfg.command == "worker" || c
 // Opens one store before anything starts, so a setting the database refuses
 // (--pg-commit-delay without the privilege, on SQLite at all) stops genroc
 // at once with the reason.  An unreachable database is not a refusal: a
-// worker has waited for it (until_reachable) and the rest do not wait.
+// worker has waited for it (capabilities_accepted), the rest do not wait.
 bool settings_accepted(const Config &cfg) {
 	try {
 		store_factory(cfg)();
@@ -568,15 +568,20 @@ bool settings_accepted(const Config &cfg) {
 // checked: a missing grant fails its first call with 42501.)
 // Anything missing stops genroc here, naming the grant.  Retention flags
 // without genroc_admin only warn: tick then prunes nothing (12_roles.sql).
-// An unreachable database is not a refusal (as for settings_accepted).
+// An unreachable database is not a refusal: a worker waits for it here, the
+// other commands skip the check.
 bool capabilities_accepted(const Config &cfg) {
-	const bool works = cfg.command == "worker" || cfg.command == "serve";
+	const bool works = waits_for_database(cfg);	// the commands that run a worker
 	const bool serves = cfg.command == "api" || cfg.command == "serve";
 	if (!works && !serves) return true;
 	json caps = json::object();
 	try {
-		// the plain store: the session settings are settings_accepted's
-		caps = open_store(cfg.database, false, WriteLane::general, cfg.pooled)->capabilities();
+		// the plain store: the session settings are settings_accepted's.  A
+		// worker waits here for a database that does not answer
+		// (until_reachable; a stop signal leaves g_stop requested).
+		const auto ask = [&] { caps = open_store(cfg.database, false, WriteLane::general, cfg.pooled)->capabilities(); };
+		if (!works) ask();
+		else if (!until_reachable("the start checks", ask)) return true;	// stopped: the caller exits 0
 	} catch (const Error &e) {
 		if (is_transient(e)) return true;
 		if (e.sqlstate == "42883") {	// an extension from before roles: nothing to ask
@@ -862,17 +867,11 @@ int genroc_main(int argc, const char *const *argv) {
 			return kExitUsage;
 		}
 	}
-	// The start checks need an answer: a worker waits for its database
-	// first (a stop signal meanwhile exits 0), then a role without its grants
-	// or a refused setting stops it, as when the database was up all along.
-	if (waits_for_database(cfg)) {
-		try {
-			if (!until_reachable("the start checks", [&] { store_factory(cfg)(); })) return kExitOk;
-		} catch (const std::exception &) {
-			// a refusal: settings_accepted below says why
-		}
-	}
+	// The role first: a worker waits there for its database (a stop signal
+	// meanwhile exits 0), so its checks have an answer, as when the
+	// database was up all along.
 	if (!capabilities_accepted(cfg)) return kExitFailed;
+	if (g_stop.requested()) return kExitOk;
 	if (!settings_accepted(cfg)) return kExitFailed;
 	if ((cfg.command == "serve" || cfg.command == "api") && (cfg.auth || !cfg.seed_tokens.empty()) &&
 		!prepare_auth(cfg))
