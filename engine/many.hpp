@@ -1,9 +1,9 @@
 // many.hpp — genroc.complete_many: the reports of many tasks in one
 // transaction (extension/sql/50_workers.sql declares it; the semantics are
-// in its comment).  Its arguments' checks and limits, and its reports one
-// by one as complete (complete_and_claim with a worker) makes each, once
-// for both stores.  PostgreSQL writes the common batch set-wise first
-// (extension/complete_many.c) and sends the reports it leaves here.
+// in its comment).  Its arguments' checks and limits, and its reports as
+// complete (complete_and_claim with a worker) makes each, once for both
+// stores: on PostgreSQL the common ones of a batch written set-wise, by a
+// few statements for the whole batch (engine/many.cpp).
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,15 @@ constexpr int64_t MAX_REPORTS = 10000;
 // NULL array or element; outputs as JSON text.  PostgreSQL's arrays also
 // carry their first subscript (named in a NULL element's error) and
 // whether any has more than one dimension (their elements flattened).
+// PostgreSQL passes its outputs as its own values (native_outputs: jsonb
+// Datums, Port::native_json_text makes a text when a report needs one; the
+// outputs' texts are then empty), and whether each is within json_depth
+// (what a step would check; shallow_outputs).
 struct ManyReports {
 	std::optional<std::vector<std::optional<int64_t>>> instances, epochs;
 	std::optional<std::vector<std::optional<std::string>>> outputs;
+	std::vector<const void *> native_outputs;
+	std::vector<bool> shallow_outputs;
 	int64_t first_instance = 1, first_epoch = 1, first_output = 1;
 	bool multi_dimensional = false;
 };

@@ -11,7 +11,14 @@
 //   param      a value bound to $n / ?n: null, int64, double, text, bool or
 //              JSON text (jsonb in PostgreSQL, TEXT in SQLite); a null keeps
 //              its kind, which fixes the parameter's type in PostgreSQL's
-//              plan (the first call's kinds are the statement's types)
+//              plan (the first call's kinds are the statement's types).
+//              PostgreSQL also takes arrays (bigint[], text[], jsonb[] and
+//              tid[]: Param::ints, texts, jsons, tids), which a set-wise
+//              statement unnests; their elements are viewed, not copied,
+//              and live as long as the call.  Only statements with no
+//              SQLite text take them, run where dialect() is postgres
+//   native     a store's own value (Row::native: PostgreSQL's Datum of a
+//              jsonb or a tid), handed back to the same store as it is
 //   row        a result row, its columns read by index as text, int64,
 //              double or bool
 //   savepoint  a scope whose failure is undone alone, the rest of the
@@ -60,7 +67,7 @@ struct JsonText {
 
 class Param {
   public:
-	enum class Kind : uint8_t { i64, f64, text, boolean, json };
+	enum class Kind : uint8_t { i64, f64, text, boolean, json, i64_array, text_array, json_array, tid_array };
 
 	Param(std::nullptr_t) : kind_(Kind::text), null_(true) {}
 	Param(int64_t v) : kind_(Kind::i64), i_(v) {}
@@ -79,6 +86,34 @@ class Param {
 		p.kind_ = k;
 		return p;
 	}
+	// Arrays (PostgreSQL only), their elements viewed for the call.  jsons:
+	// element k is natives[k] when that is not null (a store's own value),
+	// else texts[k]; tids: natives only (a row version a statement read).
+	static Param ints(const std::vector<int64_t> &v) {
+		Param p = null(Kind::i64_array);
+		p.null_ = false;
+		p.ints_ = &v;
+		return p;
+	}
+	static Param texts(const std::vector<std::string> &v) {
+		Param p = null(Kind::text_array);
+		p.null_ = false;
+		p.texts_ = &v;
+		return p;
+	}
+	static Param jsons(const std::vector<std::string> &texts, const std::vector<const void *> &natives) {
+		Param p = null(Kind::json_array);
+		p.null_ = false;
+		p.texts_ = &texts;
+		p.natives_ = &natives;
+		return p;
+	}
+	static Param tids(const std::vector<const void *> &natives) {
+		Param p = null(Kind::tid_array);
+		p.null_ = false;
+		p.natives_ = &natives;
+		return p;
+	}
 
 	Kind kind() const { return kind_; }
 	bool is_null() const { return null_; }
@@ -86,6 +121,11 @@ class Param {
 	double f64() const { return d_; }
 	bool boolean() const { return i_ != 0; }
 	const std::string &text() const { return s_; }	// text and json
+	// an array's elements (null when the kind has none of them)
+	const std::vector<int64_t> *ints() const { return ints_; }
+	const std::vector<std::string> *texts() const { return texts_; }
+	const std::vector<const void *> *natives() const { return natives_; }
+	bool is_array() const { return kind_ >= Kind::i64_array; }
 
   private:
 	Kind kind_;
@@ -93,6 +133,9 @@ class Param {
 	int64_t i_ = 0;
 	double d_ = 0;
 	std::string s_;
+	const std::vector<int64_t> *ints_ = nullptr;
+	const std::vector<std::string> *texts_ = nullptr;
+	const std::vector<const void *> *natives_ = nullptr;
 };
 
 using Params = std::initializer_list<Param>;
@@ -174,6 +217,15 @@ class Port {
 	// PostgreSQL, sorted keys in SQLite): the same content, the same text.
 	// 22P02 when it is not JSON; 54000 past the depth limit.
 	virtual std::string canonical_json(const std::string &text) = 0;
+	// The role the operation acts for (PostgreSQL: genroc._caller(), the
+	// session's current role; an oid), nullopt in a store without roles.
+	virtual std::optional<int64_t> caller_role() { return std::nullopt; }
+	// The JSON text of a store's own JSON value (see native above; only a
+	// store that hands such values over has any).
+	virtual std::string native_json_text(const void *native) {
+		(void)native;
+		throw Error("XX000", "engine: this store has no values of its own");
+	}
 
 	// A savepoint for the scope of the object: release() keeps what ran in
 	// it; leaving the scope otherwise (an exception) rolls it back, and the

@@ -178,18 +178,21 @@ void task_input(Port &port, const Row &r, int col, HandedBack &t) {
 HandedBack handed_back(Port &port, int64_t instance) {
 	Rows rows = port.query(Stmt::REPORT_TASK, {instance});
 	if (rows.empty()) raise(Msg::STEP_INSTANCE_MISSING, {std::to_string(instance)});
-	const Row &r = rows[0];
+	return handed_back_row(port, instance, rows[0], 0);
+}
+
+HandedBack handed_back_row(Port &port, int64_t instance, const Row &r, int first) {
 	HandedBack t;
 	t.instance_id = instance;
-	t.epoch = r.i64(0);
-	t.state = r.otext(1);
-	t.resource = r.otext(2);
-	task_input(port, r, 3, t);
-	t.only_once = r.boolean(4);
-	t.timeout_s = r.oi64(5);
-	t.attempt = r.i64(6);
-	t.lease_expires_us = r.i64(7);
-	t.queue = r.text(8);
+	t.epoch = r.i64(first);
+	t.state = r.otext(first + 1);
+	t.resource = r.otext(first + 2);
+	task_input(port, r, first + 3, t);
+	t.only_once = r.boolean(first + 4);
+	t.timeout_s = r.oi64(first + 5);
+	t.attempt = r.i64(first + 6);
+	t.lease_expires_us = r.i64(first + 7);
+	t.queue = r.text(first + 8);
 	// on disk before its handler runs
 	if (t.only_once) port.exec(Stmt::FLUSH_COMMIT, {"only_once_claim"});
 	return t;

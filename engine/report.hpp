@@ -41,6 +41,9 @@ void task_input(Port &port, const Row &r, int col, HandedBack &t);
 // The task a report's step just leased to its worker (the instance is
 // running), as claim returns it; an OnlyOnce one's claim flushed.
 HandedBack handed_back(Port &port, int64_t instance);
+// The same from a row that has REPORT_TASK's columns from column `first`
+// on (a batch's set-wise statement answers them).
+HandedBack handed_back_row(Port &port, int64_t instance, const Row &r, int first);
 
 // genroc.complete(p_instance, p_epoch, p_output): the task's output under
 // its lease epoch (output: JSON text); the instance goes on in this

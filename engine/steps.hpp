@@ -33,7 +33,7 @@ struct HandbackRoom {
 
 // The hand-back's check, once for both stores and for both report paths
 // (apply_step's, and a batch's set-wise statement on PostgreSQL,
-// extension/complete_many.c): the worker is registered, not stopped and
+// engine/many.cpp): the worker is registered, not stopped and
 // not draining (its lease duration), and each of hb.queues with no
 // rate_limit or partition_rate_limit (those count starts in a window:
 // claim decides) is open, or counted with a global_concurrency.

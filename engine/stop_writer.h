@@ -1,9 +1,9 @@
 /*
  * stop_writer.h — where a step stops, as PostgreSQL writes it: the one SET
  * list of the instance row's position, shared by every statement that
- * writes a stop.  Plain C (macros only): the engine's statement table
- * (statements_steps.def's STEP_STOP, one step) and extension/complete_many.c
- * (a batch of reports, set-wise) include it alike.
+ * writes a stop.  Plain C (macros only), for the engine's statement table:
+ * statements_steps.def's STEP_STOP (one step) and statements_many.def's
+ * MANY_ENDS and MANY_SETWISE (a batch of reports, set-wise).
  *
  * A statement writes `UPDATE genroc._instances i SET " GENROC_PG_STOP_SET "
  * FROM <source> s WHERE ...`, its source `s` giving engine/steps.hpp's Stop
@@ -34,7 +34,7 @@
  * A source of parameters (a subquery without FROM, STEP_STOP's) is pulled
  * up by the planner: the statement is planned as if the SET list named the
  * parameters, one index lookup of the row.  A source of constants and
- * arrays (complete_many.c's ends) folds the constant columns away.  The
+ * arrays (MANY_ENDS) folds the constant columns away.  The
  * SQLite store writes its stops through its own STEP_STOP text
  * (statements_steps.def), the same columns.
  */

@@ -233,13 +233,6 @@ extern int	genroc_engine_history(int has_instance, int64_t instance, const char 
 extern void genroc_engine_free_log(GenrocLogRow *rows, int n);
 /* genroc.capabilities: the answer as JSON text. */
 extern int	genroc_engine_capabilities(char **json, GenrocEngineError *err);
-/* ---- the step writer's hand-back check (steps_calls.cpp) ---- */
-/* The hand-back's check for a batch (engine/steps.hpp, handback_room):
- * *lease_ms the worker's lease (-1: it may take nothing back); open[k]
- * (nqueues ints, the caller's) 1 when queues[k] leaves a hand-back to the
- * row alone (no limit), else 0. */
-extern int	genroc_engine_handback_room(const char *worker, const char *const *queues, int nqueues,
-										int64_t *lease_ms, int *open, GenrocEngineError *err);
 /* ---- instance control, events and leases (control.c; engine/control.hpp) ---- */
 /* genroc.cancel: "cancelled" in *status; NULL error / cause for SQL NULL. */
 extern int	genroc_engine_cancel(int has_instance, int64_t instance, const char *error, const char *cause,
@@ -374,17 +367,18 @@ extern int	genroc_engine_start_many(const char *definition, const char *inputs, 
 extern void genroc_engine_free_started(GenrocStarted *rows, int n);
 
 /* ---- many reports in one call: genroc.complete_many (engine/many.cpp;
- * extension/complete_many.c, many_calls.cpp) ---- */
+ * its entry extension/complete_many.c, many_calls.cpp) ---- */
 /* An array argument as C values: has 0 for SQL NULL; elements n, a NULL
- * element's nulls[k] 1 (outputs: a NULL pointer); lower its first subscript. */
+ * element's nulls[k] 1; lower its first subscript. */
 typedef struct GenrocManyArray
 {
 	int			has;
 	int			n;
 	int			lower;
 	const int64_t *ids;			/* instances, epochs */
-	const char *const *texts;	/* outputs: JSON text */
-	const bool *nulls;			/* ids' NULL elements */
+	const bool *nulls;			/* NULL elements */
+	const void *const *jsonbs;	/* outputs: jsonb Datums (NULL for a NULL) */
+	const bool *shallow;		/* outputs: within json_depth */
 } GenrocManyArray;
 /* A report's row (malloc'd strings): sqlstate NULL unless not taken,
  * next.status NULL when not taken, next.has_next with a hand-back. */

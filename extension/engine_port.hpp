@@ -65,6 +65,20 @@ class PgPort final : public Port {
 		return ms;
 	}
 
+	std::optional<int64_t> caller_role() override {
+		int64_t oid = 0;
+		GenrocPgError e{};
+		if (!genroc_pg_caller(&oid, &e)) rethrow(e);
+		return oid;
+	}
+
+	std::string native_json_text(const void *native) override {
+		char *out = nullptr;
+		GenrocPgError e{};
+		if (!genroc_pg_jsonb_text(native, &out, &e)) rethrow(e);
+		return out;	 // palloc'd: freed with the SPI call's memory
+	}
+
 	std::string canonical_json(const std::string &text) override {
 		char *out = nullptr;
 		GenrocPgError e{};
@@ -94,6 +108,7 @@ class PgPort final : public Port {
 		if (!t.postgres) throw Error("XX000", std::string("engine: statement ") + t.id + " has no PostgreSQL text");
 		std::vector<GenrocPgParam> ps;
 		ps.reserve(params.size());
+		std::vector<std::vector<const char *>> texts;  // an array's elements as C strings
 		for (const Param &p : params) {
 			GenrocPgParam g{};
 			g.kind = static_cast<int>(p.kind());
@@ -102,6 +117,25 @@ class PgPort final : public Port {
 			g.d = p.f64();
 			g.text = p.text().c_str();
 			g.len = p.text().size();
+			if (p.is_array() && !p.is_null()) {
+				if (p.ints()) {
+					g.n = static_cast<int>(p.ints()->size());
+					g.ints = p.ints()->data();
+				}
+				if (p.natives()) {
+					g.n = static_cast<int>(p.natives()->size());
+					g.natives = p.natives()->data();
+				}
+				if (p.texts()) {
+					g.n = static_cast<int>(p.texts()->size());
+					std::vector<const char *> &c = texts.emplace_back();
+					c.reserve(p.texts()->size());
+					for (const std::string &t : *p.texts()) c.push_back(t.c_str());
+					g.texts = c.data();
+				}
+				if (p.texts() && p.natives() && p.natives()->size() != p.texts()->size())
+					throw Error("XX000", std::string("engine: statement ") + t.id + ": an array's natives and texts differ in length");
+			}
 			ps.push_back(g);
 		}
 		GenrocPgRows rows{};
@@ -139,6 +173,10 @@ static_assert(static_cast<int>(Param::Kind::f64) == GENROC_PG_FLOAT8);
 static_assert(static_cast<int>(Param::Kind::text) == GENROC_PG_TEXT);
 static_assert(static_cast<int>(Param::Kind::boolean) == GENROC_PG_BOOL);
 static_assert(static_cast<int>(Param::Kind::json) == GENROC_PG_JSONB);
+static_assert(static_cast<int>(Param::Kind::i64_array) == GENROC_PG_INT8_ARRAY);
+static_assert(static_cast<int>(Param::Kind::text_array) == GENROC_PG_TEXT_ARRAY);
+static_assert(static_cast<int>(Param::Kind::json_array) == GENROC_PG_JSONB_ARRAY);
+static_assert(static_cast<int>(Param::Kind::tid_array) == GENROC_PG_TID_ARRAY);
 
 inline char *dup(const std::string &s) {
 	char *p = static_cast<char *>(std::malloc(s.size() + 1));

@@ -30,6 +30,8 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/itemptr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -86,8 +88,55 @@ type_of(int kind)
 			return BOOLOID;
 		case GENROC_PG_JSONB:
 			return JSONBOID;
+		case GENROC_PG_INT8_ARRAY:
+			return INT8ARRAYOID;
+		case GENROC_PG_TEXT_ARRAY:
+			return TEXTARRAYOID;
+		case GENROC_PG_JSONB_ARRAY:
+			return JSONBARRAYOID;
+		case GENROC_PG_TID_ARRAY:
+			return TIDARRAYOID;
 		default:
 			return TEXTOID;
+	}
+}
+
+/* An array parameter's value: its elements made into Datums (jsonb from a
+ * native Datum as it is, else from its text). */
+static Datum
+array_param(const GenrocPgParam *p)
+{
+	int			n = p->n;
+	Datum	   *elems = palloc(sizeof(Datum) * Max(1, n));
+	int			k;
+
+	for (k = 0; k < n; k++)
+		switch (p->kind)
+		{
+			case GENROC_PG_INT8_ARRAY:
+				elems[k] = Int64GetDatum(p->ints[k]);
+				break;
+			case GENROC_PG_TEXT_ARRAY:
+				elems[k] = CStringGetTextDatum(p->texts[k]);
+				break;
+			case GENROC_PG_JSONB_ARRAY:
+				elems[k] = p->natives != NULL && p->natives[k] != NULL ? PointerGetDatum(p->natives[k])
+					: DirectFunctionCall1(jsonb_in, CStringGetDatum(p->texts[k]));
+				break;
+			default:			/* GENROC_PG_TID_ARRAY */
+				elems[k] = PointerGetDatum(p->natives[k]);
+				break;
+		}
+	switch (p->kind)
+	{
+		case GENROC_PG_INT8_ARRAY:
+			return PointerGetDatum(construct_array(elems, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		case GENROC_PG_TID_ARRAY:
+			return PointerGetDatum(construct_array(elems, n, TIDOID, sizeof(ItemPointerData), false,
+												   TYPALIGN_SHORT));
+		default:
+			return PointerGetDatum(construct_array(elems, n, p->kind == GENROC_PG_TEXT_ARRAY ? TEXTOID : JSONBOID,
+												   -1, false, TYPALIGN_INT));
 	}
 }
 
@@ -197,6 +246,8 @@ result_cells(SPITupleTable *t, int nrows, bool keep, GenrocPgRows *out)
 						if (keep && types[k] == JSONBOID)
 							c->native = DatumGetPointer(SPI_datumTransfer(
 								PointerGetDatum(pg_detoast_datum((struct varlena *) DatumGetPointer(v))), false, -1));
+						if (keep && types[k] == TIDOID)
+							c->native = DatumGetPointer(SPI_datumTransfer(v, false, sizeof(ItemPointerData)));
 						break;
 					}
 			}
@@ -287,6 +338,12 @@ genroc_pg_run(int id, int nstatements, const char *sql, int settings, int nparam
 					break;
 				case GENROC_PG_JSONB:
 					values[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(p->text));
+					break;
+				case GENROC_PG_INT8_ARRAY:
+				case GENROC_PG_TEXT_ARRAY:
+				case GENROC_PG_JSONB_ARRAY:
+				case GENROC_PG_TID_ARRAY:
+					values[k] = array_param(p);
 					break;
 				default:
 					values[k] = PointerGetDatum(cstring_to_text_with_len(p->text, (int) p->len));
@@ -388,6 +445,41 @@ canonical_json(void *arg)
 	Jsonb	   *jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(a->text)));
 
 	*a->out = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+static void
+caller(void *arg)
+{
+	*(int64_t *) arg = (int64_t) genroc_caller_id();
+}
+
+int
+genroc_pg_caller(int64_t *out, GenrocPgError *err)
+{
+	return guarded(caller, out, err);
+}
+
+typedef struct JsonbText
+{
+	const void *jsonb;
+	char	  **out;
+} JsonbText;
+
+static void
+jsonb_text(void *arg)
+{
+	JsonbText  *a = (JsonbText *) arg;
+	Jsonb	   *jb = DatumGetJsonbP(PointerGetDatum(a->jsonb));
+
+	*a->out = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+int
+genroc_pg_jsonb_text(const void *jsonb, char **out, GenrocPgError *err)
+{
+	JsonbText	a = {jsonb, out};
+
+	return guarded(jsonb_text, &a, err);
 }
 
 int

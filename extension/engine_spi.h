@@ -32,7 +32,11 @@ enum
 	GENROC_PG_FLOAT8 = 1,
 	GENROC_PG_TEXT = 2,
 	GENROC_PG_BOOL = 3,
-	GENROC_PG_JSONB = 4
+	GENROC_PG_JSONB = 4,
+	GENROC_PG_INT8_ARRAY = 5,	/* n ints */
+	GENROC_PG_TEXT_ARRAY = 6,	/* n texts (NUL-terminated) */
+	GENROC_PG_JSONB_ARRAY = 7,	/* n: natives[k] (a jsonb Datum) or else texts[k] */
+	GENROC_PG_TID_ARRAY = 8		/* n natives (ItemPointers) */
 };
 
 typedef struct GenrocPgParam
@@ -43,6 +47,11 @@ typedef struct GenrocPgParam
 	double		d;				/* FLOAT8 */
 	const char *text;			/* TEXT, JSONB: NUL-terminated */
 	size_t		len;
+	/* the arrays' elements */
+	int			n;
+	const int64_t *ints;
+	const char *const *texts;
+	const void *const *natives;
 } GenrocPgParam;
 
 /* How a result cell came back (GenrocPgCell.kind). */
@@ -61,9 +70,10 @@ typedef struct GenrocPgCell
 	const char *text;			/* TEXT: len bytes, not NUL-terminated */
 	size_t		len;
 	/*
-	 * A jsonb column of a statement that keeps its values
-	 * (GENROC_PG_KEEP_VALUES): the Datum, copied into the memory context
-	 * that was current at SPI_connect, so it outlives SPI_finish; else NULL.
+	 * A jsonb or tid column of a statement that keeps its values
+	 * (GENROC_PG_KEEP_VALUES): the Datum (a pointer), copied into the memory
+	 * context that was current at SPI_connect, so it outlives SPI_finish;
+	 * else NULL.
 	 */
 	const void *native;
 	void	   *owned;			/* what genroc_pg_rows_free pfrees, or NULL */
@@ -87,8 +97,9 @@ typedef struct GenrocPgRows
  * engine/statements.def): GENROC_PG_GENERIC_PLAN, prepared with a generic
  * plan (CURSOR_OPT_GENERIC_PLAN: one whose plan per call costs more than it
  * runs); GENROC_PG_KEEP_VALUES, its jsonb columns come back as Datums as
- * well (cell.native: a result the entry point passes on as it is, without
- * parsing its text again).
+ * well, and its tid columns (cell.native: a result the entry point passes on
+ * as it is, without parsing its text again; a row version the next
+ * statement finds the row by).
  */
 #define GENROC_PG_GENERIC_PLAN 1
 #define GENROC_PG_KEEP_VALUES 2
@@ -111,6 +122,12 @@ extern void genroc_pg_rows_free(GenrocPgRows *rows);
 
 /* genroc.now() in milliseconds since the Unix epoch. */
 extern int	genroc_pg_now_ms(int64_t *out, GenrocPgError *err);
+
+/* genroc._caller(): the role the call acts for, an oid. */
+extern int	genroc_pg_caller(int64_t *out, GenrocPgError *err);
+
+/* The text of a jsonb Datum (*out palloc'd). */
+extern int	genroc_pg_jsonb_text(const void *jsonb, char **out, GenrocPgError *err);
 
 /* jsonb's canonical text of a JSON text (*out palloc'd). */
 extern int	genroc_pg_canonical_json(const char *text, char **out, GenrocPgError *err);

@@ -1077,11 +1077,20 @@ success_answer(Jsonb *result)
  * success_answer answers, without a step.  False for a definition not
  * cached yet (a step compiles and caches it).
  */
-bool
-genroc_success_ends(const char *cache_key, const char *state, Jsonb *result)
+static bool
+success_ends(const char *cache_key, const char *state, Jsonb *result)
 {
-	return genroc_asl_success_ends(cache_key, state) == 1 &&
-		jsonb_depth_within(result, limit_JSON_DEPTH - 1);
+	return genroc_asl_success_ends(cache_key, state) == 1 && genroc_jsonb_shallow(result);
+}
+
+/*
+ * Whether a result is within json_depth as a step's answer carries it (one
+ * level down): what a store may write without a step.
+ */
+bool
+genroc_jsonb_shallow(Jsonb *result)
+{
+	return jsonb_depth_within(result, limit_JSON_DEPTH - 1);
 }
 
 /*
@@ -1145,7 +1154,7 @@ genroc_step_succeeded(PG_FUNCTION_ARGS)
 
 	cache_key = TextDatumGetCString(dv[0]);
 	if (!in[4] && !PG_ARGISNULL(ARG_RESULT) &&
-		genroc_success_ends(cache_key, TextDatumGetCString(iv[4]), PG_GETARG_JSONB_P(ARG_RESULT)))
+		success_ends(cache_key, TextDatumGetCString(iv[4]), PG_GETARG_JSONB_P(ARG_RESULT)))
 		PG_RETURN_DATUM(success_answer(PG_GETARG_JSONB_P(ARG_RESULT)));
 
 	/* genroc._task_request: op, state and retry_counts when not null, state_input, result */

@@ -55,10 +55,9 @@ extern void genroc_run(SPIPlanPtr plan, Datum *values, const char *nulls, int ex
 					   const char *who);
 
 /*
- * Whether a task's success at `state` (the definition cached in this
- * backend under `cache_key`, its hash) ends the instance with `result` as
- * its output, with no step: false when the definition is not cached yet.
+ * Whether a task's result is within json_depth as a step's answer carries
+ * it (one level down): a store may then write it without a step.
  */
-extern bool genroc_success_ends(const char *cache_key, const char *state, Jsonb *result);
+extern bool genroc_jsonb_shallow(Jsonb *result);
 
 #endif							/* GENROC_H */

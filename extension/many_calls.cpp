@@ -18,11 +18,20 @@ std::optional<std::vector<std::optional<int64_t>>> ids_of(const GenrocManyArray 
 	return out;
 }
 
-std::optional<std::vector<std::optional<std::string>>> texts_of(const GenrocManyArray *a) {
+// The outputs: an empty text for each (its value is the jsonb Datum, in
+// ManyReports::native_outputs), nullopt for a NULL element.
+std::optional<std::vector<std::optional<std::string>>> outputs_of(const GenrocManyArray *a, ManyReports &r) {
 	if (!a->has) return std::nullopt;
 	std::vector<std::optional<std::string>> out;
 	out.reserve(a->n);
-	for (int k = 0; k < a->n; k++) out.push_back(arg(a->texts[k]));
+	r.native_outputs.reserve(a->n);
+	r.shallow_outputs.reserve(a->n);
+	for (int k = 0; k < a->n; k++) {
+		const bool null = a->nulls && a->nulls[k];
+		out.push_back(null ? std::nullopt : std::optional<std::string>(std::string()));
+		r.native_outputs.push_back(null ? nullptr : a->jsonbs[k]);
+		r.shallow_outputs.push_back(!null && a->shallow[k]);
+	}
 	return out;
 }
 
@@ -48,7 +57,7 @@ extern "C" int genroc_engine_complete_many(const GenrocManyArray *instances, con
 		ManyReports r;
 		r.instances = ids_of(instances);
 		r.epochs = ids_of(epochs);
-		r.outputs = texts_of(outputs);
+		r.outputs = outputs_of(outputs, r);
 		r.first_instance = instances->lower;
 		r.first_epoch = epochs->lower;
 		r.first_output = outputs->lower;

@@ -229,10 +229,10 @@ SELECT genroc.worker_register('w2') IS NOT NULL AS registered;
 SELECT r.status, r.epoch IS NULL AS not_handed_back
 FROM genroc.complete_many(ARRAY[(SELECT instance_id FROM one)], ARRAY[(SELECT epoch FROM one)], ARRAY['"task"']::jsonb[], 'w2', '{default}') r;
 
--- which way a batch went (complete_many's entry is C,
--- extension/complete_many.c): the reports its general path took
--- (engine/many.cpp, each report's lease read once by REPORT_LEASED, the
--- one statement that calls genroc._caller(); the set-wise path asks C)
+-- which way a batch went (engine/many.cpp): the reports it took one by
+-- one (each report's lease read once by REPORT_LEASED, the one statement
+-- that calls genroc._caller(); the set-wise path passes the caller's role
+-- as a parameter)
 -- in the transaction (the count before the call taken off: counts of
 -- earlier transactions wait in the session to be reported).  A common
 -- batch is written set-wise, with none; a stale report among common ones

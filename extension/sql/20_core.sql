@@ -265,7 +265,7 @@ CREATE FUNCTION genroc._detail(VARIADIC "any") RETURNS jsonb
  * the top level) removed, or one longer than log_payload_max a marker
  * {truncated, bytes, head}; then large payloads stored values.  Every log
  * row with a payload key is written through it (the statements LOG_ROW and
- * STEP_LOG_ROWS, the set-wise statements of complete_many.c and
+ * STEP_LOG_ROWS, the set-wise statements of complete_many and
  * start_many).  In C (genroc.c): the common case, a detail kept as it is,
  * costs no SPI and no SQL call.
  */

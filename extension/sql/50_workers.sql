@@ -306,14 +306,14 @@ COMMENT ON FUNCTION genroc.fail_and_claim(bigint, bigint, text, text, text, text
  * ('succeeded') or stops at a handler task ready at once, written as the
  * step writer (engine/steps.cpp) writes them (the row, the log rows in its
  * order, the hand-back as engine::handback_lease allows it), each step run
- * once through genroc._step_succeeded.  That is complete_many itself, in C
- * (extension/complete_many.c), for a batch of more than one report, no
- * instance twice, and no queue at global_concurrency (each report frees
- * room there: _room_freed).  Every other report (a lost lease, a wait, a
- * fan-out, a failure, a child, an activity, a retry delay), and every call
- * it does not take (a misuse, one report, an instance twice, a limited
- * queue), goes to the engine's general path (engine/many.cpp), one by one
- * as complete_and_claim makes each, errors and all.
+ * once through genroc._step_succeeded.  The engine (engine/many.cpp) writes
+ * a batch that way when it has more than one report, no instance twice,
+ * and no queue at global_concurrency (each report frees room there:
+ * _room_freed).  Every other report (a lost lease, a wait, a fan-out, a
+ * failure, a child, an activity, a retry delay), and every call it does
+ * not take (a misuse, one report, an instance twice, a limited queue), goes
+ * the general way, one by one as complete_and_claim makes each, errors and
+ * all.
  */
 CREATE FUNCTION genroc.complete_many(p_instances bigint[], p_epochs bigint[], p_outputs jsonb[],
 									 p_worker text DEFAULT NULL, p_queues text[] DEFAULT NULL)

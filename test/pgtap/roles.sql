@@ -154,7 +154,7 @@ INSERT INTO matrix VALUES
 	 '{worker,admin}', '{admin}'),
 	('complete_many', $$SELECT pg_temp.must((SELECT r.status FROM genroc.complete_many(ARRAY[:inst]::bigint[], ARRAY[:epoch]::bigint[], ARRAY['{"ok":1}']::jsonb[]) r) IS NOT NULL)$$,
 	 '{worker,admin}', '{admin}'),
-	-- a batch (the set-wise path in C: the owner checked once per worker;
+	-- a batch (the set-wise path: the owner checked once per worker;
 	-- the failed instance's report is stale and answered RC004)
 	('complete_many (a batch)', $$SELECT pg_temp.must((SELECT count(*) FROM genroc.complete_many(ARRAY[:inst, :failed]::bigint[], ARRAY[:epoch, 1]::bigint[], ARRAY['{"ok":1}', '{}']::jsonb[]) r WHERE r.status = 'succeeded') = 1)$$,
 	 '{worker,admin}', '{admin}'),
