@@ -3,10 +3,11 @@
 # turns on one machine: BASE (a git revision) against this checkout, each
 # with its own private PostgreSQL (scripts/private-pg.sh, the version's
 # extension installed) and its own `genroc` binary.  Each round runs
-# run-peers.sh once for the base, then once for the checkout, genroc's
-# drivers only (the SQL API from Node and the binary, default and tuned), so
-# both sides see the same load.  Prints, per run, the median over the rounds
-# of each side and the checkout's ratio to the base (> 1: faster).
+# run-peers.sh once for each side, the base first in odd rounds and the
+# checkout first in even ones, genroc's drivers only (the SQL API from Node
+# and the binary, default and tuned), so both sides see the same load.
+# Prints, per run, the median over the rounds of each side and the
+# checkout's ratio to the base (> 1: faster).
 #
 #   BASE=f1cfca9 bash bench/peers-ab.sh               # 5 rounds, W1 and W2
 #   BASE=f1cfca9 ROUNDS=7 ONLY=w1 bash bench/peers-ab.sh
@@ -41,7 +42,10 @@ done
 echo "peers-ab: $SHA against $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD || echo '+changes'), $ROUNDS rounds, $ONLY, $PEERS"
 
 for r in $(seq 1 "$ROUNDS"); do
-  for side in base head; do
+  # the order alternates: a side that always runs first (or second) in a
+  # round meets the machine in another state than the other
+  order="base head"; [ $((r % 2)) = 0 ] && order="head base"
+  for side in $order; do
     src=$ROOT; [ $side = base ] && src=$KEEP/src
     echo "[$(date -u +%T)] round $r $side" >&2
     PGBIN="$KEEP/pg-$side$BIN" GENROC_BIN="$src/build/genroc" OUT="$OUTS/$side-$r" \
